@@ -1,0 +1,159 @@
+/*
+ * Books: the per-instrument stores of one feed handler.
+ *
+ * A tp_books holds, for each dense instrument id (tp_instruments.h):
+ *   - a price-level book (MBP, tp_mbp.h): outright and implied levels by index, MDP3 semantics;
+ *   - an order-level book (MBO, tp_mbo.h): the live orders and the price levels aggregated from
+ *     them (price, total qty, order count);
+ *   - trading status, last trade, volume, session statistics and anomaly counters.
+ * The order table (one order-id space per tp_books, i.e. per venue feed) is shared by all the
+ * instruments' order books; each order remembers its instrument.
+ *
+ * Memory: tp_books_memsize() bytes placed by the caller, tp_books_init() prepares them; every
+ * table is sized from the params and nothing allocates afterwards. Capacity exhaustion (orders,
+ * levels) rejects the one update, is counted in the instrument's counters and never touches
+ * another instrument's book. Single writer: one data core mutates a tp_books; readers on other
+ * threads must go through the publisher's state table, not this memory.
+ *
+ * Every mutating call takes `out`, room for TP_BOOK_CHANGES_MAX change records
+ * (tp_book_change.h), and returns the number of records written, or a negative errno when the
+ * update was rejected (nothing changed, the anomaly was counted):
+ *   -EINVAL  unknown instrument id, bad side, action or level, zero/negative quantity;
+ *   -ENOENT  unknown order id;   -EEXIST  duplicate order id;
+ *   -ENOSPC  order table or level array full.
+ */
+#ifndef TP_BOOKS_H
+#define TP_BOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_book_change.h"
+
+struct tp_books_params {
+    uint32_t instruments;     /* dense ids 0..instruments-1 */
+    uint32_t max_orders;      /* live orders over all order-level books (0: no MBO books) */
+    uint32_t levels_per_side; /* MBO: price levels per side per instrument (<= 65535) */
+    uint32_t mbp_depth;       /* MBP: max outright depth (<= 255, 0: no MBP books) */
+    uint32_t implied_depth;   /* MBP: max implied depth (<= 255) */
+};
+
+/* One price level as readers see it. */
+struct tp_level {
+    int64_t price; /* price9 */
+    int64_t qty;   /* total quantity (0 for an empty MBP slot) */
+    uint32_t count;
+    uint32_t reserved;
+};
+
+/* Session statistics (TP_CHANGE_STAT action). */
+enum tp_stat_kind {
+    TP_STAT_OPEN = 0,
+    TP_STAT_HIGH = 1,
+    TP_STAT_LOW = 2,
+    TP_STAT_CLOSE = 3,
+    TP_STAT_SETTLEMENT = 4,
+    TP_STAT_CLEARED_VOLUME = 5,
+    TP_STAT_OPEN_INTEREST = 6,
+    TP_STAT_HIGH_LIMIT = 7,
+    TP_STAT_LOW_LIMIT = 8,
+    TP_STAT_HIGH_BID = 9,
+    TP_STAT_LOW_OFFER = 10,
+    TP_STAT_VWAP = 11,
+    TP_STAT_INDICATIVE_OPEN = 12,
+    TP_STAT_FIXING = 13,
+    TP_STAT_IMBALANCE = 14, /* ITCH NOII: price = reference price, qty = imbalance shares */
+    TP_STAT_COUNT
+};
+
+struct tp_stat {
+    int64_t price; /* price9 (or the value for counts such as open interest) */
+    int64_t qty;
+    uint8_t present;
+};
+
+/* Anomalies per instrument: counted, never trusted. */
+struct tp_book_counters {
+    uint64_t unknown_order;    /* execute/cancel/delete/replace of an order not in the book */
+    uint64_t duplicate_order;  /* add of an order id that is live */
+    uint64_t bad_quantity;     /* zero or negative quantity where one is required */
+    uint64_t over_execution;   /* executed/cancelled more than remained: order removed */
+    uint64_t order_capacity;   /* add refused: order table full */
+    uint64_t level_capacity;   /* add refused: level array of the side full */
+    uint64_t bad_level;        /* MBP level index 0 or beyond the depth */
+    uint64_t bad_input;        /* bad side, action, book or missing book type */
+    uint64_t wrong_instrument; /* order id known, but under another instrument */
+};
+
+/* Per-instrument state. The first cache line is what the hot path reads. */
+struct tp_book {
+    uint8_t type;             /* enum tp_book_type (tp_instruments.h); NONE: updates refused */
+    uint8_t status;           /* enum tp_trading_status */
+    uint8_t depth;            /* MBP outright depth in use */
+    uint8_t implied_depth;    /* MBP implied depth in use */
+    uint16_t order_levels[2]; /* MBO levels per side (TP_SIDE_BID, TP_SIDE_ASK) */
+    uint8_t mbp_levels[2];    /* MBP outright: highest non-empty index per side */
+    uint8_t implied_levels[2];
+    uint8_t last_aggressor; /* enum tp_side */
+    uint8_t reserved[3];
+    uint32_t live_orders;
+    int64_t last_price; /* last trade */
+    int64_t last_qty;
+    int64_t volume;  /* traded quantity this session (printable trades) */
+    uint64_t trades; /* trades this session */
+    struct tp_stat stats[TP_STAT_COUNT];
+    struct tp_book_counters counters;
+} __attribute__((aligned(64)));
+
+struct tp_books; /* opaque: lives in the caller's memory */
+
+/* Bytes for these params (0 if invalid). */
+size_t tp_books_memsize(const struct tp_books_params *p);
+
+/* Prepares mem (tp_books_memsize bytes, 64-byte aligned). Returns 0 or -EINVAL. */
+int tp_books_init(void *mem, const struct tp_books_params *p);
+
+const struct tp_books_params *tp_books_params(const struct tp_books *b);
+
+/*
+ * Gives instrument `instr` a book of `type` (enum tp_book_type) with the MBP depths of its
+ * definition (clamped to the params). Changing a configured book's type or depth clears it.
+ * Returns 0 or -EINVAL.
+ */
+int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t depth,
+                       uint8_t implied_depth);
+
+/* The state of an instrument, or NULL for an id beyond the capacity. */
+const struct tp_book *tp_books_get(const struct tp_books *b, uint32_t instr);
+
+/* Number of levels of one side of one book (MBP: the highest non-empty index). */
+uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                         enum tp_side side);
+
+/* Level `index` (1 = best) of one side of one book. Returns 0, or -EINVAL / -ENOENT. */
+int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                   enum tp_side side, uint32_t index, struct tp_level *out);
+
+/* Live orders over all instruments, and the capacity of the order table. */
+uint64_t tp_books_live_orders(const struct tp_books *b);
+
+/*
+ * Empties every book of the instrument (snapshot about to be applied, channel reset): levels,
+ * orders, last trade and statistics are kept only if `keep_session` is non-zero. Writes one
+ * TP_CHANGE_CLEAR record.
+ */
+int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session,
+                   struct tp_book_change *out);
+
+/* A trade that is not an execution of a book order (ITCH P/Q, MDP3 trade summary). */
+int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qty,
+                   enum tp_side aggressor, uint64_t match, struct tp_book_change *out);
+
+/* Trading status (enum tp_trading_status). Writes a record only when it changed. */
+int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct tp_book_change *out);
+
+/* A session statistic. */
+int tp_books_stat(struct tp_books *b, uint32_t instr, enum tp_stat_kind kind, int64_t price,
+                  int64_t qty, struct tp_book_change *out);
+
+#endif /* TP_BOOKS_H */

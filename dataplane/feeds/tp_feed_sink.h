@@ -1,0 +1,42 @@
+/*
+ * Feed sink: where the venue handlers (tp_itch_feed.h, tp_mdp3_feed.h) send what they changed.
+ *
+ * The daemon's publisher and tickplane-replay implement the same sink, so both run the very
+ * same decode and book code. Callbacks run on the data core, inline with the feed: they must not
+ * block. Any callback may be NULL.
+ */
+#ifndef TP_FEED_SINK_H
+#define TP_FEED_SINK_H
+
+#include <stdint.h>
+
+#include "tp_book_change.h"
+
+/* Where the changes came from: filled by the feed for each venue message. */
+struct tp_feed_info {
+    uint64_t rx_tsc;     /* receive time (TSC) of the packet, as given by the caller */
+    uint64_t packet_seq; /* MDP3 MsgSeqNum / MoldUDP64 sequence of the message (0: BinaryFILE) */
+    uint64_t venue_time; /* ns: MDP3 TransactTime (since epoch), ITCH timestamp (since midnight) */
+    uint64_t sending_time; /* MDP3 packet SendingTime, 0 for ITCH */
+};
+
+struct tp_feed_sink {
+    void *ctx;
+    /* The change records of one venue message (or part of one, n >= 1). */
+    void (*changes)(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                    uint32_t n);
+    /*
+     * End of a venue event: every book is consistent (MDP3 MatchEventIndicator end-of-event;
+     * ITCH: after each message, which is its own event).
+     */
+    void (*end_of_event)(void *ctx, const struct tp_feed_info *info);
+    /* An instrument was defined or its definition changed (dense id). */
+    void (*instrument)(void *ctx, uint32_t instrument);
+    /*
+     * An instrument's book cannot be trusted until it is recovered (MDP3 RptSeq jumped from
+     * `expected` to `got`), or is trusted again (`stale` == 0, after a snapshot).
+     */
+    void (*stale)(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got);
+};
+
+#endif /* TP_FEED_SINK_H */
