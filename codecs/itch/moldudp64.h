@@ -1,0 +1,191 @@
+/*
+ * moldudp64.h - Nasdaq MoldUDP64 downstream packets and re-request packets.
+ *
+ * Downstream packet: Session[10] (ASCII), SequenceNumber u64 (of the first message),
+ * MessageCount u16, then MessageCount blocks of `length u16` + message. All big-endian.
+ * MessageCount 0 is a heartbeat and 0xFFFF marks the end of the session; both carry no blocks
+ * (their SequenceNumber is the next message the server will send).
+ *
+ * Promise: the iterator never reads outside [buf, buf + len). Every block length is checked
+ * against the bytes left; a count that claims more blocks than the packet holds, a block that
+ * runs past the end, or bytes left over after the last counted block make it return -EBADMSG
+ * (messages already returned stay valid: they were fully inside the packet).
+ * The writer builds packets in a caller buffer and refuses (NULL / -ENOSPC) what does not fit.
+ * Header only, no allocation.
+ */
+#ifndef TP_MOLDUDP64_H
+#define TP_MOLDUDP64_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "net_bytes.h"
+
+#define TP_MOLD_SESSION_LEN    10
+#define TP_MOLD_HEADER_LEN     20 /* session + sequence + count */
+#define TP_MOLD_REQUEST_LEN    20 /* session + sequence + requested count */
+#define TP_MOLD_END_OF_SESSION 0xFFFF
+
+enum tp_mold_kind {
+    TP_MOLD_MESSAGES = 0,  /* count >= 1: message blocks follow */
+    TP_MOLD_HEARTBEAT = 1, /* count 0 */
+    TP_MOLD_END = 2,       /* count 0xFFFF: end of session */
+};
+
+/* A parsed downstream packet and the iteration state over its message blocks. */
+struct tp_mold_packet {
+    const uint8_t *session; /* TP_MOLD_SESSION_LEN bytes in place, space padded */
+    uint64_t sequence;      /* sequence number of the first message in the packet */
+    uint16_t count;         /* MessageCount as sent */
+    uint16_t index;         /* blocks returned so far by tp_mold_next */
+    const uint8_t *start;   /* packet start, for offsets in error reports */
+    const uint8_t *next;    /* next block */
+    const uint8_t *end;     /* one past the packet */
+};
+
+/*
+ * Parses the header of a packet of len bytes. Returns enum tp_mold_kind, or -EBADMSG when the
+ * packet is shorter than a header, or a heartbeat / end-of-session carries payload bytes.
+ */
+static inline int tp_mold_parse(struct tp_mold_packet *p, const uint8_t *buf, size_t len)
+{
+    if (len < TP_MOLD_HEADER_LEN)
+        return -EBADMSG;
+    p->session = buf;
+    p->sequence = tp_load_be64(buf + 10);
+    p->count = tp_load_be16(buf + 18);
+    p->index = 0;
+    p->start = buf;
+    p->next = buf + TP_MOLD_HEADER_LEN;
+    p->end = buf + len;
+    if (p->count == 0 || p->count == TP_MOLD_END_OF_SESSION) {
+        if (len != TP_MOLD_HEADER_LEN)
+            return -EBADMSG;
+        return p->count == 0 ? TP_MOLD_HEARTBEAT : TP_MOLD_END;
+    }
+    return TP_MOLD_MESSAGES;
+}
+
+/*
+ * Returns the next message block: 1 with *msg / *len set (the message's sequence number is
+ * p->sequence + p->index - 1 after the call), 0 when all counted blocks were read and the
+ * packet ends exactly there, -EBADMSG when the packet lies (see the promise above).
+ * Control packets (heartbeat, end of session) have no blocks: the first call returns 0.
+ */
+static inline int tp_mold_next(struct tp_mold_packet *p, const uint8_t **msg, uint16_t *len)
+{
+    size_t left = (size_t)(p->end - p->next);
+    if (p->count == TP_MOLD_END_OF_SESSION || p->index == p->count)
+        return left == 0 ? 0 : -EBADMSG;
+    if (left < 2)
+        return -EBADMSG;
+    uint16_t n = tp_load_be16(p->next);
+    if (n > left - 2)
+        return -EBADMSG;
+    *msg = p->next + 2;
+    *len = n;
+    p->next += 2 + (size_t)n;
+    p->index++;
+    return 1;
+}
+
+/* Byte offset of the next (or offending) block from the packet start: for error reports. */
+static inline size_t tp_mold_offset(const struct tp_mold_packet *p)
+{
+    return (size_t)(p->next - p->start);
+}
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+struct tp_mold_writer {
+    uint8_t *buf;
+    size_t cap;
+    size_t len;
+    uint16_t count;
+};
+
+/* Starts a packet: session (TP_MOLD_SESSION_LEN bytes, copied as is) and first sequence. */
+static inline int tp_mold_writer_init(struct tp_mold_writer *w, uint8_t *buf, size_t cap,
+                                      const char *session, uint64_t sequence)
+{
+    if (cap < TP_MOLD_HEADER_LEN)
+        return -ENOSPC;
+    w->buf = buf;
+    w->cap = cap;
+    w->len = TP_MOLD_HEADER_LEN;
+    w->count = 0;
+    memcpy(buf, session, TP_MOLD_SESSION_LEN);
+    tp_store_be64(buf + 10, sequence);
+    tp_store_be16(buf + 18, 0);
+    return 0;
+}
+
+/*
+ * Reserves a block of len bytes and returns where to write the message (encode ITCH straight
+ * into the packet), or NULL when it does not fit or the count would reach the end-of-session
+ * marker.
+ */
+static inline uint8_t *tp_mold_writer_reserve(struct tp_mold_writer *w, uint16_t len)
+{
+    if (w->count == TP_MOLD_END_OF_SESSION - 1 || w->cap - w->len < 2 + (size_t)len)
+        return NULL;
+    uint8_t *block = w->buf + w->len;
+    tp_store_be16(block, len);
+    w->len += 2 + (size_t)len;
+    w->count++;
+    tp_store_be16(w->buf + 18, w->count);
+    return block + 2;
+}
+
+/* Appends a copy of a message; 0 or -ENOSPC. */
+static inline int tp_mold_writer_add(struct tp_mold_writer *w, const uint8_t *msg, uint16_t len)
+{
+    uint8_t *dst = tp_mold_writer_reserve(w, len);
+    if (dst == NULL)
+        return -ENOSPC;
+    memcpy(dst, msg, len);
+    return 0;
+}
+
+/*
+ * Writes a control packet (count 0 = heartbeat, TP_MOLD_END_OF_SESSION = end of session) and
+ * returns its length, or -ENOSPC.
+ */
+static inline int tp_mold_encode_control(uint8_t *buf, size_t cap, const char *session,
+                                         uint64_t next_sequence, uint16_t count)
+{
+    if (cap < TP_MOLD_HEADER_LEN)
+        return -ENOSPC;
+    memcpy(buf, session, TP_MOLD_SESSION_LEN);
+    tp_store_be64(buf + 10, next_sequence);
+    tp_store_be16(buf + 18, count);
+    return TP_MOLD_HEADER_LEN;
+}
+
+/* ---- re-request (client -> retransmission server) --------------------------------------- */
+
+struct tp_mold_request {
+    char session[TP_MOLD_SESSION_LEN];
+    uint64_t sequence; /* first message wanted */
+    uint16_t count;    /* how many */
+};
+
+static inline int tp_mold_request_encode(uint8_t *buf, size_t cap, const struct tp_mold_request *r)
+{
+    return tp_mold_encode_control(buf, cap, r->session, r->sequence, r->count);
+}
+
+/* 0, or -EBADMSG when len is not exactly a request's length. */
+static inline int tp_mold_request_decode(const uint8_t *buf, size_t len, struct tp_mold_request *r)
+{
+    if (len != TP_MOLD_REQUEST_LEN)
+        return -EBADMSG;
+    memcpy(r->session, buf, TP_MOLD_SESSION_LEN);
+    r->sequence = tp_load_be64(buf + 10);
+    r->count = tp_load_be16(buf + 18);
+    return 0;
+}
+
+#endif /* TP_MOLDUDP64_H */

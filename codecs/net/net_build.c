@@ -1,0 +1,89 @@
+/*
+ * net_build.c - writing Ethernet / 802.1Q / IPv4 / UDP frames.
+ */
+#include "net_build.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MAX_UDP_PAYLOAD (65535 - TP_IPV4_MIN_HDR - TP_UDP_HDR_LEN)
+
+size_t tp_net_udp_headers_len(const struct tp_udp_frame_spec *spec)
+{
+    return TP_ETHER_HDR_LEN + (size_t)spec->vlan_count * TP_VLAN_TAG_LEN + TP_IPV4_MIN_HDR +
+           TP_UDP_HDR_LEN;
+}
+
+void tp_net_multicast_mac(uint32_t group, uint8_t mac[6])
+{
+    mac[0] = 0x01;
+    mac[1] = 0x00;
+    mac[2] = 0x5e;
+    mac[3] = (uint8_t)((group >> 16) & 0x7f);
+    mac[4] = (uint8_t)(group >> 8);
+    mac[5] = (uint8_t)group;
+}
+
+static int is_zero_mac(const uint8_t mac[6])
+{
+    static const uint8_t zero[6];
+    return memcmp(mac, zero, sizeof(zero)) == 0;
+}
+
+int tp_net_write_udp_headers(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec *spec,
+                             size_t payload_len)
+{
+    if (spec->vlan_count > TP_NET_MAX_VLANS || payload_len > MAX_UDP_PAYLOAD)
+        return -EINVAL;
+    size_t headers = tp_net_udp_headers_len(spec);
+    if (cap < headers || cap - headers < payload_len)
+        return -ENOSPC;
+
+    uint8_t *p = frame;
+    if (is_zero_mac(spec->dst_mac) && (spec->dst_ip >> 28) == 0xe)
+        tp_net_multicast_mac(spec->dst_ip, p);
+    else
+        memcpy(p, spec->dst_mac, 6);
+    memcpy(p + 6, spec->src_mac, 6);
+    p += 12;
+    for (unsigned i = 0; i < spec->vlan_count; i++) {
+        uint16_t tpid = TP_ETHERTYPE_VLAN;
+        if (i == 0 && spec->vlan_count == 2 && spec->outer_tpid != 0)
+            tpid = spec->outer_tpid;
+        tp_store_be16(p, tpid);
+        tp_store_be16(p + 2, spec->vlan[i] & 0x0fff);
+        p += TP_VLAN_TAG_LEN;
+    }
+    tp_store_be16(p, TP_ETHERTYPE_IPV4);
+    p += 2;
+
+    uint8_t *ip = p;
+    ip[0] = 0x45; /* version 4, 20-byte header */
+    ip[1] = 0;
+    tp_store_be16(ip + 2, (uint16_t)(TP_IPV4_MIN_HDR + TP_UDP_HDR_LEN + payload_len));
+    tp_store_be16(ip + 4, spec->ip_id);
+    tp_store_be16(ip + 6, 0x4000); /* don't fragment */
+    ip[8] = spec->ttl ? spec->ttl : 64;
+    ip[9] = TP_IPPROTO_UDP;
+    tp_store_be16(ip + 10, 0);
+    tp_store_be32(ip + 12, spec->src_ip);
+    tp_store_be32(ip + 16, spec->dst_ip);
+    tp_store_be16(ip + 10, tp_ipv4_checksum(ip, TP_IPV4_MIN_HDR));
+
+    uint8_t *udp = ip + TP_IPV4_MIN_HDR;
+    tp_store_be16(udp, spec->src_port);
+    tp_store_be16(udp + 2, spec->dst_port);
+    tp_store_be16(udp + 4, (uint16_t)(TP_UDP_HDR_LEN + payload_len));
+    tp_store_be16(udp + 6, 0);
+    return (int)(headers + payload_len);
+}
+
+int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec *spec,
+                     const uint8_t *payload, size_t payload_len)
+{
+    int n = tp_net_write_udp_headers(frame, cap, spec, payload_len);
+    if (n < 0)
+        return n;
+    memmove(frame + tp_net_udp_headers_len(spec), payload, payload_len);
+    return n;
+}
