@@ -1,0 +1,136 @@
+/*
+ * A/B line arbitration for one channel: merges the packets of line A, line B and the
+ * recovery line (retransmissions) into one gap-free sequence.
+ *
+ * Promises:
+ *  - The first copy of a sequence number wins; later copies are counted and dropped.
+ *  - Packets beyond a gap are held (up to `held_max`) while the other line gets a short window
+ *    (`gap_wait_tsc`, time supplied by the caller as TSC) to fill it. When the window expires,
+ *    tp_arb_poll() reports the gap once; the caller then recovers it (retransmission arrives on
+ *    TP_LINE_RECOVERY) or gives it up with tp_arb_skip_gap().
+ *  - Sequences are message sequences: a packet covers [seq, seq + count). MDP3 packets have
+ *    count 1 (packet sequence); MoldUDP64 packets carry their message count (0 = heartbeat). A
+ *    packet that overlaps what was applied is delivered with `skip` = messages to pass over.
+ *  - Sequence resets follow the venue: MoldUDP64 starts a new session (a different 10-byte session
+ *    id) at sequence 1; MDP3 restarts at MsgSeqNum 1. The line that lags behind a reset keeps
+ *    sending the old stream for a while: those packets are dropped as stale, not taken as gaps.
+ *  - A lone packet whose sequence jumps more than `max_jump` ahead is taken as corrupt and dropped;
+ *    a second packet that continues the jump confirms it.
+ *  - No allocation after init, no locks, single thread (the data lcore that owns the channel).
+ *    Held packets are opaque handles (mbufs in the daemon): the arbiter never reads them and hands
+ *    every one back, either through tp_arb_next_ready() or through the release callback.
+ */
+#ifndef TP_LINES_ARBITER_H
+#define TP_LINES_ARBITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a packet came from. */
+enum tp_line {
+    TP_LINE_A = 0,
+    TP_LINE_B = 1,
+    TP_LINE_RECOVERY = 2, /* retransmitted (MoldUDP64 re-request replies) */
+    TP_LINE_COUNT = 3,
+};
+
+/* Which venue's sequencing rules apply. */
+enum tp_seq_rules {
+    TP_SEQ_MDP3,      /* packet MsgSeqNum, reset = restart at 1 */
+    TP_SEQ_MOLDUDP64, /* message sequence, reset = new session starting at 1 */
+};
+
+#define TP_ARB_SESSION_LEN 10 /* MoldUDP64 session id bytes */
+#define TP_ARB_HELD_LIMIT  4096
+
+struct tp_arb_params {
+    enum tp_seq_rules rules;
+    uint32_t held_max;     /* packets held while a gap is open: 1..TP_ARB_HELD_LIMIT */
+    uint64_t gap_wait_tsc; /* how long a gap waits for the other line before it is reported */
+    uint64_t start_seq;    /* first expected sequence; 0 = adopt the first packet's */
+    uint64_t max_jump;     /* larger lone forward jumps are dropped as corrupt; 0 = no limit */
+    /* Called for every held handle the arbiter drops (duplicate, reset). May be NULL. */
+    void (*release)(void *ctx, void *handle);
+    void *release_ctx;
+};
+
+/* What the caller read from the packet header. */
+struct tp_arb_pkt {
+    uint64_t seq;           /* first message sequence in the packet */
+    uint32_t count;         /* messages in the packet (MDP3: 1) */
+    const uint8_t *session; /* MoldUDP64: TP_ARB_SESSION_LEN bytes; MDP3: NULL */
+};
+
+enum tp_arb_verdict {
+    TP_ARB_DELIVER,   /* apply now (after passing over `skip` messages), then drain */
+    TP_ARB_RESET,     /* sequence reset: reset the channel's state, then apply as DELIVER */
+    TP_ARB_HELD,      /* the arbiter keeps the handle; it comes back from tp_arb_next_ready */
+    TP_ARB_DUPLICATE, /* already applied or already held: drop */
+    TP_ARB_STALE,     /* old session / old stream from a line that lags a reset: drop */
+    TP_ARB_OVERFLOW,  /* beyond a gap with the held buffer full: drop (the gap will cover it) */
+    TP_ARB_CORRUPT,   /* implausible sequence jump: drop */
+};
+
+/* Per-line counters, written only by the owning lcore. */
+struct tp_arb_line_counters {
+    uint64_t packets;    /* offered */
+    uint64_t delivered;  /* first copies applied (directly or after being held) */
+    uint64_t duplicates; /* copies dropped */
+    uint64_t held;       /* packets that waited behind a gap */
+    uint64_t stale;      /* dropped: old session / stream */
+    uint64_t overflow;   /* dropped: held buffer full */
+    uint64_t corrupt;    /* dropped: implausible jump */
+};
+
+/* Channel counters: one cache-line-aligned block so readers never share a line with hot state. */
+struct tp_arb_counters {
+    struct tp_arb_line_counters line[TP_LINE_COUNT];
+    uint64_t gaps;         /* gaps reported after their wait window */
+    uint64_t gap_filled;   /* gaps closed by the other line within the window */
+    uint64_t skipped_msgs; /* messages given up (tp_arb_skip_gap) */
+    uint64_t resets;       /* sequence resets / new sessions */
+} __attribute__((aligned(64)));
+
+/* A gap: messages [from, to) are missing. */
+struct tp_arb_gap {
+    uint64_t from;
+    uint64_t to;
+};
+
+struct tp_arb;
+
+size_t tp_arb_memsize(const struct tp_arb_params *params);
+/* Returns 0 or -EINVAL. `mem` holds tp_arb_memsize() bytes, 64-byte aligned. */
+int tp_arb_init(void *mem, const struct tp_arb_params *params);
+
+/*
+ * Offers one packet received on `line` at `now_tsc`. For TP_ARB_DELIVER and TP_ARB_RESET the
+ * caller applies the packet's messages after the first *skip, then calls tp_arb_next_ready()
+ * until it returns false. For TP_ARB_HELD the arbiter now owns `handle`.
+ */
+enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
+                                 const struct tp_arb_pkt *pkt, void *handle, uint64_t now_tsc,
+                                 uint32_t *skip);
+
+/* Pops the held packet that is next in sequence, if any (ownership returns to the caller). */
+bool tp_arb_next_ready(struct tp_arb *arb, void **handle, uint32_t *skip);
+
+/* Reports (once) a gap whose wait window expired by `now_tsc`. Returns true and fills *gap. */
+bool tp_arb_poll(struct tp_arb *arb, uint64_t now_tsc, struct tp_arb_gap *gap);
+
+/* The gap currently open, whether or not its window expired. Returns false if none. */
+bool tp_arb_current_gap(const struct tp_arb *arb, struct tp_arb_gap *gap);
+
+/* Gives up the current gap: the next sequence becomes the gap's end. Then drain next_ready. */
+void tp_arb_skip_gap(struct tp_arb *arb);
+
+/* The next sequence the channel needs (0 before the first packet when start_seq is 0). */
+uint64_t tp_arb_expected(const struct tp_arb *arb);
+
+/* Times the arbiter has reset (sessions / stream restarts seen). */
+uint32_t tp_arb_epoch(const struct tp_arb *arb);
+
+const struct tp_arb_counters *tp_arb_counters(const struct tp_arb *arb);
+
+#endif
