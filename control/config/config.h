@@ -1,0 +1,302 @@
+/*
+ * tickplane configuration: one JSON document -> one plain C struct.
+ *
+ * The control plane parses and validates the whole document before anything starts. The result,
+ * struct tp_config, is a flat value: fixed-size arrays, no pointers, no allocation behind it, so it
+ * can be copied, compared (for reload) and handed to the data plane as is. References between
+ * sections (a line's ethernet port, the channels an lcore runs) are resolved to array indexes.
+ *
+ * Every key, its default and unit is documented in docs/CONFIG.md.
+ *
+ * Conventions in this struct:
+ *   - IPv4 addresses are uint32_t in HOST byte order (0 = unset / any source).
+ *   - UDP ports are uint16_t host order.
+ *   - Paths are absolute or resolved against the directory of the config file.
+ *   - Counts named n_x give the used prefix of the array x.
+ */
+#ifndef TP_CONFIG_H
+#define TP_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Capacities of the fixed arrays (a config needing more is rejected with a clear error). */
+#define TP_CFG_NAME_MAX        64  /* names: ports, channels, venues, groups (incl. NUL) */
+#define TP_CFG_PATH_MAX        256 /* file and socket paths (incl. NUL) */
+#define TP_CFG_ARG_MAX         512 /* one EAL argument or device spec (incl. NUL) */
+#define TP_CFG_PATTERN_MAX     64  /* one instrument glob (incl. NUL) */
+#define TP_CFG_MAX_EAL_ARGS    64
+#define TP_CFG_MAX_VDEVS       16
+#define TP_CFG_MAX_PCI         16
+#define TP_CFG_MAX_PORTS       8
+#define TP_CFG_MAX_LCORE_ID    127 /* RTE_MAX_LCORE - 1 in a default DPDK build */
+#define TP_CFG_MAX_LCORES      32  /* lcores in the EAL list */
+#define TP_CFG_MAX_DATA_LCORES 16
+#define TP_CFG_MAX_RXQ         16 /* (port, queue) pairs polled by one lcore */
+#define TP_CFG_MAX_CHANNELS    64
+#define TP_CFG_MAX_PATTERNS    32 /* globs in one filter or entitlement list */
+#define TP_CFG_MAX_GROUPS      32 /* security groups in the filter */
+#define TP_CFG_MAX_VENUES      8
+#define TP_CFG_MAX_RULES       32 /* entitlement rules */
+
+/* Wire protocol of a channel. */
+enum tp_cfg_protocol {
+    TP_CFG_PROTO_MDP3 = 1, /* CME MDP 3.0, SBE */
+    TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
+};
+
+/* Topics (views) a consumer can subscribe to; a bitmask in subscriptions and entitlements. */
+enum tp_cfg_topic {
+    TP_CFG_TOPIC_DEPTH = 1u << 0,       /* full depth price levels */
+    TP_CFG_TOPIC_TOP = 1u << 1,         /* top of book */
+    TP_CFG_TOPIC_TRADES = 1u << 2,      /* trades */
+    TP_CFG_TOPIC_MBO = 1u << 3,         /* order level */
+    TP_CFG_TOPIC_STATUS = 1u << 4,      /* security status and statistics */
+    TP_CFG_TOPIC_DEFINITIONS = 1u << 5, /* instrument definitions */
+};
+#define TP_CFG_TOPIC_ALL 0x3fu
+
+/* Parse a topic name ("depth", "top", "trades", "mbo", "status", "definitions"); 0 if unknown. */
+uint32_t tp_cfg_topic_from_name(const char *name);
+/* Name of a single topic bit, or NULL. */
+const char *tp_cfg_topic_name(uint32_t topic_bit);
+
+/* EAL: either an explicit argument list or structured keys (from which the args are built). */
+struct tp_cfg_eal {
+    bool explicit_args; /* "args" was given: args[] is used verbatim */
+    unsigned n_args;
+    char args[TP_CFG_MAX_EAL_ARGS][TP_CFG_ARG_MAX];
+
+    /* The EAL lcore list, sorted ascending (from "lcores", or "-l" in args). */
+    unsigned n_lcores;
+    uint16_t lcores[TP_CFG_MAX_LCORES];
+    uint16_t main_lcore; /* default: the lowest lcore */
+
+    uint32_t memory_mb; /* -m; 0 = EAL default (no budget check) */
+    bool no_huge;
+    bool no_pci;
+    bool no_shconf;
+    char file_prefix[TP_CFG_NAME_MAX]; /* "" = none */
+    char log_level[TP_CFG_NAME_MAX];   /* "" = EAL default */
+    unsigned n_vdevs;                  /* extra vdevs not tied to a port */
+    char vdevs[TP_CFG_MAX_VDEVS][TP_CFG_ARG_MAX];
+    unsigned n_pci_allow; /* extra PCI allow-list entries (ports add theirs) */
+    char pci_allow[TP_CFG_MAX_PCI][TP_CFG_NAME_MAX];
+};
+
+enum tp_cfg_port_kind {
+    TP_CFG_PORT_PCI = 1,  /* pci: "0000:3b:00.0" */
+    TP_CFG_PORT_VDEV = 2, /* vdev: a full DPDK device spec, e.g. "net_af_packet0,iface=veth1" */
+    TP_CFG_PORT_PCAP = 3, /* pcap: a capture file, replayed via net_pcap (device spec built) */
+};
+
+struct tp_cfg_port {
+    char name[TP_CFG_NAME_MAX]; /* referenced by lines and lcores */
+    enum tp_cfg_port_kind kind;
+    char pci[TP_CFG_NAME_MAX];      /* kind PCI */
+    char device[TP_CFG_ARG_MAX];    /* kind VDEV/PCAP: the --vdev spec to give EAL */
+    char dev_name[TP_CFG_NAME_MAX]; /* the DPDK device name: PCI address or vdev name before ',' */
+    uint16_t rx_queues;             /* default 1 */
+    uint16_t rx_descriptors;        /* default 1024, power of two */
+    uint16_t tx_descriptors;        /* default 512 (IGMP, re-requests), power of two */
+    uint32_t mbuf_pool_size;        /* mbufs, default 8191 */
+    uint16_t mbuf_cache_size;       /* default 256 */
+    uint16_t mtu;                   /* default 1500 */
+    bool promiscuous;               /* default false */
+};
+
+/* One (port, queue) pair polled by a data lcore. */
+struct tp_cfg_rxq {
+    uint16_t port; /* index into tp_config.ports */
+    uint16_t queue;
+};
+
+struct tp_cfg_lcore {
+    uint16_t lcore_id; /* an EAL lcore, not the main lcore */
+    unsigned n_rxq;
+    struct tp_cfg_rxq rxq[TP_CFG_MAX_RXQ];
+    unsigned n_channels;
+    uint16_t channels[TP_CFG_MAX_CHANNELS]; /* indexes into tp_config.channels */
+};
+
+/* One multicast line (A or B of incremental, snapshot or definition feed). */
+struct tp_cfg_line {
+    bool present;
+    uint32_t group;   /* multicast destination address */
+    uint16_t port;    /* UDP destination port */
+    int16_t vlan;     /* 802.1Q VLAN id, -1 = untagged / any */
+    uint32_t source;  /* SSM source address, 0 = any */
+    uint16_t rx_port; /* index into tp_config.ports */
+};
+
+enum { TP_CFG_LINE_A = 0, TP_CFG_LINE_B = 1 };
+
+struct tp_cfg_channel {
+    char name[TP_CFG_NAME_MAX];
+    enum tp_cfg_protocol protocol;
+    char venue[TP_CFG_NAME_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch); entitlements use it */
+    uint32_t venue_channel_id;   /* CME channel id (e.g. 310); 0 = none */
+    struct tp_cfg_line lines[2]; /* incremental / live feed, A and B (B optional) */
+
+    /* Recovery. MDP3: snapshot and instrument-definition lines. ITCH: MoldUDP64 re-request. */
+    struct tp_cfg_line snapshot[2];
+    struct tp_cfg_line definitions[2];
+    uint32_t rerequest_host; /* MoldUDP64 re-request server */
+    uint16_t rerequest_port;
+    uint16_t rerequest_max_messages; /* per request, default 100 */
+    uint32_t gap_wait_us;            /* wait for the other line before recovering, default 500 */
+    uint32_t give_up_ms;             /* mark stale after this long in recovery, default 5000 */
+    char schema[TP_CFG_PATH_MAX];    /* MDP3 SBE schema file ("" = built-in) */
+
+    /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
+    char cme_config_file[TP_CFG_PATH_MAX];
+    uint32_t cme_config_channel;
+};
+
+struct tp_cfg_instruments {
+    uint32_t capacity; /* instruments tracked, default 4096 */
+    unsigned n_include;
+    char include[TP_CFG_MAX_PATTERNS][TP_CFG_PATTERN_MAX]; /* symbol globs; none = all */
+    unsigned n_exclude;
+    char exclude[TP_CFG_MAX_PATTERNS][TP_CFG_PATTERN_MAX];
+    unsigned n_security_groups; /* MDP3 SecurityGroup values; none = all */
+    char security_groups[TP_CFG_MAX_GROUPS][TP_CFG_NAME_MAX];
+};
+
+struct tp_cfg_books {
+    uint32_t max_orders;      /* order-level (MBO/ITCH) orders, default 1048576 */
+    uint16_t levels_per_side; /* price levels kept per side, default 10 */
+    uint16_t depth;           /* levels published in depth events, default = levels_per_side */
+};
+
+/* OS-level entitlement: a venue's bus segment can be owned by its own group. */
+struct tp_cfg_bus_venue {
+    char venue[TP_CFG_NAME_MAX];
+    char group[TP_CFG_NAME_MAX];
+    mode_t mode;
+};
+
+struct tp_cfg_bus {
+    char name[TP_CFG_NAME_MAX];  /* segment name prefix, default "tickplane" */
+    char path[TP_CFG_PATH_MAX];  /* directory: /dev/shm (default) or a hugetlbfs mount */
+    uint64_t ring_bytes;         /* broadcast ring size, power of two, default 64 MiB */
+    uint16_t state_depth;        /* levels per side in the conflated state table, default 10 */
+    mode_t mode;                 /* segment file mode, default 0640 */
+    char group[TP_CFG_NAME_MAX]; /* owning group, "" = the daemon's */
+    unsigned n_venues;
+    struct tp_cfg_bus_venue venues[TP_CFG_MAX_VENUES];
+};
+
+struct tp_cfg_control {
+    char socket_path[TP_CFG_PATH_MAX]; /* default /run/tickplane/control.sock */
+    mode_t socket_mode;                /* default 0660 */
+    uint32_t max_clients;              /* default 64 */
+    uint32_t max_line_bytes;           /* longest request line, default 4096 */
+    uint32_t max_subscriptions;        /* per client, default 256 */
+    uint32_t max_requests_per_sec;     /* per client, default 1000 */
+};
+
+/* Who may subscribe to what. A rule matches a peer by uid or gid (-1 = any). */
+struct tp_cfg_entitlement {
+    int64_t uid;       /* -1 = not by uid */
+    int64_t gid;       /* -1 = not by gid (matches primary group of the peer) */
+    unsigned n_venues; /* none = all venues */
+    char venues[TP_CFG_MAX_VENUES][TP_CFG_NAME_MAX];
+    unsigned n_instruments; /* globs; none = all instruments */
+    char instruments[TP_CFG_MAX_PATTERNS][TP_CFG_PATTERN_MAX];
+    uint32_t topics; /* TP_CFG_TOPIC_* mask; default all */
+};
+
+struct tp_cfg_entitlements {
+    bool default_allow; /* when no rule matches; default false (deny). root is always allowed. */
+    unsigned n_rules;
+    struct tp_cfg_entitlement rules[TP_CFG_MAX_RULES];
+};
+
+struct tp_cfg_telemetry {
+    char prometheus_file[TP_CFG_PATH_MAX]; /* textfile-collector output, "" = off */
+    uint16_t prometheus_port;              /* HTTP /metrics port, 0 = off */
+    uint32_t interval_ms;                  /* export period, default 1000 */
+    bool dpdk_telemetry;                   /* register /tickplane/ commands, default true */
+};
+
+struct tp_config {
+    char name[TP_CFG_NAME_MAX];   /* instance name, default "tickplane" */
+    char source[TP_CFG_PATH_MAX]; /* the file it was loaded from ("" if from a string) */
+    struct tp_cfg_eal eal;
+    unsigned n_ports;
+    struct tp_cfg_port ports[TP_CFG_MAX_PORTS];
+    unsigned n_lcores;
+    struct tp_cfg_lcore lcores[TP_CFG_MAX_DATA_LCORES];
+    unsigned n_channels;
+    struct tp_cfg_channel channels[TP_CFG_MAX_CHANNELS];
+    struct tp_cfg_instruments instruments;
+    struct tp_cfg_books books;
+    struct tp_cfg_bus bus;
+    struct tp_cfg_control control;
+    struct tp_cfg_entitlements entitlements;
+    struct tp_cfg_telemetry telemetry;
+};
+
+/* ---- errors: every problem found, each with its JSON path ---- */
+
+#define TP_CFG_MAX_ERRORS 64
+
+struct tp_config_error {
+    char path[128];    /* e.g. "channels[2].lines.b.group"; "" = the document */
+    char message[256]; /* what is wrong */
+};
+
+struct tp_config_errors {
+    unsigned count;   /* errors stored (<= TP_CFG_MAX_ERRORS) */
+    unsigned dropped; /* errors found beyond the array */
+    struct tp_config_error items[TP_CFG_MAX_ERRORS];
+};
+
+/*
+ * Load and validate a config file. On success returns 0 and fills *cfg. On failure returns
+ * -EINVAL (invalid document; errs lists every problem), or another negative errno (file unreadable,
+ * also reported in errs); *cfg is then unspecified. cfg and errs are caller-allocated (the config
+ * is large: allocate it on the heap or statically).
+ */
+int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_config_errors *errs);
+
+/* Same from a string; relative paths resolve against base_dir (NULL = current directory). */
+int tp_config_load_string(const char *json, const char *base_dir, struct tp_config *cfg,
+                          struct tp_config_errors *errs);
+
+/* Write all errors, one "path: message" per line, to buf (always NUL-terminated). Returns length.
+ */
+size_t tp_config_errors_format(const struct tp_config_errors *errs, char *buf, size_t size);
+
+/*
+ * Build the EAL argv: argv[0] = prog, then either the explicit args or the structured keys plus a
+ * --vdev for every vdev/pcap port and -a for every PCI port. Pointers point into cfg (and prog);
+ * returns argc, or -ENOSPC if max is too small.
+ */
+int tp_config_eal_argv(const struct tp_config *cfg, const char *prog, char **argv, int max);
+
+/* Lookups by name: index or -1. */
+int tp_config_port_index(const struct tp_config *cfg, const char *name);
+int tp_config_channel_index(const struct tp_config *cfg, const char *name);
+
+/* The data lcore that runs channel ci (index into cfg->lcores), or -1. */
+int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci);
+
+/*
+ * Estimate of the DPDK memory (bytes) the daemon needs for this config: mbuf pools, books,
+ * instrument tables and a fixed EAL overhead. Validation rejects a config whose estimate exceeds
+ * eal.memory_mb. The bus lives in its own files and is not counted.
+ */
+uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
+
+/*
+ * Instrument filter: true if an instrument with this symbol (and MDP3 security group, NULL or ""
+ * if none) passes instruments.include / exclude / security_groups. Exclude wins over include.
+ */
+bool tp_config_instrument_wanted(const struct tp_cfg_instruments *filter, const char *symbol,
+                                 const char *security_group);
+
+#endif /* TP_CONFIG_H */
