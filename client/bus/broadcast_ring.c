@@ -1,0 +1,278 @@
+/* Single-writer broadcast ring with lap detection (see broadcast_ring.h for the protocol). */
+#include "broadcast_ring.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define ALIGN_UP(x) (((x) + (TP_RING_ALIGN - 1)) & ~(uint64_t)(TP_RING_ALIGN - 1))
+
+/* A refill that keeps being lapped gives up after this many tries (the caller polls again). */
+#define LAP_RETRIES 4
+
+static int params_ok(uint64_t capacity, uint32_t max_record)
+{
+    return capacity >= TP_RING_MIN_CAPACITY && (capacity & (capacity - 1)) == 0 &&
+           max_record >= TP_RING_RECORD_HEADER + TP_RING_ALIGN && max_record <= capacity / 8;
+}
+
+size_t tp_ring_memsize(const struct tp_ring_params *p)
+{
+    if (!params_ok(p->capacity, p->max_record))
+        return 0;
+    return sizeof(struct tp_ring_shared) + p->capacity;
+}
+
+int tp_ring_init(void *mem, const struct tp_ring_params *p)
+{
+    if (mem == NULL || !params_ok(p->capacity, p->max_record))
+        return -EINVAL;
+    struct tp_ring_shared *s = mem;
+    memset(s, 0, sizeof(*s));
+    s->capacity = p->capacity;
+    s->max_record = p->max_record;
+    atomic_store_explicit(&s->next_sequence, 1, memory_order_relaxed);
+    atomic_store_explicit(&s->tail_intent, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->latest, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->tail, 0, memory_order_release);
+    return 0;
+}
+
+int tp_ring_validate(const void *mem, size_t mem_size)
+{
+    const struct tp_ring_shared *s = mem;
+    if (mem == NULL || mem_size < sizeof(*s) || !params_ok(s->capacity, s->max_record) ||
+        s->capacity > mem_size - sizeof(*s))
+        return -EINVAL;
+    return 0;
+}
+
+void tp_ring_writer_init(struct tp_ring_writer *w, void *mem)
+{
+    struct tp_ring_shared *s = mem;
+    memset(w, 0, sizeof(*w));
+    w->shared = s;
+    w->capacity = s->capacity;
+    w->mask = s->capacity - 1;
+    w->max_record = s->max_record;
+    w->tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
+    w->next_sequence = atomic_load_explicit(&s->next_sequence, memory_order_relaxed);
+}
+
+/* Announce that bytes below `intent` may change, before changing them. */
+static inline void announce(struct tp_ring_writer *w, uint64_t intent)
+{
+    atomic_store_explicit(&w->shared->tail_intent, intent, memory_order_relaxed);
+    /* Orders the intent store before the record stores that follow (a compiler barrier on x86). */
+    atomic_thread_fence(memory_order_release);
+}
+
+void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
+{
+    if (payload_len > w->max_record - TP_RING_RECORD_HEADER)
+        return NULL;
+    uint32_t length = TP_RING_RECORD_HEADER + payload_len;
+    uint64_t aligned = ALIGN_UP(length);
+    uint64_t pos = w->tail;
+    uint64_t to_end = w->capacity - (pos & w->mask);
+
+    if (aligned > to_end) {
+        /* The record does not fit before the end: pad to the end and start at offset 0. */
+        announce(w, pos + to_end + aligned);
+        if (to_end >= TP_RING_RECORD_HEADER) {
+            struct tp_ring_record *pad =
+                (struct tp_ring_record *)(w->shared->data + (pos & w->mask));
+            pad->length = (uint32_t)to_end;
+            pad->type = TP_REC_PADDING;
+            pad->topic = 0;
+            pad->instrument = UINT32_MAX;
+            pad->flags = 0;
+            pad->sequence = 0;
+        }
+        pos += to_end;
+    } else {
+        announce(w, pos + aligned);
+    }
+    w->claim_pos = pos;
+    w->claim_length = length;
+    return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
+}
+
+uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                        uint32_t instrument, uint32_t flags)
+{
+    struct tp_ring_record *rec =
+        (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
+    uint64_t sequence = w->next_sequence++;
+    rec->length = w->claim_length;
+    rec->type = type;
+    rec->topic = topic;
+    rec->instrument = instrument;
+    rec->flags = flags;
+    rec->sequence = sequence;
+
+    w->tail = w->claim_pos + ALIGN_UP(w->claim_length);
+    atomic_store_explicit(&w->shared->latest, w->claim_pos, memory_order_relaxed);
+    atomic_store_explicit(&w->shared->next_sequence, w->next_sequence, memory_order_relaxed);
+    atomic_store_explicit(&w->shared->tail, w->tail, memory_order_release);
+    return sequence;
+}
+
+uint64_t tp_ring_publish(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                         uint32_t instrument, uint32_t flags, const void *payload,
+                         uint32_t payload_len)
+{
+    void *dst = tp_ring_claim(w, payload_len);
+    if (dst == NULL)
+        return 0;
+    memcpy(dst, payload, payload_len);
+    return tp_ring_commit(w, type, topic, instrument, flags);
+}
+
+int tp_ring_reader_init(struct tp_ring_reader *r, const void *mem, uint8_t *batch,
+                        uint32_t batch_size)
+{
+    const struct tp_ring_shared *s = mem;
+    if (batch == NULL || ((uintptr_t)batch & (TP_RING_ALIGN - 1)) != 0 ||
+        batch_size < ALIGN_UP((uint64_t)s->max_record))
+        return -EINVAL;
+    memset(r, 0, sizeof(*r));
+    r->shared = s;
+    r->capacity = s->capacity;
+    r->mask = s->capacity - 1;
+    r->max_record = s->max_record;
+    r->batch = batch;
+    r->batch_size = batch_size;
+    r->cursor = atomic_load_explicit(&s->tail, memory_order_acquire);
+    /* At position 0 nothing was ever written, so the first record will be sequence 1. */
+    r->next_sequence = r->cursor == 0 ? 1 : 0;
+    return 0;
+}
+
+/* The writer overtook us: continue at its latest record; the sequence there tells the loss. */
+static void relocate_after_lap(struct tp_ring_reader *r)
+{
+    const struct tp_ring_shared *s = r->shared;
+    uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+    uint64_t latest = atomic_load_explicit(&s->latest, memory_order_relaxed);
+    r->lapped++;
+    r->lap_pending = 1;
+    r->cursor = (latest >= r->cursor && latest < tail) ? latest : tail;
+}
+
+/* A validated batch holds an impossible header: the writer is broken. Skip to its tail. */
+static void skip_malformed(struct tp_ring_reader *r)
+{
+    r->malformed++;
+    r->cursor = atomic_load_explicit(&r->shared->tail, memory_order_acquire);
+    r->next_sequence = 0;
+}
+
+/*
+ * Copy the next run of complete records into the private batch and validate it.
+ * Returns 1 if the batch holds records, 0 if there is nothing to read.
+ */
+static int refill(struct tp_ring_reader *r)
+{
+    const struct tp_ring_shared *s = r->shared;
+    for (int tries = 0; tries < LAP_RETRIES;) {
+        uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
+        if (tail == r->cursor)
+            return 0;
+        if (tail - r->cursor > r->capacity) {
+            relocate_after_lap(r);
+            tries++;
+            continue;
+        }
+        uint64_t off = r->cursor & r->mask;
+        uint64_t to_end = r->capacity - off;
+        if (to_end < TP_RING_RECORD_HEADER) {
+            r->cursor += to_end; /* implicit padding: too little room for a header */
+            continue;
+        }
+        uint64_t n = tail - r->cursor;
+        if (n > to_end)
+            n = to_end;
+        if (n > r->batch_size)
+            n = r->batch_size;
+        memcpy(r->batch, s->data + off, n);
+        /* The copy above must complete before we look at how far the writer has gone. */
+        atomic_thread_fence(memory_order_acquire);
+        uint64_t intent = atomic_load_explicit(&s->tail_intent, memory_order_relaxed);
+        if (intent > r->cursor + r->capacity) {
+            relocate_after_lap(r);
+            tries++;
+            continue;
+        }
+
+        /* The copy is stable: walk its records. */
+        uint64_t pos = 0, end = 0;
+        while (pos + TP_RING_RECORD_HEADER <= n) {
+            const struct tp_ring_record *h = (const struct tp_ring_record *)(r->batch + pos);
+            uint64_t aligned = ALIGN_UP((uint64_t)h->length);
+            if (h->length < TP_RING_RECORD_HEADER || aligned > to_end - pos) {
+                skip_malformed(r);
+                return 0;
+            }
+            if (h->type == TP_REC_PADDING) {
+                pos += aligned; /* runs to the end of the data area */
+                break;
+            }
+            if (h->length > r->max_record) {
+                skip_malformed(r);
+                return 0;
+            }
+            if (pos + aligned > n)
+                break; /* cut by the batch size: read it next time */
+            if (r->next_sequence != 0 && h->sequence != r->next_sequence) {
+                if (h->sequence < r->next_sequence) {
+                    skip_malformed(r);
+                    return 0;
+                }
+                r->lost_pending += h->sequence - r->next_sequence;
+            }
+            r->next_sequence = h->sequence + 1;
+            pos += aligned;
+            end = pos;
+        }
+        if (pos == 0) {
+            skip_malformed(r); /* cannot happen with a sane writer: avoid spinning on it */
+            return 0;
+        }
+        r->cursor += pos;
+        r->batch_pos = 0;
+        r->batch_end = (uint32_t)end;
+        if (end > 0 || r->lost_pending > 0)
+            return 1;
+    }
+    return 0;
+}
+
+int tp_ring_read(struct tp_ring_reader *r, const struct tp_ring_record **rec, uint64_t *lost)
+{
+    if (r->batch_pos >= r->batch_end && !refill(r))
+        return TP_RING_EMPTY;
+    /* Report a lap once the record after it is in hand: only then is the loss known. */
+    if (r->lap_pending || r->lost_pending > 0) {
+        *lost = r->lost_pending;
+        r->lost += r->lost_pending;
+        r->lost_pending = 0;
+        r->lap_pending = 0;
+        return TP_RING_LAPPED;
+    }
+    if (r->batch_pos >= r->batch_end)
+        return TP_RING_EMPTY;
+    const struct tp_ring_record *h = (const struct tp_ring_record *)(r->batch + r->batch_pos);
+    r->batch_pos += (uint32_t)ALIGN_UP((uint64_t)h->length);
+    r->read_sequence = h->sequence;
+    r->records++;
+    *rec = h;
+    return TP_RING_RECORD;
+}
+
+uint64_t tp_ring_lag(const struct tp_ring_reader *r)
+{
+    uint64_t next = atomic_load_explicit(&r->shared->next_sequence, memory_order_relaxed);
+    if (r->read_sequence == 0)
+        return atomic_load_explicit(&r->shared->tail, memory_order_relaxed) != r->cursor;
+    return next > r->read_sequence ? next - r->read_sequence - 1 : 0;
+}

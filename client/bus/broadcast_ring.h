@@ -1,0 +1,163 @@
+/*
+ * Broadcast ring: one writer, any number of readers, variable-length records.
+ *
+ * Promises:
+ *   - The writer never waits: it overwrites the oldest records whatever the readers do.
+ *   - A reader never hands a torn or mixed record to its caller. Readers copy a run of records
+ *     into private memory, then check the writer's tail-intent counter (the position the writer
+ *     has announced it may be writing up to). If the writer may have overwritten the first copied
+ *     byte, the whole copy is thrown away: the reader was lapped. Records also carry the writer's
+ *     record sequence, which the reader checks for continuity.
+ *   - A lapped reader jumps to the writer's latest record and learns exactly how many records it
+ *     lost (the sequence difference); the caller resyncs from the state table.
+ *   - Ordering: record sequence numbers are 1, 2, 3... per writer epoch, delivered in order.
+ *
+ * Layout of ring memory (tp_ring_memsize): a read-mostly line with the geometry, one line the
+ * writer updates per record (tail intent, tail, latest, next sequence: readers read it once per
+ * batch), then the data area of `capacity` bytes (a power of two). Records are 8-byte aligned and
+ * never wrap: at the end of the data area the writer puts a padding record (or, when fewer than
+ * TP_RING_RECORD_HEADER bytes remain, nothing: both sides skip such a tail implicitly).
+ *
+ * Memory ordering (x86 and ARM): the writer stores tail_intent, issues a release fence, writes the
+ * record, then publishes tail with a release store. The reader loads tail with acquire, copies,
+ * issues an acquire fence, then loads tail_intent. The copy races with the writer by design (as in
+ * any sequence lock); validation after the copy makes the race harmless.
+ */
+#ifndef TP_BROADCAST_RING_H
+#define TP_BROADCAST_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TP_RING_ALIGN         8u
+#define TP_RING_RECORD_HEADER 24u
+#define TP_RING_MIN_CAPACITY  4096u
+
+/* Record types (tp_ring_record.type). */
+enum tp_ring_record_type {
+    TP_REC_PADDING = 0, /* filler at the end of the data area; never delivered */
+    TP_REC_SBE = 1,     /* payload: one tpout SBE message (header + body) */
+    TP_REC_RAW = 2,     /* payload: opaque bytes (tests, benchmarks, private extensions) */
+};
+
+/* Record header as stored in the ring; the payload follows it. */
+struct tp_ring_record {
+    uint32_t length;     /* header + payload, before alignment */
+    uint16_t type;       /* enum tp_ring_record_type */
+    uint16_t topic;      /* enum tp_topic of the event (tickplane.h) */
+    uint32_t instrument; /* dense instrument id, or UINT32_MAX for channel-wide events */
+    uint32_t flags;      /* TP_EVENT_F_* (tickplane.h) */
+    uint64_t sequence;   /* writer's record sequence, 1.. ; 0 for padding */
+};
+_Static_assert(sizeof(struct tp_ring_record) == TP_RING_RECORD_HEADER, "record header size");
+
+struct tp_ring_params {
+    uint64_t capacity;   /* data bytes, a power of two >= TP_RING_MIN_CAPACITY */
+    uint32_t max_record; /* largest record (header + payload); <= capacity / 8 */
+};
+
+/* The shared part, at the start of ring memory. */
+struct tp_ring_shared {
+    uint64_t capacity;
+    uint32_t max_record;
+    uint32_t reserved;
+    _Alignas(64) _Atomic uint64_t tail_intent; /* writer may be writing bytes below this */
+    _Atomic uint64_t tail;                     /* bytes below this are complete records */
+    _Atomic uint64_t latest;                   /* start of the last complete record */
+    _Atomic uint64_t next_sequence;            /* sequence of the next record to be written */
+    _Alignas(64) uint8_t data[];
+};
+
+/* Writer state: private to the writing thread. */
+struct tp_ring_writer {
+    struct tp_ring_shared *shared;
+    uint64_t capacity;
+    uint64_t mask;
+    uint64_t tail;          /* private copy of shared->tail */
+    uint64_t next_sequence; /* private copy of shared->next_sequence */
+    uint64_t claim_pos;     /* position of the claimed record, valid between claim and commit */
+    uint32_t claim_length;
+    uint32_t max_record;
+};
+
+/* Reader state: private to the reading thread (never in the shared mapping). */
+struct tp_ring_reader {
+    const struct tp_ring_shared *shared;
+    uint64_t capacity;
+    uint64_t mask;
+    uint64_t cursor;        /* next byte position to read */
+    uint64_t next_sequence; /* expected sequence of the next record copied; 0 = not yet known */
+    uint64_t read_sequence; /* sequence of the last record handed out (0: none yet) */
+    uint64_t lost_pending;  /* lost records not yet reported by tp_ring_read */
+    int lap_pending;        /* lapped, not yet reported by tp_ring_read */
+    uint64_t records;       /* records delivered */
+    uint64_t lapped;        /* times lapped */
+    uint64_t lost;          /* records lost in total */
+    uint64_t malformed;     /* impossible headers met (writer bug or foreign writer) */
+    uint8_t *batch;         /* private copy of validated records */
+    uint32_t batch_size;    /* capacity of batch */
+    uint32_t batch_pos;     /* next record to hand out in batch */
+    uint32_t batch_end;     /* end of validated bytes in batch */
+    uint32_t max_record;
+};
+
+/* Result of tp_ring_read. */
+enum tp_ring_result {
+    TP_RING_EMPTY = 0,  /* nothing new */
+    TP_RING_RECORD = 1, /* *rec points to a validated record in the reader's private memory */
+    TP_RING_LAPPED = 2, /* the reader was overtaken; *lost says how many records it missed */
+};
+
+/* Bytes of ring memory for these parameters, or 0 if they are invalid. */
+size_t tp_ring_memsize(const struct tp_ring_params *p);
+
+/* Initialise ring memory (tp_ring_memsize bytes, 64-byte aligned). Returns 0 or -EINVAL. */
+int tp_ring_init(void *mem, const struct tp_ring_params *p);
+
+/* Check ring memory found in a mapping of mem_size bytes. Returns 0 or -EINVAL. */
+int tp_ring_validate(const void *mem, size_t mem_size);
+
+/* Writer: attach to initialised ring memory (continues after what is already there). */
+void tp_ring_writer_init(struct tp_ring_writer *w, void *mem);
+
+/*
+ * Writer: reserve room for a payload of payload_len bytes and return where to write it (8-byte
+ * aligned), or NULL if the record would exceed max_record. Exactly one commit must follow before
+ * the next claim. Never waits.
+ */
+void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len);
+
+/* Writer: make the claimed record visible. Returns its sequence. */
+uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                        uint32_t instrument, uint32_t flags);
+
+/* Writer: claim + copy + commit. Returns the sequence, or 0 if the payload is too large. */
+uint64_t tp_ring_publish(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                         uint32_t instrument, uint32_t flags, const void *payload,
+                         uint32_t payload_len);
+
+/*
+ * Reader: attach to ring memory mapped read-only and start at the writer's current tail (only
+ * records published from now on). batch/batch_size: private buffer, at least max_record bytes
+ * (larger buffers amortise the validation over more records). Returns 0 or -EINVAL.
+ */
+int tp_ring_reader_init(struct tp_ring_reader *r, const void *mem, uint8_t *batch,
+                        uint32_t batch_size);
+
+/*
+ * Reader: next record. TP_RING_RECORD: *rec stays valid until the next call. TP_RING_LAPPED:
+ * *lost = records missed; the following calls deliver records after the gap. No syscalls.
+ */
+int tp_ring_read(struct tp_ring_reader *r, const struct tp_ring_record **rec, uint64_t *lost);
+
+/* Reader: payload of a record returned by tp_ring_read. */
+static inline const void *tp_ring_payload(const struct tp_ring_record *rec)
+{
+    return (const uint8_t *)rec + TP_RING_RECORD_HEADER;
+}
+
+/* Reader: records published but not yet read (approximate while the writer runs). */
+uint64_t tp_ring_lag(const struct tp_ring_reader *r);
+
+#endif /* TP_BROADCAST_RING_H */

@@ -1,0 +1,110 @@
+/*
+ * A bus instance: the three segments of one tickplane instance, as the writer creates them and
+ * as readers map them.
+ *
+ *   <dir>/tickplane.<instance>.ring      broadcast ring (events)
+ *   <dir>/tickplane.<instance>.state     conflated state table
+ *   <dir>/tickplane.<instance>.counters  writer-side counters (the daemon adds its own slots)
+ *   <dir>/tickplane.<instance>.reader.<pid>  one per reader: that reader's counters (it owns it)
+ *
+ * The writer side is what the data plane publishes through: tp_bus_claim / tp_bus_commit (zero
+ * copy) or tp_bus_publish, after updating the state table. It never waits and never makes a
+ * syscall after tp_bus_writer_open. It skips instruments nobody is interested in
+ * (tp_bus_set_interest; everything is interesting until told otherwise) and counts what it did.
+ */
+#ifndef TP_BUS_H
+#define TP_BUS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "broadcast_ring.h"
+#include "counters.h"
+#include "segment.h"
+#include "state_table.h"
+
+#define TP_BUS_DEFAULT_DIR "/dev/shm"
+
+struct tp_bus_params {
+    const char *instance; /* [A-Za-z0-9_-]+ */
+    const char *dir;      /* NULL: TP_BUS_DEFAULT_DIR (or a hugetlbfs mount) */
+    uint64_t ring_bytes;  /* ring data capacity, a power of two */
+    uint32_t max_record;  /* largest record (header + SBE message) */
+    uint32_t instruments; /* state table entries */
+    uint32_t depth;       /* state table levels per side, <= TP_MAX_DEPTH */
+    uint32_t counters;    /* counter slots in the counters segment (>= 8) */
+    mode_t mode;          /* segment file mode, e.g. 0640 */
+    gid_t gid;            /* segment group; (gid_t)-1: the creator's */
+};
+
+/* Writer-side counters, in the counters segment. */
+struct tp_bus_writer_counters {
+    struct tp_counter *published;       /* records written */
+    struct tp_counter *published_bytes; /* record bytes written (aligned) */
+    struct tp_counter *no_interest;     /* records skipped: nobody subscribed to the instrument */
+    struct tp_counter *too_large;       /* records refused: over max_record */
+};
+
+struct tp_bus_writer {
+    struct tp_seg ring_seg;
+    struct tp_seg state_seg;
+    struct tp_seg counters_seg;
+    struct tp_ring_writer ring;
+    struct tp_state_table *state;
+    struct tp_counters *counters;
+    struct tp_bus_writer_counters stats;
+    uint8_t *interest; /* per instrument: non-zero = publish; private to the writer */
+    uint32_t instruments;
+};
+
+/* Create the instance's segments (replacing a previous writer's) and publish them. 0 or -errno. */
+int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
+                       size_t err_len);
+
+/* Mark the segments CLOSED and unmap; unlink_files removes them too. */
+void tp_bus_writer_close(struct tp_bus_writer *w, int unlink_files);
+
+/* Data-plane thread only: whether records of instrument id are published at all. */
+void tp_bus_set_interest(struct tp_bus_writer *w, uint32_t id, int interested);
+void tp_bus_set_interest_all(struct tp_bus_writer *w, int interested);
+
+static inline int tp_bus_wants(const struct tp_bus_writer *w, uint32_t id)
+{
+    return id == UINT32_MAX || (id < w->instruments && w->interest[id]);
+}
+
+/*
+ * Reserve a record for instrument id (UINT32_MAX: channel-wide). Returns where to write the
+ * payload, or NULL when nobody is interested or the payload is too large (counted). A non-NULL
+ * claim must be followed by tp_bus_commit.
+ */
+void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
+
+/* Publish the claimed record. Returns its ring sequence. */
+uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
+                       uint32_t flags);
+
+/* claim + copy + commit. Returns the ring sequence, or 0 when skipped. */
+uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
+                        uint32_t flags, const void *payload, uint32_t payload_len);
+
+/* Reader side: the instance's segments mapped read-only. */
+struct tp_bus_reader {
+    struct tp_seg ring_seg;
+    struct tp_seg state_seg;
+    struct tp_seg counters_seg;
+    const struct tp_state_table *state;
+    const struct tp_counters *counters;
+    const void *ring_mem;
+};
+
+/* Map an instance's segments read-only (see tp_seg_attach for the errors). */
+int tp_bus_reader_open(struct tp_bus_reader *r, const char *dir, const char *instance, char *err,
+                       size_t err_len);
+
+void tp_bus_reader_close(struct tp_bus_reader *r);
+
+/* One load per segment: non-zero once the writer closed or replaced the instance. */
+int tp_bus_reader_stale(const struct tp_bus_reader *r);
+
+#endif /* TP_BUS_H */

@@ -1,0 +1,324 @@
+/*
+ * libtickplane: read tickplane market data from shared memory.
+ *
+ * A tickplane instance (the daemon, or any program using the bus writer) publishes one event per
+ * book change into a broadcast ring and keeps a conflated state table with the latest book of every
+ * instrument. A strategy process links this library to:
+ *
+ *   tp_attach()         map the instance's segments read-only (a strategy cannot corrupt the bus);
+ *   tp_subscribe()      choose (instrument set x topic set); the filter runs in this library;
+ *   tp_poll()           busy-poll friendly: hands at most max_events events to a callback, no
+ *                       syscalls, no allocation, no locks;
+ *   tp_read_state()     a consistent copy of one instrument's conflated state;
+ *   tp_stats()          lag, loss, lapped and resync counts.
+ *
+ * Topics are views produced on the caller's thread from the one published event stream:
+ *   TP_TOPIC_DEPTH        every change of the price levels, plus the reader-side book after it;
+ *   TP_TOPIC_TOP          best bid and offer, delivered only when they changed;
+ *   TP_TOPIC_TRADES       trades;
+ *   TP_TOPIC_ORDERS       order-level (MBO) events;
+ *   TP_TOPIC_STATUS       trading status, statistics and channel events (reset, gap, recovery);
+ *   TP_TOPIC_DEFINITIONS  instrument definitions;
+ * and topics a strategy defines with tp_add_transformer.
+ *
+ * When the reader falls a whole ring behind the writer it is "lapped": the library delivers one
+ * TP_TOPIC_LOSS event saying how many events were lost, then rebuilds every subscribed book from
+ * the state table and delivers each as a DEPTH / TOP event flagged TP_EVENT_F_RESYNC.
+ *
+ * Prices are "price9": int64 with exponent -9 (TP_PRICE_NULL when absent). Quantities int64.
+ * Every event also carries the SBE-encoded tpout message it came from (schema
+ * tickplane-output.xml), for consumers that prefer to decode it themselves.
+ *
+ * Thread safety: one tp_client per thread. Errors are negative errno values.
+ */
+#ifndef TICKPLANE_H
+#define TICKPLANE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TP_MAX_DEPTH       32u        /* levels per side held by the state table and local books */
+#define TP_SYMBOL_LEN      24u        /* symbol bytes, NUL-padded (not always NUL-terminated) */
+#define TP_INSTRUMENT_NONE UINT32_MAX /* channel-wide events */
+#define TP_PRICE_NULL      INT64_MIN  /* no price */
+#define TP_COUNT_NULL      INT32_MAX  /* venue gives no order count */
+
+/* Topics. Values below TP_TOPIC_USER_FIRST are built in. */
+enum tp_topic {
+    TP_TOPIC_DEPTH = 0,
+    TP_TOPIC_TOP = 1,
+    TP_TOPIC_TRADES = 2,
+    TP_TOPIC_ORDERS = 3,
+    TP_TOPIC_STATUS = 4,
+    TP_TOPIC_DEFINITIONS = 5,
+    TP_TOPIC_LOSS = 6, /* always delivered: the reader was lapped */
+    TP_TOPIC_USER_FIRST = 8,
+    TP_TOPIC_MAX = 32,
+};
+#define TP_TOPIC_BIT(t)   (1u << (t))
+#define TP_TOPICS_BUILTIN 0x3fu /* DEPTH..DEFINITIONS */
+
+/* Event flags: the low byte equals the tpout EventFlags set. */
+#define TP_EVENT_F_END_OF_EVENT 0x01u /* last message of a venue event: the book is consistent */
+#define TP_EVENT_F_RECOVERING   0x02u
+#define TP_EVENT_F_STALE        0x04u
+#define TP_EVENT_F_SNAPSHOT     0x08u
+#define TP_EVENT_F_IMPLIED      0x10u
+#define TP_EVENT_F_RESYNC       0x100u /* built by the library from the state table */
+
+/* Same numbering as tpout TradingStatus. */
+enum tp_trading_status {
+    TP_STATUS_UNKNOWN = 0,
+    TP_STATUS_PRE_OPEN = 1,
+    TP_STATUS_TRADING = 2,
+    TP_STATUS_HALTED = 3,
+    TP_STATUS_PAUSED = 4,
+    TP_STATUS_QUOTATION_ONLY = 5,
+    TP_STATUS_CLOSED = 6,
+    TP_STATUS_POST_CLOSE = 7,
+    TP_STATUS_NOT_AVAILABLE = 8,
+};
+
+struct tp_level {
+    int64_t price; /* price9 */
+    int64_t qty;
+    int32_t orders; /* TP_COUNT_NULL when unknown */
+    uint32_t reserved;
+};
+
+struct tp_top_of_book {
+    int64_t bid_price; /* TP_PRICE_NULL when the side is empty */
+    int64_t bid_qty;
+    int64_t ask_price;
+    int64_t ask_qty;
+    int32_t bid_orders;
+    int32_t ask_orders;
+};
+
+struct tp_last_trade {
+    int64_t price;
+    int64_t qty;
+    uint64_t trade_id;
+    uint64_t venue_time_ns;
+    uint8_t aggressor; /* 0 none, 1 buy, 2 sell (tpout AggressorSide) */
+    uint8_t reserved[7];
+};
+
+/* Fixed part of an instrument's conflated state. */
+struct tp_book_header {
+    uint32_t instrument_id;
+    uint8_t trading_status; /* enum tp_trading_status */
+    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq */
+    uint8_t flags;          /* TP_EVENT_F_* low byte of the last event (e.g. RECOVERING, STALE) */
+    uint8_t security_kind;  /* tpout SecurityKind */
+    char symbol[TP_SYMBOL_LEN];
+    uint64_t bus_sequence; /* ring sequence of the last event reflected here (0: none) */
+    uint64_t venue_seq;
+    uint64_t venue_time_ns;
+    uint64_t recv_tsc;
+    uint32_t rpt_seq;
+    uint16_t bid_levels; /* valid levels per side, <= table depth */
+    uint16_t ask_levels;
+    uint64_t updates;  /* changes applied since start */
+    int64_t tick_size; /* price9, TP_PRICE_NULL when unknown */
+    struct tp_last_trade last_trade;
+    int64_t open, high, low, settle; /* price9, TP_PRICE_NULL when unknown */
+    int64_t volume;
+};
+
+struct tp_instrument_state {
+    struct tp_book_header book;
+    struct tp_level bids[TP_MAX_DEPTH]; /* bids[0] is the best */
+    struct tp_level asks[TP_MAX_DEPTH];
+};
+
+/* A book as the library keeps it for DEPTH and TOP subscribers. */
+struct tp_book_view {
+    const struct tp_level *bids;
+    const struct tp_level *asks;
+    uint16_t bid_levels;
+    uint16_t ask_levels;
+};
+
+/* One level change of a BookUpdate (tpout LevelAction semantics, level 1 = best). */
+struct tp_level_change {
+    uint8_t side;   /* 0 bid, 1 ask */
+    uint8_t level;  /* 1-based */
+    uint8_t action; /* 0 new (insert), 1 change, 2 delete (shift up), 3 clear side */
+    uint8_t reserved;
+    int32_t orders;
+    int64_t price;
+    int64_t qty;
+};
+
+struct tp_trade_event {
+    int64_t price;
+    int64_t qty;
+    uint64_t trade_id;
+    int32_t orders;
+    uint8_t aggressor; /* 0 none, 1 buy, 2 sell */
+};
+
+struct tp_order_event {
+    uint64_t order_id;
+    uint64_t priority;
+    int64_t price;
+    int64_t qty;
+    uint8_t side;   /* 0 bid, 1 ask */
+    uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 delete, 3 execute */
+};
+
+/* TP_TOPIC_STATUS carries one of three kinds. */
+enum tp_status_kind {
+    TP_STATUS_EVENT_TRADING = 0, /* trading status changed */
+    TP_STATUS_EVENT_STAT = 1,    /* a session statistic */
+    TP_STATUS_EVENT_CHANNEL = 2, /* channel-wide: reset, gap, recovery */
+};
+
+struct tp_status_event {
+    uint8_t kind;           /* enum tp_status_kind */
+    uint8_t trading_status; /* TRADING: enum tp_trading_status */
+    uint8_t venue_status;   /* TRADING: the venue's own code */
+    uint8_t stat_type;      /* STAT: tpout StatType; CHANNEL: tpout ChannelEventType */
+    uint32_t channel_id;    /* CHANNEL */
+    int64_t price;          /* STAT: price statistics, else TP_PRICE_NULL */
+    int64_t qty;            /* STAT: volume statistics; CHANNEL gap: first lost sequence */
+    uint64_t gap_to;        /* CHANNEL gap: last lost sequence */
+};
+
+struct tp_definition_event {
+    int64_t venue_security_id;
+    int64_t tick_size;
+    int64_t display_factor;
+    int64_t contract_multiplier;
+    char symbol[TP_SYMBOL_LEN];
+    uint32_t channel_id;
+    uint8_t depth;
+    uint8_t trading_status;
+    uint8_t security_kind;
+};
+
+/* What a callback receives. Pointers are valid during the callback only. */
+struct tp_event {
+    uint32_t topic; /* enum tp_topic, or a transformer's topic */
+    uint32_t instrument_id;
+    uint64_t bus_sequence; /* ring sequence of the published record (0 for RESYNC events) */
+    uint32_t flags;        /* TP_EVENT_F_* */
+    uint32_t sbe_length;
+    const void *sbe; /* the tpout message (NULL for RESYNC and LOSS events) */
+    uint64_t venue_seq;
+    uint64_t venue_time_ns;
+    uint64_t recv_tsc;
+    struct tp_book_view book; /* DEPTH and TOP: the library's book after the change */
+    union {
+        struct {
+            const struct tp_level_change *changes;
+            uint32_t count;
+        } depth;
+        struct tp_top_of_book top;
+        struct tp_trade_event trade;
+        struct tp_order_event order;
+        struct tp_status_event status;
+        struct tp_definition_event definition;
+        uint64_t lost;    /* TP_TOPIC_LOSS: events lost */
+        const void *user; /* a transformer's own output */
+    } u;
+};
+
+/* What a transformer sees: one published record, already validated and filtered. */
+struct tp_record_view {
+    uint16_t type;  /* 1: tpout SBE message, 2: raw */
+    uint16_t topic; /* topic the writer tagged (DEPTH, TRADES, ORDERS, STATUS, DEFINITIONS) */
+    uint32_t instrument_id;
+    uint32_t flags;
+    uint32_t length; /* payload bytes */
+    uint64_t bus_sequence;
+    const void *payload;
+};
+
+/*
+ * A transformer turns a record into an event of its topic: fill *out (topic and instrument are
+ * preset) and return 1 to deliver it, 0 to drop the record for this topic.
+ */
+typedef int (*tp_transform_fn)(void *ctx, const struct tp_record_view *rec, struct tp_event *out);
+
+typedef void (*tp_event_fn)(void *user, const struct tp_event *ev);
+
+struct tp_client;
+
+struct tp_client_options {
+    const char *shm_dir;   /* where the segments are; NULL: /dev/shm */
+    uint32_t batch_bytes;  /* private copy buffer; 0: 64 KiB */
+    int no_reader_segment; /* 1: keep this reader's counters in private memory only */
+    unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0644 */
+};
+
+/*
+ * Attach to instance `instance`. Refuses (with a reason in err) segments of another layout
+ * version (-EPROTONOSUPPORT), missing (-ENOENT) or stale (-ESTALE) ones. opt may be NULL.
+ * The reader starts at the current end of the ring: subscribe, then read the state table for
+ * the current books (tp_subscribe does this for DEPTH/TOP).
+ */
+int tp_attach(struct tp_client **out, const char *instance, const struct tp_client_options *opt,
+              char *err, size_t err_len);
+
+/* After tp_poll returned -ESTALE (writer restarted): map the new segments, keep subscriptions. */
+int tp_reattach(struct tp_client *c, char *err, size_t err_len);
+
+void tp_detach(struct tp_client *c);
+
+/* Number of instrument ids (0..n-1) of the instance. */
+uint32_t tp_instrument_count(const struct tp_client *c);
+
+/* Id of the instrument whose symbol is `symbol`, or -ENOENT. */
+int64_t tp_find_instrument(const struct tp_client *c, const char *symbol);
+
+/*
+ * Add (subscribe) or remove (unsubscribe) interest in topics (TP_TOPIC_BIT mask) for the given
+ * instruments; ids == NULL means every instrument. Subscribing to DEPTH or TOP loads the book
+ * from the state table. Not for the poll path (may allocate). Returns 0 or -EINVAL / -ERANGE.
+ */
+int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics);
+int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics);
+
+/*
+ * Register a transformer for records of source_topics (TP_TOPIC_BIT mask of published topics).
+ * Returns the new topic number (>= TP_TOPIC_USER_FIRST) to pass to tp_subscribe, or -ENOSPC.
+ */
+int tp_add_transformer(struct tp_client *c, const char *name, uint32_t source_topics,
+                       tp_transform_fn fn, void *ctx);
+
+/*
+ * Deliver up to max_events events to fn. Returns the number delivered (0: nothing new), or
+ * -ESTALE when the writer has closed or been replaced (call tp_reattach).
+ */
+int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events);
+
+/* Consistent copy of an instrument's conflated state. 0, -ERANGE or -EAGAIN. */
+int tp_read_state(const struct tp_client *c, uint32_t id, struct tp_instrument_state *out);
+
+struct tp_client_stats {
+    uint64_t records;   /* records read from the ring */
+    uint64_t delivered; /* events handed to callbacks */
+    uint64_t filtered;  /* records nobody here subscribed to */
+    uint64_t lapped;    /* times the writer overtook this reader */
+    uint64_t lost;      /* records lost to laps */
+    uint64_t resyncs;   /* books rebuilt from the state table */
+    uint64_t malformed; /* records that failed to decode */
+    uint64_t lag;       /* records published but not yet read */
+};
+
+void tp_stats(const struct tp_client *c, struct tp_client_stats *out);
+
+/* Slow path (syscalls): 0 when the writer is alive, -ESTALE / -ESRCH otherwise. */
+int tp_check_writer(const struct tp_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TICKPLANE_H */
