@@ -120,7 +120,10 @@ uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t s
 /* Hot path: dense id for an ITCH stock locate in locate map `slot`, or TP_INSTRUMENT_NONE. */
 uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot, uint16_t locate);
 
-/* Dense id for a symbol of a venue (NUL-terminated or space-padded), or TP_INSTRUMENT_NONE. */
+/*
+ * Dense id for a symbol of a venue (NUL-terminated or space-padded, len bytes at most), or
+ * TP_INSTRUMENT_NONE. With several ITCH channels trading the same symbol, the first defined wins.
+ */
 uint32_t tp_instruments_by_symbol(const struct tp_instruments *r, uint8_t venue, const char *symbol,
                                   size_t len);
 

@@ -1,0 +1,248 @@
+/*
+ * Books container: memory layout, configuration, reading, and the per-instrument state that is
+ * neither order- nor price-level (clear, trades, status, statistics).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tp_books.h"
+#include "tp_books_impl.h"
+#include "tp_instruments.h"
+
+#define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
+
+/* Order table slots: a power of two with at least twice max_orders (load factor <= 1/2). */
+static uint32_t order_table_shift(uint32_t max_orders)
+{
+    uint32_t shift = 4;
+    while ((1ull << shift) < 2ull * max_orders)
+        shift++;
+    return shift;
+}
+
+static int params_valid(const struct tp_books_params *p)
+{
+    return p && p->instruments > 0 && p->instruments < (1u << 31) &&
+           p->levels_per_side <= UINT16_MAX && p->mbp_depth <= UINT8_MAX &&
+           p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
+           (p->max_orders == 0 || p->levels_per_side > 0);
+}
+
+struct layout {
+    size_t books, orders, order_levels, mbp_levels, total;
+};
+
+static void compute_layout(const struct tp_books_params *p, struct layout *l)
+{
+    size_t slots = p->max_orders ? (size_t)1 << order_table_shift(p->max_orders) : 0;
+    size_t off = ALIGN64(sizeof(struct tp_books));
+
+    l->books = off;
+    off += ALIGN64((size_t)p->instruments * sizeof(struct tp_book));
+    l->orders = off;
+    off += ALIGN64(slots * sizeof(struct tp_order));
+    l->order_levels = off;
+    off += ALIGN64((size_t)p->instruments * 2 * p->levels_per_side * sizeof(struct tp_level));
+    l->mbp_levels = off;
+    off += ALIGN64((size_t)p->instruments * 2 * (p->mbp_depth + p->implied_depth) *
+                   sizeof(struct tp_level));
+    l->total = off;
+}
+
+size_t tp_books_memsize(const struct tp_books_params *p)
+{
+    struct layout l;
+
+    if (!params_valid(p))
+        return 0;
+    compute_layout(p, &l);
+    return l.total;
+}
+
+int tp_books_init(void *mem, const struct tp_books_params *p)
+{
+    struct tp_books *b = mem;
+    struct layout l;
+    char *base = mem;
+
+    if (!mem || !params_valid(p))
+        return -EINVAL;
+    compute_layout(p, &l);
+    memset(mem, 0, l.total);
+    b->params = *p;
+    b->order_shift = p->max_orders ? order_table_shift(p->max_orders) : 0;
+    b->order_mask = p->max_orders ? ((uint64_t)1 << b->order_shift) - 1 : 0;
+    b->mbp_stride = 2 * (p->mbp_depth + p->implied_depth);
+    b->books = (struct tp_book *)(base + l.books);
+    b->orders = (struct tp_order *)(base + l.orders);
+    b->order_levels = (struct tp_level *)(base + l.order_levels);
+    b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
+    return 0;
+}
+
+const struct tp_books_params *tp_books_params(const struct tp_books *b)
+{
+    return &b->params;
+}
+
+int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t depth,
+                       uint8_t implied_depth)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+    struct tp_book_change ignored[TP_BOOK_CHANGES_MAX];
+
+    if (!bk || type > TP_BOOK_TYPE_MBP_MBO)
+        return -EINVAL;
+    /* A book type needs its tables: refuse MBO without an order table, MBP without depth. */
+    if ((type & TP_BOOK_TYPE_MBO) && b->params.max_orders == 0)
+        return -EINVAL;
+    if ((type & TP_BOOK_TYPE_MBP) && b->params.mbp_depth == 0)
+        return -EINVAL;
+    if (depth > b->params.mbp_depth)
+        depth = (uint8_t)b->params.mbp_depth;
+    if (implied_depth > b->params.implied_depth)
+        implied_depth = (uint8_t)b->params.implied_depth;
+    if (!(type & TP_BOOK_TYPE_MBP))
+        depth = implied_depth = 0;
+    if (bk->type == type && bk->depth == depth && bk->implied_depth == implied_depth)
+        return 0;
+    tp_books_clear(b, instr, 1, ignored);
+    bk->type = type;
+    bk->depth = depth;
+    bk->implied_depth = implied_depth;
+    return 0;
+}
+
+const struct tp_book *tp_books_get(const struct tp_books *b, uint32_t instr)
+{
+    return instr < b->params.instruments ? &b->books[instr] : NULL;
+}
+
+uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                         enum tp_side side)
+{
+    const struct tp_book *bk = tp_books_get(b, instr);
+
+    if (!bk || side > TP_SIDE_ASK)
+        return 0;
+    switch (book) {
+    case TP_BOOK_DIRECT:
+        return bk->mbp_levels[side];
+    case TP_BOOK_IMPLIED:
+        return bk->implied_levels[side];
+    case TP_BOOK_ORDERS:
+        return bk->order_levels[side];
+    }
+    return 0;
+}
+
+int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                   enum tp_side side, uint32_t index, struct tp_level *out)
+{
+    const struct tp_book *bk = tp_books_get(b, instr);
+    uint32_t n = tp_books_levels(b, instr, book, side);
+    const struct tp_level *lv;
+
+    if (!bk || side > TP_SIDE_ASK || index == 0)
+        return -EINVAL;
+    if (index > n)
+        return -ENOENT;
+    if (book == TP_BOOK_ORDERS) {
+        /* Best level last; stored keys are -price on the ask side. */
+        lv = &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side + n - index];
+        *out = *lv;
+        out->price = tp_level_key(side, lv->price);
+        return 0;
+    }
+    lv = &b->mbp_levels[(size_t)instr * b->mbp_stride];
+    if (book == TP_BOOK_DIRECT)
+        lv += (size_t)side * bk->depth;
+    else
+        lv += 2 * (size_t)bk->depth + (size_t)side * bk->implied_depth;
+    *out = lv[index - 1];
+    return 0;
+}
+
+uint64_t tp_books_live_orders(const struct tp_books *b)
+{
+    return b->live_orders;
+}
+
+int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct tp_book_change *out)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+
+    if (!bk)
+        return -EINVAL;
+    if (bk->live_orders || bk->order_levels[0] || bk->order_levels[1])
+        tp_mbo_clear(b, instr);
+    if (b->mbp_stride)
+        memset(&b->mbp_levels[(size_t)instr * b->mbp_stride], 0,
+               b->mbp_stride * sizeof(struct tp_level));
+    bk->mbp_levels[0] = bk->mbp_levels[1] = 0;
+    bk->implied_levels[0] = bk->implied_levels[1] = 0;
+    if (!keep_session) {
+        bk->last_price = bk->last_qty = bk->volume = 0;
+        bk->trades = 0;
+        bk->last_aggressor = TP_SIDE_NONE;
+        memset(bk->stats, 0, sizeof(bk->stats));
+    }
+    tp_change(out, instr, TP_CHANGE_CLEAR, TP_BOOK_DIRECT, TP_SIDE_NONE, 0);
+    return 1;
+}
+
+int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qty,
+                   enum tp_side aggressor, uint64_t match, struct tp_book_change *out)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+    struct tp_book_change *c;
+
+    if (!bk)
+        return -EINVAL;
+    if (qty <= 0) {
+        bk->counters.bad_quantity++;
+        return -EINVAL;
+    }
+    if (aggressor > TP_SIDE_NONE)
+        aggressor = TP_SIDE_NONE;
+    bk->last_price = price;
+    bk->last_qty = qty;
+    bk->last_aggressor = (uint8_t)aggressor;
+    bk->volume += qty;
+    bk->trades++;
+    c = tp_change(out, instr, TP_CHANGE_TRADE, TP_BOOK_DIRECT, (uint8_t)aggressor, 0);
+    c->price = price;
+    c->qty = qty;
+    c->aux = match;
+    return 1;
+}
+
+int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct tp_book_change *out)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+
+    if (!bk || status > TP_STATUS_NO_CANCEL)
+        return -EINVAL;
+    if (bk->status == status)
+        return 0;
+    bk->status = status;
+    tp_change(out, instr, TP_CHANGE_STATUS, TP_BOOK_DIRECT, TP_SIDE_NONE, status);
+    return 1;
+}
+
+int tp_books_stat(struct tp_books *b, uint32_t instr, enum tp_stat_kind kind, int64_t price,
+                  int64_t qty, struct tp_book_change *out)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+    struct tp_book_change *c;
+
+    if (!bk || (unsigned)kind >= TP_STAT_COUNT)
+        return -EINVAL;
+    bk->stats[kind].price = price;
+    bk->stats[kind].qty = qty;
+    bk->stats[kind].present = 1;
+    c = tp_change(out, instr, TP_CHANGE_STAT, TP_BOOK_DIRECT, TP_SIDE_NONE, (uint8_t)kind);
+    c->price = price;
+    c->qty = qty;
+    return 1;
+}

@@ -1,0 +1,74 @@
+/*
+ * Private layout of struct tp_books, shared by tp_books.c, tp_mbo.c and tp_mbp.c only.
+ */
+#ifndef TP_BOOKS_IMPL_H
+#define TP_BOOKS_IMPL_H
+
+#include <stdint.h>
+
+#include "tp_books.h"
+
+/*
+ * One live order: 32 bytes, two per cache line. `key` is the level sort key (tp_level_key), so
+ * the level of an order is found without looking at its side again. qty == 0 marks a free slot.
+ */
+struct tp_order {
+    uint64_t id;
+    int64_t key;
+    uint64_t priority;
+    uint32_t qty;
+    uint32_t instr_side; /* instrument << 1 | side */
+};
+
+struct tp_books {
+    struct tp_books_params params;
+    uint32_t order_shift; /* log2 of the order table slots */
+    uint64_t order_mask;  /* slots - 1 */
+    uint64_t live_orders;
+    uint32_t mbp_stride; /* levels per instrument in mbp_levels: 2 * (depth + implied) */
+    uint32_t reserved;
+    struct tp_book *books;         /* [instruments] */
+    struct tp_order *orders;       /* [order_mask + 1] */
+    struct tp_level *order_levels; /* [instruments][2 sides][levels_per_side], best LAST */
+    struct tp_level *mbp_levels;   /* [instruments][direct bid, ask, implied bid, ask][depth] */
+} __attribute__((aligned(64)));
+
+/*
+ * Order-level books sort levels by key = price for bids and -price for asks, ascending, so the
+ * best level of either side is the one with the largest key (the last entry of the array).
+ */
+static inline int64_t tp_level_key(unsigned side, int64_t price)
+{
+    return side == TP_SIDE_BID ? price : -price;
+}
+
+static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
+{
+    return instr < b->params.instruments ? &b->books[instr] : NULL;
+}
+
+/* Fills a change record's common fields; the caller sets the kind-specific ones. */
+static inline struct tp_book_change *tp_change(struct tp_book_change *c, uint32_t instr,
+                                               uint8_t kind, uint8_t book, uint8_t side,
+                                               uint8_t action)
+{
+    c->instrument = instr;
+    c->kind = kind;
+    c->book = book;
+    c->side = side;
+    c->action = action;
+    c->level = 0;
+    c->flags = 0;
+    c->reserved = 0;
+    c->count = 0;
+    c->price = 0;
+    c->qty = 0;
+    c->order_id = 0;
+    c->aux = 0;
+    return c;
+}
+
+/* Order-level part of tp_books_clear(): drops the instrument's orders and levels. */
+void tp_mbo_clear(struct tp_books *b, uint32_t instr);
+
+#endif /* TP_BOOKS_IMPL_H */

@@ -1,0 +1,303 @@
+/*
+ * Instrument registry (see tp_instruments.h).
+ *
+ * Three lookup structures point into one array of instruments: an open-addressing table keyed by
+ * SecurityID, one keyed by (venue, symbol), and a direct array per ITCH locate map. They store
+ * id + 1 so that zeroed memory means "empty".
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "tp_instruments.h"
+
+#define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
+
+struct tp_instruments {
+    uint32_t capacity;
+    uint32_t count;
+    uint32_t slot_mask; /* slots - 1 of both hash tables */
+    uint16_t itch_venues;
+    uint16_t reserved;
+    struct tp_instrument *items; /* [capacity] */
+    int32_t *secid_keys;         /* [slots] */
+    uint32_t *secid_ids;         /* [slots], id + 1, 0 = free */
+    uint32_t *symbol_ids;        /* [slots], id + 1, 0 = free */
+    uint32_t *locates;           /* [itch_venues][TP_ITCH_LOCATES], id + 1, 0 = none */
+} __attribute__((aligned(64)));
+
+static int params_valid(const struct tp_instruments_params *p)
+{
+    return p && p->capacity > 0 && p->capacity < (1u << 30);
+}
+
+static uint32_t slots_for(uint32_t capacity)
+{
+    uint32_t slots = 16;
+    while (slots < 2 * capacity)
+        slots <<= 1;
+    return slots;
+}
+
+struct layout {
+    size_t items, secid_keys, secid_ids, symbol_ids, locates, total;
+};
+
+static void compute_layout(const struct tp_instruments_params *p, struct layout *l)
+{
+    size_t slots = slots_for(p->capacity);
+    size_t off = ALIGN64(sizeof(struct tp_instruments));
+
+    l->items = off;
+    off += ALIGN64((size_t)p->capacity * sizeof(struct tp_instrument));
+    l->secid_keys = off;
+    off += ALIGN64(slots * sizeof(int32_t));
+    l->secid_ids = off;
+    off += ALIGN64(slots * sizeof(uint32_t));
+    l->symbol_ids = off;
+    off += ALIGN64(slots * sizeof(uint32_t));
+    l->locates = off;
+    off += ALIGN64((size_t)p->itch_venues * TP_ITCH_LOCATES * sizeof(uint32_t));
+    l->total = off;
+}
+
+size_t tp_instruments_memsize(const struct tp_instruments_params *p)
+{
+    struct layout l;
+
+    if (!params_valid(p))
+        return 0;
+    compute_layout(p, &l);
+    return l.total;
+}
+
+int tp_instruments_init(void *mem, const struct tp_instruments_params *p)
+{
+    struct tp_instruments *r = mem;
+    char *base = mem;
+    struct layout l;
+
+    if (!mem || !params_valid(p))
+        return -EINVAL;
+    compute_layout(p, &l);
+    memset(mem, 0, l.total);
+    r->capacity = p->capacity;
+    r->slot_mask = slots_for(p->capacity) - 1;
+    r->itch_venues = p->itch_venues;
+    r->items = (struct tp_instrument *)(base + l.items);
+    r->secid_keys = (int32_t *)(base + l.secid_keys);
+    r->secid_ids = (uint32_t *)(base + l.secid_ids);
+    r->symbol_ids = (uint32_t *)(base + l.symbol_ids);
+    r->locates = (uint32_t *)(base + l.locates);
+    return 0;
+}
+
+uint32_t tp_instruments_count(const struct tp_instruments *r)
+{
+    return r->count;
+}
+
+uint32_t tp_instruments_capacity(const struct tp_instruments *r)
+{
+    return r->capacity;
+}
+
+struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id)
+{
+    return id < r->count ? &r->items[id] : NULL;
+}
+
+/* Murmur3 finalizer: SecurityIDs are dense-ish integers, spread them over the table. */
+static inline uint32_t hash32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x85ebca6bu;
+    x ^= x >> 13;
+    x *= 0xc2b2ae35u;
+    x ^= x >> 16;
+    return x;
+}
+
+/* FNV-1a over the symbol's significant bytes (up to NUL or trailing spaces) and the venue. */
+static uint32_t symbol_hash(uint8_t venue, const char *s, size_t len)
+{
+    uint32_t h = 2166136261u ^ venue;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return hash32(h);
+}
+
+/* Significant length of a venue symbol: stops at NUL, drops trailing spaces. */
+static size_t symbol_len(const char *s, size_t max)
+{
+    size_t n = 0;
+
+    while (n < max && s[n] != '\0')
+        n++;
+    while (n > 0 && s[n - 1] == ' ')
+        n--;
+    return n;
+}
+
+void tp_symbol_copy(char dst[TP_SYMBOL_MAX], const char *src, size_t len)
+{
+    size_t n = symbol_len(src, len < TP_SYMBOL_MAX - 1 ? len : TP_SYMBOL_MAX - 1);
+
+    memcpy(dst, src, n);
+    memset(dst + n, 0, TP_SYMBOL_MAX - n);
+}
+
+uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t security_id)
+{
+    uint32_t i = hash32((uint32_t)security_id) & r->slot_mask;
+
+    while (r->secid_ids[i]) {
+        if (r->secid_keys[i] == security_id)
+            return r->secid_ids[i] - 1;
+        i = (i + 1) & r->slot_mask;
+    }
+    return TP_INSTRUMENT_NONE;
+}
+
+uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot, uint16_t locate)
+{
+    if (slot >= r->itch_venues)
+        return TP_INSTRUMENT_NONE;
+    return r->locates[(size_t)slot * TP_ITCH_LOCATES + locate] - 1;
+}
+
+/*
+ * Walks the symbol table's probe run for (venue, symbol); `channel` >= 0 also requires the
+ * instrument's channel to match (ITCH). Returns the slot holding it, or the free slot that ends
+ * the run with *found = 0.
+ */
+static uint32_t symbol_slot(const struct tp_instruments *r, uint8_t venue, const char *s,
+                            size_t len, int channel, int *found)
+{
+    uint32_t i = symbol_hash(venue, s, len) & r->slot_mask;
+
+    for (; r->symbol_ids[i]; i = (i + 1) & r->slot_mask) {
+        const struct tp_instrument *in = &r->items[r->symbol_ids[i] - 1];
+        if (in->venue == venue && (channel < 0 || in->channel == channel) &&
+            symbol_len(in->symbol, TP_SYMBOL_MAX) == len && memcmp(in->symbol, s, len) == 0) {
+            *found = 1;
+            return i;
+        }
+    }
+    *found = 0;
+    return i;
+}
+
+uint32_t tp_instruments_by_symbol(const struct tp_instruments *r, uint8_t venue, const char *symbol,
+                                  size_t len)
+{
+    size_t n = symbol_len(symbol, len < TP_SYMBOL_MAX - 1 ? len : TP_SYMBOL_MAX - 1);
+    int found;
+    uint32_t i = symbol_slot(r, venue, symbol, n, -1, &found);
+
+    return found ? r->symbol_ids[i] - 1 : TP_INSTRUMENT_NONE;
+}
+
+/* Removes symbol table slot i with backward shift (used when a definition renames). */
+static void symbol_remove(struct tp_instruments *r, uint32_t i)
+{
+    uint32_t j = i;
+
+    for (;;) {
+        j = (j + 1) & r->slot_mask;
+        if (!r->symbol_ids[j])
+            break;
+        const struct tp_instrument *in = &r->items[r->symbol_ids[j] - 1];
+        size_t n = symbol_len(in->symbol, TP_SYMBOL_MAX);
+        uint32_t home = symbol_hash(in->venue, in->symbol, n) & r->slot_mask;
+        if (((j - home) & r->slot_mask) >= ((j - i) & r->slot_mask)) {
+            r->symbol_ids[i] = r->symbol_ids[j];
+            i = j;
+        }
+    }
+    r->symbol_ids[i] = 0;
+}
+
+static void symbol_insert(struct tp_instruments *r, uint32_t id)
+{
+    const struct tp_instrument *in = &r->items[id];
+    size_t n = symbol_len(in->symbol, TP_SYMBOL_MAX);
+    uint32_t i = symbol_hash(in->venue, in->symbol, n) & r->slot_mask;
+
+    while (r->symbol_ids[i])
+        i = (i + 1) & r->slot_mask;
+    r->symbol_ids[i] = id + 1;
+}
+
+/* Copies the reference data of a definition into an instrument, keeping its id. */
+static void instrument_store(struct tp_instrument *dst, const struct tp_instrument *def,
+                             uint32_t id)
+{
+    *dst = *def;
+    dst->id = id;
+    dst->symbol[TP_SYMBOL_MAX - 1] = '\0';
+    dst->security_group[TP_SECURITY_GROUP_MAX - 1] = '\0';
+}
+
+int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def)
+{
+    size_t n = symbol_len(def->symbol, TP_SYMBOL_MAX - 1);
+    uint32_t id = TP_INSTRUMENT_NONE, secid_slot = 0, sym_slot;
+    int found;
+
+    if (n == 0)
+        return -EINVAL;
+    if (def->venue == TP_VENUE_CME_MDP3) {
+        secid_slot = hash32((uint32_t)def->security_id) & r->slot_mask;
+        for (; r->secid_ids[secid_slot]; secid_slot = (secid_slot + 1) & r->slot_mask) {
+            if (r->secid_keys[secid_slot] == def->security_id) {
+                id = r->secid_ids[secid_slot] - 1;
+                break;
+            }
+        }
+    } else if (def->venue == TP_VENUE_NASDAQ_ITCH) {
+        if (def->channel >= r->itch_venues)
+            return -EINVAL;
+        sym_slot = symbol_slot(r, def->venue, def->symbol, n, def->channel, &found);
+        if (found)
+            id = r->symbol_ids[sym_slot] - 1;
+    } else {
+        return -EINVAL;
+    }
+
+    if (id == TP_INSTRUMENT_NONE) {
+        if (r->count == r->capacity)
+            return -ENOSPC;
+        id = r->count++;
+        instrument_store(&r->items[id], def, id);
+        symbol_insert(r, id);
+        if (def->venue == TP_VENUE_CME_MDP3) {
+            r->secid_keys[secid_slot] = def->security_id;
+            r->secid_ids[secid_slot] = id + 1;
+        }
+    } else {
+        struct tp_instrument *in = &r->items[id];
+        if (symbol_len(in->symbol, TP_SYMBOL_MAX) != n || memcmp(in->symbol, def->symbol, n)) {
+            /* Renamed: move its symbol table entry. */
+            uint32_t old = symbol_slot(r, in->venue, in->symbol,
+                                       symbol_len(in->symbol, TP_SYMBOL_MAX), -1, &found);
+            if (found)
+                symbol_remove(r, old);
+            instrument_store(in, def, id);
+            symbol_insert(r, id);
+        } else {
+            instrument_store(in, def, id);
+        }
+    }
+    if (def->venue == TP_VENUE_NASDAQ_ITCH)
+        r->locates[(size_t)def->channel * TP_ITCH_LOCATES + def->itch_locate] = id + 1;
+    return id;
+}
+
+int tp_instruments_reset_locates(struct tp_instruments *r, uint16_t slot)
+{
+    if (slot >= r->itch_venues)
+        return -EINVAL;
+    memset(&r->locates[(size_t)slot * TP_ITCH_LOCATES], 0, TP_ITCH_LOCATES * sizeof(uint32_t));
+    return 0;
+}
