@@ -8,6 +8,7 @@
 #ifndef TP_NET_BUILD_H
 #define TP_NET_BUILD_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 

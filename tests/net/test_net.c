@@ -1,0 +1,282 @@
+/*
+ * test_net.c - Ethernet / 802.1Q / IPv4 / UDP parsing and building, and the pcap writer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <pcap/pcap.h>
+
+#include "net_build.h"
+#include "net_parse.h"
+#include "pcap_writer.h"
+
+static const uint8_t payload[] = "MoldUDP64 payload bytes";
+
+static struct tp_udp_frame_spec base_spec(void)
+{
+    struct tp_udp_frame_spec s = {
+        .src_mac = {0xd4, 0xaf, 0xf7, 0xcb, 0x20, 0xd5},
+        .src_ip = 0xcec87f8a, /* 206.200.127.138 */
+        .dst_ip = 0xe9360c6f, /* 233.54.12.111 */
+        .src_port = 49653,
+        .dst_port = 26477,
+        .ip_id = 7,
+    };
+    return s;
+}
+
+/* Parses with the exact captured length in a malloc'd copy so ASan sees any over-read. */
+static int parse_exact(const uint8_t *frame, size_t len, unsigned flags, struct tp_udp_view *v)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    memcpy(copy, frame, len);
+    int rc = tp_net_parse_udp(copy, len, flags, v);
+    if (rc == 0) /* payload pointed into the copy: rebase it onto the caller's frame */
+        v->payload = frame + (v->payload - copy);
+    free(copy);
+    return rc;
+}
+
+static void check_view(const struct tp_udp_view *v, const uint8_t *frame, size_t headers,
+                       uint16_t vlan, uint16_t outer, uint8_t count)
+{
+    assert_int_equal(v->key.dst_ip, 0xe9360c6f);
+    assert_int_equal(v->key.dst_port, 26477);
+    assert_int_equal(v->key.vlan, vlan);
+    assert_int_equal(v->outer_vlan, outer);
+    assert_int_equal(v->vlan_count, count);
+    assert_int_equal(v->src_ip, 0xcec87f8a);
+    assert_int_equal(v->src_port, 49653);
+    assert_ptr_equal(v->payload, frame + headers);
+    assert_int_equal(v->payload_len, sizeof(payload));
+    assert_memory_equal(v->payload, payload, sizeof(payload));
+}
+
+static void test_untagged_single_and_double_tags(void **state)
+{
+    (void)state;
+    uint8_t frame[256];
+    struct tp_udp_view v;
+    struct tp_udp_frame_spec s = base_spec();
+
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    assert_int_equal(n, 14 + 20 + 8 + sizeof(payload));
+    assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
+    check_view(&v, frame, 42, 0, 0, 0);
+    /* multicast destination MAC derived from the group */
+    static const uint8_t mac[6] = {0x01, 0x00, 0x5e, 0x36, 0x0c, 0x6f};
+    assert_memory_equal(frame, mac, 6);
+
+    s.vlan_count = 1;
+    s.vlan[0] = 141;
+    n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    assert_int_equal(frame[12], 0x81);
+    assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
+    check_view(&v, frame, 46, 141, 141, 1);
+    assert_int_equal(v.ip_offset, 18);
+
+    s.vlan_count = 2;
+    s.outer_tpid = TP_ETHERTYPE_QINQ;
+    s.vlan[0] = 300;
+    s.vlan[1] = 4095;
+    n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    assert_int_equal(frame[12], 0x88);
+    assert_int_equal(frame[13], 0xa8);
+    assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
+    check_view(&v, frame, 50, 4095, 300, 2);
+
+    s.outer_tpid = 0; /* two 0x8100 tags */
+    n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    assert_int_equal(frame[12], 0x81);
+    assert_int_equal(parse_exact(frame, (size_t)n, 0, &v), 0);
+    check_view(&v, frame, 50, 4095, 300, 2);
+
+    /* A third tag is refused: insert one more 0x8100 tag by hand. */
+    uint8_t three[256];
+    memcpy(three, frame, 12);
+    tp_store_be16(three + 12, TP_ETHERTYPE_VLAN);
+    tp_store_be16(three + 14, 5);
+    memcpy(three + 16, frame + 12, (size_t)n - 12);
+    assert_int_equal(parse_exact(three, (size_t)n + 4, 0, &v), TP_NET_EVLAN);
+
+    s.vlan_count = 3;
+    assert_int_equal(tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload)), -EINVAL);
+}
+
+static void test_ethernet_padding_is_ignored(void **state)
+{
+    (void)state;
+    uint8_t frame[64] = {0};
+    struct tp_udp_frame_spec s = base_spec();
+    uint8_t tiny[4] = {1, 2, 3, 4};
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, tiny, sizeof(tiny));
+    assert_int_equal(n, 46);
+    struct tp_udp_view v;
+    assert_int_equal(parse_exact(frame, 60, 0, &v), 0); /* padded to the 60-byte minimum */
+    assert_int_equal(v.payload_len, 4);
+}
+
+static void test_ip_options_are_skipped(void **state)
+{
+    (void)state;
+    uint8_t frame[256], opt[256];
+    struct tp_udp_frame_spec s = base_spec();
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    /* Same frame with 8 bytes of IPv4 options (NOPs + end). */
+    memcpy(opt, frame, 34);
+    memset(opt + 34, 1, 7);
+    opt[41] = 0;
+    memcpy(opt + 42, frame + 34, (size_t)n - 34);
+    opt[14] = 0x47;
+    tp_store_be16(opt + 16, (uint16_t)(tp_load_be16(frame + 16) + 8));
+    tp_store_be16(opt + 24, 0);
+    tp_store_be16(opt + 24, tp_ipv4_checksum(opt + 14, 28));
+    struct tp_udp_view v;
+    assert_int_equal(parse_exact(opt, (size_t)n + 8, TP_NET_CHECK_IP_CSUM, &v), 0);
+    check_view(&v, opt, 50, 0, 0, 0);
+    /* IHL pointing past the captured bytes */
+    opt[14] = 0x4f;
+    assert_int_equal(parse_exact(opt, 14 + 40, 0, &v), TP_NET_ESHORT);
+}
+
+static void test_fragments_rejected(void **state)
+{
+    (void)state;
+    uint8_t frame[256];
+    struct tp_udp_frame_spec s = base_spec();
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    struct tp_udp_view v;
+    tp_store_be16(frame + 20, 0x2000); /* more fragments */
+    assert_int_equal(parse_exact(frame, (size_t)n, 0, &v), TP_NET_EFRAG);
+    tp_store_be16(frame + 20, 0x0001); /* offset 8 bytes, last fragment */
+    assert_int_equal(parse_exact(frame, (size_t)n, 0, &v), TP_NET_EFRAG);
+    tp_store_be16(frame + 20, 0x4000); /* DF only: fine */
+    assert_int_equal(parse_exact(frame, (size_t)n, 0, &v), 0);
+}
+
+/* Every prefix of valid tagged frames is refused, and never read beyond (ASan). */
+static void test_every_truncation_refused(void **state)
+{
+    (void)state;
+    uint8_t frame[256];
+    struct tp_udp_frame_spec s = base_spec();
+    for (uint8_t tags = 0; tags <= 2; tags++) {
+        s.vlan_count = tags;
+        s.vlan[0] = 10;
+        s.vlan[1] = 20;
+        int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+        struct tp_udp_view v;
+        for (size_t len = 0; len < (size_t)n; len++)
+            assert_true(parse_exact(frame, len, 0, &v) < 0);
+        assert_int_equal(parse_exact(frame, (size_t)n, 0, &v), 0);
+    }
+}
+
+static void test_bad_lengths_and_types(void **state)
+{
+    (void)state;
+    uint8_t frame[256];
+    struct tp_udp_frame_spec s = base_spec();
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    struct tp_udp_view v;
+    uint8_t work[256];
+#define MUTATE(stmt, expect)                                                                       \
+    do {                                                                                           \
+        memcpy(work, frame, (size_t)n);                                                            \
+        stmt;                                                                                      \
+        assert_int_equal(parse_exact(work, (size_t)n, 0, &v), expect);                             \
+    } while (0)
+    MUTATE(tp_store_be16(work + 16, (uint16_t)(n - 14 + 1)), TP_NET_EIPLEN); /* total > frame */
+    MUTATE(tp_store_be16(work + 16, 19), TP_NET_EIPLEN);                     /* total < IHL */
+    MUTATE(tp_store_be16(work + 16, 27), TP_NET_EUDPLEN); /* no room for UDP header */
+    MUTATE(tp_store_be16(work + 38, 7), TP_NET_EUDPLEN);  /* UDP length < 8 */
+    MUTATE(tp_store_be16(work + 38, (uint16_t)(n - 34 + 1)), TP_NET_EUDPLEN);
+    MUTATE(work[14] = 0x44, TP_NET_EIPHDR); /* IHL 4 */
+    MUTATE(work[14] = 0x65, TP_NET_EIPHDR); /* version 6 */
+    MUTATE(work[23] = 6, TP_NET_ENOTUDP);   /* TCP */
+    MUTATE(tp_store_be16(work + 12, 0x86dd), TP_NET_ENOTIPV4);
+    MUTATE(tp_store_be16(work + 12, 0x0806), TP_NET_ENOTIPV4);
+    /* a shorter UDP length inside the IP payload: payload shrinks accordingly */
+    MUTATE(tp_store_be16(work + 38, 8 + 3), 0);
+    assert_int_equal(v.payload_len, 3);
+
+    /* checksum: only checked on request */
+    memcpy(work, frame, (size_t)n);
+    work[22] ^= 1; /* TTL changes, checksum now wrong */
+    assert_int_equal(parse_exact(work, (size_t)n, 0, &v), 0);
+    assert_int_equal(parse_exact(work, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), TP_NET_ECSUM);
+    assert_string_equal(tp_net_strerror(TP_NET_ECSUM), "bad IPv4 header checksum");
+    assert_string_equal(tp_net_strerror(TP_NET_EFRAG), "IPv4 fragment");
+}
+
+static void test_build_limits(void **state)
+{
+    (void)state;
+    uint8_t frame[64];
+    struct tp_udp_frame_spec s = base_spec();
+    assert_int_equal(tp_net_udp_headers_len(&s), 42);
+    assert_int_equal(tp_net_build_udp(frame, 42 + 2, &s, payload, 3), -ENOSPC);
+    assert_int_equal(tp_net_build_udp(frame, sizeof(frame), &s, payload, 70000), -EINVAL);
+    /* unicast destination keeps the given MAC */
+    s.dst_ip = 0x0a000001;
+    memcpy(s.dst_mac, "\x02\x00\x00\x00\x00\x01", 6);
+    assert_int_equal(tp_net_build_udp(frame, sizeof(frame), &s, payload, 3), 45);
+    assert_memory_equal(frame, "\x02\x00\x00\x00\x00\x01", 6);
+}
+
+static void test_pcap_writer_reads_back_with_libpcap(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/tp_test_net_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    uint8_t frame[256];
+    struct tp_udp_frame_spec s = base_spec();
+    int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+    struct tp_pcap_writer w;
+    assert_int_equal(tp_pcap_writer_open(&w, path), 0);
+    assert_int_equal(tp_pcap_writer_write(&w, 1692711000000239038ull, frame, (size_t)n), 0);
+    assert_int_equal(tp_pcap_writer_write(&w, 1692711000000239039ull, frame, 60), 0);
+    assert_int_equal(tp_pcap_writer_close(&w), 0);
+
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
+    assert_non_null(p);
+    assert_int_equal(pcap_datalink(p), DLT_EN10MB);
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    assert_int_equal(pcap_next_ex(p, &h, &data), 1);
+    assert_int_equal(h->caplen, n);
+    assert_int_equal(h->ts.tv_sec, 1692711000);
+    assert_int_equal(h->ts.tv_usec, 239038); /* nanoseconds with NANO precision */
+    assert_memory_equal(data, frame, (size_t)n);
+    assert_int_equal(pcap_next_ex(p, &h, &data), 1);
+    assert_int_equal(h->caplen, 60);
+    assert_int_equal(h->ts.tv_usec, 239039);
+    assert_int_equal(pcap_next_ex(p, &h, &data), PCAP_ERROR_BREAK);
+    pcap_close(p);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_untagged_single_and_double_tags),
+        cmocka_unit_test(test_ethernet_padding_is_ignored),
+        cmocka_unit_test(test_ip_options_are_skipped),
+        cmocka_unit_test(test_fragments_rejected),
+        cmocka_unit_test(test_every_truncation_refused),
+        cmocka_unit_test(test_bad_lengths_and_types),
+        cmocka_unit_test(test_build_limits),
+        cmocka_unit_test(test_pcap_writer_reads_back_with_libpcap),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
