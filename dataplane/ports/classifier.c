@@ -1,0 +1,124 @@
+/*
+ * Packet classifier: see classifier.h. The table holds (key, line) slots; an empty slot has
+ * line == TP_CLASSIFY_NONE. Keys pack into 64 bits so a probe is one compare.
+ */
+#include "classifier.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct flow_slot {
+    uint64_t key; /* group << 32 | port << 16 | vlan */
+    uint32_t line;
+    uint32_t reserved;
+};
+
+struct tp_classifier {
+    struct tp_classifier_counters counters;
+    uint32_t mask;
+    uint32_t max_flows;
+    uint32_t flows;
+    struct flow_slot slots[];
+};
+
+static uint32_t table_size(uint32_t max_flows)
+{
+    uint32_t size = 8;
+    while (size < 2 * max_flows)
+        size <<= 1;
+    return size;
+}
+
+size_t tp_classifier_memsize(const struct tp_classifier_params *params)
+{
+    if (params->max_flows == 0 || params->max_flows > (1u << 20))
+        return 0;
+    size_t size = sizeof(struct tp_classifier) +
+                  (size_t)table_size(params->max_flows) * sizeof(struct flow_slot);
+    return (size + 63) & ~(size_t)63;
+}
+
+int tp_classifier_init(void *mem, const struct tp_classifier_params *params)
+{
+    if (mem == NULL || tp_classifier_memsize(params) == 0)
+        return -EINVAL;
+    struct tp_classifier *cls = mem;
+    memset(cls, 0, sizeof(*cls));
+    uint32_t size = table_size(params->max_flows);
+    cls->mask = size - 1;
+    cls->max_flows = params->max_flows;
+    for (uint32_t i = 0; i < size; i++)
+        cls->slots[i] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
+    return 0;
+}
+
+static inline uint64_t pack_key(uint32_t group, uint16_t port, uint16_t vlan)
+{
+    return (uint64_t)group << 32 | (uint64_t)port << 16 | vlan;
+}
+
+/* Multiplicative hashing: the high bits of key * odd constant spread groups differing in low bits.
+ */
+static inline uint32_t slot_of(const struct tp_classifier *cls, uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & cls->mask;
+}
+
+static inline uint32_t probe(const struct tp_classifier *cls, uint64_t key)
+{
+    for (uint32_t i = slot_of(cls, key);; i = (i + 1) & cls->mask) {
+        const struct flow_slot *s = &cls->slots[i];
+        if (s->line == TP_CLASSIFY_NONE || s->key == key)
+            return s->line;
+    }
+}
+
+int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan,
+                      uint32_t line)
+{
+    if (line == TP_CLASSIFY_NONE || (vlan > 4094 && vlan != TP_CLASSIFY_ANY_VLAN))
+        return -EINVAL;
+    uint64_t key = pack_key(group, port, vlan);
+    uint32_t i = slot_of(cls, key);
+    for (; cls->slots[i].line != TP_CLASSIFY_NONE; i = (i + 1) & cls->mask)
+        if (cls->slots[i].key == key)
+            return -EEXIST;
+    if (cls->flows == cls->max_flows)
+        return -ENOSPC;
+    cls->slots[i] = (struct flow_slot){.key = key, .line = line};
+    cls->flows++;
+    return 0;
+}
+
+uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
+{
+    uint32_t line = probe(cls, pack_key(key->dst_ip, key->dst_port, key->vlan));
+    if (line == TP_CLASSIFY_NONE)
+        line = probe(cls, pack_key(key->dst_ip, key->dst_port, TP_CLASSIFY_ANY_VLAN));
+    return line;
+}
+
+uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
+                           struct tp_udp_view *view)
+{
+    cls->counters.frames++;
+    int rc = tp_net_parse_udp(frame, len, 0, view);
+    if (rc != 0) {
+        if (rc == TP_NET_ENOTIPV4 || rc == TP_NET_ENOTUDP)
+            cls->counters.not_udp++;
+        else
+            cls->counters.malformed++;
+        return TP_CLASSIFY_NONE;
+    }
+    uint32_t line = tp_classifier_lookup(cls, &view->key);
+    if (line == TP_CLASSIFY_NONE)
+        cls->counters.no_flow++;
+    else
+        cls->counters.matched++;
+    return line;
+}
+
+const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls)
+{
+    return &cls->counters;
+}

@@ -1,0 +1,64 @@
+/*
+ * Packet classifier: Ethernet frame -> feed line, by (destination group, UDP port, VLAN).
+ *
+ * Promises:
+ *  - One parse (codecs/net, bounds checked) and one or two probes of a small open-addressing
+ *    table (linear probing, load factor <= 1/2, sized at init). No allocation after init.
+ *  - A flow added with vlan TP_CLASSIFY_ANY_VLAN matches that group and port with any tag and
+ *    untagged; an exact-VLAN flow wins over it.
+ *  - Frames that are not UDP over IPv4, malformed, or of no configured flow are counted (by
+ *    reason) and reported as TP_CLASSIFY_NONE; the caller drops them or hands them to the
+ *    exception path (IGMP, ARP: see host.h).
+ *  - No DPDK: works on any frame in memory (the daemon passes mbuf data, tests pass buffers).
+ */
+#ifndef TP_PORTS_CLASSIFIER_H
+#define TP_PORTS_CLASSIFIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_parse.h"
+
+#define TP_CLASSIFY_NONE     UINT32_MAX
+#define TP_CLASSIFY_ANY_VLAN 0xffffu /* not a valid 12-bit VLAN id */
+
+struct tp_classifier_params {
+    uint32_t max_flows; /* flows that will be added (table size is the next power of two >= 2x) */
+};
+
+/* Why frames were not classified; single writer (the data lcore). */
+struct tp_classifier_counters {
+    uint64_t frames;    /* offered */
+    uint64_t matched;   /* returned a line */
+    uint64_t not_udp;   /* well-formed, but not UDP over IPv4 (ARP, IGMP, IPv6, LLDP, ...) */
+    uint64_t malformed; /* lengths or headers that do not add up */
+    uint64_t no_flow;   /* UDP to a destination nobody configured */
+} __attribute__((aligned(64)));
+
+struct tp_classifier;
+
+size_t tp_classifier_memsize(const struct tp_classifier_params *params);
+/* 0 or -EINVAL; mem holds tp_classifier_memsize() bytes, 64-byte aligned. */
+int tp_classifier_init(void *mem, const struct tp_classifier_params *params);
+
+/*
+ * Maps a flow (host order group and port; vlan 0..4094 or TP_CLASSIFY_ANY_VLAN) to `line`, a
+ * caller-defined id other than TP_CLASSIFY_NONE. Returns 0, -EEXIST if the flow is already
+ * mapped, -ENOSPC beyond max_flows, -EINVAL for a bad vlan or line.
+ */
+int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan,
+                      uint32_t line);
+
+/* The line of a parsed flow key, or TP_CLASSIFY_NONE. */
+uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key);
+
+/*
+ * Parses a frame and classifies it. Returns the line (and fills *view: payload, sources) or
+ * TP_CLASSIFY_NONE (counted by reason; *view is filled only when the frame was UDP).
+ */
+uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
+                           struct tp_udp_view *view);
+
+const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls);
+
+#endif
