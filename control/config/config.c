@@ -577,7 +577,8 @@ static void import_cme_line(struct tp_cfg_line *line, const struct tp_cme_connec
     line->vlan = -1;
 }
 
-static void import_cme(struct loader *ld, const char *path, const json_t *obj,
+/* Returns false (with an error) if the channel could not be imported. */
+static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
                        struct tp_cfg_channel *ch)
 {
     static const char *const keys[] = {"file", "channel", NULL};
@@ -587,13 +588,14 @@ static void import_cme(struct loader *ld, const char *path, const json_t *obj,
                               sizeof(ch->cme_config_file));
     bool have_id = tp_jw_uint(ld->errs, path, obj, "channel", 1, UINT32_MAX, true, &id);
     if (!have_file || !have_id)
-        return;
+        return false;
     ch->cme_config_channel = (uint32_t)id;
     struct tp_cme_channel *cme = malloc(sizeof(*cme));
     if (cme == NULL) {
         tp_jw_error(ld->errs, path, "out of memory");
-        return;
+        return false;
     }
+    bool ok = false;
     char why[200];
     int rc =
         tp_cme_channel_load(ch->cme_config_file, ch->cme_config_channel, cme, why, sizeof(why));
@@ -614,8 +616,10 @@ static void import_cme(struct loader *ld, const char *path, const json_t *obj,
         import_cme_line(&ch->snapshot[1], tp_cme_channel_feed(cme, "S", 'B'));
         import_cme_line(&ch->definitions[0], tp_cme_channel_feed(cme, "N", 'A'));
         import_cme_line(&ch->definitions[1], tp_cme_channel_feed(cme, "N", 'B'));
+        ok = true;
     }
     free(cme);
+    return ok;
 }
 
 static void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
@@ -727,10 +731,13 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
 
     json_t *cme = tp_jw_get(ld->errs, path, obj, "cme_config", JSON_OBJECT, false);
     tp_jw_path_key(child, path, "cme_config");
-    if (cme != NULL && ch->protocol == TP_CFG_PROTO_ITCH)
+    if (cme != NULL && ch->protocol == TP_CFG_PROTO_ITCH) {
         tp_jw_error(ld->errs, child, "only for protocol mdp3");
-    else if (cme != NULL)
-        import_cme(ld, child, cme, ch);
+        return;
+    }
+    /* A failed import already said why; its lines would only add follow-on errors. */
+    if (cme != NULL && !import_cme(ld, child, cme, ch))
+        return;
 
     bool imported = cme != NULL;
     json_t *lines = tp_jw_get(ld->errs, path, obj, "lines", JSON_OBJECT, !imported);
@@ -926,9 +933,12 @@ static void parse_poll(struct loader *ld, const char *path, const json_t *arr,
         if (!tp_jw_string(ld->errs, item, obj, "port", sizeof(name), true, name) || !have_queue)
             continue;
         int port = port_ref(ld, child, name);
-        if (port < 0)
+        if (port < 0) {
+            ld->lcores_ok = false;
             continue;
+        }
         if (queue >= ld->cfg->ports[port].rx_queues) {
+            ld->lcores_ok = false;
             tp_jw_path_key(child, item, "queue");
             tp_jw_error(ld->errs, child, "port \"%s\" has %u rx queues, queue %llu does not exist",
                         name, ld->cfg->ports[port].rx_queues, (unsigned long long)queue);

@@ -1,0 +1,800 @@
+/*
+ * Config loader tests: a valid base document, then one mistake at a time (each asserting the exact
+ * message and path), several mistakes at once, defaults, the EAL argv and the instrument filter.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "config.h"
+
+static const char *base_json =
+    "{"
+    " \"name\": \"test\","
+    " \"eal\": {\"lcores\": \"0-1\", \"memory_mb\": 256, \"no_huge\": true, \"no_pci\": true,"
+    "         \"no_shconf\": true},"
+    " \"ports\": [{\"name\": \"p0\", \"vdev\": \"net_null0\", \"mbuf_pool_size\": 4095,"
+    "             \"rx_descriptors\": 512}],"
+    " \"lcores\": [{\"lcore\": 1, \"poll\": [{\"port\": \"p0\", \"queue\": 0}],"
+    "              \"channels\": [\"cme-310\", \"itch\"]}],"
+    " \"channels\": ["
+    "  {\"name\": \"cme-310\", \"protocol\": \"mdp3\", \"id\": 310,"
+    "   \"lines\": {\"a\": {\"group\": \"224.0.31.1\", \"port\": 14310},"
+    "             \"b\": {\"group\": \"224.0.32.1\", \"port\": 15310}},"
+    "   \"recovery\": {\"snapshot\": {\"a\": {\"group\": \"224.0.31.22\", \"port\": 14311}},"
+    "                \"gap_wait_us\": 200}},"
+    "  {\"name\": \"itch\", \"protocol\": \"itch\","
+    "   \"lines\": {\"a\": {\"group\": \"233.54.12.111\", \"port\": 26477, \"vlan\": 100,"
+    "                     \"source\": \"10.2.0.1\"}},"
+    "   \"recovery\": {\"rerequest\": \"10.0.0.5:17000\", \"give_up_ms\": 2000}}"
+    " ],"
+    " \"instruments\": {\"capacity\": 1024, \"include\": [\"ES*\", \"AAPL\"]},"
+    " \"books\": {\"max_orders\": 65536, \"levels_per_side\": 10},"
+    " \"bus\": {\"ring_bytes\": 1048576, \"mode\": \"0640\"},"
+    " \"control\": {\"socket\": \"/tmp/tp-test.sock\", \"mode\": \"0660\"},"
+    " \"entitlements\": {\"default\": \"deny\", \"rules\": [{\"uid\": 1000, \"venues\": [\"CME\"],"
+    "                  \"instruments\": [\"ES*\"], \"topics\": [\"top\", \"trades\"]}]},"
+    " \"telemetry\": {\"interval_ms\": 1000},"
+    " \"_comment\": \"comments are accepted anywhere under this key\""
+    "}";
+
+static struct tp_config *cfg;
+static struct tp_config_errors *errs;
+
+static int setup(void **state)
+{
+    (void)state;
+    cfg = malloc(sizeof(*cfg));
+    errs = malloc(sizeof(*errs));
+    return cfg == NULL || errs == NULL;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(cfg);
+    free(errs);
+    return 0;
+}
+
+/*
+ * Follow a path like "channels[0].lines.b" from root; the last segment is returned in *last
+ * (with *last_index >= 0 if it was an index) and its parent is returned.
+ */
+static json_t *walk(json_t *root, const char *path, char *last, long *last_index)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", path);
+    json_t *node = root;
+    char *seg = buf;
+    for (;;) {
+        char *dot = strchr(seg, '.');
+        if (dot != NULL)
+            *dot = '\0';
+        char *bracket = strchr(seg, '[');
+        long index = -1;
+        if (bracket != NULL) {
+            index = strtol(bracket + 1, NULL, 10);
+            *bracket = '\0';
+        }
+        if (dot == NULL) {
+            if (index >= 0) {
+                node = json_object_get(node, seg);
+                last[0] = '\0';
+            } else {
+                strcpy(last, seg);
+            }
+            *last_index = index;
+            return node;
+        }
+        node = json_object_get(node, seg);
+        if (index >= 0)
+            node = json_array_get(node, (size_t)index);
+        assert_non_null(node);
+        seg = dot + 1;
+    }
+}
+
+/* Load the base document with mutations: pairs of (path, JSON value text or NULL = delete). */
+static int load_mutated(int pairs, ...)
+{
+    json_error_t jerr;
+    json_t *root = json_loads(base_json, 0, &jerr);
+    assert_non_null(root);
+    va_list ap;
+    va_start(ap, pairs);
+    for (int i = 0; i < pairs; i++) {
+        const char *path = va_arg(ap, const char *);
+        const char *value = va_arg(ap, const char *);
+        char last[64];
+        long index;
+        json_t *parent = walk(root, path, last, &index);
+        assert_non_null(parent);
+        json_t *v = value ? json_loads(value, JSON_DECODE_ANY, &jerr) : NULL;
+        if (value != NULL)
+            assert_non_null(v);
+        if (index >= 0 && v != NULL && (size_t)index == json_array_size(parent))
+            json_array_append_new(parent, v);
+        else if (index >= 0 && v != NULL)
+            json_array_set_new(parent, (size_t)index, v);
+        else if (index >= 0)
+            json_array_remove(parent, (size_t)index);
+        else if (v != NULL)
+            json_object_set_new(parent, last, v);
+        else
+            json_object_del(parent, last);
+    }
+    va_end(ap);
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    int rc = tp_config_load_string(text, "/etc/tickplane", cfg, errs);
+    free(text);
+    return rc;
+}
+
+static void print_errors(void)
+{
+    char buf[8192];
+    tp_config_errors_format(errs, buf, sizeof(buf));
+    fprintf(stderr, "%u errors:\n%s", errs->count, buf);
+}
+
+/* Assert that exactly `count` errors were reported and that "path: message" is one of them. */
+static void expect_error(unsigned count, const char *path, const char *message)
+{
+    bool found = false;
+    for (unsigned i = 0; i < errs->count; i++)
+        found |=
+            strcmp(errs->items[i].path, path) == 0 && strcmp(errs->items[i].message, message) == 0;
+    if (!found || errs->count != count) {
+        fprintf(stderr, "wanted %u errors incl. \"%s: %s\"\n", count, path, message);
+        print_errors();
+    }
+    assert_true(found);
+    assert_int_equal(errs->count, count);
+}
+
+/* ------------------------------------------------------------- good */
+
+static void test_base_is_valid(void **state)
+{
+    (void)state;
+    int rc = load_mutated(0);
+    if (rc != 0)
+        print_errors();
+    assert_int_equal(rc, 0);
+    assert_int_equal(errs->count, 0);
+    assert_string_equal(cfg->name, "test");
+    assert_int_equal(cfg->eal.n_lcores, 2);
+    assert_int_equal(cfg->eal.main_lcore, 0);
+    assert_int_equal(cfg->n_ports, 1);
+    assert_string_equal(cfg->ports[0].dev_name, "net_null0");
+    assert_int_equal(cfg->ports[0].rx_queues, 1);        /* default */
+    assert_int_equal(cfg->ports[0].tx_descriptors, 512); /* default */
+    assert_int_equal(cfg->n_channels, 2);
+    const struct tp_cfg_channel *c0 = &cfg->channels[0], *c1 = &cfg->channels[1];
+    assert_int_equal(c0->protocol, TP_CFG_PROTO_MDP3);
+    assert_string_equal(c0->venue, "CME");
+    assert_int_equal(c0->venue_channel_id, 310);
+    assert_true(c0->lines[0].present && c0->lines[1].present);
+    assert_int_equal(c0->lines[0].group, 0xe0001f01u); /* 224.0.31.1, host order */
+    assert_int_equal(c0->lines[0].port, 14310);
+    assert_int_equal(c0->lines[0].vlan, -1);
+    assert_int_equal(c0->lines[0].source, 0);
+    assert_true(c0->snapshot[0].present);
+    assert_false(c0->snapshot[1].present);
+    assert_int_equal(c0->gap_wait_us, 200);
+    assert_int_equal(c0->give_up_ms, 5000); /* default */
+    assert_int_equal(c1->protocol, TP_CFG_PROTO_ITCH);
+    assert_string_equal(c1->venue, "NASDAQ");
+    assert_false(c1->lines[1].present);
+    assert_int_equal(c1->lines[0].vlan, 100);
+    assert_int_equal(c1->lines[0].source, 0x0a020001u);
+    assert_int_equal(c1->rerequest_host, 0x0a000005u);
+    assert_int_equal(c1->rerequest_port, 17000);
+    assert_int_equal(c1->give_up_ms, 2000);
+    assert_int_equal(cfg->n_lcores, 1);
+    assert_int_equal(cfg->lcores[0].lcore_id, 1);
+    assert_int_equal(cfg->lcores[0].n_channels, 2);
+    assert_int_equal(tp_config_channel_lcore(cfg, 1), 0);
+    assert_int_equal(cfg->books.depth, 10); /* defaults to levels_per_side */
+    assert_int_equal(cfg->bus.ring_bytes, 1048576);
+    assert_int_equal(cfg->bus.mode, 0640);
+    assert_string_equal(cfg->bus.path, "/dev/shm");
+    assert_int_equal(cfg->control.socket_mode, 0660);
+    assert_int_equal(cfg->control.max_clients, 64);
+    assert_int_equal(cfg->entitlements.n_rules, 1);
+    assert_int_equal(cfg->entitlements.rules[0].uid, 1000);
+    assert_int_equal(cfg->entitlements.rules[0].gid, -1);
+    assert_int_equal(cfg->entitlements.rules[0].topics, TP_CFG_TOPIC_TOP | TP_CFG_TOPIC_TRADES);
+    assert_false(cfg->entitlements.default_allow);
+    assert_true(cfg->telemetry.dpdk_telemetry);
+}
+
+static void test_relative_paths_resolve_against_config_dir(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "ports[0]", "{\"name\": \"p0\", \"pcap\": \"demo.pcap\"}",
+                                  "control.socket", "\"run/ctl.sock\""),
+                     0);
+    assert_int_equal(cfg->ports[0].kind, TP_CFG_PORT_PCAP);
+    assert_string_equal(cfg->ports[0].device, "net_pcap0,rx_pcap=/etc/tickplane/demo.pcap");
+    assert_string_equal(cfg->ports[0].dev_name, "net_pcap0");
+    assert_string_equal(cfg->control.socket_path, "/etc/tickplane/run/ctl.sock");
+}
+
+static void test_eal_argv(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "eal.vdevs", "[\"net_null9\"]"), 0);
+    char *argv[64];
+    int argc = tp_config_eal_argv(cfg, "tickplane", argv, 64);
+    const char *want[] = {"tickplane", "-l",        "0,1",       "--main-lcore", "0",
+                          "-m",        "256",       "--no-huge", "--no-pci",     "--no-shconf",
+                          "--vdev",    "net_null9", "--vdev",    "net_null0"};
+    assert_int_equal(argc, sizeof(want) / sizeof(want[0]));
+    for (int i = 0; i < argc; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_int_equal(tp_config_eal_argv(cfg, "tickplane", argv, 5), -ENOSPC);
+}
+
+static void test_explicit_eal_args(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "eal",
+                                  "{\"args\": [\"-l\", \"0-1\", \"--no-huge\", \"-m\", \"256\","
+                                  " \"--main-lcore=1\"]}"),
+                     -EINVAL); /* lcore 1 is now the main lcore */
+    expect_error(1, "lcores[0].lcore",
+                 "lcore 1 is the main lcore (control plane); data lcores must differ");
+    assert_int_equal(load_mutated(1, "eal", "{\"args\": [\"-l\", \"0-1\", \"-m\", \"256\"]}"), 0);
+    assert_true(cfg->eal.explicit_args);
+    assert_int_equal(cfg->eal.memory_mb, 256);
+    char *argv[16];
+    assert_int_equal(tp_config_eal_argv(cfg, "t", argv, 16), 7);
+    assert_string_equal(argv[5], "--vdev");
+}
+
+static void test_instrument_filter(void **state)
+{
+    (void)state;
+    struct tp_cfg_instruments f = {0};
+    assert_true(tp_config_instrument_wanted(&f, "ANY", NULL)); /* no filter: everything */
+    strcpy(f.include[f.n_include++], "ES*");
+    strcpy(f.include[f.n_include++], "AAPL");
+    strcpy(f.exclude[f.n_exclude++], "ES?"
+                                     "?-*");
+    assert_true(tp_config_instrument_wanted(&f, "ESZ6", NULL));
+    assert_true(tp_config_instrument_wanted(&f, "AAPL", NULL));
+    assert_false(tp_config_instrument_wanted(&f, "AAPLX", NULL));
+    assert_false(tp_config_instrument_wanted(&f, "ESZ6-ESH7", NULL)); /* excluded spread */
+    strcpy(f.security_groups[f.n_security_groups++], "ES");
+    assert_true(tp_config_instrument_wanted(&f, "ESZ6", "ES"));
+    assert_false(tp_config_instrument_wanted(&f, "ESZ6", "NQ"));
+    assert_false(tp_config_instrument_wanted(&f, "ESZ6", NULL));
+}
+
+static void test_topics(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_cfg_topic_from_name("mbo"), TP_CFG_TOPIC_MBO);
+    assert_int_equal(tp_cfg_topic_from_name("nope"), 0);
+    assert_string_equal(tp_cfg_topic_name(TP_CFG_TOPIC_DEFINITIONS), "definitions");
+    assert_null(tp_cfg_topic_name(3));
+}
+
+/* ------------------------------------------------------------- bad */
+
+static void test_bad_unknown_root_key_and_missing(void **state)
+{
+    (void)state;
+    json_error_t jerr;
+    json_t *root = json_loads(base_json, 0, &jerr);
+    json_object_set(root, "chanels", json_object_get(root, "channels"));
+    json_object_del(root, "channels");
+    char *text = json_dumps(root, 0);
+    json_decref(root);
+    assert_int_equal(tp_config_load_string(text, NULL, cfg, errs), -EINVAL);
+    free(text);
+    expect_error(2, "chanels", "unknown key (did you mean \"channels\"?)");
+    expect_error(2, "channels", "required key is missing");
+}
+
+static void test_bad_unknown_nested_key(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "control.sockt", "\"/tmp/x\"", "control.socket", NULL),
+                     -EINVAL);
+    expect_error(1, "control.sockt", "unknown key (did you mean \"socket\"?)");
+}
+
+static void test_bad_unknown_key_without_hint(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "books.colour", "1"), -EINVAL);
+    expect_error(1, "books.colour", "unknown key");
+}
+
+static void test_bad_group_not_multicast(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].lines.b.group", "\"10.0.0.1\""), -EINVAL);
+    expect_error(1, "channels[0].lines.b.group",
+                 "\"10.0.0.1\" is not a multicast address (224.0.0.0/4)");
+}
+
+static void test_bad_group_not_an_address(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].lines.a.group", "\"224.0.31\""), -EINVAL);
+    expect_error(1, "channels[0].lines.a.group", "\"224.0.31\" is not an IPv4 address");
+}
+
+static void test_bad_udp_port_range(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].lines.a.port", "70000"), -EINVAL);
+    expect_error(1, "channels[1].lines.a.port", "70000 is out of range [1, 65535]");
+}
+
+static void test_bad_protocol_did_you_mean(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].protocol", "\"mdp\""), -EINVAL);
+    expect_error(1, "channels[0].protocol",
+                 "unknown value \"mdp\" (expected mdp3 or itch; did you mean \"mdp3\"?)");
+}
+
+static void test_bad_ring_bytes_power_of_two(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "bus.ring_bytes", "1000000"), -EINVAL);
+    expect_error(1, "bus.ring_bytes", "must be a power of two, got 1000000");
+}
+
+static void test_bad_duplicate_channel_name(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].name", "\"cme-310\""), -EINVAL);
+    expect_error(1, "channels[1].name", "duplicate channel name \"cme-310\" (also channels[0])");
+}
+
+static void test_bad_duplicate_group(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(3, "channels[1].lines.a.group", "\"224.0.31.22\"",
+                                  "channels[1].lines.a.port", "14311", "channels[1].lines.a.vlan",
+                                  NULL),
+                     -EINVAL);
+    expect_error(1, "channels[1].lines.a",
+                 "group 224.0.31.22:14311 is already used by channels[0].recovery.snapshot.a");
+}
+
+static void test_bad_same_group_other_vlan_is_fine(void **state)
+{
+    (void)state;
+    /* Same group and port but on VLAN 100: the classifier can tell them apart. */
+    assert_int_equal(load_mutated(2, "channels[1].lines.a.group", "\"224.0.31.22\"",
+                                  "channels[1].lines.a.port", "14311"),
+                     0);
+}
+
+static void test_bad_lcore_not_in_eal(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].lcore", "5"), -EINVAL);
+    expect_error(1, "lcores[0].lcore", "lcore 5 is not in the EAL lcore list (0-1)");
+}
+
+static void test_bad_lcore_is_main(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].lcore", "0"), -EINVAL);
+    expect_error(1, "lcores[0].lcore",
+                 "lcore 0 is the main lcore (control plane); data lcores must differ");
+}
+
+static void test_bad_missing_eal(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "eal", NULL), -EINVAL);
+    expect_error(1, "eal", "required key is missing");
+}
+
+static void test_bad_port_kind(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].pci", "\"0000:3b:00.0\""), -EINVAL);
+    expect_error(1, "ports[0]", "needs exactly one of \"pci\", \"vdev\" or \"pcap\"");
+}
+
+static void test_bad_descriptors_power_of_two(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].rx_descriptors", "1000"), -EINVAL);
+    expect_error(1, "ports[0].rx_descriptors", "must be a power of two, got 1000");
+}
+
+static void test_bad_queue_does_not_exist(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].poll[0].queue", "1"), -EINVAL);
+    /* One mistake, one message: placement checks are skipped after a bad poll entry. */
+    expect_error(1, "lcores[0].poll[0].queue",
+                 "port \"p0\" has 1 rx queues, queue 1 does not exist");
+}
+
+static void test_bad_queue_not_polled(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].rx_queues", "2"), -EINVAL);
+    expect_error(1, "ports[0]", "rx queue 1 is polled by no lcore");
+}
+
+static void test_bad_channel_on_no_lcore(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].channels", "[\"cme-310\"]"), -EINVAL);
+    expect_error(1, "channels[1]", "runs on no lcore (add it to an lcores[].channels list)");
+}
+
+static void test_bad_unknown_channel_on_lcore(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].channels", "[\"cme-31\", \"itch\"]"), -EINVAL);
+    expect_error(2, "lcores[0].channels[0]",
+                 "unknown channel \"cme-31\" (did you mean \"cme-310\"?)");
+    expect_error(2, "channels[0]", "runs on no lcore (add it to an lcores[].channels list)");
+}
+
+static void test_bad_memory_budget(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "eal.memory_mb", "128", "books.max_orders", "1000000"),
+                     -EINVAL);
+    expect_error(1, "eal.memory_mb",
+                 "128 MB is too small: mbuf pools, books and instruments need about 135 MB");
+}
+
+static void test_bad_mode_world_writable(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "bus.mode", "\"0666\""), -EINVAL);
+    expect_error(1, "bus.mode", "world-writable mode \"0666\" is refused");
+}
+
+static void test_bad_mode_not_octal(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "control.mode", "\"rw-r\""), -EINVAL);
+    expect_error(1, "control.mode", "\"rw-r\" is not an octal file mode like \"0640\"");
+}
+
+static void test_bad_socket_path_too_long(void **state)
+{
+    (void)state;
+    char value[160];
+    snprintf(value, sizeof(value), "\"/tmp/%0120d.sock\"", 0);
+    assert_int_equal(load_mutated(1, "control.socket", value), -EINVAL);
+    expect_error(1, "control.socket", "path is 130 bytes, a UNIX socket path must be at most 107");
+}
+
+static void test_bad_topic_name(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "entitlements.rules[0].topics", "[\"top\", \"trade\"]"),
+                     -EINVAL);
+    expect_error(1, "entitlements.rules[0].topics[1]",
+                 "unknown topic \"trade\" (did you mean \"trades\"?)");
+}
+
+static void test_bad_venue_name(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "entitlements.rules[0].venues", "[\"CMX\"]"), -EINVAL);
+    expect_error(1, "entitlements.rules[0].venues[0]",
+                 "unknown venue \"CMX\" (did you mean \"CME\"?)");
+}
+
+static void test_bad_rule_without_who(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "entitlements.rules[0].uid", NULL), -EINVAL);
+    expect_error(1, "entitlements.rules[0]",
+                 "needs one of \"uid\", \"user\", \"gid\" or \"group\"");
+}
+
+static void test_bad_unknown_user(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "entitlements.rules[0].uid", NULL,
+                                  "entitlements.rules[0].user", "\"no-such-user-tp\""),
+                     -EINVAL);
+    expect_error(1, "entitlements.rules[0].user", "no such user \"no-such-user-tp\"");
+}
+
+static void test_bad_type(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "books.levels_per_side", "\"10\""), -EINVAL);
+    expect_error(1, "books.levels_per_side", "expected an integer, got string");
+}
+
+static void test_bad_depth_over_levels(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "books.depth", "20"), -EINVAL);
+    expect_error(1, "books.depth", "20 is more than levels_per_side (10)");
+}
+
+static void test_bad_state_depth_over_levels(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "bus.state_depth", "11"), -EINVAL);
+    expect_error(1, "bus.state_depth", "11 is more than books.levels_per_side (10)");
+}
+
+static void test_bad_rerequest_on_mdp3(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].recovery.rerequest", "\"10.0.0.5:1\""), -EINVAL);
+    expect_error(1, "channels[0].recovery.rerequest", "only for protocol itch");
+}
+
+static void test_bad_rerequest_format(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].recovery.rerequest", "\"10.0.0.5\""), -EINVAL);
+    expect_error(1, "channels[1].recovery.rerequest", "expected \"<unicast IPv4>:<port>\"");
+}
+
+static void test_bad_invalid_json(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_config_load_string("{\"eal\": {,}", NULL, cfg, errs), -EINVAL);
+    assert_int_equal(errs->count, 1);
+    assert_string_equal(errs->items[0].path, "");
+    assert_true(strncmp(errs->items[0].message, "invalid JSON at line 1, column ", 31) == 0);
+}
+
+static void test_bad_duplicate_json_key(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_config_load_string("{\"name\": \"a\", \"name\": \"b\"}", NULL, cfg, errs),
+                     -EINVAL);
+    assert_int_equal(errs->count, 1);
+    assert_non_null(strstr(errs->items[0].message, "duplicate object key"));
+}
+
+static void test_bad_root_not_object(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_config_load_string("[1, 2]", NULL, cfg, errs), -EINVAL);
+    expect_error(1, "", "the document must be an object, got array");
+}
+
+static void test_bad_explicit_args_mixed(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "eal.args", "[\"--no-huge\"]", "eal.lcores", NULL), -EINVAL);
+    /* The base has memory_mb, no_huge, no_pci and no_shconf: each is named. */
+    expect_error(5, "eal.memory_mb", "not allowed together with eal.args");
+    expect_error(5, "eal.no_shconf", "not allowed together with eal.args");
+    expect_error(5, "eal.args", "must contain -l <lcore list>");
+}
+
+static void test_bad_lcore_range_backwards(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "eal.lcores", "\"1-0\""), -EINVAL);
+    expect_error(1, "eal.lcores", "\"1-0\": a range runs backwards");
+}
+
+static void test_bad_source_is_multicast(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].lines.a.source", "\"224.1.1.1\""), -EINVAL);
+    expect_error(1, "channels[1].lines.a.source", "\"224.1.1.1\" is not a unicast host address");
+}
+
+static void test_bad_vlan_range(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].lines.a.vlan", "5000"), -EINVAL);
+    expect_error(1, "channels[1].lines.a.vlan", "5000 is out of range [1, 4094]");
+}
+
+static void test_bad_schema_missing(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].schema", "\"/nonexistent/mdp3.xml\""), -EINVAL);
+    expect_error(1, "channels[0].schema",
+                 "cannot read \"/nonexistent/mdp3.xml\": No such file or directory");
+}
+
+static void test_bad_two_ports_need_rx_port(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "ports[1]", "{\"name\": \"p1\", \"vdev\": \"net_null1\"}",
+                                  "lcores[0].poll[1]", "{\"port\": \"p1\"}"),
+                     -EINVAL);
+    /* cme-310: a, b, snapshot a; itch: a. */
+    expect_error(4, "channels[0].lines.b.rx_port",
+                 "required when more than one port is configured");
+}
+
+static void test_bad_unknown_rx_port(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[0].lines.b.rx_port", "\"p9\""), -EINVAL);
+    expect_error(1, "channels[0].lines.b.rx_port", "unknown port \"p9\" (did you mean \"p0\"?)");
+}
+
+static void test_bad_mbuf_pool_too_small(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].rx_descriptors", "4096"), -EINVAL);
+    expect_error(1, "ports[0].mbuf_pool_size",
+                 "4095 mbufs cannot fill 1 rx queues x 4096 descriptors (need at least 4672)");
+}
+
+static void test_bad_channel_name_characters(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(2, "channels[1].name", "\"it ch\"", "lcores[0].channels",
+                                  "[\"cme-310\", \"it ch\"]"),
+                     -EINVAL);
+    expect_error(1, "channels[1].name",
+                 "\"it ch\" may contain only letters, digits, '-', '_' and '.'");
+}
+
+static void test_bad_cme_config_on_itch(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].cme_config", "{\"file\": \"x\", \"channel\": 1}"),
+                     -EINVAL);
+    expect_error(1, "channels[1].cme_config", "only for protocol mdp3");
+}
+
+static void test_bad_line_a_missing(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].lines.a", NULL), -EINVAL);
+    expect_error(1, "channels[1].lines.a", "required key is missing");
+}
+
+static void test_bad_lcore_listed_twice(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[1]", "{\"lcore\": 1, \"poll\": [], \"channels\": []}"),
+                     -EINVAL);
+    expect_error(1, "lcores[1].lcore", "lcore 1 is already lcores[0]");
+}
+
+static void test_bad_poll_twice(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[0].poll[1]", "{\"port\": \"p0\", \"queue\": 0}"),
+                     -EINVAL);
+    expect_error(1, "lcores[0].poll[1]", "port \"p0\" queue 0 is already polled by lcores[0]");
+}
+
+static void test_bad_many_at_once(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(5, "bus.ring_bytes", "3", "control.max_clients", "0",
+                                  "channels[0].lines.b.group", "\"1.2.3.4\"",
+                                  "telemetry.intervl_ms", "5", "instruments.include",
+                                  "[\"ES Z6\"]"),
+                     -EINVAL);
+    expect_error(5, "bus.ring_bytes", "3 is out of range [65536, 17179869184]");
+    expect_error(5, "control.max_clients", "0 is out of range [1, 4096]");
+    expect_error(5, "channels[0].lines.b.group",
+                 "\"1.2.3.4\" is not a multicast address (224.0.0.0/4)");
+    expect_error(5, "telemetry.intervl_ms", "unknown key (did you mean \"interval_ms\"?)");
+    expect_error(5, "instruments.include[0]",
+                 "pattern \"ES Z6\" has a space or non-printable character");
+}
+
+static void test_errors_overflow_are_counted(void **state)
+{
+    (void)state;
+    /* 80 unknown keys: 64 stored, 16 counted as dropped and mentioned in the text. */
+    char text[4096] = "{";
+    for (int i = 0; i < 80; i++)
+        snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s\"zz%02d\": 1", i ? ", " : "",
+                 i);
+    strcat(text, "}");
+    assert_int_equal(tp_config_load_string(text, NULL, cfg, errs), -EINVAL);
+    assert_int_equal(errs->count, TP_CFG_MAX_ERRORS);
+    assert_true(errs->dropped > 0);
+    char out[16384];
+    tp_config_errors_format(errs, out, sizeof(out));
+    assert_non_null(strstr(out, "zz00: unknown key\n"));
+    char tail[64];
+    snprintf(tail, sizeof(tail), "(and %u more errors)\n", errs->dropped);
+    assert_non_null(strstr(out, tail));
+    /* A tiny buffer is still NUL-terminated. */
+    assert_int_equal(tp_config_errors_format(errs, out, 5), 4);
+    assert_int_equal(strlen(out), 4);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    assert_int_equal(tp_config_load_file("/nonexistent/tp.json", cfg, errs), -ENOENT);
+    expect_error(1, "", "cannot open /nonexistent/tp.json: No such file or directory");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_base_is_valid),
+        cmocka_unit_test(test_relative_paths_resolve_against_config_dir),
+        cmocka_unit_test(test_eal_argv),
+        cmocka_unit_test(test_explicit_eal_args),
+        cmocka_unit_test(test_instrument_filter),
+        cmocka_unit_test(test_topics),
+        cmocka_unit_test(test_bad_unknown_root_key_and_missing),
+        cmocka_unit_test(test_bad_unknown_nested_key),
+        cmocka_unit_test(test_bad_unknown_key_without_hint),
+        cmocka_unit_test(test_bad_group_not_multicast),
+        cmocka_unit_test(test_bad_group_not_an_address),
+        cmocka_unit_test(test_bad_udp_port_range),
+        cmocka_unit_test(test_bad_protocol_did_you_mean),
+        cmocka_unit_test(test_bad_ring_bytes_power_of_two),
+        cmocka_unit_test(test_bad_duplicate_channel_name),
+        cmocka_unit_test(test_bad_duplicate_group),
+        cmocka_unit_test(test_bad_same_group_other_vlan_is_fine),
+        cmocka_unit_test(test_bad_lcore_not_in_eal),
+        cmocka_unit_test(test_bad_lcore_is_main),
+        cmocka_unit_test(test_bad_missing_eal),
+        cmocka_unit_test(test_bad_port_kind),
+        cmocka_unit_test(test_bad_descriptors_power_of_two),
+        cmocka_unit_test(test_bad_queue_does_not_exist),
+        cmocka_unit_test(test_bad_queue_not_polled),
+        cmocka_unit_test(test_bad_channel_on_no_lcore),
+        cmocka_unit_test(test_bad_unknown_channel_on_lcore),
+        cmocka_unit_test(test_bad_memory_budget),
+        cmocka_unit_test(test_bad_mode_world_writable),
+        cmocka_unit_test(test_bad_mode_not_octal),
+        cmocka_unit_test(test_bad_socket_path_too_long),
+        cmocka_unit_test(test_bad_topic_name),
+        cmocka_unit_test(test_bad_venue_name),
+        cmocka_unit_test(test_bad_rule_without_who),
+        cmocka_unit_test(test_bad_unknown_user),
+        cmocka_unit_test(test_bad_type),
+        cmocka_unit_test(test_bad_depth_over_levels),
+        cmocka_unit_test(test_bad_state_depth_over_levels),
+        cmocka_unit_test(test_bad_rerequest_on_mdp3),
+        cmocka_unit_test(test_bad_rerequest_format),
+        cmocka_unit_test(test_bad_invalid_json),
+        cmocka_unit_test(test_bad_duplicate_json_key),
+        cmocka_unit_test(test_bad_root_not_object),
+        cmocka_unit_test(test_bad_explicit_args_mixed),
+        cmocka_unit_test(test_bad_lcore_range_backwards),
+        cmocka_unit_test(test_bad_source_is_multicast),
+        cmocka_unit_test(test_bad_vlan_range),
+        cmocka_unit_test(test_bad_schema_missing),
+        cmocka_unit_test(test_bad_two_ports_need_rx_port),
+        cmocka_unit_test(test_bad_unknown_rx_port),
+        cmocka_unit_test(test_bad_mbuf_pool_too_small),
+        cmocka_unit_test(test_bad_channel_name_characters),
+        cmocka_unit_test(test_bad_cme_config_on_itch),
+        cmocka_unit_test(test_bad_line_a_missing),
+        cmocka_unit_test(test_bad_lcore_listed_twice),
+        cmocka_unit_test(test_bad_poll_twice),
+        cmocka_unit_test(test_bad_many_at_once),
+        cmocka_unit_test(test_errors_overflow_are_counted),
+        cmocka_unit_test(test_missing_file),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
