@@ -206,34 +206,37 @@ static int refill(struct tp_ring_reader *r)
 
         /* The copy is stable: walk its records. */
         uint64_t pos = 0, end = 0;
+        int bad = 0;
         while (pos + TP_RING_RECORD_HEADER <= n) {
             const struct tp_ring_record *h = (const struct tp_ring_record *)(r->batch + pos);
             uint64_t aligned = ALIGN_UP((uint64_t)h->length);
             if (h->length < TP_RING_RECORD_HEADER || aligned > to_end - pos) {
-                skip_malformed(r);
-                return 0;
+                bad = 1;
+                break;
             }
             if (h->type == TP_REC_PADDING) {
                 pos += aligned; /* runs to the end of the data area */
                 break;
             }
-            if (h->length > r->max_record) {
-                skip_malformed(r);
-                return 0;
+            if (h->length > r->max_record ||
+                (r->next_sequence != 0 && h->sequence < r->next_sequence)) {
+                bad = 1;
+                break;
             }
             if (pos + aligned > n)
                 break; /* cut by the batch size: read it next time */
-            if (r->next_sequence != 0 && h->sequence != r->next_sequence) {
-                if (h->sequence < r->next_sequence) {
-                    skip_malformed(r);
-                    return 0;
-                }
+            if (r->next_sequence != 0)
                 r->lost_pending += h->sequence - r->next_sequence;
-            }
             r->next_sequence = h->sequence + 1;
             pos += aligned;
             end = pos;
         }
+        if (bad && end == 0) {
+            skip_malformed(r);
+            return 0;
+        }
+        if (bad)
+            pos = end; /* hand out the good records first; the bad one is met again next time */
         if (pos == 0) {
             skip_malformed(r); /* cannot happen with a sane writer: avoid spinning on it */
             return 0;

@@ -1,0 +1,220 @@
+/* Broadcast ring in one process: order, payloads, wrap-around, laps with exact loss, bad input. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bus/broadcast_ring.h"
+
+struct fixture {
+    void *mem;
+    struct tp_ring_writer w;
+    struct tp_ring_reader r;
+    _Alignas(8) uint8_t batch[8192];
+};
+
+static struct fixture *make(uint64_t capacity, uint32_t max_record, uint32_t batch_size)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    struct tp_ring_params p = {.capacity = capacity, .max_record = max_record};
+    size_t size = tp_ring_memsize(&p);
+    assert_true(size > 0);
+    f->mem = aligned_alloc(64, (size + 63) / 64 * 64);
+    assert_int_equal(tp_ring_init(f->mem, &p), 0);
+    assert_int_equal(tp_ring_validate(f->mem, size), 0);
+    tp_ring_writer_init(&f->w, f->mem);
+    assert_int_equal(tp_ring_reader_init(&f->r, f->mem, f->batch, batch_size), 0);
+    return f;
+}
+
+static void destroy(struct fixture *f)
+{
+    free(f->mem);
+    free(f);
+}
+
+/* Payload of record `seq`: its length varies with seq, every byte derived from seq. */
+static uint32_t payload_len(uint64_t seq)
+{
+    return (uint32_t)(8 + (seq * 7) % 90);
+}
+
+static void fill(uint8_t *dst, uint64_t seq, uint32_t len)
+{
+    memcpy(dst, &seq, sizeof(seq));
+    for (uint32_t i = 8; i < len; i++)
+        dst[i] = (uint8_t)(seq + i);
+}
+
+static void check(const struct tp_ring_record *rec, uint64_t seq)
+{
+    uint32_t len = payload_len(seq);
+    assert_int_equal(rec->sequence, seq);
+    assert_int_equal(rec->length, TP_RING_RECORD_HEADER + len);
+    assert_int_equal(rec->type, TP_REC_RAW);
+    assert_int_equal(rec->topic, seq % 6);
+    assert_int_equal(rec->instrument, (uint32_t)(seq % 1000));
+    const uint8_t *p = tp_ring_payload(rec);
+    uint64_t got;
+    memcpy(&got, p, sizeof(got));
+    assert_int_equal(got, seq);
+    for (uint32_t i = 8; i < len; i++)
+        assert_int_equal(p[i], (uint8_t)(seq + i));
+}
+
+static uint64_t publish(struct fixture *f, uint64_t seq)
+{
+    uint32_t len = payload_len(seq);
+    uint8_t *dst = tp_ring_claim(&f->w, len);
+    assert_non_null(dst);
+    assert_int_equal((uintptr_t)dst % 8, 0);
+    fill(dst, seq, len);
+    return tp_ring_commit(&f->w, TP_REC_RAW, (uint16_t)(seq % 6), (uint32_t)(seq % 1000), 0);
+}
+
+static void test_in_order_across_wraps(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 256);
+    const struct tp_ring_record *rec;
+    uint64_t lost = 0;
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    uint64_t next = 1;
+    /* Publish in bursts smaller than the ring, read everything: many wraps, no loss. */
+    for (int burst = 0; burst < 500; burst++) {
+        int n = 1 + burst % 30;
+        for (int i = 0; i < n; i++)
+            assert_int_equal(publish(f, next + (uint64_t)i), next + (uint64_t)i);
+        for (int i = 0; i < n; i++) {
+            assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+            check(rec, next++);
+        }
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+        assert_int_equal(tp_ring_lag(&f->r), 0);
+    }
+    assert_true(f->w.tail > 10 * 4096); /* really wrapped */
+    assert_int_equal(f->r.lost, 0);
+    assert_int_equal(f->r.lapped, 0);
+    assert_int_equal(f->r.malformed, 0);
+    destroy(f);
+}
+
+static void test_lapped_reader_learns_exact_loss(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 8192);
+    const struct tp_ring_record *rec;
+    uint64_t lost = 0;
+    for (uint64_t s = 1; s <= 3; s++)
+        publish(f, s);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 1);
+    /* The reader has 2 and 3 in its private batch: they stay valid whatever the writer does. */
+    for (uint64_t s = 4; s <= 400; s++)
+        publish(f, s);
+    assert_int_equal(tp_ring_lag(&f->r), 399);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 2);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 3);
+    /* Records 4..399 were overwritten: the reader jumps to the latest (400) and says so. */
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_LAPPED);
+    assert_int_equal(lost, 396);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 400);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    publish(f, 401);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 401);
+    assert_int_equal(f->r.lapped, 1);
+    assert_int_equal(f->r.lost, 396);
+    destroy(f);
+}
+
+static void test_claim_too_large_is_refused(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 128, 128);
+    assert_null(tp_ring_claim(&f->w, 128 - TP_RING_RECORD_HEADER + 1));
+    assert_non_null(tp_ring_claim(&f->w, 128 - TP_RING_RECORD_HEADER));
+    tp_ring_commit(&f->w, TP_REC_RAW, 0, 0, 0);
+    uint8_t big[200] = {0};
+    assert_int_equal(tp_ring_publish(&f->w, TP_REC_RAW, 0, 0, 0, big, sizeof(big)), 0);
+    destroy(f);
+}
+
+static void test_bad_parameters(void **state)
+{
+    (void)state;
+    struct tp_ring_params bad[] = {
+        {.capacity = 3000, .max_record = 64},   /* not a power of two */
+        {.capacity = 2048, .max_record = 64},   /* too small */
+        {.capacity = 4096, .max_record = 1024}, /* record > capacity / 8 */
+        {.capacity = 4096, .max_record = 16},   /* smaller than a header */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_int_equal(tp_ring_memsize(&bad[i]), 0);
+    struct fixture *f = make(4096, 256, 256);
+    struct tp_ring_reader r;
+    _Alignas(8) uint8_t small[128];
+    assert_int_equal(tp_ring_reader_init(&r, f->mem, small, sizeof(small)), -EINVAL);
+    assert_int_equal(tp_ring_validate(f->mem, 100), -EINVAL);
+    destroy(f);
+}
+
+/* A foreign or broken writer wrote nonsense headers: counted, skipped, never trusted. */
+static void test_malformed_headers_are_skipped(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 256);
+    publish(f, 1);
+    struct tp_ring_shared *s = f->mem;
+    struct tp_ring_record *h = (struct tp_ring_record *)s->data;
+    h->length = 100000; /* runs past the end of the ring */
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    assert_int_equal(f->r.malformed, 1);
+    publish(f, 2);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 2);
+    /* Length below a header. */
+    h = (struct tp_ring_record *)(s->data + (f->w.tail & (4096 - 1)));
+    publish(f, 3);
+    h->length = 4;
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    assert_int_equal(f->r.malformed, 2);
+    /* A sequence going backwards: the good record before it is still delivered. */
+    publish(f, 4);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 4);
+    publish(f, 5);
+    h = (struct tp_ring_record *)(s->data + (f->w.tail & (4096 - 1)));
+    publish(f, 6);
+    h->sequence = 2;
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 5);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    assert_int_equal(f->r.malformed, 3);
+    publish(f, 7);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 7);
+    destroy(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_order_across_wraps),
+        cmocka_unit_test(test_lapped_reader_learns_exact_loss),
+        cmocka_unit_test(test_claim_too_large_is_refused),
+        cmocka_unit_test(test_bad_parameters),
+        cmocka_unit_test(test_malformed_headers_are_skipped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

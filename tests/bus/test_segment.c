@@ -1,0 +1,269 @@
+/* Segment files: header checks with clear refusals, mode/group, read-only readers, restarts. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bus/bus.h"
+#include "bus/segment.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-seg-XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static void create_live(struct tp_seg *seg, const char *part, uint32_t kind, mode_t mode)
+{
+    char path[256], err[256];
+    assert_int_equal(tp_seg_path(path, sizeof(path), dir, "test", part), 0);
+    struct tp_seg_create_params p = {.path = path,
+                                     .instance = "test",
+                                     .kind = kind,
+                                     .data_size = 10000,
+                                     .mode = mode,
+                                     .gid = (gid_t)-1};
+    assert_int_equal(tp_seg_create(seg, &p, err, sizeof(err)), 0);
+    /* Not visible under its name until published. */
+    struct stat st;
+    assert_true(stat(path, &st) != 0 || st.st_ino != seg->ino);
+    assert_int_equal(tp_seg_publish(seg, err, sizeof(err)), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_ino == seg->ino);
+}
+
+static void test_path_rules(void **state)
+{
+    (void)state;
+    char path[64];
+    assert_int_equal(tp_seg_path(path, sizeof(path), "/dev/shm", "md1", "ring"), 0);
+    assert_string_equal(path, "/dev/shm/tickplane.md1.ring");
+    assert_int_equal(tp_seg_path(path, sizeof(path), "/dev/shm", "../etc", "ring"), -EINVAL);
+    assert_int_equal(tp_seg_path(path, sizeof(path), "/dev/shm", "a/b", "ring"), -EINVAL);
+    assert_int_equal(tp_seg_path(path, sizeof(path), "/dev/shm", "", "ring"), -EINVAL);
+    assert_int_equal(tp_seg_path(path, 16, "/dev/shm", "md1", "ring"), -ENAMETOOLONG);
+}
+
+static void test_attach_checks_header(void **state)
+{
+    (void)state;
+    struct tp_seg w, r;
+    char err[256];
+    create_live(&w, "ring", TP_SEG_RING, 0640);
+    assert_int_equal(w.hdr->data_size % 4096, 0);
+    assert_true(w.hdr->data_size >= 10000);
+    assert_int_equal(w.hdr->writer_pid, (uint32_t)getpid());
+
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), 0);
+    assert_int_equal(r.hdr->writer_epoch, w.hdr->writer_epoch);
+    assert_false(tp_seg_writer_gone(&r));
+    assert_int_equal(tp_seg_check_writer(&r), 0);
+    tp_seg_close(&r);
+
+    /* Wrong kind. */
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_STATE, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "kind"));
+
+    /* A newer and an older layout version are both refused, saying which versions. */
+    w.hdr->layout_version = TP_SEG_LAYOUT_VERSION + 1;
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), -EPROTONOSUPPORT);
+    char want[64];
+    snprintf(want, sizeof(want), "layout version %u, this library reads version %u",
+             TP_SEG_LAYOUT_VERSION + 1, TP_SEG_LAYOUT_VERSION);
+    assert_non_null(strstr(err, want));
+    w.hdr->layout_version = TP_SEG_LAYOUT_VERSION - 1;
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), -EPROTONOSUPPORT);
+    w.hdr->layout_version = TP_SEG_LAYOUT_VERSION;
+
+    /* Bad magic, lying sizes. */
+    w.hdr->magic ^= 1;
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), -EBADF);
+    w.hdr->magic ^= 1;
+    w.hdr->data_size += 4096;
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), -EINVAL);
+    w.hdr->data_size -= 4096;
+
+    /* Missing file, file too small. */
+    char missing[256];
+    snprintf(missing, sizeof(missing), "%s/nothing", dir);
+    assert_int_equal(tp_seg_attach(&r, missing, TP_SEG_RING, err, sizeof(err)), -ENOENT);
+    char small[256];
+    snprintf(small, sizeof(small), "%s/small", dir);
+    FILE *fp = fopen(small, "w");
+    fputs("hello", fp);
+    fclose(fp);
+    assert_int_equal(tp_seg_attach(&r, small, TP_SEG_RING, err, sizeof(err)), -EINVAL);
+
+    /* Closed by the writer: refused, and a mapped reader notices. */
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), 0);
+    tp_seg_unlink(&w);
+    tp_seg_close(&w);
+    assert_true(tp_seg_writer_gone(&r));
+    assert_int_equal(tp_seg_check_writer(&r), -ESTALE);
+    tp_seg_close(&r);
+}
+
+static void test_mode_and_group_applied(void **state)
+{
+    (void)state;
+    struct tp_seg w;
+    char path[256], err[256];
+    assert_int_equal(tp_seg_path(path, sizeof(path), dir, "grp", "state"), 0);
+    gid_t gid = getgid() == 0 ? 1 : getgid(); /* as root, give it to group 1 ("daemon") */
+    struct tp_seg_create_params p = {.path = path,
+                                     .instance = "grp",
+                                     .kind = TP_SEG_STATE,
+                                     .data_size = 100,
+                                     .mode = 0640,
+                                     .gid = gid};
+    assert_int_equal(tp_seg_create(&w, &p, err, sizeof(err)), 0);
+    assert_int_equal(tp_seg_publish(&w, err, sizeof(err)), 0);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    assert_int_equal(st.st_gid, gid);
+    tp_seg_unlink(&w);
+    tp_seg_close(&w);
+}
+
+static void test_reader_mapping_is_read_only(void **state)
+{
+    (void)state;
+    struct tp_seg w, r;
+    char err[256];
+    create_live(&w, "ro", TP_SEG_COUNTERS, 0644);
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_COUNTERS, err, sizeof(err)), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL);            /* cmocka catches it otherwise */
+        ((volatile uint8_t *)r.data)[0] = 1; /* must fault */
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGSEGV);
+    assert_int_equal(((uint8_t *)w.data)[0], 0);
+    tp_seg_close(&r);
+    tp_seg_unlink(&w);
+    tp_seg_close(&w);
+}
+
+static void test_writer_restart_detected(void **state)
+{
+    (void)state;
+    struct tp_seg w1, w2, r1, r2;
+    char err[256];
+    create_live(&w1, "restart", TP_SEG_RING, 0644);
+    assert_int_equal(tp_seg_attach(&r1, w1.path, TP_SEG_RING, err, sizeof(err)), 0);
+    /* A second writer (a restarted daemon) replaces the file while the first is still mapped. */
+    create_live(&w2, "restart", TP_SEG_RING, 0644);
+    assert_true(tp_seg_writer_gone(&r1));
+    assert_int_equal(tp_seg_check_writer(&r1), -ESTALE);
+    assert_int_equal(tp_seg_attach(&r2, w2.path, TP_SEG_RING, err, sizeof(err)), 0);
+    assert_false(tp_seg_writer_gone(&r2));
+    assert_true(r2.ino != r1.ino);
+    /* The old writer closing late must not disturb the new file. */
+    assert_int_equal(tp_seg_unlink(&w1), -ESTALE);
+    tp_seg_close(&w1);
+    assert_false(tp_seg_writer_gone(&r2));
+    tp_seg_close(&r1);
+    tp_seg_close(&r2);
+    tp_seg_unlink(&w2);
+    tp_seg_close(&w2);
+}
+
+static void test_dead_writer_found_by_check(void **state)
+{
+    (void)state;
+    char path[256], err[256];
+    assert_int_equal(tp_seg_path(path, sizeof(path), dir, "dead", "ring"), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct tp_seg w;
+        struct tp_seg_create_params p = {.path = path,
+                                         .instance = "dead",
+                                         .kind = TP_SEG_RING,
+                                         .data_size = 100,
+                                         .mode = 0644,
+                                         .gid = (gid_t)-1};
+        if (tp_seg_create(&w, &p, err, sizeof(err)) != 0 || tp_seg_publish(&w, err, sizeof(err)))
+            _exit(1);
+        _exit(0); /* dies without closing: the segment stays LIVE */
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_int_equal(WEXITSTATUS(status), 0);
+    struct tp_seg r;
+    assert_int_equal(tp_seg_attach(&r, path, TP_SEG_RING, err, sizeof(err)), 0);
+    assert_false(tp_seg_writer_gone(&r));
+    assert_int_equal(tp_seg_check_writer(&r), -ESRCH);
+    tp_seg_close(&r);
+    unlink(path);
+}
+
+static void test_bus_instance_refuses_bad_sizes(void **state)
+{
+    (void)state;
+    struct tp_bus_writer w;
+    char err[256];
+    struct tp_bus_params p = {.instance = "sizes",
+                              .dir = dir,
+                              .ring_bytes = 5000,
+                              .max_record = 256,
+                              .instruments = 4,
+                              .depth = 5,
+                              .counters = 16,
+                              .mode = 0644,
+                              .gid = (gid_t)-1};
+    assert_int_equal(tp_bus_writer_open(&w, &p, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, "power of two"));
+    p.ring_bytes = 1 << 16;
+    p.depth = TP_MAX_DEPTH + 1;
+    assert_int_equal(tp_bus_writer_open(&w, &p, err, sizeof(err)), -EINVAL);
+    struct tp_bus_reader r;
+    assert_int_equal(tp_bus_reader_open(&r, dir, "sizes", err, sizeof(err)), -ENOENT);
+    p.depth = 5;
+    assert_int_equal(tp_bus_writer_open(&w, &p, err, sizeof(err)), 0);
+    assert_int_equal(tp_bus_reader_open(&r, dir, "sizes", err, sizeof(err)), 0);
+    assert_int_equal(r.state->depth, 5);
+    assert_int_equal(r.state->instruments, 4);
+    tp_bus_reader_close(&r);
+    tp_bus_writer_close(&w, 1);
+    assert_int_equal(tp_bus_reader_open(&r, dir, "sizes", err, sizeof(err)), -ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_path_rules),
+        cmocka_unit_test(test_attach_checks_header),
+        cmocka_unit_test(test_mode_and_group_applied),
+        cmocka_unit_test(test_reader_mapping_is_read_only),
+        cmocka_unit_test(test_writer_restart_detected),
+        cmocka_unit_test(test_dead_writer_found_by_check),
+        cmocka_unit_test(test_bus_instance_refuses_bad_sizes),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
