@@ -150,6 +150,16 @@ void tp_check_hugepages(const struct tp_hostcheck_params *p, struct tp_check_res
     need = p->hugepage_bytes > np.page_size ? p->hugepage_bytes : np.page_size;
     need_mib = p->hugepage_bytes ? (need + MIB - 1) / MIB : DEFAULT_RESERVE;
 
+    if (p->no_hugepages) {
+        tp_check_set(r, TP_CHECK_WARN,
+                     "the config runs DPDK without hugepages (eal.no_huge): fine for tests and "
+                     "demos, slow and unpinned for production");
+        tp_check_fix(r,
+                     "set eal.no_huge to false in the config and reserve hugepages: " TP_TUNE_DIR
+                     "/reserve-hugepages.sh --node 0 --mb %" PRIu64,
+                     need_mib);
+        return;
+    }
     if (total == 0) {
         tp_check_set(r, TP_CHECK_FAIL,
                      "no hugepages reserved on this host (DPDK would need --no-huge, which is "

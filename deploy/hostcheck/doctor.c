@@ -1,12 +1,15 @@
 /*
  * tickplane-doctor: checks that this host is tuned for tickplane and prints the fixes.
  *
+ *   tickplane-doctor --config /etc/tickplane/tickplane.json [--json]
  *   tickplane-doctor --data-lcores 2,3 --pci 0000:3b:00.0 [--hugepages-mb 2048] [--json]
  *
+ * Flags given after --config override what the config says.
  * Exit status: 0 when no check fails, 1 when one does, 2 on a usage error. The systemd unit runs
  * it before the daemon with its failures ignored (warnings only).
  */
 #include "hostcheck.h"
+#include "hostcheck_config.h"
 #include "pci_address.h"
 
 #include <errno.h>
@@ -18,6 +21,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tickplane-doctor [options]\n"
+            "  --config FILE        take lcores, ports and memory from a tickplane JSON config\n"
             "  --data-lcores LIST   cores that busy-poll, kernel list syntax (2,3 or 2-5)\n"
             "  --pci ADDR           a port's PCI address (0000:3b:00.0); repeat or comma-separate\n"
             "  --hugepages-mb N     hugepage memory the daemon needs on each port's NUMA node\n"
@@ -51,9 +55,26 @@ static int add_pci(struct tp_hostcheck_params *params, char storage[][TP_PCI_ADD
     return 0;
 }
 
+/* Loads and validates the config; on failure prints every error and returns -EINVAL. */
+static int load_config(struct tp_hostcheck_params *params, const char *file)
+{
+    static struct tp_config cfg; /* large; the params point into it */
+    static struct tp_config_errors errs;
+    static char text[TP_CFG_MAX_ERRORS * 400];
+
+    if (tp_config_load_file(file, &cfg, &errs) < 0) {
+        tp_config_errors_format(&errs, text, sizeof(text));
+        fprintf(stderr, "tickplane-doctor: %s is not a valid config:\n%s", file, text);
+        return -EINVAL;
+    }
+    tp_hostcheck_params_from_config(params, &cfg);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
+        {"config", required_argument, NULL, 'c'},
         {"data-lcores", required_argument, NULL, 'l'},
         {"pci", required_argument, NULL, 'p'},
         {"hugepages-mb", required_argument, NULL, 'm'},
@@ -71,8 +92,12 @@ int main(int argc, char **argv)
     int opt;
 
     tp_hostcheck_params_init(&params);
-    while ((opt = getopt_long(argc, argv, "l:p:m:jqr:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "c:l:p:m:jqr:h", options, NULL)) != -1) {
         switch (opt) {
+        case 'c':
+            if (load_config(&params, optarg) < 0)
+                return 2;
+            break;
         case 'l':
             if (tp_cpuset_parse_list(&params.data_lcores, optarg, strlen(optarg), false) < 0) {
                 fprintf(stderr, "tickplane-doctor: bad lcore list '%s'\n", optarg);

@@ -48,6 +48,7 @@ struct tp_hostcheck_params {
     const char *pci[TP_HOSTCHECK_MAX_PCI]; /* port PCI addresses, "0000:3b:00.0" form */
     unsigned n_pci;
     uint64_t hugepage_bytes; /* needed on each port's NUMA node; 0 = unknown */
+    bool no_hugepages;       /* DPDK runs with --no-huge (tests and demos) */
 };
 
 struct tp_check_result {

@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 DOCTOR = sys.argv[1]
+CONFIGS = sys.argv[2]  # the repository's configs/ directory
 NAMES = ["cpu_isolation", "nohz_full", "rcu_nocbs", "cpu_governor", "irqbalance", "irq_affinity",
          "watchdog", "vm_stat_interval", "clocksource", "tsc_invariant", "thp", "hugepages",
          "memlock", "nic_driver", "numa_locality"]
@@ -75,6 +76,31 @@ with tempfile.TemporaryDirectory() as root:
     check("PASS" not in out and "FAIL  hugepages" not in out, "problems-only text")
     rc, out, _ = run("--root", root)
     check(out.rstrip().splitlines()[-1].startswith("summary: "), "summary line")
+
+# --config: lcores, ports and memory come from the config; later flags override it.
+with tempfile.TemporaryDirectory() as root:
+    write(root, "/proc/cmdline", "root=/dev/sda1 isolcpus=2\n")
+    write(root, "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "1\n")
+    write(root, "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", "1\n")
+    write(root, "/proc/mounts", "nodev /dev/hugepages hugetlbfs rw 0 0\n")
+    prod = os.path.join(CONFIGS, "production.json")
+    rc, out, _ = run("--root", root, "--config", prod, "--json")
+    doc, by = report(out)
+    check("not data lcores 3" in by["cpu_isolation"]["detail"], "data lcores 2-3 from the config")
+    check("need 4096 MiB" in by["hugepages"]["detail"], "eal.memory_mb is the hugepage need")
+    check("0000:3b:00.0" in by["nic_driver"]["detail"], "PCI ports from the config")
+    rc, out, _ = run("--root", root, "--config", prod, "--data-lcores", "2", "--json")
+    doc, by = report(out)
+    check(by["cpu_isolation"]["status"] == "PASS", "--data-lcores overrides the config")
+    rc, out, _ = run("--root", root, "--config", os.path.join(CONFIGS, "demo.json"), "--json")
+    doc, by = report(out)
+    check(by["hugepages"]["status"] == "WARN" and "no_huge" in by["hugepages"]["detail"],
+          "demo config runs without hugepages")
+    check(by["nic_driver"]["status"] == "SKIP", "demo config has no PCI port")
+    bad = os.path.join(root, "bad.json")
+    write(root, "/bad.json", '{"eal": {"lcores": "0-1"}, "bogus": 1}')
+    rc, _, err = run("--config", bad)
+    check(rc == 2 and "is not a valid config" in err and "bogus" in err, "invalid config: %r" % err)
 
 # This machine: the checks run and explain themselves whatever the host has.
 rc, out, _ = run("--data-lcores", "1", "--json")

@@ -1,0 +1,20 @@
+/* Host-check parameters from a tickplane config (see hostcheck_config.h). */
+#include "hostcheck_config.h"
+
+void tp_hostcheck_params_from_config(struct tp_hostcheck_params *params,
+                                     const struct tp_config *cfg)
+{
+    tp_cpuset_clear(&params->data_lcores);
+    for (unsigned i = 0; i < cfg->n_lcores; i++)
+        tp_cpuset_add(&params->data_lcores, cfg->lcores[i].lcore_id);
+
+    params->n_pci = 0;
+    for (unsigned i = 0; i < cfg->n_ports && params->n_pci < TP_HOSTCHECK_MAX_PCI; i++)
+        if (cfg->ports[i].kind == TP_CFG_PORT_PCI)
+            params->pci[params->n_pci++] = cfg->ports[i].pci;
+
+    /* EAL reserves -m up front when given; otherwise the config's own estimate is the need. */
+    params->hugepage_bytes =
+        cfg->eal.memory_mb ? (uint64_t)cfg->eal.memory_mb << 20 : tp_config_memory_estimate(cfg);
+    params->no_hugepages = cfg->eal.no_huge;
+}

@@ -1,0 +1,16 @@
+/*
+ * Host-check parameters from a loaded tickplane config (control/config): the data lcores, the
+ * PCI ports, the hugepage memory EAL will ask for, and whether it runs without hugepages.
+ * The params point into cfg (PCI address strings), so cfg must outlive them.
+ */
+#ifndef TP_HOSTCHECK_CONFIG_H
+#define TP_HOSTCHECK_CONFIG_H
+
+#include "config.h"
+#include "hostcheck.h"
+
+/* Fills the config-derived fields of params (root is left as it is). */
+void tp_hostcheck_params_from_config(struct tp_hostcheck_params *params,
+                                     const struct tp_config *cfg);
+
+#endif
