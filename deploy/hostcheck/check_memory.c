@@ -224,6 +224,33 @@ void tp_check_hugepages(const struct tp_hostcheck_params *p, struct tp_check_res
                  p->hugepage_bytes ? "" : " (no size requirement given)");
 }
 
+unsigned tp_hostcheck_hugepage_plan(const struct tp_hostcheck_params *p, unsigned *nodes,
+                                    uint64_t *mib, unsigned max)
+{
+    uint64_t need = p->hugepage_bytes ? (p->hugepage_bytes + MIB - 1) / MIB : DEFAULT_RESERVE;
+    unsigned n = 0;
+
+    if (p->no_hugepages)
+        return 0;
+    for (unsigned i = 0; i <= p->n_pci && n < max; i++) {
+        int node = i < p->n_pci ? tp_host_pci_numa_node(p->root, p->pci[i]) : 0;
+        bool listed = false;
+
+        if (i == p->n_pci && n > 0)
+            break; /* node 0 only stands in when no port gave a node */
+        if (node < 0)
+            node = 0;
+        for (unsigned k = 0; k < n; k++)
+            listed |= nodes[k] == (unsigned)node;
+        if (!listed) {
+            nodes[n] = (unsigned)node;
+            mib[n] = need;
+            n++;
+        }
+    }
+    return n;
+}
+
 /* Soft RLIMIT_MEMLOCK from /proc/self/limits: 1 with *bytes set, 0 if unlimited, -1 unknown. */
 static int memlock_limit(const char *root, uint64_t *bytes)
 {

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ static void usage(FILE *out)
             "  --pci ADDR           a port's PCI address (0000:3b:00.0); repeat or comma-separate\n"
             "  --hugepages-mb N     hugepage memory the daemon needs on each port's NUMA node\n"
             "  --json               machine-readable output\n"
+            "  --hugepage-plan      print only '<numa node> <MiB>' lines: where to reserve\n"
             "  --problems           print only WARN and FAIL\n"
             "  --root DIR           read /proc and /sys under DIR (for tests)\n"
             "exit status: 0 no FAIL, 1 at least one FAIL, 2 usage error\n");
@@ -71,28 +73,36 @@ static int load_config(struct tp_hostcheck_params *params, const char *file)
     return 0;
 }
 
+/* The hugepage plan for reserve-hugepages.sh: one "<node> <MiB>" line per node. */
+static int print_plan(const struct tp_hostcheck_params *params)
+{
+    unsigned nodes[TP_HOSTCHECK_MAX_PCI];
+    uint64_t mib[TP_HOSTCHECK_MAX_PCI];
+    unsigned n = tp_hostcheck_hugepage_plan(params, nodes, mib, TP_HOSTCHECK_MAX_PCI);
+
+    for (unsigned i = 0; i < n; i++)
+        printf("%u %" PRIu64 "\n", nodes[i], mib[i]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"data-lcores", required_argument, NULL, 'l'},
-        {"pci", required_argument, NULL, 'p'},
-        {"hugepages-mb", required_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},
-        {"problems", no_argument, NULL, 'q'},
-        {"root", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'}, {"data-lcores", required_argument, NULL, 'l'},
+        {"pci", required_argument, NULL, 'p'},    {"hugepages-mb", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},         {"hugepage-plan", no_argument, NULL, 'H'},
+        {"problems", no_argument, NULL, 'q'},     {"root", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     static char pci_storage[TP_HOSTCHECK_MAX_PCI][TP_PCI_ADDRESS_LEN];
     static struct tp_hostcheck_report report;
     struct tp_hostcheck_params params;
-    bool json = false, problems = false;
+    bool json = false, problems = false, plan = false;
     char *end;
     int opt;
 
     tp_hostcheck_params_init(&params);
-    while ((opt = getopt_long(argc, argv, "c:l:p:m:jqr:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "c:l:p:m:jHqr:h", options, NULL)) != -1) {
         switch (opt) {
         case 'c':
             if (load_config(&params, optarg) < 0)
@@ -119,6 +129,9 @@ int main(int argc, char **argv)
         case 'j':
             json = true;
             break;
+        case 'H':
+            plan = true;
+            break;
         case 'q':
             problems = true;
             break;
@@ -138,6 +151,8 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (plan)
+        return print_plan(&params);
     tp_hostcheck_run(&params, &report);
     if (json) {
         if (tp_hostcheck_print_json(stdout, &report) < 0)

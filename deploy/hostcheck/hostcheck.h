@@ -79,6 +79,15 @@ int tp_hostcheck_run_one(const char *name, const struct tp_hostcheck_params *par
 /* Names of all checks in run order; *n receives their count. */
 const char *const *tp_hostcheck_names(unsigned *n);
 
+/*
+ * Where hugepages must be reserved: one (NUMA node, MiB) pair per node that holds a PCI port
+ * (node 0 when no port is configured or the firmware does not say), each asking for the whole
+ * requirement since EAL allocates a port's pools on its node. Nothing when params->no_hugepages.
+ * Returns the number of pairs written (at most max).
+ */
+unsigned tp_hostcheck_hugepage_plan(const struct tp_hostcheck_params *params, unsigned *nodes,
+                                    uint64_t *mib, unsigned max);
+
 /* "PASS", "SKIP", "WARN", "FAIL". */
 const char *tp_check_status_name(enum tp_check_status status);
 
