@@ -1,0 +1,919 @@
+/* Model events -> CME MDP 3.0 packets through the generated SBE codec (mdp3_sbe.h). */
+#include "mdp3_feed.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "truth.h"
+
+#define NULL_PRICE9 INT64_MAX
+#define MEI_EOE     MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT
+
+/* Entries per message: small messages pack well and stay far below the group limit of 254. */
+#define BOOK_ENTRIES_PER_MSG  20
+#define ORDER_ENTRIES_PER_MSG 24
+#define FILLS_PER_MSG         24
+
+enum pending_kind { PK_TRADE, PK_VOLUME, PK_STATS, PK_QUOTE, PK_OTHER };
+static const uint8_t last_bit[] = {
+    MKTDATA_MATCH_EVENT_INDICATOR_LAST_TRADE_MSG, MKTDATA_MATCH_EVENT_INDICATOR_LAST_VOLUME_MSG,
+    MKTDATA_MATCH_EVENT_INDICATOR_LAST_STATS_MSG, MKTDATA_MATCH_EVENT_INDICATOR_LAST_QUOTE_MSG, 0};
+
+void tp_sim_mdp3_params_default(struct tp_sim_mdp3_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->depth = 10;
+    p->snapshot_every = 50;
+    p->snapshot_batch = 10;
+    p->definition_every = 400;
+    p->definition_batch = 20;
+    p->pack_window_ns = 1000;
+    p->max_payload = 1400;
+    p->appl_id = 901;
+    p->midnight_epoch_ns = 1764460800ULL * 1000000000ULL;
+}
+
+static uint16_t trade_date(const struct tp_sim_mdp3_feed *f)
+{
+    return (uint16_t)(f->params.midnight_epoch_ns / (86400ULL * 1000000000ULL));
+}
+
+static struct tp_sim_level *view_of(struct tp_sim_mdp3_feed *f, uint32_t id, int side)
+{
+    return &f->view[((size_t)id * 2 + (size_t)side) * f->params.depth];
+}
+
+int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
+                     const struct tp_sim_mdp3_params *p, const struct tp_sim_packet_sink *sink)
+{
+    memset(f, 0, sizeof(*f));
+    f->params = *p;
+    f->model = m;
+    f->sink = *sink;
+    uint32_t n = m->params.instruments;
+    if (p->depth == 0 || p->depth > 127 || p->max_payload > TP_SIM_MAX_PAYLOAD ||
+        p->max_payload < 1000)
+        return -EINVAL;
+    f->view = calloc((size_t)n * 2 * p->depth, sizeof(*f->view));
+    f->view_n = calloc((size_t)n * 2, sizeof(*f->view_n));
+    f->rpt_seq = calloc(n, sizeof(*f->rpt_seq));
+    f->high9 = calloc(n, sizeof(*f->high9));
+    f->low9 = calloc(n, sizeof(*f->low9));
+    if (!f->view || !f->view_n || !f->rpt_seq || !f->high9 || !f->low9) {
+        tp_sim_mdp3_free(f);
+        return -ENOMEM;
+    }
+    for (int s = 0; s < TP_SIM_STREAMS; s++)
+        f->stream[s].next_seq = 1;
+    return 0;
+}
+
+void tp_sim_mdp3_free(struct tp_sim_mdp3_feed *f)
+{
+    free(f->view);
+    free(f->view_n);
+    free(f->rpt_seq);
+    free(f->high9);
+    free(f->low9);
+    f->view = NULL;
+    f->view_n = NULL;
+    f->rpt_seq = NULL;
+    f->high9 = f->low9 = NULL;
+}
+
+/* ---- packets ------------------------------------------------------------------------- */
+
+static int flush_stream(struct tp_sim_mdp3_feed *f, int s)
+{
+    struct tp_sim_mdp3_stream *st = &f->stream[s];
+    if (!st->open)
+        return 0;
+    st->open = 0;
+    st->pkt.len = (uint16_t)st->writer.len;
+    st->pkt.stream = (uint8_t)s;
+    st->pkt.index = st->index++;
+    st->pkt.time_ns = f->now_ns;
+    return f->sink.packet(f->sink.ctx, &st->pkt);
+}
+
+static void open_stream(struct tp_sim_mdp3_feed *f, int s)
+{
+    struct tp_sim_mdp3_stream *st = &f->stream[s];
+    st->pkt.seq = st->next_seq++;
+    st->pkt.count = 0;
+    st->first_time_ns = f->now_ns;
+    tp_mdp3_writer_init(&st->writer, st->pkt.data, f->params.max_payload, (uint32_t)st->pkt.seq,
+                        f->params.midnight_epoch_ns + f->now_ns);
+    st->open = 1;
+}
+
+/* Appends one SBE message (header + body) to the stream's packet, opening packets as needed. */
+static int put_message(struct tp_sim_mdp3_feed *f, int s, const uint8_t *msg, size_t len)
+{
+    struct tp_sim_mdp3_stream *st = &f->stream[s];
+    int rc;
+    if (st->open && f->now_ns > st->first_time_ns + f->params.pack_window_ns &&
+        (rc = flush_stream(f, s)) < 0)
+        return rc;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!st->open)
+            open_stream(f, s);
+        size_t room;
+        uint8_t *dst = tp_mdp3_writer_reserve(&st->writer, &room);
+        if (dst != NULL && room >= len) {
+            memcpy(dst, msg, len);
+            rc = tp_mdp3_writer_commit(&st->writer, len);
+            if (rc < 0)
+                return rc;
+            st->pkt.count++;
+            st->messages++;
+            f->templates[mktdata_message_header_template_id(msg) & 63]++;
+            return 0;
+        }
+        if ((rc = flush_stream(f, s)) < 0)
+            return rc;
+    }
+    return -EMSGSIZE;
+}
+
+/* ---- the event being assembled -------------------------------------------------------- */
+
+static uint8_t *event_room(struct tp_sim_mdp3_feed *f, size_t *cap);
+static int commit_event(struct tp_sim_mdp3_feed *f, int end_of_event);
+
+/* Records the message just encoded at event_room(); mei is its MatchEventIndicator offset. */
+static void event_push(struct tp_sim_mdp3_feed *f, size_t len, size_t mei_offset, uint8_t kind)
+{
+    struct tp_sim_mdp3_pending *p = &f->pending[f->n_pending++];
+    p->offset = f->ev_len;
+    p->len = len;
+    p->mei = f->ev_len + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + mei_offset;
+    p->kind = kind;
+    f->ev_len += len;
+}
+
+/* Room for the next message of the event: sends the pending ones first when it is full. */
+static uint8_t *event_room(struct tp_sim_mdp3_feed *f, size_t *cap)
+{
+    if (f->n_pending == TP_SIM_MDP3_EVENT_MSGS || TP_SIM_MDP3_EVENT_BUF - f->ev_len < 2048)
+        f->error = f->error ? f->error : commit_event(f, 0);
+    *cap = TP_SIM_MDP3_EVENT_BUF - f->ev_len;
+    return f->ev + f->ev_len;
+}
+
+/* Sets the Last*Msg bits (and EndOfEvent when the event ends here) and sends the messages. */
+static int commit_event(struct tp_sim_mdp3_feed *f, int end_of_event)
+{
+    int last_of_kind[5] = {-1, -1, -1, -1, -1};
+    for (uint32_t i = 0; i < f->n_pending; i++)
+        last_of_kind[f->pending[i].kind] = (int)i;
+    for (int k = 0; k < 5; k++)
+        if (end_of_event && last_of_kind[k] >= 0)
+            f->ev[f->pending[last_of_kind[k]].mei] |= last_bit[k];
+    if (end_of_event && f->n_pending > 0)
+        f->ev[f->pending[f->n_pending - 1].mei] |= MEI_EOE;
+    int rc = 0;
+    for (uint32_t i = 0; i < f->n_pending && rc == 0; i++)
+        rc = put_message(f, TP_SIM_STREAM_INCREMENTAL, f->ev + f->pending[i].offset,
+                         f->pending[i].len);
+    f->n_pending = 0;
+    f->ev_len = 0;
+    return rc;
+}
+
+/* ---- incremental messages ------------------------------------------------------------- */
+
+struct book_entry {
+    int64_t price9;
+    int64_t qty;
+    int32_t orders;
+    uint8_t level;
+    uint8_t action;
+    char type;
+};
+
+static void emit_book(struct tp_sim_mdp3_feed *f, uint32_t id, const struct book_entry *e,
+                      uint32_t n)
+{
+    for (uint32_t start = 0; start < n; start += BOOK_ENTRIES_PER_MSG) {
+        uint32_t count = n - start < BOOK_ENTRIES_PER_MSG ? n - start : BOOK_ENTRIES_PER_MSG;
+        size_t cap;
+        uint8_t *buf = event_room(f, &cap);
+        struct mktdata_md_incremental_refresh_book46 m = {0};
+        struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
+        struct mktdata_md_incremental_refresh_book46_no_order_id_entries o = {0};
+        mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, buf, cap);
+        mktdata_md_incremental_refresh_book46_set_transact_time(&m, f->params.midnight_epoch_ns +
+                                                                        f->now_ns);
+        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_encode(&m, &g, count);
+        for (uint32_t i = start; i < start + count; i++) {
+            mktdata_md_incremental_refresh_book46_no_md_entries_next(&g);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_px_mantissa(
+                &g, e[i].price9);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_size(
+                &g, e[i].action >= MKTDATA_MD_UPDATE_ACTION_DELETE_THRU ? INT32_MAX
+                                                                        : (int32_t)e[i].qty);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_security_id(
+                &g, TP_SIM_SECURITY_ID(id));
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(
+                &g, e[i].action >= MKTDATA_MD_UPDATE_ACTION_DELETE_THRU ? INT32_MAX : e[i].orders);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g,
+                                                                                     e[i].action);
+            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_type(&g, e[i].type);
+            f->actions[e[i].action]++;
+        }
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(&m, &o, 0);
+        event_push(f,
+                   MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                       mktdata_md_incremental_refresh_book46_encoded_length(&m),
+                   MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_MATCH_EVENT_INDICATOR_OFFSET, PK_QUOTE);
+    }
+}
+
+static int same_level(const struct tp_sim_level *a, const struct tp_sim_level *b)
+{
+    return a->price9 == b->price9 && a->qty == b->qty && a->orders == b->orders;
+}
+
+static void add_entry(struct book_entry *out, uint32_t *n, const struct tp_sim_level *l,
+                      uint32_t index, uint8_t action, char type)
+{
+    out[(*n)++] = (struct book_entry){.price9 = l ? l->price9 : NULL_PRICE9,
+                                      .qty = l ? l->qty : 0,
+                                      .orders = l ? (int32_t)l->orders : 0,
+                                      .level = (uint8_t)index,
+                                      .action = action,
+                                      .type = type};
+}
+
+/*
+ * Entries that turn the published levels `work` (n of them) into `want` (nn): DeleteThru when
+ * the side empties, DeleteFrom when the top levels were taken, Overlay when one level changed
+ * its price in place, otherwise Deletes (deepest first) then News and Changes top down.
+ */
+static uint32_t diff_side(struct tp_sim_level *work, uint32_t n, const struct tp_sim_level *want,
+                          uint32_t nn, uint32_t depth, char type, struct book_entry *out)
+{
+    uint32_t count = 0;
+    int bid = type == '0';
+    if (n > 0 && nn == 0) {
+        add_entry(out, &count, NULL, 1, MKTDATA_MD_UPDATE_ACTION_DELETE_THRU, type);
+        return count;
+    }
+    if (n == nn && n > 0) {
+        uint32_t differ = 0, at = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (!same_level(&work[i], &want[i])) {
+                differ++;
+                at = i;
+            }
+        /* One level replaced by another price that keeps the order of the side. */
+        if (differ == 1 && work[at].price9 != want[at].price9 &&
+            (at == 0 || (bid ? want[at].price9 < want[at - 1].price9
+                             : want[at].price9 > want[at - 1].price9))) {
+            int present = 0;
+            for (uint32_t j = 0; j < nn; j++)
+                present |= want[j].price9 == work[at].price9;
+            if (!present) {
+                add_entry(out, &count, &want[at], at + 1, MKTDATA_MD_UPDATE_ACTION_OVERLAY, type);
+                return count;
+            }
+        }
+    }
+    /* Leading levels better than the new best and gone from it: taken by a sweep. */
+    uint32_t taken = 0;
+    while (taken < n && nn > 0 &&
+           (bid ? work[taken].price9 > want[0].price9 : work[taken].price9 < want[0].price9))
+        taken++;
+    if (taken >= 2) {
+        add_entry(out, &count, NULL, taken, MKTDATA_MD_UPDATE_ACTION_DELETE_FROM, type);
+        memmove(work, work + taken, (n - taken) * sizeof(*work));
+        n -= taken;
+    }
+    for (uint32_t i = n; i-- > 0;) {
+        int present = 0;
+        for (uint32_t j = 0; j < nn; j++)
+            present |= want[j].price9 == work[i].price9;
+        if (!present) {
+            add_entry(out, &count, &work[i], i + 1, MKTDATA_MD_UPDATE_ACTION_DELETE, type);
+            memmove(work + i, work + i + 1, (n - i - 1) * sizeof(*work));
+            n--;
+        }
+    }
+    for (uint32_t j = 0; j < nn; j++) {
+        if (j < n && work[j].price9 == want[j].price9) {
+            if (!same_level(&work[j], &want[j]))
+                add_entry(out, &count, &want[j], j + 1, MKTDATA_MD_UPDATE_ACTION_CHANGE, type);
+        } else {
+            add_entry(out, &count, &want[j], j + 1, MKTDATA_MD_UPDATE_ACTION_NEW, type);
+            uint32_t keep = n < depth ? n : depth - 1;
+            memmove(work + j + 1, work + j, (keep - j) * sizeof(*work));
+            n = keep + 1;
+        }
+        work[j] = want[j];
+    }
+    return count;
+}
+
+/* Publishes the difference between the published levels and the model's, both sides. */
+static void publish_levels(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    uint32_t depth = f->params.depth;
+    struct tp_sim_level want[128];
+    struct book_entry entries[2 * 3 * 128];
+    uint32_t n = 0;
+    for (int side = 0; side < 2; side++) {
+        uint32_t nn = tp_sim_model_levels(f->model, id, side == 0 ? 'B' : 'S', want, depth);
+        struct tp_sim_level *work = view_of(f, id, side);
+        n += diff_side(work, f->view_n[id * 2 + side], want, nn, depth, side == 0 ? '0' : '1',
+                       entries + n);
+        memcpy(work, want, nn * sizeof(*want));
+        f->view_n[id * 2 + side] = nn;
+    }
+    if (n > 0)
+        emit_book(f, id, entries, n);
+}
+
+struct order_entry {
+    uint64_t order_id;
+    int64_t price9;
+    int64_t qty;
+    uint8_t action;
+    char type;
+};
+
+static void emit_orders(struct tp_sim_mdp3_feed *f, uint32_t id, const struct order_entry *e,
+                        uint32_t n)
+{
+    for (uint32_t start = 0; start < n; start += ORDER_ENTRIES_PER_MSG) {
+        uint32_t count = n - start < ORDER_ENTRIES_PER_MSG ? n - start : ORDER_ENTRIES_PER_MSG;
+        size_t cap;
+        uint8_t *buf = event_room(f, &cap);
+        struct mktdata_md_incremental_refresh_order_book47 m = {0};
+        struct mktdata_md_incremental_refresh_order_book47_no_md_entries g = {0};
+        mktdata_md_incremental_refresh_order_book47_wrap_and_apply_header(&m, buf, cap);
+        mktdata_md_incremental_refresh_order_book47_set_transact_time(
+            &m, f->params.midnight_epoch_ns + f->now_ns);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_encode(&m, &g, count);
+        for (uint32_t i = start; i < start + count; i++) {
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g);
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_order_id(&g,
+                                                                                   e[i].order_id);
+            /* Priority follows arrival: order ids grow with time. */
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_order_priority(
+                &g, e[i].order_id);
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_px_mantissa(
+                &g, e[i].price9);
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_display_qty(
+                &g, (int32_t)e[i].qty);
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_security_id(
+                &g, TP_SIM_SECURITY_ID(id));
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_update_action(
+                &g, e[i].action);
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_type(&g,
+                                                                                        e[i].type);
+        }
+        event_push(f,
+                   MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                       mktdata_md_incremental_refresh_order_book47_encoded_length(&m),
+                   MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_MATCH_EVENT_INDICATOR_OFFSET,
+                   PK_QUOTE);
+    }
+}
+
+static char book_type(uint8_t side)
+{
+    return side == 'B' ? '0' : '1';
+}
+
+/* Order-level entries for the events of one step (all on one instrument). */
+static void publish_orders(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *ev, int n)
+{
+    struct order_entry stack[64];
+    struct order_entry *e = stack;
+    size_t need = 2 * (size_t)n;
+    if (need > 64 && (e = malloc(need * sizeof(*e))) == NULL) {
+        f->error = -ENOMEM;
+        return;
+    }
+    uint32_t count = 0;
+    for (int i = 0; i < n; i++) {
+        const struct tp_sim_event *x = &ev[i];
+        char type = book_type(x->side);
+        switch (x->kind) {
+        case TP_SIM_EV_ADD:
+            e[count++] = (struct order_entry){x->order_id, x->price9, x->qty, 0, type};
+            break;
+        case TP_SIM_EV_CANCEL:
+        case TP_SIM_EV_EXECUTE:
+            e[count++] = (struct order_entry){x->order_id, x->old_price9, x->remaining,
+                                              x->remaining > 0 ? 1 : 2, type};
+            break;
+        case TP_SIM_EV_DELETE:
+            e[count++] = (struct order_entry){x->order_id, x->old_price9, 0, 2, type};
+            break;
+        case TP_SIM_EV_REPLACE:
+            e[count++] = (struct order_entry){x->order_id, x->old_price9, 0, 2, type};
+            e[count++] = (struct order_entry){x->new_order_id, x->price9, x->qty, 0, type};
+            break;
+        default:
+            break;
+        }
+    }
+    if (count > 0)
+        emit_orders(f, ev[0].instrument, e, count);
+    if (e != stack)
+        free(e);
+}
+
+/* Trade summaries: one entry per run of fills at one price, with the filled orders. */
+static void publish_trades(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *ev, int n)
+{
+    int i = 0;
+    while (i < n) {
+        if (ev[i].kind != TP_SIM_EV_EXECUTE && ev[i].kind != TP_SIM_EV_TRADE) {
+            i++;
+            continue;
+        }
+        int j = i;
+        int64_t qty = 0;
+        while (j < n && j - i < FILLS_PER_MSG && ev[j].kind == ev[i].kind &&
+               ev[j].price9 == ev[i].price9 && ev[i].kind == TP_SIM_EV_EXECUTE)
+            qty += ev[j++].qty;
+        if (j == i) /* a hidden trade: no resting displayed order */
+            qty = ev[j++].qty;
+        uint32_t id = ev[i].instrument;
+        int fills = ev[i].kind == TP_SIM_EV_EXECUTE ? j - i : 0;
+        size_t cap;
+        uint8_t *buf = event_room(f, &cap);
+        struct mktdata_md_incremental_refresh_trade_summary48 m = {0};
+        struct mktdata_md_incremental_refresh_trade_summary48_no_md_entries g = {0};
+        struct mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries o = {0};
+        mktdata_md_incremental_refresh_trade_summary48_wrap_and_apply_header(&m, buf, cap);
+        mktdata_md_incremental_refresh_trade_summary48_set_transact_time(
+            &m, f->params.midnight_epoch_ns + f->now_ns);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_wrap_for_encode(&m, &g, 1);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_md_entry_px_mantissa(
+            &g, ev[i].price9);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_md_entry_size(
+            &g, (int32_t)qty);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_security_id(
+            &g, TP_SIM_SECURITY_ID(id));
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_rpt_seq(&g,
+                                                                                 ++f->rpt_seq[id]);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_number_of_orders(&g,
+                                                                                          fills);
+        /* The aggressor takes the resting side: a resting bid was hit by a seller. */
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_aggressor_side(
+            &g, ev[i].side == 'B' ? 2 : 1);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_md_update_action(&g, 0);
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_set_md_trade_entry_id(
+            &g, (uint32_t)ev[i].match_id);
+        mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_wrap_for_encode(
+            &m, &o, (uint32_t)fills);
+        for (int k = 0; k < fills; k++) {
+            mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_next(&o);
+            mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_set_order_id(
+                &o, ev[i + k].order_id);
+            mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_set_last_qty(
+                &o, (int32_t)ev[i + k].qty);
+        }
+        event_push(f,
+                   MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                       mktdata_md_incremental_refresh_trade_summary48_encoded_length(&m),
+                   MKTDATA_MD_INCREMENTAL_REFRESH_TRADE_SUMMARY48_MATCH_EVENT_INDICATOR_OFFSET,
+                   PK_TRADE);
+        i = j;
+    }
+}
+
+static void publish_volume(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_md_incremental_refresh_volume37 m = {0};
+    struct mktdata_md_incremental_refresh_volume37_no_md_entries g = {0};
+    mktdata_md_incremental_refresh_volume37_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_volume37_set_transact_time(&m, f->params.midnight_epoch_ns +
+                                                                      f->now_ns);
+    mktdata_md_incremental_refresh_volume37_no_md_entries_wrap_for_encode(&m, &g, 1);
+    mktdata_md_incremental_refresh_volume37_no_md_entries_next(&g);
+    mktdata_md_incremental_refresh_volume37_no_md_entries_set_md_entry_size(
+        &g, (int32_t)f->model->instruments[id].volume);
+    mktdata_md_incremental_refresh_volume37_no_md_entries_set_security_id(&g,
+                                                                          TP_SIM_SECURITY_ID(id));
+    mktdata_md_incremental_refresh_volume37_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
+    mktdata_md_incremental_refresh_volume37_no_md_entries_set_md_update_action(&g, 0);
+    event_push(f,
+               MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                   mktdata_md_incremental_refresh_volume37_encoded_length(&m),
+               MKTDATA_MD_INCREMENTAL_REFRESH_VOLUME37_MATCH_EVENT_INDICATOR_OFFSET, PK_VOLUME);
+}
+
+/* Open, high and low trade prices when a trade sets them. */
+static void publish_stats(struct tp_sim_mdp3_feed *f, uint32_t id, const struct tp_sim_event *ev,
+                          int n)
+{
+    struct stat_entry {
+        int64_t price9;
+        char type;
+    } s[3];
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        if (ev[i].kind != TP_SIM_EV_EXECUTE && ev[i].kind != TP_SIM_EV_TRADE)
+            continue;
+        int64_t px = ev[i].price9;
+        if (f->high9[id] == 0) {
+            f->high9[id] = f->low9[id] = px;
+            s[count++] = (struct stat_entry){px, '4'};
+        }
+        if (px > f->high9[id]) {
+            f->high9[id] = px;
+            s[count++] = (struct stat_entry){px, '7'};
+        }
+        if (px < f->low9[id]) {
+            f->low9[id] = px;
+            s[count++] = (struct stat_entry){px, '8'};
+        }
+        if (count >= 2)
+            break; /* open + one extreme, or both extremes, is all a step can set */
+    }
+    if (count == 0)
+        return;
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_md_incremental_refresh_session_statistics51 m = {0};
+    struct mktdata_md_incremental_refresh_session_statistics51_no_md_entries g = {0};
+    mktdata_md_incremental_refresh_session_statistics51_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_session_statistics51_set_transact_time(
+        &m, f->params.midnight_epoch_ns + f->now_ns);
+    mktdata_md_incremental_refresh_session_statistics51_no_md_entries_wrap_for_encode(
+        &m, &g, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_md_entry_px_mantissa(
+            &g, s[i].price9);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_security_id(
+            &g, TP_SIM_SECURITY_ID(id));
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_rpt_seq(
+            &g, ++f->rpt_seq[id]);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_open_close_settl_flag(
+            &g, s[i].type == '4' ? 0 : MKTDATA_U_INT8_NULL_VALUE);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_md_update_action(&g,
+                                                                                               0);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_md_entry_type(
+            &g, s[i].type);
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_set_md_entry_size(
+            &g, MKTDATA_INT32_NULL_NULL_VALUE);
+    }
+    event_push(f,
+               MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                   mktdata_md_incremental_refresh_session_statistics51_encoded_length(&m),
+               MKTDATA_MD_INCREMENTAL_REFRESH_SESSION_STATISTICS51_MATCH_EVENT_INDICATOR_OFFSET,
+               PK_STATS);
+}
+
+static void publish_status(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *e)
+{
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_security_status30 m = {0};
+    mktdata_security_status30_wrap_and_apply_header(&m, buf, cap);
+    mktdata_security_status30_set_transact_time(&m, f->params.midnight_epoch_ns + f->now_ns);
+    mktdata_security_status30_set_security_group(&m, "TP", 2);
+    mktdata_security_status30_set_asset(&m, f->model->instruments[e->instrument].symbol, 4);
+    mktdata_security_status30_set_security_id(&m, TP_SIM_SECURITY_ID(e->instrument));
+    mktdata_security_status30_set_trade_date(&m, trade_date(f));
+    int halted = e->status == TP_SIM_STATUS_HALTED;
+    mktdata_security_status30_set_security_trading_status(
+        &m, halted ? MKTDATA_SECURITY_TRADING_STATUS_TRADING_HALT
+                   : MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);
+    mktdata_security_status30_set_halt_reason(&m, halted ? 1 : 0); /* surveillance / schedule */
+    mktdata_security_status30_set_security_trading_event(&m, 0);
+    event_push(f,
+               MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + mktdata_security_status30_encoded_length(&m),
+               MKTDATA_SECURITY_STATUS30_MATCH_EVENT_INDICATOR_OFFSET, PK_OTHER);
+}
+
+/* One model step = one matching event. */
+static int publish_step(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *ev, int n)
+{
+    uint32_t id = ev[0].instrument;
+    int traded = 0;
+    for (int i = 0; i < n; i++)
+        traded |= ev[i].kind == TP_SIM_EV_EXECUTE || ev[i].kind == TP_SIM_EV_TRADE;
+    f->now_ns = ev[0].time_ns;
+    if (traded) {
+        publish_trades(f, ev, n);
+        publish_volume(f, id);
+        publish_stats(f, id, ev, n);
+    }
+    publish_levels(f, id);
+    publish_orders(f, ev, n);
+    for (int i = 0; i < n; i++)
+        if (ev[i].kind == TP_SIM_EV_STATUS)
+            publish_status(f, &ev[i]);
+    int rc = commit_event(f, 1);
+    return f->error ? f->error : rc;
+}
+
+/* ---- channel reset -------------------------------------------------------------------- */
+
+/* The whole book of an instrument as New entries (after a channel reset). */
+static int republish(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    publish_levels(f, id);
+    struct order_entry e[ORDER_ENTRIES_PER_MSG];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < in->n_orders; i++) {
+        const struct tp_sim_order *o = &f->model->pool[in->orders[i]];
+        e[n++] = (struct order_entry){o->id, o->ticks * in->tick9, o->qty, 0, book_type(o->side)};
+        if (n == ORDER_ENTRIES_PER_MSG) {
+            emit_orders(f, id, e, n);
+            n = 0;
+        }
+    }
+    if (n > 0)
+        emit_orders(f, id, e, n);
+    int rc = commit_event(f, 1);
+    return f->error ? f->error : rc;
+}
+
+static int channel_reset(struct tp_sim_mdp3_feed *f)
+{
+    int rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL);
+    if (rc < 0)
+        return rc;
+    f->stream[TP_SIM_STREAM_INCREMENTAL].next_seq = 1;
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_channel_reset4 m = {0};
+    struct mktdata_channel_reset4_no_md_entries g = {0};
+    mktdata_channel_reset4_wrap_and_apply_header(&m, buf, cap);
+    mktdata_channel_reset4_set_transact_time(&m, f->params.midnight_epoch_ns + f->now_ns);
+    mktdata_channel_reset4_no_md_entries_wrap_for_encode(&m, &g, 1);
+    mktdata_channel_reset4_no_md_entries_next(&g);
+    mktdata_channel_reset4_no_md_entries_set_appl_id(&g, f->params.appl_id);
+    event_push(f, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + mktdata_channel_reset4_encoded_length(&m),
+               MKTDATA_CHANNEL_RESET4_MATCH_EVENT_INDICATOR_OFFSET, PK_OTHER);
+    if ((rc = commit_event(f, 1)) < 0 || (rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL)) < 0)
+        return rc;
+    f->channel_resets++;
+    memset(f->view_n, 0, sizeof(*f->view_n) * 2 * f->model->params.instruments);
+    memset(f->rpt_seq, 0, sizeof(*f->rpt_seq) * f->model->params.instruments);
+    for (uint32_t id = 0; id < f->model->params.instruments && rc == 0; id++)
+        rc = republish(f, id);
+    return rc;
+}
+
+/* ---- snapshot and definition channels --------------------------------------------------- */
+
+static int send_snapshot(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    uint8_t buf[TP_SIM_MAX_PAYLOAD];
+    struct mktdata_snapshot_full_refresh52 m = {0};
+    struct mktdata_snapshot_full_refresh52_no_md_entries g = {0};
+    mktdata_snapshot_full_refresh52_wrap_and_apply_header(&m, buf, sizeof(buf));
+    uint64_t now = f->params.midnight_epoch_ns + f->now_ns;
+    /* The snapshot includes every incremental packet sent so far (the open one was flushed). */
+    mktdata_snapshot_full_refresh52_set_last_msg_seq_num_processed(
+        &m, f->stream[TP_SIM_STREAM_INCREMENTAL].next_seq - 1);
+    mktdata_snapshot_full_refresh52_set_tot_num_reports(&m, f->model->params.instruments);
+    mktdata_snapshot_full_refresh52_set_security_id(&m, TP_SIM_SECURITY_ID(id));
+    mktdata_snapshot_full_refresh52_set_rpt_seq(&m, f->rpt_seq[id]);
+    mktdata_snapshot_full_refresh52_set_transact_time(&m, now);
+    mktdata_snapshot_full_refresh52_set_last_update_time(&m, now);
+    mktdata_snapshot_full_refresh52_set_trade_date(&m, trade_date(f));
+    mktdata_snapshot_full_refresh52_set_md_security_trading_status(
+        &m, in->status == TP_SIM_STATUS_HALTED ? MKTDATA_SECURITY_TRADING_STATUS_TRADING_HALT
+                                               : MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);
+    mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(&m, NULL_PRICE9);
+    mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(&m, NULL_PRICE9);
+    mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(&m, NULL_PRICE9);
+    uint32_t nb = f->view_n[id * 2], na = f->view_n[id * 2 + 1];
+    mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_encode(&m, &g, nb + na);
+    for (int side = 0; side < 2; side++) {
+        const struct tp_sim_level *lv = view_of(f, id, side);
+        for (uint32_t i = 0; i < f->view_n[id * 2 + side]; i++) {
+            mktdata_snapshot_full_refresh52_no_md_entries_next(&g);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_px_mantissa(&g,
+                                                                                   lv[i].price9);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_size(&g, (int32_t)lv[i].qty);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_number_of_orders(
+                &g, (int32_t)lv[i].orders);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_md_price_level(&g, (int8_t)(i + 1));
+            mktdata_snapshot_full_refresh52_no_md_entries_set_trading_reference_date(
+                &g, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_open_close_settl_flag(
+                &g, MKTDATA_U_INT8_NULL_VALUE);
+            mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_type(&g,
+                                                                            side == 0 ? '0' : '1');
+        }
+    }
+    int rc = put_message(f, TP_SIM_STREAM_SNAPSHOT, buf,
+                         MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                             mktdata_snapshot_full_refresh52_encoded_length(&m));
+    return rc < 0 ? rc : flush_stream(f, TP_SIM_STREAM_SNAPSHOT); /* one per packet */
+}
+
+static int send_definition(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    uint8_t buf[512];
+    struct mktdata_md_instrument_definition_future54 m = {0};
+    mktdata_md_instrument_definition_future54_wrap_and_apply_header(&m, buf, sizeof(buf));
+    char symbol[8];
+    memcpy(symbol, in->symbol, 4);
+    memcpy(symbol + 4, "Z6", 2); /* December 2026 contract */
+    mktdata_md_instrument_definition_future54_set_match_event_indicator(&m, MEI_EOE);
+    mktdata_md_instrument_definition_future54_set_tot_num_reports(&m, f->model->params.instruments);
+    mktdata_md_instrument_definition_future54_set_security_update_action(&m, 'A');
+    mktdata_md_instrument_definition_future54_set_last_update_time(&m, f->params.midnight_epoch_ns +
+                                                                           f->now_ns);
+    mktdata_md_instrument_definition_future54_set_md_security_trading_status(
+        &m, MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);
+    mktdata_md_instrument_definition_future54_set_appl_id(&m, f->params.appl_id);
+    mktdata_md_instrument_definition_future54_set_market_segment_id(&m, 99);
+    mktdata_md_instrument_definition_future54_set_underlying_product(&m, 2);
+    mktdata_md_instrument_definition_future54_set_security_exchange(&m, "XCME", 4);
+    mktdata_md_instrument_definition_future54_set_security_group(&m, "TP", 2);
+    mktdata_md_instrument_definition_future54_set_asset(&m, in->symbol, 4);
+    mktdata_md_instrument_definition_future54_set_symbol(&m, symbol, 6);
+    mktdata_md_instrument_definition_future54_set_security_id(&m, TP_SIM_SECURITY_ID(id));
+    mktdata_md_instrument_definition_future54_set_security_type(&m, "FUT", 3);
+    mktdata_md_instrument_definition_future54_set_cfi_code(&m, "FFICSX", 6);
+    mktdata_md_instrument_definition_future54_set_maturity_month_year_year(&m, 2026);
+    mktdata_md_instrument_definition_future54_set_maturity_month_year_month(&m, 12);
+    mktdata_md_instrument_definition_future54_set_maturity_month_year_day(&m, 255);
+    mktdata_md_instrument_definition_future54_set_maturity_month_year_week(&m, 255);
+    mktdata_md_instrument_definition_future54_set_currency(&m, "USD", 3);
+    mktdata_md_instrument_definition_future54_set_settl_currency(&m, "USD", 3);
+    mktdata_md_instrument_definition_future54_set_match_algorithm(&m, 'F');
+    mktdata_md_instrument_definition_future54_set_min_trade_vol(&m, 1);
+    mktdata_md_instrument_definition_future54_set_max_trade_vol(&m, 100000);
+    mktdata_md_instrument_definition_future54_set_min_price_increment_mantissa(&m, in->tick9);
+    mktdata_md_instrument_definition_future54_set_display_factor_mantissa(&m, 1000000000);
+    mktdata_md_instrument_definition_future54_set_main_fraction(&m, MKTDATA_U_INT8_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_sub_fraction(&m, MKTDATA_U_INT8_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_price_display_format(&m, 2);
+    mktdata_md_instrument_definition_future54_set_unit_of_measure(&m, "IPNT", 4);
+    mktdata_md_instrument_definition_future54_set_unit_of_measure_qty_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_future54_set_trading_reference_price_mantissa(
+        &m, in->ref_ticks * in->tick9);
+    mktdata_md_instrument_definition_future54_set_open_interest_qty(&m,
+                                                                    MKTDATA_INT32_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_cleared_volume(&m, MKTDATA_INT32_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_high_limit_price_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_future54_set_low_limit_price_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_future54_set_max_price_variation_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_future54_set_decay_quantity(&m, MKTDATA_INT32_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_decay_start_date(
+        &m, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_original_contract_size(
+        &m, MKTDATA_INT32_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_contract_multiplier(
+        &m, MKTDATA_INT32_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_contract_multiplier_unit(
+        &m, MKTDATA_INT8_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_flow_schedule_type(&m,
+                                                                     MKTDATA_INT8_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_future54_set_min_price_increment_amount_mantissa(&m,
+                                                                                      NULL_PRICE9);
+    mktdata_md_instrument_definition_future54_set_user_defined_instrument(&m, 'N');
+    mktdata_md_instrument_definition_future54_set_trading_reference_date(
+        &m, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);
+
+    struct mktdata_md_instrument_definition_future54_no_events ge = {0};
+    mktdata_md_instrument_definition_future54_no_events_wrap_for_encode(&m, &ge, 0);
+    struct mktdata_md_instrument_definition_future54_no_md_feed_types gf = {0};
+    mktdata_md_instrument_definition_future54_no_md_feed_types_wrap_for_encode(&m, &gf, 2);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&gf);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&gf, "GBX", 3);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(
+        &gf, (int8_t)f->params.depth);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&gf);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&gf, "GBI", 3);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(&gf, 2);
+    struct mktdata_md_instrument_definition_future54_no_inst_attrib ga = {0};
+    mktdata_md_instrument_definition_future54_no_inst_attrib_wrap_for_encode(&m, &ga, 1);
+    mktdata_md_instrument_definition_future54_no_inst_attrib_next(&ga);
+    mktdata_md_instrument_definition_future54_no_inst_attrib_set_inst_attrib_value(&ga, 1);
+    struct mktdata_md_instrument_definition_future54_no_lot_type_rules gl = {0};
+    mktdata_md_instrument_definition_future54_no_lot_type_rules_wrap_for_encode(&m, &gl, 0);
+    return put_message(f, TP_SIM_STREAM_DEFINITION, buf,
+                       MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                           mktdata_md_instrument_definition_future54_encoded_length(&m));
+}
+
+/* Sends the next `batch` items of a cycling channel; the channel's MsgSeqNum restarts per loop. */
+static int send_batch(struct tp_sim_mdp3_feed *f, int stream, uint32_t *cursor, uint32_t batch,
+                      uint64_t *loops)
+{
+    uint32_t n = f->model->params.instruments;
+    int rc = 0;
+    for (uint32_t k = 0; k < batch && rc == 0; k++) {
+        if (*cursor == 0)
+            f->stream[stream].next_seq = 1;
+        rc = stream == TP_SIM_STREAM_SNAPSHOT ? send_snapshot(f, *cursor)
+                                              : send_definition(f, *cursor);
+        if (++*cursor == n) {
+            *cursor = 0;
+            (*loops)++;
+        }
+    }
+    return rc < 0 ? rc : flush_stream(f, stream);
+}
+
+/* After each incremental packet: snapshot and definition batches when they are due. */
+static int side_channels(struct tp_sim_mdp3_feed *f)
+{
+    const struct tp_sim_mdp3_params *p = &f->params;
+    int rc = 0;
+    if (p->snapshot_every > 0 && ++f->since_snapshot >= p->snapshot_every) {
+        f->since_snapshot = 0;
+        rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL);
+        if (rc == 0)
+            rc = send_batch(f, TP_SIM_STREAM_SNAPSHOT, &f->snapshot_cursor, p->snapshot_batch,
+                            &f->snapshot_loops);
+    }
+    if (rc == 0 && p->definition_every > 0 && ++f->since_definition >= p->definition_every) {
+        f->since_definition = 0;
+        rc = send_batch(f, TP_SIM_STREAM_DEFINITION, &f->definition_cursor, p->definition_batch,
+                        &f->definition_loops);
+    }
+    return rc;
+}
+
+int tp_sim_mdp3_run(struct tp_sim_mdp3_feed *f, uint64_t events)
+{
+    struct tp_sim_model *m = f->model;
+    f->now_ns = m->now_ns;
+    /* A full definition loop before the first incremental packet. */
+    int rc = send_batch(f, TP_SIM_STREAM_DEFINITION, &f->definition_cursor, m->params.instruments,
+                        &f->definition_loops);
+    while (rc == 0 && m->events_total < events) {
+        if (f->params.reset_at_message != 0 && m->events_total >= f->params.reset_at_message &&
+            f->channel_resets == 0) {
+            rc = channel_reset(f);
+            if (rc < 0)
+                break;
+        }
+        const struct tp_sim_event *ev;
+        int n = tp_sim_model_step(m, &ev);
+        if (n < 0)
+            return n;
+        uint32_t before = f->stream[TP_SIM_STREAM_INCREMENTAL].index;
+        rc = publish_step(f, ev, n);
+        if (rc == 0 && f->stream[TP_SIM_STREAM_INCREMENTAL].index != before)
+            rc = side_channels(f);
+    }
+    if (rc == 0)
+        rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL);
+    if (rc == 0 && f->params.snapshot_every > 0)
+        rc = send_batch(f, TP_SIM_STREAM_SNAPSHOT, &f->snapshot_cursor, m->params.instruments,
+                        &f->snapshot_loops); /* a closing loop: the final state */
+    return rc;
+}
+
+json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
+{
+    json_t *templates = json_object();
+    for (int t = 0; t < 64; t++)
+        if (f->templates[t] > 0) {
+            char key[8];
+            snprintf(key, sizeof(key), "%d", t);
+            json_object_set_new(templates, key, json_integer((json_int_t)f->templates[t]));
+        }
+    static const char *const names[6] = {"New",        "Change",     "Delete",
+                                         "DeleteThru", "DeleteFrom", "Overlay"};
+    json_t *actions = json_object();
+    for (int a = 0; a < 6; a++)
+        json_object_set_new(actions, names[a], json_integer((json_int_t)f->actions[a]));
+    return json_pack(
+        "{s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates, "book_actions", actions,
+        "incremental_packets", (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index,
+        "snapshot_packets", (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index,
+        "definition_packets", (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index,
+        "snapshot_loops", (json_int_t)f->snapshot_loops, "definition_loops",
+        (json_int_t)f->definition_loops, "channel_resets", (json_int_t)f->channel_resets);
+}
+
+uint16_t tp_sim_mdp3_heartbeat(const struct tp_sim_packet *src, uint8_t *out)
+{
+    struct tp_mdp3_writer w;
+    uint64_t sending_time = mktdata_load_u64(src->data + 4);
+    tp_mdp3_writer_init(&w, out, TP_SIM_MAX_PAYLOAD, (uint32_t)(src->seq - 1), sending_time);
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&w, &room);
+    struct mktdata_admin_heartbeat12 m = {0};
+    mktdata_admin_heartbeat12_wrap_and_apply_header(&m, dst, room);
+    tp_mdp3_writer_commit(&w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                  mktdata_admin_heartbeat12_encoded_length(&m));
+    return (uint16_t)w.len;
+}

@@ -1,0 +1,105 @@
+/*
+ * The model's events as a CME MDP 3.0 channel: incremental (lines A and B through the fault
+ * injector), market recovery snapshots and instrument definitions.
+ *
+ * Promises:
+ * - Incremental: each model step is one matching event. Its messages are, in order: trade
+ *   summaries (48, with the filled orders), volume (37), session statistics (51: open, high, low),
+ *   price-level book changes (46: New, Change, Delete, DeleteThru, DeleteFrom, Overlay on levels
+ *   1..depth, each entry with the instrument's next RptSeq), order-level changes (47) and
+ *   security status (30). The last message of the event carries MatchEventIndicator EndOfEvent
+ *   (and each kind's Last*Msg bit its last message). Packets (MsgSeqNum from 1, SendingTime in
+ *   ns since the epoch) hold several messages; an event may span packets.
+ * - Applying the 46 entries from the start gives, per instrument and side, exactly the model's
+ *   top `depth` levels (tp_sim_model_levels) after every event; applying the 47 entries gives
+ *   exactly the model's live orders.
+ * - Snapshots (52), one instrument per packet, cycle over all instruments: every snapshot_every
+ *   incremental packets a batch of snapshot_batch instruments is sent, after the incremental
+ *   packet whose MsgSeqNum it carries in LastMsgSeqNumProcessed, with the instrument's RptSeq.
+ *   Its MsgSeqNum restarts at 1 with every loop.
+ * - Definitions (54) cycle likewise (a full loop first, before any incremental packet).
+ * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
+ *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47).
+ */
+#ifndef TP_SIM_MDP3_FEED_H
+#define TP_SIM_MDP3_FEED_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mdp3_packet.h"
+#include "model.h"
+#include "packet.h"
+
+struct tp_sim_mdp3_params {
+    uint32_t depth;            /* price levels per side (MarketDepth) */
+    uint32_t snapshot_every;   /* incremental packets between snapshot batches (0: none) */
+    uint32_t snapshot_batch;   /* instruments per snapshot batch */
+    uint32_t definition_every; /* incremental packets between definition batches (0: start only) */
+    uint32_t definition_batch;
+    uint64_t reset_at_message; /* channel reset before this model event (0: none) */
+    uint64_t pack_window_ns;   /* messages this close to a packet's first go in it */
+    uint16_t max_payload;
+    int16_t appl_id;            /* channel id */
+    uint64_t midnight_epoch_ns; /* SendingTime/TransactTime = this + venue time */
+};
+
+void tp_sim_mdp3_params_default(struct tp_sim_mdp3_params *p);
+
+struct tp_sim_mdp3_stream {
+    struct tp_mdp3_writer writer;
+    struct tp_sim_packet pkt;
+    uint32_t next_seq;
+    uint32_t index;
+    uint64_t first_time_ns;
+    uint64_t messages;
+    int open;
+};
+
+/* One message of the event being assembled. */
+struct tp_sim_mdp3_pending {
+    size_t offset, len; /* SBE header + body in the event buffer */
+    size_t mei;         /* offset of its MatchEventIndicator byte */
+    uint8_t kind;       /* which Last*Msg bit it may carry */
+};
+
+#define TP_SIM_MDP3_EVENT_BUF  16384
+#define TP_SIM_MDP3_EVENT_MSGS 64
+
+struct tp_sim_mdp3_feed {
+    struct tp_sim_mdp3_params params;
+    struct tp_sim_model *model;
+    struct tp_sim_packet_sink sink;
+    struct tp_sim_mdp3_stream stream[TP_SIM_STREAMS];
+    struct tp_sim_level *view; /* published levels [instrument][side][depth] */
+    uint32_t *view_n;          /* [instrument][side] */
+    uint32_t *rpt_seq;         /* last RptSeq sent per instrument */
+    int64_t *high9, *low9;     /* session high/low trade price (0: no trade yet) */
+    uint32_t snapshot_cursor, definition_cursor;
+    uint32_t since_snapshot, since_definition;
+    uint64_t now_ns;
+    uint8_t ev[TP_SIM_MDP3_EVENT_BUF];
+    size_t ev_len;
+    struct tp_sim_mdp3_pending pending[TP_SIM_MDP3_EVENT_MSGS];
+    uint32_t n_pending;
+    uint64_t templates[64]; /* messages sent per template id */
+    uint64_t actions[6];    /* book entries per MDUpdateAction */
+    uint64_t snapshot_loops, definition_loops, channel_resets;
+    int error;
+};
+
+int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
+                     const struct tp_sim_mdp3_params *p, const struct tp_sim_packet_sink *sink);
+/* Runs the model until `events` events were published; flushes every stream. */
+int tp_sim_mdp3_run(struct tp_sim_mdp3_feed *f, uint64_t events);
+/* Counts per template and update action, loops, resets. */
+json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f);
+void tp_sim_mdp3_free(struct tp_sim_mdp3_feed *f);
+/*
+ * Heartbeat replacing src on a heartbeats-only line: AdminHeartbeat12 in a packet that repeats
+ * the previous MsgSeqNum (so it claims no new sequence number).
+ */
+uint16_t tp_sim_mdp3_heartbeat(const struct tp_sim_packet *src, uint8_t *out);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * Abstract packets between the simulator's stages: a protocol packetizer (MoldUDP64, MDP3)
+ * produces them, the fault injector turns each into what lines A and B carry, and an output sink
+ * (pcap file, live UDP, memory) takes the result. The payload is the UDP payload.
+ */
+#ifndef TP_SIM_PACKET_H
+#define TP_SIM_PACKET_H
+
+#include <stdint.h>
+
+/* Largest UDP payload the simulator builds (a 1500-byte MTU minus IPv4 and UDP headers). */
+#define TP_SIM_MAX_PAYLOAD 1472
+
+enum tp_sim_stream {
+    TP_SIM_STREAM_INCREMENTAL = 0, /* ITCH MoldUDP64 / MDP3 incremental: faults apply here */
+    TP_SIM_STREAM_SNAPSHOT = 1,    /* MDP3 market recovery */
+    TP_SIM_STREAM_DEFINITION = 2,  /* MDP3 instrument definition */
+    TP_SIM_STREAMS = 3,
+};
+
+enum tp_sim_line {
+    TP_SIM_LINE_A = 0,
+    TP_SIM_LINE_B = 1,
+    TP_SIM_LINES = 2,
+};
+
+struct tp_sim_packet {
+    uint64_t time_ns; /* ns since midnight when the packet leaves (after faults: on its line) */
+    uint64_t seq;     /* first sequence number carried (MoldUDP64 / MDP3 MsgSeqNum) */
+    uint32_t count;   /* messages carried (0: heartbeat) */
+    uint32_t index;   /* position of the source packet on its stream, from 0 */
+    uint16_t len;     /* payload bytes */
+    uint8_t stream;   /* enum tp_sim_stream */
+    uint8_t line;     /* enum tp_sim_line (set by the fault injector) */
+    uint8_t data[TP_SIM_MAX_PAYLOAD];
+};
+
+struct tp_sim_packet_sink {
+    /* Called once per packet, in time order; returns 0 or a negative errno. */
+    int (*packet)(void *ctx, const struct tp_sim_packet *p);
+    void *ctx;
+};
+
+#endif
