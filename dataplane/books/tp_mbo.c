@@ -476,6 +476,31 @@ int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, e
     return 0;
 }
 
+void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id)
+{
+    if (b->params.max_orders)
+        __builtin_prefetch(&b->orders[order_home(b, order_id)], 1);
+    if (instr < b->params.instruments)
+        __builtin_prefetch(&b->books[instr], 1);
+}
+
+void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
+{
+    if (instr >= b->params.instruments)
+        return;
+    for (unsigned s = 0; s < 2; s++) {
+        uint32_t n = b->books[instr].order_levels[s];
+        if ((side != TP_SIDE_NONE && s != (unsigned)side) || n == 0)
+            continue;
+        /* The best level is last; the scan goes down from it over a line or two. */
+        const struct tp_level *top =
+            &b->order_levels[((size_t)instr * 2 + s) * b->params.levels_per_side + n - 1];
+        __builtin_prefetch(top, 1);
+        if (n > 2)
+            __builtin_prefetch(top - 2, 1);
+    }
+}
+
 void tp_mbo_clear(struct tp_books *b, uint32_t instr)
 {
     struct tp_book *bk = &b->books[instr];

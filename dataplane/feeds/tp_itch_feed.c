@@ -1,0 +1,245 @@
+/*
+ * ITCH feed handler (see tp_itch_feed.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "itch50.h"
+#include "tp_itch_feed.h"
+#include "tp_mbo.h"
+
+int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
+                      struct tp_books *books, const struct tp_instrument_filter *filter,
+                      uint16_t channel, const struct tp_feed_sink *sink)
+{
+    if (!f || !registry || !books)
+        return -EINVAL;
+    /* A new source starts a new session of its locate map. */
+    if (tp_instruments_reset_locates(registry, channel) != 0)
+        return -EINVAL;
+    memset(f, 0, sizeof(*f));
+    f->registry = registry;
+    f->books = books;
+    f->filter = filter;
+    f->channel = channel;
+    f->next_priority = 1;
+    if (sink)
+        f->sink = *sink;
+    return 0;
+}
+
+static inline enum tp_side itch_side(char c)
+{
+    return c == 'B' ? TP_SIDE_BID : c == 'S' ? TP_SIDE_ASK : TP_SIDE_NONE;
+}
+
+static uint8_t itch_trading_state(char c)
+{
+    switch (c) {
+    case 'H':
+        return TP_STATUS_HALTED;
+    case 'P':
+        return TP_STATUS_PAUSED;
+    case 'Q':
+        return TP_STATUS_QUOTATION_ONLY;
+    case 'T':
+        return TP_STATUS_OPEN;
+    default:
+        return TP_STATUS_UNKNOWN;
+    }
+}
+
+/* R: defines (or redefines) the instrument and binds its locate. */
+static int stock_directory(struct tp_itch_feed *f, const uint8_t *msg)
+{
+    struct tp_instrument def;
+    int64_t id;
+
+    memset(&def, 0, sizeof(def));
+    tp_symbol_copy(def.symbol, tp_itch_stock_directory_stock(msg), TP_ITCH_WIDTH_ALPHA8);
+    def.security_group[0] = tp_itch_stock_directory_market_category(msg);
+    if (def.symbol[0] == '\0') {
+        f->counters.malformed++;
+        return -EBADMSG;
+    }
+    if (f->filter && !tp_instrument_filter_match(f->filter, def.symbol, def.security_group)) {
+        f->counters.filtered++;
+        return 0;
+    }
+    def.venue = TP_VENUE_NASDAQ_ITCH;
+    def.kind = TP_KIND_EQUITY;
+    def.book_type = TP_BOOK_TYPE_MBO;
+    def.channel = f->channel;
+    def.itch_locate = tp_itch_stock_locate(msg);
+    def.tick = tp_itch_price4_to_p9(1); /* Price(4) resolution */
+    def.display_factor = 1000000000;
+    id = tp_instruments_define(f->registry, &def);
+    if (id < 0) {
+        f->counters.registry_full += id == -ENOSPC;
+        f->counters.malformed += id != -ENOSPC;
+        return (int)id;
+    }
+    /* A redefinition keeps the status the trading action messages gave it. */
+    if (tp_books_configure(f->books, (uint32_t)id, TP_BOOK_TYPE_MBO, 0, 0) != 0) {
+        f->counters.registry_full++;
+        return -ENOSPC;
+    }
+    f->counters.definitions++;
+    if (f->sink.instrument)
+        f->sink.instrument(f->sink.ctx, (uint32_t)id);
+    return 0;
+}
+
+/* Applies one checked message of `type` to instrument `instr`; returns records or -errno. */
+static int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t *msg)
+{
+    struct tp_books *b = f->books;
+    struct tp_book_change *out = f->changes;
+    int n;
+
+    switch (type) {
+    case TP_ITCH_ADD_ORDER:
+    case TP_ITCH_ADD_ORDER_MPID: /* same layout, attribution appended */
+        return tp_mbo_add(b, instr, tp_itch_add_order_order_ref(msg),
+                          itch_side(tp_itch_add_order_side(msg)), tp_itch_add_order_price_p9(msg),
+                          tp_itch_add_order_shares(msg), f->next_priority++, out);
+    case TP_ITCH_ORDER_EXECUTED:
+        return tp_mbo_execute(b, instr, tp_itch_order_executed_order_ref(msg),
+                              tp_itch_order_executed_executed_shares(msg), TP_MBO_ORDER_PRICE, 1,
+                              tp_itch_order_executed_match_number(msg), out);
+    case TP_ITCH_ORDER_EXECUTED_WITH_PRICE:
+        return tp_mbo_execute(b, instr, tp_itch_order_executed_with_price_order_ref(msg),
+                              tp_itch_order_executed_with_price_executed_shares(msg),
+                              tp_itch_order_executed_with_price_execution_price_p9(msg),
+                              tp_itch_order_executed_with_price_printable(msg) == 'Y',
+                              tp_itch_order_executed_with_price_match_number(msg), out);
+    case TP_ITCH_ORDER_CANCEL:
+        return tp_mbo_cancel(b, instr, tp_itch_order_cancel_order_ref(msg),
+                             tp_itch_order_cancel_cancelled_shares(msg), out);
+    case TP_ITCH_ORDER_DELETE:
+        return tp_mbo_delete(b, instr, tp_itch_order_delete_order_ref(msg), out);
+    case TP_ITCH_ORDER_REPLACE:
+        return tp_mbo_replace(b, instr, tp_itch_order_replace_original_order_ref(msg),
+                              tp_itch_order_replace_new_order_ref(msg),
+                              tp_itch_order_replace_price_p9(msg),
+                              tp_itch_order_replace_shares(msg), f->next_priority++, out);
+    case TP_ITCH_TRADE: {
+        /* The indicator names the resting (non-displayed) order: the aggressor is the other. */
+        enum tp_side resting = itch_side(tp_itch_trade_side(msg));
+        enum tp_side aggressor = resting == TP_SIDE_BID   ? TP_SIDE_ASK
+                                 : resting == TP_SIDE_ASK ? TP_SIDE_BID
+                                                          : TP_SIDE_NONE;
+        return tp_books_trade(b, instr, tp_itch_trade_price_p9(msg), tp_itch_trade_shares(msg),
+                              aggressor, tp_itch_trade_match_number(msg), out);
+    }
+    case TP_ITCH_CROSS_TRADE: {
+        uint64_t shares = tp_itch_cross_trade_shares(msg);
+        int64_t price = tp_itch_cross_trade_cross_price_p9(msg);
+        char cross = tp_itch_cross_trade_cross_type(msg);
+        n = 0;
+        if (shares > 0 && shares <= INT64_MAX) {
+            n = tp_books_trade(b, instr, price, (int64_t)shares, TP_SIDE_NONE,
+                               tp_itch_cross_trade_match_number(msg), out);
+            if (n < 0)
+                return n;
+        }
+        if (cross == 'O' || cross == 'C') {
+            int m = tp_books_stat(b, instr, cross == 'O' ? TP_STAT_OPEN : TP_STAT_CLOSE, price,
+                                  (int64_t)(shares <= INT64_MAX ? shares : 0), out + n);
+            n += m < 0 ? 0 : m;
+        }
+        return n;
+    }
+    case TP_ITCH_NOII: {
+        uint64_t imbalance = tp_itch_noii_imbalance_shares(msg);
+        return tp_books_stat(b, instr, TP_STAT_IMBALANCE,
+                             tp_itch_noii_current_reference_price_p9(msg),
+                             (int64_t)(imbalance <= INT64_MAX ? imbalance : INT64_MAX), out);
+    }
+    case TP_ITCH_STOCK_TRADING_ACTION: {
+        uint8_t status = itch_trading_state(tp_itch_stock_trading_action_trading_state(msg));
+        struct tp_instrument *in = tp_instruments_get(f->registry, instr);
+        if (in)
+            in->trading_status = status;
+        return tp_books_status(b, instr, status, out);
+    }
+    default:
+        f->counters.ignored++;
+        return 0;
+    }
+}
+
+int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
+                         struct tp_feed_info *info)
+{
+    int type = tp_itch_check(msg, len);
+    uint32_t instr;
+    int n;
+
+    f->counters.messages++;
+    if (type < 0) {
+        f->counters.malformed++;
+        return -EBADMSG;
+    }
+    info->venue_time = tp_itch_timestamp(msg);
+    switch (type) {
+    case TP_ITCH_STOCK_DIRECTORY:
+        return stock_directory(f, msg);
+    case TP_ITCH_BROKEN_TRADE:
+        f->counters.broken_trades++;
+        return 0;
+    case TP_ITCH_SYSTEM_EVENT:
+    case TP_ITCH_MWCB_DECLINE_LEVEL:
+    case TP_ITCH_MWCB_STATUS:
+        f->counters.ignored++; /* market-wide: no instrument state to change */
+        return 0;
+    default:
+        break;
+    }
+    instr = tp_instruments_by_locate(f->registry, f->channel, tp_itch_stock_locate(msg));
+    if (instr == TP_INSTRUMENT_NONE) {
+        f->counters.unknown_instrument++;
+        return -ENOENT;
+    }
+    n = apply(f, type, instr, msg);
+    if (n < 0) {
+        f->counters.rejected++;
+        return n;
+    }
+    if (n > 0 && f->sink.changes)
+        f->sink.changes(f->sink.ctx, info, f->changes, (uint32_t)n);
+    if (n > 0 && f->sink.end_of_event)
+        f->sink.end_of_event(f->sink.ctx, info);
+    return 0;
+}
+
+/* Instrument of an order message (A F E C X D U, all >= 19 bytes), or TP_INSTRUMENT_NONE. */
+static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, const uint8_t *msg,
+                                                size_t len)
+{
+    if (len < 19 || !(msg[0] == 'A' || msg[0] == 'D' || msg[0] == 'E' || msg[0] == 'X' ||
+                      msg[0] == 'U' || msg[0] == 'C' || msg[0] == 'F'))
+        return TP_INSTRUMENT_NONE;
+    return tp_instruments_by_locate(f->registry, f->channel, tp_itch_stock_locate(msg));
+}
+
+void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+{
+    uint32_t instr = order_message_instrument(f, msg, len);
+
+    /* Every order message carries the (original) order reference at offset 11. */
+    if (instr != TP_INSTRUMENT_NONE)
+        tp_mbo_prefetch(f->books, instr, tp_load_be64(msg + 11));
+}
+
+void tp_itch_feed_prefetch_levels(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+{
+    uint32_t instr = order_message_instrument(f, msg, len);
+    enum tp_side side = TP_SIDE_NONE;
+
+    if (instr == TP_INSTRUMENT_NONE)
+        return;
+    if (msg[0] == 'A' || msg[0] == 'F')
+        side = itch_side((char)msg[19]);
+    tp_mbo_prefetch_levels(f->books, instr, side);
+}

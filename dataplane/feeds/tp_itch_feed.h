@@ -1,0 +1,81 @@
+/*
+ * ITCH feed handler: Nasdaq TotalView-ITCH 5.0 messages -> instrument registry and books.
+ *
+ * One tp_itch_feed per ITCH source (one MoldUDP64 session, or one BinaryFILE); it owns locate map
+ * `channel` of the registry and the order-level books of its instruments. The caller frames the
+ * messages (MoldUDP64 after line arbitration in the daemon, BinaryFILE or pcap in
+ * tickplane-replay) and hands them over one by one, in sequence; this module is the one place
+ * where ITCH meets the books.
+ *
+ *   R stock directory   defines the instrument (if the filter keeps it): MBO book, locate bound
+ *   H trading action    trading status
+ *   A F E C X D U       order-level book (each message is one event: end_of_event after it)
+ *   P Q                 trades (Q opening/closing cross also sets the open/close statistic)
+ *   I                   imbalance statistic
+ *   other types         counted and ignored (B broken trades are counted, books are not undone)
+ *
+ * Malformed messages (unknown type, wrong length) and messages for unknown locates are counted
+ * and skipped; book rejections (unknown order ids, bad quantities, capacity) are counted here
+ * and per instrument in the books.
+ */
+#ifndef TP_ITCH_FEED_H
+#define TP_ITCH_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_books.h"
+#include "tp_feed_sink.h"
+#include "tp_instrument_filter.h"
+#include "tp_instruments.h"
+
+struct tp_itch_feed_counters {
+    uint64_t messages;           /* handed to tp_itch_feed_message */
+    uint64_t malformed;          /* unknown type or wrong length */
+    uint64_t unknown_instrument; /* locate not bound (unknown or filtered out) */
+    uint64_t rejected;           /* the book refused the update (see per-instrument counters) */
+    uint64_t definitions;        /* stock directory messages kept */
+    uint64_t filtered;           /* stock directory messages the filter dropped */
+    uint64_t registry_full;      /* stock directory messages refused: no instrument id left */
+    uint64_t broken_trades;      /* B messages */
+    uint64_t ignored;            /* valid messages with nothing to apply */
+};
+
+struct tp_itch_feed {
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    const struct tp_instrument_filter *filter; /* NULL: keep every instrument */
+    struct tp_feed_sink sink;
+    uint16_t channel;       /* the registry's locate map for this source */
+    uint64_t next_priority; /* time priority given to each new order */
+    struct tp_itch_feed_counters counters;
+    struct tp_book_change changes[TP_BOOK_CHANGES_MAX];
+};
+
+/*
+ * Prepares a feed over a registry (with at least channel + 1 locate maps) and books. The sink is
+ * copied; filter may be NULL. Returns 0 or -EINVAL.
+ */
+int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
+                      struct tp_books *books, const struct tp_instrument_filter *filter,
+                      uint16_t channel, const struct tp_feed_sink *sink);
+
+/*
+ * Applies one ITCH message (len bytes, the type byte first). `info` carries the receive time and
+ * sequence (venue_time is filled in from the message). Returns 0 when applied, or a negative
+ * errno when the message was skipped (-EBADMSG malformed, -ENOENT unknown instrument, or the
+ * book's error), after counting it.
+ */
+int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
+                         struct tp_feed_info *info);
+
+/*
+ * Prefetch hints for a caller that has the next messages at hand (a burst, a file): call
+ * tp_itch_feed_prefetch on the message about 16 ahead of the one being applied, and
+ * tp_itch_feed_prefetch_levels on the one about 6 ahead. They hide the cache misses of scattered
+ * order ids, instrument state and best levels; they change nothing and may be skipped.
+ */
+void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len);
+void tp_itch_feed_prefetch_levels(const struct tp_itch_feed *f, const uint8_t *msg, size_t len);
+
+#endif /* TP_ITCH_FEED_H */

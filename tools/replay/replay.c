@@ -1,0 +1,329 @@
+/*
+ * tickplane-replay: rebuilds books from a capture with the data plane's own feed and book code,
+ * without DPDK, and prints them as JSON.
+ *
+ *   tickplane-replay [options] FILE
+ *     --format auto|binaryfile|pcap   input framing (auto: pcap by its magic, else BinaryFILE)
+ *     --venue itch|mdp3               what a pcap carries (auto: MDP3 if the UDP payloads do not
+ *                                     look like MoldUDP64)
+ *     --depth N                       levels per side printed (default 5)
+ *     --instruments N                 registry capacity (default 8192)
+ *     --orders N                      live orders capacity (default 2097152)
+ *     --levels N                      order-level book levels per side (default 256)
+ *     --filter RULE                   include:symbol:GLOB, exclude:group:GLOB, ... (repeatable)
+ *     --repeat N                      replay N times (fresh books each time), report the median
+ *     --quiet                         no books on stdout, only the throughput line
+ *
+ * stdout: {"instruments":[{"id","symbol","locate","security_id","status","volume","trades",
+ *          "last_price9","bids":[{"price9","qty","orders"}...],"asks":[...], ...}], ...}
+ * stderr: one JSON line per run and a summary line {"messages","seconds","ns_per_msg",...}.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "replay_input.h"
+#include "tp_books.h"
+#include "tp_instruments.h"
+
+#define RUNS_MAX 64
+
+struct options {
+    const char *path;
+    enum replay_format format;
+    enum replay_venue venue;
+    uint32_t depth;
+    uint32_t instruments;
+    uint32_t orders;
+    uint32_t levels;
+    uint32_t repeat;
+    int quiet;
+    struct tp_instrument_filter filter;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3]\n"
+                 "         [--depth N] [--instruments N] [--orders N] [--levels N]\n"
+                 "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
+                 " FILE\n");
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || end == s || v > UINT32_MAX)
+        return -EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
+                                          {"venue", required_argument, NULL, 'v'},
+                                          {"depth", required_argument, NULL, 'd'},
+                                          {"instruments", required_argument, NULL, 'i'},
+                                          {"orders", required_argument, NULL, 'o'},
+                                          {"levels", required_argument, NULL, 'l'},
+                                          {"filter", required_argument, NULL, 'F'},
+                                          {"repeat", required_argument, NULL, 'r'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    int c, rc = 0;
+
+    memset(o, 0, sizeof(*o));
+    o->depth = 5;
+    o->instruments = 8192;
+    o->orders = 2u << 20;
+    o->levels = 256;
+    o->repeat = 1;
+    tp_instrument_filter_init(&o->filter);
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            o->format = !strcmp(optarg, "auto")         ? REPLAY_FORMAT_AUTO
+                        : !strcmp(optarg, "binaryfile") ? REPLAY_FORMAT_BINARYFILE
+                        : !strcmp(optarg, "pcap")       ? REPLAY_FORMAT_PCAP
+                                                        : (rc = -EINVAL, REPLAY_FORMAT_AUTO);
+            break;
+        case 'v':
+            o->venue = !strcmp(optarg, "itch")   ? REPLAY_VENUE_ITCH
+                       : !strcmp(optarg, "mdp3") ? REPLAY_VENUE_MDP3
+                                                 : (rc = -EINVAL, REPLAY_VENUE_AUTO);
+            break;
+        case 'd':
+            rc = parse_u32(optarg, &o->depth);
+            break;
+        case 'i':
+            rc = parse_u32(optarg, &o->instruments);
+            break;
+        case 'o':
+            rc = parse_u32(optarg, &o->orders);
+            break;
+        case 'l':
+            rc = parse_u32(optarg, &o->levels);
+            break;
+        case 'r':
+            rc = parse_u32(optarg, &o->repeat);
+            rc = rc ? rc : (o->repeat == 0 || o->repeat > RUNS_MAX ? -EINVAL : 0);
+            break;
+        case 'F':
+            rc = tp_instrument_filter_parse(&o->filter, optarg);
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            return -EINVAL;
+        }
+        if (rc) {
+            fprintf(stderr, "tickplane-replay: bad value for --%s: %s\n",
+                    longs[c == 'F' ? 6 : 0].name, optarg);
+            return rc;
+        }
+    }
+    if (optind != argc - 1)
+        return -EINVAL;
+    o->path = argv[optind];
+    return 0;
+}
+
+static const char *status_name(uint8_t s)
+{
+    static const char *const names[] = {"unknown", "pre_open", "trading",        "halted",
+                                        "paused",  "closed",   "quotation_only", "no_cancel"};
+    return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+static void print_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20 || ch >= 0x7f)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void print_side(FILE *out, const struct tp_books *b, uint32_t id, enum tp_book_kind book,
+                       enum tp_side side, uint32_t depth)
+{
+    uint32_t n = tp_books_levels(b, id, book, side);
+    struct tp_level lv;
+    int first = 1;
+
+    fputc('[', out);
+    for (uint32_t i = 1; i <= n && i <= depth; i++) {
+        if (tp_books_level(b, id, book, side, i, &lv) != 0 || lv.qty == 0)
+            continue; /* an empty MBP slot */
+        fprintf(out,
+                "%s{\"level\":%" PRIu32 ",\"price9\":%" PRId64 ",\"qty\":%" PRId64
+                ",\"orders\":%" PRIu32 "}",
+                first ? "" : ",", i, lv.price, lv.qty, lv.count);
+        first = 0;
+    }
+    fputc(']', out);
+}
+
+static void print_books(FILE *out, struct replay *r, uint32_t depth)
+{
+    struct tp_instruments *reg = r->registry;
+    const struct tp_books *b = r->books;
+
+    fprintf(out,
+            "{\"format\":\"tickplane-replay\",\"version\":1,\"depth\":%" PRIu32
+            ",\"instruments\":[",
+            depth);
+    for (uint32_t id = 0; id < tp_instruments_count(reg); id++) {
+        const struct tp_instrument *in = tp_instruments_get(reg, id);
+        const struct tp_book *bk = tp_books_get(b, id);
+        const struct tp_book_counters *c = &bk->counters;
+        fprintf(out, "%s\n{\"id\":%" PRIu32 ",\"symbol\":", id ? "," : "", id);
+        print_string(out, in->symbol);
+        fprintf(out, ",\"locate\":%u,\"security_id\":%" PRId32 ",\"status\":\"%s\"",
+                in->itch_locate, in->security_id, status_name(bk->status));
+        fprintf(out, ",\"volume\":%" PRId64 ",\"trades\":%" PRIu64 ",\"last_price9\":%" PRId64,
+                bk->volume, bk->trades, bk->last_price);
+        if (bk->type & TP_BOOK_TYPE_MBP) {
+            fputs(",\"bids\":", out);
+            print_side(out, b, id, TP_BOOK_DIRECT, TP_SIDE_BID, depth);
+            fputs(",\"asks\":", out);
+            print_side(out, b, id, TP_BOOK_DIRECT, TP_SIDE_ASK, depth);
+            fputs(",\"implied_bids\":", out);
+            print_side(out, b, id, TP_BOOK_IMPLIED, TP_SIDE_BID, depth);
+            fputs(",\"implied_asks\":", out);
+            print_side(out, b, id, TP_BOOK_IMPLIED, TP_SIDE_ASK, depth);
+        }
+        if (bk->type & TP_BOOK_TYPE_MBO) {
+            const char *prefix = (bk->type & TP_BOOK_TYPE_MBP) ? "order_" : "";
+            fprintf(out, ",\"%sbids\":", prefix);
+            print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_BID, depth);
+            fprintf(out, ",\"%sasks\":", prefix);
+            print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_ASK, depth);
+            fprintf(out, ",\"live_orders\":%" PRIu32, bk->live_orders);
+        }
+        fprintf(out,
+                ",\"anomalies\":{\"unknown_order\":%" PRIu64 ",\"duplicate_order\":%" PRIu64
+                ",\"bad_quantity\":%" PRIu64 ",\"over_execution\":%" PRIu64
+                ",\"order_capacity\":%" PRIu64 ",\"level_capacity\":%" PRIu64
+                ",\"bad_level\":%" PRIu64 ",\"bad_input\":%" PRIu64 "}}",
+                c->unknown_order, c->duplicate_order, c->bad_quantity, c->over_execution,
+                c->order_capacity, c->level_capacity, c->bad_level, c->bad_input);
+    }
+    fputs("\n],\"counters\":", out);
+    replay_print_counters(out, r);
+    fputs("}\n", out);
+}
+
+static double now_seconds(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct replay r;
+    struct rusage ru;
+    double ns_per_msg[RUNS_MAX], cpu_ns_per_msg[RUNS_MAX], seconds = 0, cpu_seconds = 0;
+    uint64_t messages = 0;
+    int fd, rc = 0;
+    struct stat st;
+    const uint8_t *data;
+
+    if (parse_options(argc, argv, &o) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    fd = open(o.path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "tickplane-replay: %s: %s\n", o.path, strerror(errno));
+        return 1;
+    }
+    /* The whole capture in memory (pages faulted in now), so the runs time the books only. */
+    data = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)
+                      : NULL;
+    if (st.st_size && data == MAP_FAILED) {
+        fprintf(stderr, "tickplane-replay: mmap %s: %s\n", o.path, strerror(errno));
+        return 1;
+    }
+    for (uint32_t run = 0; run < o.repeat; run++) {
+        struct replay_params p = {.format = o.format,
+                                  .venue = o.venue,
+                                  .instruments = o.instruments,
+                                  .orders = o.orders,
+                                  .levels = o.levels,
+                                  .filter = &o.filter};
+        if (run)
+            replay_close(&r);
+        rc = replay_open(&r, &p, data, (size_t)st.st_size);
+        if (rc != 0) {
+            fprintf(stderr, "tickplane-replay: %s: %s\n", o.path, replay_error(&r, rc));
+            return 1;
+        }
+        /* Wall time, and this thread's CPU time (the machine may be shared: both matter). */
+        double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(CLOCK_THREAD_CPUTIME_ID);
+        rc = replay_run(&r);
+        seconds = now_seconds(CLOCK_MONOTONIC) - t0;
+        cpu_seconds = now_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+        if (rc != 0)
+            fprintf(stderr, "tickplane-replay: %s: %s (books kept up to there)\n", o.path,
+                    replay_error(&r, rc));
+        messages = r.messages;
+        ns_per_msg[run] = messages ? seconds * 1e9 / (double)messages : 0;
+        cpu_ns_per_msg[run] = messages ? cpu_seconds * 1e9 / (double)messages : 0;
+        fprintf(stderr,
+                "{\"run\":%" PRIu32 ",\"messages\":%" PRIu64 ",\"seconds\":%.6f,"
+                "\"cpu_seconds\":%.6f,\"ns_per_msg\":%.2f,\"cpu_ns_per_msg\":%.2f}\n",
+                run, messages, seconds, cpu_seconds, ns_per_msg[run], cpu_ns_per_msg[run]);
+    }
+    if (!o.quiet)
+        print_books(stdout, &r, o.depth);
+    qsort(ns_per_msg, o.repeat, sizeof(double), compare_double);
+    qsort(cpu_ns_per_msg, o.repeat, sizeof(double), compare_double);
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(stderr,
+            "{\"summary\":true,\"file\":\"%s\",\"bytes\":%lld,\"messages\":%" PRIu64
+            ",\"runs\":%" PRIu32 ",\"ns_per_msg_median\":%.2f,\"ns_per_msg_min\":%.2f,"
+            "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
+            ",\"live_orders\":%" PRIu64 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
+            o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
+            ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
+            ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
+            tp_instruments_count(r.registry), tp_books_live_orders(r.books), r.table_bytes,
+            ru.ru_maxrss);
+    replay_close(&r);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,77 @@
+/*
+ * Replay session: the registry, books and venue feed of one capture, and the loop that frames
+ * the capture's messages (BinaryFILE, or pcap of MoldUDP64 / MDP3 packets) into the feed.
+ * The feed and book code is the data plane's own (dataplane/feeds, dataplane/books).
+ */
+#ifndef TP_REPLAY_INPUT_H
+#define TP_REPLAY_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tp_books.h"
+#include "tp_instrument_filter.h"
+#include "tp_instruments.h"
+#include "tp_itch_feed.h"
+
+enum replay_format { REPLAY_FORMAT_AUTO = 0, REPLAY_FORMAT_BINARYFILE, REPLAY_FORMAT_PCAP };
+enum replay_venue { REPLAY_VENUE_AUTO = 0, REPLAY_VENUE_ITCH, REPLAY_VENUE_MDP3 };
+
+/* Errors of replay_open / replay_run beyond errno values. */
+#define REPLAY_EPCAP  (-1000) /* not a pcap this tool reads (pcapng, not Ethernet, cut) */
+#define REPLAY_EFRAME (-1001) /* BinaryFILE block cut by the end of the file */
+
+struct replay_params {
+    enum replay_format format;
+    enum replay_venue venue;
+    uint32_t instruments;
+    uint32_t orders;
+    uint32_t levels;
+    const struct tp_instrument_filter *filter;
+};
+
+/* Sequence tracking of one line of a pcap (duplicates from the A and B lines are dropped). */
+struct replay_line {
+    uint16_t port;
+    uint64_t expected;
+};
+
+#define REPLAY_LINES_MAX 64
+
+struct replay {
+    void *mem;
+    size_t table_bytes; /* registry + books */
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    struct tp_itch_feed itch;
+    enum replay_format format;
+    enum replay_venue venue;
+    const uint8_t *data;
+    size_t len;
+    size_t error_offset;
+    uint64_t messages;    /* venue messages handed to the feed */
+    uint64_t packets;     /* pcap records */
+    uint64_t not_udp;     /* pcap records that are not IPv4/UDP */
+    uint64_t bad_packets; /* UDP payloads the framing refused */
+    uint64_t duplicates;  /* messages or packets already seen (the other line) */
+    uint64_t gaps;        /* sequence jumps */
+    uint32_t n_lines;
+    struct replay_line lines[REPLAY_LINES_MAX];
+};
+
+/* Allocates and prepares the tables for a capture in memory. 0 or a negative error. */
+int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len);
+
+/* Feeds the whole capture. 0, or a negative error (the books hold what came before it). */
+int replay_run(struct replay *r);
+
+void replay_close(struct replay *r);
+
+/* A message for an error of replay_open / replay_run. */
+const char *replay_error(const struct replay *r, int err);
+
+/* The feed and framing counters as one JSON object. */
+void replay_print_counters(FILE *out, const struct replay *r);
+
+#endif /* TP_REPLAY_INPUT_H */
