@@ -51,15 +51,19 @@ struct tp_mold_packet {
  */
 static inline int tp_mold_parse(struct tp_mold_packet *p, const uint8_t *buf, size_t len)
 {
-    if (len < TP_MOLD_HEADER_LEN)
-        return -EBADMSG;
+    /* Every member is set even on failure: a packet that failed to parse iterates as empty. */
     p->session = buf;
-    p->sequence = tp_load_be64(buf + 10);
-    p->count = tp_load_be16(buf + 18);
+    p->sequence = 0;
+    p->count = 0;
     p->index = 0;
     p->start = buf;
-    p->next = buf + TP_MOLD_HEADER_LEN;
+    p->next = buf + len;
     p->end = buf + len;
+    if (len < TP_MOLD_HEADER_LEN)
+        return -EBADMSG;
+    p->sequence = tp_load_be64(buf + 10);
+    p->count = tp_load_be16(buf + 18);
+    p->next = buf + TP_MOLD_HEADER_LEN;
     if (p->count == 0 || p->count == TP_MOLD_END_OF_SESSION) {
         if (len != TP_MOLD_HEADER_LEN)
             return -EBADMSG;
