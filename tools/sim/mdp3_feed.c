@@ -193,6 +193,13 @@ struct book_entry {
     char type;
 };
 
+/* DeleteThru and DeleteFrom carry no level data: size and order count are null. */
+static int clears(uint8_t action)
+{
+    return action == MKTDATA_MD_UPDATE_ACTION_DELETE_THRU ||
+           action == MKTDATA_MD_UPDATE_ACTION_DELETE_FROM;
+}
+
 static void emit_book(struct tp_sim_mdp3_feed *f, uint32_t id, const struct book_entry *e,
                       uint32_t n)
 {
@@ -212,13 +219,12 @@ static void emit_book(struct tp_sim_mdp3_feed *f, uint32_t id, const struct book
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_px_mantissa(
                 &g, e[i].price9);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_size(
-                &g, e[i].action >= MKTDATA_MD_UPDATE_ACTION_DELETE_THRU ? INT32_MAX
-                                                                        : (int32_t)e[i].qty);
+                &g, clears(e[i].action) ? INT32_MAX : (int32_t)e[i].qty);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_security_id(
                 &g, TP_SIM_SECURITY_ID(id));
             mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(
-                &g, e[i].action >= MKTDATA_MD_UPDATE_ACTION_DELETE_THRU ? INT32_MAX : e[i].orders);
+                &g, clears(e[i].action) ? INT32_MAX : e[i].orders);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g,
                                                                                      e[i].action);
