@@ -84,6 +84,17 @@ void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
 uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                        uint32_t flags);
 
+/*
+ * Sequence the next committed record will get. The writer stores it in the state entry's
+ * book.bus_sequence when it updates an instrument's state for that record, so a reader that
+ * reloads the entry knows which ring records the copy already reflects (and skips them). The
+ * state update for a record must happen before the next record is published.
+ */
+static inline uint64_t tp_bus_next_sequence(const struct tp_bus_writer *w)
+{
+    return w->ring.next_sequence;
+}
+
 /* claim + copy + commit. Returns the ring sequence, or 0 when skipped. */
 uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                         uint32_t flags, const void *payload, uint32_t payload_len);

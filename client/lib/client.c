@@ -1,0 +1,552 @@
+/*
+ * libtickplane: attach, subscribe, poll, read state (see tickplane/tickplane.h).
+ *
+ * The poll path reads the ring into private memory, filters by (instrument x topic) with one
+ * array lookup, decodes the tpout message once, keeps the reader's books, and runs the views of
+ * the topics the record feeds. No syscalls, locks or allocation: everything is sized at attach
+ * and subscribe time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus/bus.h"
+#include "tickplane/tickplane.h"
+#include "views/decode.h"
+#include "views/local_book.h"
+#include "views/views.h"
+
+#define USER_TOPICS      (TP_TOPIC_MAX - TP_TOPIC_USER_FIRST)
+#define RECORD_TOPICS    8u /* record topics the writer may tag (DEPTH..DEFINITIONS, room to grow) */
+#define STATE_TRIES      100000u
+#define DEFAULT_BATCH    65536u
+#define BOOK_TOPICS      (TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP))
+#define PUBLISHED_TOPICS 0x3fu /* DEPTH..DEFINITIONS can be tagged on records */
+
+enum reader_counter {
+    RC_RECORDS,
+    RC_DELIVERED,
+    RC_FILTERED,
+    RC_LAPPED,
+    RC_LOST,
+    RC_RESYNCS,
+    RC_MALFORMED,
+    RC_COUNT
+};
+
+static const char *const counter_names[RC_COUNT] = {
+    "reader.records", "reader.delivered", "reader.filtered",  "reader.lapped",
+    "reader.lost",    "reader.resyncs",   "reader.malformed",
+};
+
+struct user_transformer {
+    char name[32];
+    uint32_t sources;
+    tp_transform_fn fn;
+    void *ctx;
+};
+
+struct tp_client {
+    char instance[64];
+    char dir[200];
+    struct tp_bus_reader bus;
+    struct tp_ring_reader ring;
+    uint8_t *batch;
+    uint32_t batch_size;
+    uint32_t instruments;
+    uint32_t *interest;    /* per instrument: TP_TOPIC_BIT mask */
+    uint32_t all_interest; /* topics subscribed for every instrument */
+    uint32_t any_interest; /* union of everything: for channel-wide events */
+    struct tp_local_book **books;
+    struct tp_level_change *changes;
+    uint32_t max_changes;
+    struct user_transformer user[USER_TOPICS];
+    uint32_t user_count;
+    uint32_t feeds[RECORD_TOPICS]; /* record topic -> subscription topics it feeds */
+    uint64_t loss_to_report;
+    int loss_pending;
+    int resync_pending;
+    uint32_t resync_next;
+    struct tp_seg reader_seg; /* this reader's counters segment (if any) */
+    struct tp_counters *counters;
+    struct tp_counter *k[RC_COUNT];
+    struct tp_instrument_state scratch; /* state copies, off the caller's stack */
+};
+
+static int fail(char *err, size_t err_len, int rc, const char *what)
+{
+    if (err != NULL && err_len > 0)
+        snprintf(err, err_len, "%s", what);
+    return rc;
+}
+
+static uint32_t interest_of(const struct tp_client *c, uint32_t id)
+{
+    return c->interest[id] | c->all_interest;
+}
+
+static void recompute_feeds(struct tp_client *c)
+{
+    for (uint32_t src = 0; src < RECORD_TOPICS; src++) {
+        uint32_t mask = 0;
+        for (uint32_t t = 0; t < TP_TOPIC_USER_FIRST; t++)
+            if (tp_view_sources(t) & TP_TOPIC_BIT(src))
+                mask |= TP_TOPIC_BIT(t);
+        for (uint32_t u = 0; u < c->user_count; u++)
+            if (c->user[u].sources & TP_TOPIC_BIT(src))
+                mask |= TP_TOPIC_BIT(TP_TOPIC_USER_FIRST + u);
+        c->feeds[src] = mask;
+    }
+}
+
+static void recompute_any(struct tp_client *c)
+{
+    uint32_t any = c->all_interest;
+    for (uint32_t id = 0; id < c->instruments; id++)
+        any |= c->interest[id];
+    c->any_interest = any;
+}
+
+/* This reader's counters: in its own segment for side-cars, else in private memory. */
+static int open_counters(struct tp_client *c, const struct tp_client_options *opt)
+{
+    size_t size = tp_counters_memsize(RC_COUNT);
+    void *mem = NULL;
+    if (!opt->no_reader_segment) {
+        char part[32], path[256], err[128];
+        snprintf(part, sizeof(part), "reader.%d", (int)getpid());
+        struct tp_seg_create_params p = {
+            .path = path,
+            .instance = c->instance,
+            .kind = TP_SEG_COUNTERS,
+            .data_size = size,
+            .mode = opt->reader_mode != 0 ? (mode_t)opt->reader_mode : 0644,
+            .gid = (gid_t)-1,
+        };
+        if (tp_seg_path(path, sizeof(path), c->dir, c->instance, part) == 0 &&
+            tp_seg_create(&c->reader_seg, &p, err, sizeof(err)) == 0)
+            mem = c->reader_seg.data;
+    }
+    if (mem == NULL) {
+        /* No writable directory (or not wanted): the counters stay private. */
+        mem = aligned_alloc(64, (size + 63) / 64 * 64);
+        if (mem == NULL)
+            return -ENOMEM;
+    }
+    tp_counters_init(mem, RC_COUNT);
+    c->counters = mem;
+    for (int i = 0; i < RC_COUNT; i++)
+        c->k[i] = tp_counters_register(c->counters, counter_names[i]);
+    if (c->reader_seg.hdr != NULL)
+        tp_seg_publish(&c->reader_seg, NULL, 0);
+    return 0;
+}
+
+/* Map the instance and size everything that depends on it. */
+static int map_instance(struct tp_client *c, char *err, size_t err_len)
+{
+    int rc = tp_bus_reader_open(&c->bus, c->dir, c->instance, err, err_len);
+    if (rc != 0)
+        return rc;
+    uint32_t n = c->bus.state->instruments;
+    if (n != c->instruments) {
+        uint32_t *interest = realloc(c->interest, n * sizeof(*interest));
+        struct tp_local_book **books = realloc(c->books, n * sizeof(*books));
+        if (interest != NULL)
+            c->interest = interest;
+        if (books != NULL)
+            c->books = books;
+        if (interest == NULL || books == NULL)
+            return fail(err, err_len, -ENOMEM, "out of memory");
+        for (uint32_t id = c->instruments; id < n; id++) {
+            c->interest[id] = 0;
+            c->books[id] = NULL;
+        }
+        c->instruments = n;
+    }
+    const struct tp_ring_shared *ring = c->bus.ring_mem;
+    uint32_t max_record = ring->max_record;
+    uint32_t need = (max_record + 7u) & ~7u;
+    if (need > c->batch_size) {
+        free(c->batch);
+        c->batch = aligned_alloc(64, (need + 63u) & ~63u);
+        c->batch_size = need;
+    }
+    free(c->changes);
+    c->max_changes = max_record / 24u + 1u;
+    c->changes = calloc(c->max_changes, sizeof(*c->changes));
+    if (c->batch == NULL || c->changes == NULL)
+        return fail(err, err_len, -ENOMEM, "out of memory");
+    return tp_ring_reader_init(&c->ring, c->bus.ring_mem, c->batch, c->batch_size);
+}
+
+int tp_attach(struct tp_client **out, const char *instance, const struct tp_client_options *opt,
+              char *err, size_t err_len)
+{
+    static const struct tp_client_options defaults;
+    if (opt == NULL)
+        opt = &defaults;
+    if (instance == NULL || strlen(instance) >= sizeof((*out)->instance))
+        return fail(err, err_len, -EINVAL, "bad instance name");
+    struct tp_client *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return fail(err, err_len, -ENOMEM, "out of memory");
+    snprintf(c->instance, sizeof(c->instance), "%s", instance);
+    const char *dir = opt->shm_dir != NULL ? opt->shm_dir : TP_BUS_DEFAULT_DIR;
+    if (strlen(dir) >= sizeof(c->dir)) {
+        free(c);
+        return fail(err, err_len, -ENAMETOOLONG, "shm_dir too long");
+    }
+    snprintf(c->dir, sizeof(c->dir), "%s", dir);
+    uint32_t batch = opt->batch_bytes != 0 ? opt->batch_bytes : DEFAULT_BATCH;
+    c->batch_size = (batch + 7u) & ~7u;
+    c->batch = aligned_alloc(64, (c->batch_size + 63u) & ~63u);
+    int rc = c->batch == NULL ? -ENOMEM : map_instance(c, err, err_len);
+    if (rc == 0)
+        rc = open_counters(c, opt);
+    if (rc != 0) {
+        tp_detach(c);
+        return rc;
+    }
+    recompute_feeds(c);
+    *out = c;
+    return 0;
+}
+
+void tp_detach(struct tp_client *c)
+{
+    if (c == NULL)
+        return;
+    tp_bus_reader_close(&c->bus);
+    if (c->reader_seg.hdr != NULL) {
+        tp_seg_unlink(&c->reader_seg);
+        tp_seg_close(&c->reader_seg);
+    } else {
+        free(c->counters);
+    }
+    for (uint32_t id = 0; id < c->instruments; id++)
+        free(c->books[id]);
+    free(c->books);
+    free(c->interest);
+    free(c->changes);
+    free(c->batch);
+    free(c);
+}
+
+/* Every watched book is reloaded from the state table on the next polls. */
+static void start_resync(struct tp_client *c)
+{
+    c->resync_pending = 1;
+    c->resync_next = 0;
+}
+
+int tp_reattach(struct tp_client *c, char *err, size_t err_len)
+{
+    tp_bus_reader_close(&c->bus);
+    int rc = map_instance(c, err, err_len);
+    if (rc != 0)
+        return rc;
+    start_resync(c);
+    return 0;
+}
+
+uint32_t tp_instrument_count(const struct tp_client *c)
+{
+    return c->instruments;
+}
+
+int64_t tp_find_instrument(const struct tp_client *c, const char *symbol)
+{
+    size_t len = strlen(symbol);
+    if (len == 0 || len > TP_SYMBOL_LEN)
+        return -ENOENT;
+    struct tp_instrument_state *s = (struct tp_instrument_state *)&c->scratch;
+    for (uint32_t id = 0; id < c->instruments; id++) {
+        if (tp_state_read(c->bus.state, id, s, STATE_TRIES) != 0)
+            continue;
+        if (memcmp(s->book.symbol, symbol, len) == 0 &&
+            (len == TP_SYMBOL_LEN || s->book.symbol[len] == '\0' || s->book.symbol[len] == ' '))
+            return id;
+    }
+    return -ENOENT;
+}
+
+/* Allocate and load the book of an instrument newly watched at DEPTH or TOP. */
+static int ensure_book(struct tp_client *c, uint32_t id)
+{
+    if (c->books[id] != NULL)
+        return 0;
+    struct tp_local_book *b = malloc(sizeof(*b));
+    if (b == NULL)
+        return -ENOMEM;
+    tp_local_book_clear(b);
+    if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) == 0) {
+        tp_local_book_load(b, &c->scratch);
+        tp_local_book_top(b, &b->last_top);
+    }
+    c->books[id] = b;
+    return 0;
+}
+
+static int valid_topics(const struct tp_client *c, uint32_t topics)
+{
+    uint32_t allowed = TP_TOPICS_BUILTIN;
+    for (uint32_t u = 0; u < c->user_count; u++)
+        allowed |= TP_TOPIC_BIT(TP_TOPIC_USER_FIRST + u);
+    return topics != 0 && (topics & ~allowed) == 0;
+}
+
+int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
+{
+    if (!valid_topics(c, topics))
+        return -EINVAL;
+    for (size_t i = 0; ids != NULL && i < n_ids; i++)
+        if (ids[i] >= c->instruments)
+            return -ERANGE;
+    if (ids == NULL)
+        c->all_interest |= topics;
+    for (size_t i = 0; ids != NULL && i < n_ids; i++)
+        c->interest[ids[i]] |= topics;
+    if (topics & BOOK_TOPICS) {
+        for (uint32_t id = 0; id < c->instruments; id++)
+            if ((interest_of(c, id) & BOOK_TOPICS) && ensure_book(c, id) != 0)
+                return -ENOMEM;
+    }
+    recompute_any(c);
+    return 0;
+}
+
+int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
+{
+    if (!valid_topics(c, topics))
+        return -EINVAL;
+    for (size_t i = 0; ids != NULL && i < n_ids; i++)
+        if (ids[i] >= c->instruments)
+            return -ERANGE;
+    if (ids == NULL) {
+        c->all_interest &= ~topics;
+        for (uint32_t id = 0; id < c->instruments; id++)
+            c->interest[id] &= ~topics;
+    }
+    for (size_t i = 0; ids != NULL && i < n_ids; i++)
+        c->interest[ids[i]] &= ~topics;
+    for (uint32_t id = 0; id < c->instruments; id++) {
+        if (c->books[id] != NULL && !(interest_of(c, id) & BOOK_TOPICS)) {
+            free(c->books[id]);
+            c->books[id] = NULL;
+        }
+    }
+    recompute_any(c);
+    return 0;
+}
+
+int tp_add_transformer(struct tp_client *c, const char *name, uint32_t source_topics,
+                       tp_transform_fn fn, void *ctx)
+{
+    if (fn == NULL || source_topics == 0 || (source_topics & ~PUBLISHED_TOPICS) != 0)
+        return -EINVAL;
+    if (c->user_count >= USER_TOPICS)
+        return -ENOSPC;
+    struct user_transformer *u = &c->user[c->user_count];
+    snprintf(u->name, sizeof(u->name), "%s", name != NULL ? name : "");
+    u->sources = source_topics;
+    u->fn = fn;
+    u->ctx = ctx;
+    int topic = (int)(TP_TOPIC_USER_FIRST + c->user_count++);
+    recompute_feeds(c);
+    return topic;
+}
+
+/* Reload the next watched book from the state table; deliver it to DEPTH/TOP subscribers. */
+static int resync_step(struct tp_client *c, tp_event_fn fn, void *user)
+{
+    const struct tp_instrument_state *s = &c->scratch;
+    while (c->resync_next < c->instruments && c->books[c->resync_next] == NULL)
+        c->resync_next++;
+    if (c->resync_next >= c->instruments) {
+        c->resync_pending = 0;
+        tp_counter_add(c->k[RC_RESYNCS], 1);
+        return 0;
+    }
+    uint32_t id = c->resync_next;
+    if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) != 0)
+        return 0; /* the writer is inside this entry: try again on the next step */
+    c->resync_next++;
+    struct tp_local_book *b = c->books[id];
+    tp_local_book_load(b, s);
+    int delivered = 0;
+    struct tp_event ev;
+    uint32_t want = interest_of(c, id);
+    if (want & TP_TOPIC_BIT(TP_TOPIC_DEPTH)) {
+        tp_view_resync_event(b, id, &ev);
+        ev.topic = TP_TOPIC_DEPTH;
+        ev.venue_seq = s->book.venue_seq;
+        ev.venue_time_ns = s->book.venue_time_ns;
+        ev.recv_tsc = s->book.recv_tsc;
+        fn(user, &ev);
+        delivered++;
+    }
+    struct tp_top_of_book top;
+    tp_local_book_top(b, &top);
+    if ((want & TP_TOPIC_BIT(TP_TOPIC_TOP)) && memcmp(&top, &b->last_top, sizeof(top)) != 0) {
+        b->last_top = top;
+        tp_view_resync_event(b, id, &ev);
+        ev.topic = TP_TOPIC_TOP;
+        ev.u.top = top;
+        fn(user, &ev);
+        delivered++;
+    }
+    return delivered;
+}
+
+/* Filter, decode, update the reader's book and run the views of one record. */
+static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_event_fn fn,
+                    void *user, uint64_t *filtered, uint64_t *malformed)
+{
+    uint32_t id = rec->instrument;
+    uint32_t want;
+    if (id == TP_INSTRUMENT_NONE) {
+        want = c->any_interest;
+    } else if (id < c->instruments) {
+        want = interest_of(c, id);
+    } else {
+        (*malformed)++;
+        return 0;
+    }
+    if (rec->topic >= RECORD_TOPICS) {
+        (*malformed)++;
+        return 0;
+    }
+    want &= c->feeds[rec->topic];
+    if (want == 0) {
+        (*filtered)++;
+        return 0;
+    }
+
+    struct tp_record_view rv = {
+        .type = rec->type,
+        .topic = rec->topic,
+        .instrument_id = id,
+        .flags = rec->flags,
+        .length = rec->length - TP_RING_RECORD_HEADER,
+        .bus_sequence = rec->sequence,
+        .payload = tp_ring_payload(rec),
+    };
+    struct tp_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.instrument_id = id;
+    ev.bus_sequence = rec->sequence;
+    ev.flags = rec->flags;
+    int source = -1;
+    if (rec->type == TP_REC_SBE) {
+        source = tp_decode_tpout(rv.payload, rv.length, &ev, c->changes, c->max_changes);
+        if (source != (int)rec->topic) {
+            (*malformed)++; /* undecodable, or tagged with another topic than it holds */
+            return 0;
+        }
+    }
+
+    struct tp_local_book *book = id < c->instruments ? c->books[id] : NULL;
+    if (book != NULL && source == TP_TOPIC_DEPTH) {
+        if (rec->sequence <= book->from_sequence) {
+            want &= ~BOOK_TOPICS; /* already in the book loaded from the state table */
+        } else {
+            for (uint32_t i = 0; i < ev.u.depth.count; i++)
+                if (tp_local_book_apply(book, &ev.u.depth.changes[i]) != 0)
+                    (*malformed)++;
+        }
+    }
+
+    int delivered = 0;
+    struct tp_event out;
+    struct tp_view_input in = {.decoded = &ev, .source_topic = source, .book = book};
+    while (want != 0) {
+        uint32_t t = (uint32_t)__builtin_ctz(want);
+        want &= want - 1;
+        if (t < TP_TOPIC_USER_FIRST) {
+            if (source < 0 || !tp_view_run(t, &in, &out))
+                continue; /* built-in views read tpout messages only */
+        } else {
+            const struct user_transformer *u = &c->user[t - TP_TOPIC_USER_FIRST];
+            out = ev;
+            out.topic = t;
+            if (!u->fn(u->ctx, &rv, &out))
+                continue;
+        }
+        fn(user, &out);
+        delivered++;
+    }
+    return delivered;
+}
+
+int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events)
+{
+    if (tp_bus_reader_stale(&c->bus))
+        return -ESTALE;
+    int delivered = 0;
+    uint64_t records = 0, filtered = 0, malformed = 0;
+    for (unsigned steps = 0; steps < max_events; steps++) {
+        if (c->loss_pending) {
+            struct tp_event ev;
+            memset(&ev, 0, sizeof(ev));
+            ev.topic = TP_TOPIC_LOSS;
+            ev.instrument_id = TP_INSTRUMENT_NONE;
+            ev.u.lost = c->loss_to_report;
+            c->loss_pending = 0;
+            fn(user, &ev);
+            delivered++;
+            continue;
+        }
+        if (c->resync_pending) {
+            delivered += resync_step(c, fn, user);
+            continue;
+        }
+        const struct tp_ring_record *rec;
+        uint64_t lost = 0;
+        int rc = tp_ring_read(&c->ring, &rec, &lost);
+        if (rc == TP_RING_EMPTY)
+            break;
+        if (rc == TP_RING_LAPPED) {
+            tp_counter_add(c->k[RC_LAPPED], 1);
+            tp_counter_add(c->k[RC_LOST], lost);
+            c->loss_to_report = lost;
+            c->loss_pending = 1;
+            start_resync(c);
+            continue;
+        }
+        records++;
+        delivered += dispatch(c, rec, fn, user, &filtered, &malformed);
+    }
+    if (records | filtered | malformed | (uint64_t)delivered) {
+        tp_counter_add(c->k[RC_RECORDS], records);
+        tp_counter_add(c->k[RC_FILTERED], filtered);
+        tp_counter_add(c->k[RC_MALFORMED], malformed);
+        tp_counter_add(c->k[RC_DELIVERED], (uint64_t)delivered);
+    }
+    return delivered;
+}
+
+int tp_read_state(const struct tp_client *c, uint32_t id, struct tp_instrument_state *out)
+{
+    return tp_state_read(c->bus.state, id, out, STATE_TRIES);
+}
+
+void tp_stats(const struct tp_client *c, struct tp_client_stats *out)
+{
+    out->records = tp_counter_get(c->k[RC_RECORDS]);
+    out->delivered = tp_counter_get(c->k[RC_DELIVERED]);
+    out->filtered = tp_counter_get(c->k[RC_FILTERED]);
+    out->lapped = tp_counter_get(c->k[RC_LAPPED]);
+    out->lost = tp_counter_get(c->k[RC_LOST]);
+    out->resyncs = tp_counter_get(c->k[RC_RESYNCS]);
+    out->malformed = tp_counter_get(c->k[RC_MALFORMED]) + c->ring.malformed;
+    out->lag = tp_ring_lag(&c->ring);
+}
+
+int tp_check_writer(const struct tp_client *c)
+{
+    int rc = tp_seg_check_writer(&c->bus.ring_seg);
+    return rc != 0 ? rc : tp_seg_check_writer(&c->bus.state_seg);
+}

@@ -1,0 +1,198 @@
+/* tpout message -> struct tp_event (see decode.h). */
+#include "decode.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "tpout_sbe.h"
+
+/* The 40-byte event header is the same in every message; read it with the message's own accessors.
+ */
+#define DECODE_HEADER(msg, m, ev)                                                                  \
+    do {                                                                                           \
+        (ev)->venue_seq = tpout_##msg##_venue_seq(m);                                              \
+        (ev)->venue_time_ns = tpout_##msg##_venue_time_ns(m);                                      \
+        (ev)->recv_tsc = tpout_##msg##_recv_tsc(m);                                                \
+        (ev)->flags |= tpout_##msg##_flags(m);                                                     \
+    } while (0)
+
+/* Optional price9: the schema's null mantissa is INT64_MIN, the same as TP_PRICE_NULL. */
+_Static_assert(TP_PRICE_NULL == INT64_MIN, "price null");
+_Static_assert(TP_COUNT_NULL == TPOUT_COUNT_NULL_VALUE, "count null");
+
+static int decode_book_update(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                              struct tp_event *ev, struct tp_level_change *changes,
+                              uint32_t max_changes)
+{
+    struct tpout_book_update m;
+    struct tpout_book_update_levels g;
+    if (tpout_book_update_wrap_for_decode(&m, body, len, block, version) != 0 ||
+        tpout_book_update_levels_wrap_for_decode(&m, &g) != 0 || g.count > max_changes)
+        return -EBADMSG;
+    DECODE_HEADER(book_update, &m, ev);
+    uint32_t n = 0;
+    while (g.index < g.count) {
+        if (tpout_book_update_levels_next(&g) < 0)
+            return -EBADMSG;
+        struct tp_level_change *c = &changes[n++];
+        c->side = tpout_book_update_levels_side(&g);
+        c->level = tpout_book_update_levels_level(&g);
+        c->action = tpout_book_update_levels_action(&g);
+        c->reserved = 0;
+        c->orders = tpout_book_update_levels_order_count(&g);
+        c->price = tpout_book_update_levels_price_mantissa(&g);
+        c->qty = tpout_book_update_levels_quantity(&g);
+        if (c->side > TPOUT_SIDE_ASK || c->action > TPOUT_LEVEL_ACTION_CLEAR)
+            return -EBADMSG;
+    }
+    ev->u.depth.changes = changes;
+    ev->u.depth.count = n;
+    return TP_TOPIC_DEPTH;
+}
+
+static int decode_top(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                      struct tp_event *ev)
+{
+    struct tpout_top_of_book m;
+    if (tpout_top_of_book_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(top_of_book, &m, ev);
+    ev->u.top.bid_price = tpout_top_of_book_bid_price_mantissa(&m);
+    ev->u.top.bid_qty = tpout_top_of_book_bid_quantity(&m);
+    ev->u.top.ask_price = tpout_top_of_book_ask_price_mantissa(&m);
+    ev->u.top.ask_qty = tpout_top_of_book_ask_quantity(&m);
+    ev->u.top.bid_orders = tpout_top_of_book_bid_count(&m);
+    ev->u.top.ask_orders = tpout_top_of_book_ask_count(&m);
+    return TP_TOPIC_TOP;
+}
+
+static int decode_trade(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                        struct tp_event *ev)
+{
+    struct tpout_trade m;
+    if (tpout_trade_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(trade, &m, ev);
+    ev->u.trade.price = tpout_trade_price_mantissa(&m);
+    ev->u.trade.qty = tpout_trade_quantity(&m);
+    ev->u.trade.trade_id = tpout_trade_trade_id(&m);
+    ev->u.trade.orders = tpout_trade_order_count(&m);
+    ev->u.trade.aggressor = tpout_trade_aggressor_side(&m);
+    return TP_TOPIC_TRADES;
+}
+
+static int decode_order(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                        struct tp_event *ev)
+{
+    struct tpout_order_event m;
+    if (tpout_order_event_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(order_event, &m, ev);
+    ev->u.order.order_id = tpout_order_event_order_id(&m);
+    ev->u.order.priority = tpout_order_event_priority(&m);
+    ev->u.order.price = tpout_order_event_price_mantissa(&m);
+    ev->u.order.qty = tpout_order_event_quantity(&m);
+    ev->u.order.side = tpout_order_event_side(&m);
+    ev->u.order.action = tpout_order_event_action(&m);
+    return TP_TOPIC_ORDERS;
+}
+
+static int decode_definition(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                             struct tp_event *ev)
+{
+    struct tpout_instrument_definition m;
+    if (tpout_instrument_definition_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(instrument_definition, &m, ev);
+    struct tp_definition_event *d = &ev->u.definition;
+    d->venue_security_id = tpout_instrument_definition_venue_security_id(&m);
+    d->tick_size = tpout_instrument_definition_tick_size_mantissa(&m);
+    d->display_factor = tpout_instrument_definition_display_factor_mantissa(&m);
+    d->contract_multiplier = tpout_instrument_definition_contract_multiplier(&m);
+    memcpy(d->symbol, tpout_instrument_definition_symbol(&m), TP_SYMBOL_LEN);
+    d->channel_id = tpout_instrument_definition_channel_id(&m);
+    d->depth = tpout_instrument_definition_depth(&m);
+    d->trading_status = tpout_instrument_definition_trading_status(&m);
+    d->security_kind = tpout_instrument_definition_security_kind(&m);
+    return TP_TOPIC_DEFINITIONS;
+}
+
+static int decode_status(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                         struct tp_event *ev)
+{
+    struct tpout_instrument_status m;
+    if (tpout_instrument_status_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(instrument_status, &m, ev);
+    ev->u.status.kind = TP_STATUS_EVENT_TRADING;
+    ev->u.status.trading_status = tpout_instrument_status_trading_status(&m);
+    ev->u.status.venue_status = tpout_instrument_status_venue_status(&m);
+    ev->u.status.price = TP_PRICE_NULL;
+    return TP_TOPIC_STATUS;
+}
+
+static int decode_statistics(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                             struct tp_event *ev)
+{
+    struct tpout_statistics m;
+    if (tpout_statistics_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(statistics, &m, ev);
+    ev->u.status.kind = TP_STATUS_EVENT_STAT;
+    ev->u.status.stat_type = tpout_statistics_stat_type(&m);
+    ev->u.status.price = tpout_statistics_price_mantissa(&m);
+    ev->u.status.qty = tpout_statistics_quantity(&m);
+    return TP_TOPIC_STATUS;
+}
+
+static int decode_channel(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
+                          struct tp_event *ev)
+{
+    struct tpout_channel_event m;
+    if (tpout_channel_event_wrap_for_decode(&m, body, len, block, version) != 0)
+        return -EBADMSG;
+    DECODE_HEADER(channel_event, &m, ev);
+    ev->u.status.kind = TP_STATUS_EVENT_CHANNEL;
+    ev->u.status.stat_type = tpout_channel_event_event_type(&m);
+    ev->u.status.channel_id = tpout_channel_event_channel_id(&m);
+    ev->u.status.price = TP_PRICE_NULL;
+    ev->u.status.qty = (int64_t)tpout_channel_event_gap_from(&m);
+    ev->u.status.gap_to = tpout_channel_event_gap_to(&m);
+    return TP_TOPIC_STATUS;
+}
+
+int tp_decode_tpout(const void *payload, uint32_t length, struct tp_event *ev,
+                    struct tp_level_change *changes, uint32_t max_changes)
+{
+    const uint8_t *p = payload;
+    if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH ||
+        tpout_message_header_schema_id(p) != TPOUT_SCHEMA_ID)
+        return -EBADMSG;
+    uint16_t block = tpout_message_header_block_length(p);
+    uint16_t version = tpout_message_header_version(p);
+    const uint8_t *body = p + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    size_t len = length - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    ev->sbe = payload;
+    ev->sbe_length = length;
+    memset(&ev->u, 0, sizeof(ev->u));
+    switch (tpout_message_header_template_id(p)) {
+    case TPOUT_BOOK_UPDATE_TEMPLATE_ID:
+        return decode_book_update(body, len, block, version, ev, changes, max_changes);
+    case TPOUT_TOP_OF_BOOK_TEMPLATE_ID:
+        return decode_top(body, len, block, version, ev);
+    case TPOUT_TRADE_TEMPLATE_ID:
+        return decode_trade(body, len, block, version, ev);
+    case TPOUT_ORDER_EVENT_TEMPLATE_ID:
+        return decode_order(body, len, block, version, ev);
+    case TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID:
+        return decode_definition(body, len, block, version, ev);
+    case TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID:
+        return decode_status(body, len, block, version, ev);
+    case TPOUT_STATISTICS_TEMPLATE_ID:
+        return decode_statistics(body, len, block, version, ev);
+    case TPOUT_CHANNEL_EVENT_TEMPLATE_ID:
+        return decode_channel(body, len, block, version, ev);
+    default:
+        return -EBADMSG;
+    }
+}

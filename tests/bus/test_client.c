@@ -1,0 +1,540 @@
+/*
+ * libtickplane against a real bus instance: filtering, the views (depth, top only on change,
+ * trades, status, channel events), a strategy's own transformer, late join from the state table,
+ * lap -> loss event -> resync, batch limit and lag, malformed payloads, writer restart, version
+ * refusal, and the reader's counters segment.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bus/bus.h"
+#include "tickplane/tickplane.h"
+#include "tpout_sbe.h"
+
+#define INSTRUMENTS 4
+#define DEPTH       10
+
+static char dir[64];
+
+/* The writer's own book per instrument: the oracle the reader's book must equal. */
+struct oracle {
+    struct tp_level side[2][DEPTH];
+    uint16_t count[2];
+};
+
+struct writer {
+    struct tp_bus_writer bus;
+    struct oracle books[INSTRUMENTS];
+};
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-client-XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static void writer_open(struct writer *w, const char *instance, uint64_t ring_bytes)
+{
+    char err[256];
+    memset(w, 0, sizeof(*w));
+    struct tp_bus_params p = {.instance = instance,
+                              .dir = dir,
+                              .ring_bytes = ring_bytes,
+                              .max_record = 512,
+                              .instruments = INSTRUMENTS,
+                              .depth = DEPTH,
+                              .counters = 16,
+                              .mode = 0644,
+                              .gid = (gid_t)-1};
+    assert_int_equal(tp_bus_writer_open(&w->bus, &p, err, sizeof(err)), 0);
+    static const char *symbols[INSTRUMENTS] = {"ESZ6", "NQZ6", "AAPL", "MSFT"};
+    for (uint32_t id = 0; id < INSTRUMENTS; id++) {
+        struct tp_state_entry *e = tp_state_write_begin(w->bus.state, id);
+        memcpy(e->book.symbol, symbols[id], strlen(symbols[id]));
+        tp_state_write_end(e);
+    }
+}
+
+static struct tp_client *attach(const char *instance)
+{
+    char err[256];
+    struct tp_client *c = NULL;
+    struct tp_client_options opt = {.shm_dir = dir};
+    int rc = tp_attach(&c, instance, &opt, err, sizeof(err));
+    if (rc != 0)
+        print_error("attach: %s\n", err);
+    assert_int_equal(rc, 0);
+    return c;
+}
+
+/* Oracle: apply one change with tpout semantics (simple, independent code). */
+static void oracle_apply(struct oracle *o, const struct tp_level_change *c)
+{
+    struct tp_level *lv = o->side[c->side];
+    uint16_t *n = &o->count[c->side];
+    int i = c->level - 1;
+    struct tp_level in = {.price = c->price, .qty = c->qty, .orders = c->orders};
+    if (c->action == 3) {
+        *n = 0;
+    } else if (c->action == 0) {
+        for (int k = (*n < DEPTH ? *n : DEPTH - 1); k > i; k--)
+            lv[k] = lv[k - 1];
+        lv[i] = in;
+        if (*n < DEPTH)
+            (*n)++;
+    } else if (c->action == 1) {
+        lv[i] = in;
+    } else {
+        for (int k = i; k + 1 < *n; k++)
+            lv[k] = lv[k + 1];
+        (*n)--;
+    }
+}
+
+/* Update the state entry (for the record about to be published), then publish BookUpdate. */
+static uint64_t pub_book(struct writer *w, uint32_t id, const struct tp_level_change *ch, int n)
+{
+    struct oracle *o = &w->books[id];
+    for (int i = 0; i < n; i++)
+        oracle_apply(o, &ch[i]);
+    struct tp_state_entry *e = tp_state_write_begin(w->bus.state, id);
+    e->book.bus_sequence = tp_bus_next_sequence(&w->bus);
+    e->book.bid_levels = o->count[0];
+    e->book.ask_levels = o->count[1];
+    memcpy(tp_state_bids(e), o->side[0], sizeof(o->side[0]));
+    memcpy(tp_state_asks(w->bus.state, e), o->side[1], sizeof(o->side[1]));
+    tp_state_write_end(e);
+
+    uint8_t buf[512];
+    struct tpout_book_update m;
+    struct tpout_book_update_levels g;
+    assert_int_equal(tpout_book_update_wrap_and_apply_header(&m, buf, sizeof(buf)), 0);
+    tpout_book_update_set_instrument_id(&m, id);
+    tpout_book_update_set_venue_seq(&m, 1000 + id);
+    tpout_book_update_set_flags(&m, TPOUT_EVENT_FLAGS_END_OF_EVENT);
+    assert_int_equal(tpout_book_update_levels_wrap_for_encode(&m, &g, (uint32_t)n), 0);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(tpout_book_update_levels_next(&g), 0);
+        tpout_book_update_levels_set_side(&g, ch[i].side);
+        tpout_book_update_levels_set_level(&g, ch[i].level);
+        tpout_book_update_levels_set_action(&g, ch[i].action);
+        tpout_book_update_levels_set_order_count(&g, ch[i].orders);
+        tpout_book_update_levels_set_price_mantissa(&g, ch[i].price);
+        tpout_book_update_levels_set_quantity(&g, ch[i].qty);
+    }
+    uint32_t len =
+        (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_book_update_encoded_length(&m));
+    return tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_DEPTH, id, TP_EVENT_F_END_OF_EVENT, buf,
+                          len);
+}
+
+static uint64_t pub_trade(struct writer *w, uint32_t id, int64_t px, int64_t qty)
+{
+    uint8_t buf[128];
+    struct tpout_trade m;
+    assert_int_equal(tpout_trade_wrap_and_apply_header(&m, buf, sizeof(buf)), 0);
+    tpout_trade_set_instrument_id(&m, id);
+    tpout_trade_set_price_mantissa(&m, px);
+    tpout_trade_set_quantity(&m, qty);
+    tpout_trade_set_trade_id(&m, 77);
+    tpout_trade_set_aggressor_side(&m, TPOUT_AGGRESSOR_SIDE_BUY);
+    uint32_t len = (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_trade_encoded_length(&m));
+    return tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_TRADES, id, 0, buf, len);
+}
+
+static uint64_t pub_channel_gap(struct writer *w, uint64_t from, uint64_t to)
+{
+    uint8_t buf[128];
+    struct tpout_channel_event m;
+    assert_int_equal(tpout_channel_event_wrap_and_apply_header(&m, buf, sizeof(buf)), 0);
+    tpout_channel_event_set_instrument_id(&m, TPOUT_INSTRUMENT_ID_NULL_VALUE);
+    tpout_channel_event_set_event_type(&m, TPOUT_CHANNEL_EVENT_TYPE_GAP);
+    tpout_channel_event_set_channel_id(&m, 310);
+    tpout_channel_event_set_gap_from(&m, from);
+    tpout_channel_event_set_gap_to(&m, to);
+    uint32_t len =
+        (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_channel_event_encoded_length(&m));
+    return tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_STATUS, TP_INSTRUMENT_NONE, 0, buf, len);
+}
+
+/* Everything a poll delivered, copied out of the callback. */
+#define MAX_SEEN 4096
+struct seen {
+    struct tp_event ev[MAX_SEEN];
+    struct tp_level bids[MAX_SEEN][2];
+    int n;
+};
+
+static void collect(void *user, const struct tp_event *ev)
+{
+    struct seen *s = user;
+    assert_true(s->n < MAX_SEEN);
+    s->ev[s->n] = *ev;
+    for (int i = 0; i < 2 && i < ev->book.bid_levels; i++)
+        s->bids[s->n][i] = ev->book.bids[i];
+    s->n++;
+}
+
+/* Poll until the ring is read to its end (a poll may deliver nothing when all was filtered). */
+static int drain(struct tp_client *c, struct seen *s)
+{
+    int total = 0;
+    struct tp_client_stats st;
+    do {
+        int rc = tp_poll(c, collect, s, 16);
+        assert_true(rc >= 0);
+        total += rc;
+        tp_stats(c, &st);
+    } while (st.lag > 0);
+    /* Events queued inside the library (a loss notice, resync steps) need polls of their own. */
+    for (int rc = 1; rc > 0;) {
+        rc = tp_poll(c, collect, s, 16);
+        assert_true(rc >= 0);
+        total += rc;
+    }
+    return total;
+}
+
+static struct tp_level_change lc(int side, int level, int action, int64_t px, int64_t qty)
+{
+    return (struct tp_level_change){.side = (uint8_t)side,
+                                    .level = (uint8_t)level,
+                                    .action = (uint8_t)action,
+                                    .orders = 1,
+                                    .price = px,
+                                    .qty = qty};
+}
+
+static void assert_book_equals_oracle(const struct tp_book_view *v, const struct oracle *o)
+{
+    assert_int_equal(v->bid_levels, o->count[0]);
+    assert_int_equal(v->ask_levels, o->count[1]);
+    for (int i = 0; i < o->count[0]; i++) {
+        assert_int_equal(v->bids[i].price, o->side[0][i].price);
+        assert_int_equal(v->bids[i].qty, o->side[0][i].qty);
+    }
+    for (int i = 0; i < o->count[1]; i++) {
+        assert_int_equal(v->asks[i].price, o->side[1][i].price);
+        assert_int_equal(v->asks[i].qty, o->side[1][i].qty);
+    }
+}
+
+static struct seen seen;
+
+static void test_filter_and_views(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "views", 1 << 16);
+    struct tp_client *c = attach("views");
+    assert_int_equal(tp_instrument_count(c), INSTRUMENTS);
+    assert_int_equal(tp_find_instrument(c, "AAPL"), 2);
+    assert_int_equal(tp_find_instrument(c, "AAP"), -ENOENT);
+
+    uint32_t one = 1, two = 2;
+    assert_int_equal(
+        tp_subscribe(c, &one, 1, TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    assert_int_equal(tp_subscribe(c, &two, 1, TP_TOPIC_BIT(TP_TOPIC_TRADES)), 0);
+    assert_int_equal(tp_subscribe(c, &one, 1, TP_TOPIC_BIT(TP_TOPIC_LOSS)), -EINVAL);
+    uint32_t bad = INSTRUMENTS;
+    assert_int_equal(tp_subscribe(c, &bad, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), -ERANGE);
+
+    struct tp_level_change ch[3];
+    ch[0] = lc(0, 1, 0, 100, 5); /* bid 100 x5 */
+    ch[1] = lc(1, 1, 0, 101, 7); /* ask 101 x7 */
+    pub_book(w, 1, ch, 2);
+    pub_book(w, 0, ch, 2); /* instrument 0: nobody subscribed */
+    pub_trade(w, 2, 100, 3);
+    pub_trade(w, 1, 100, 3);    /* trades of 1: not subscribed */
+    ch[0] = lc(0, 2, 0, 99, 4); /* second bid level: top unchanged */
+    pub_book(w, 1, ch, 1);
+    ch[0] = lc(0, 1, 2, 0, 0); /* delete best bid: 99 becomes the top */
+    pub_book(w, 1, ch, 1);
+
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    /* DEPTH+TOP, TRADE, DEPTH (no TOP: unchanged), DEPTH+TOP. */
+    assert_int_equal(seen.n, 6);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_DEPTH);
+    assert_int_equal(seen.ev[0].u.depth.count, 2);
+    assert_int_equal(seen.ev[0].venue_seq, 1001);
+    assert_true(seen.ev[0].flags & TP_EVENT_F_END_OF_EVENT);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[1].u.top.bid_price, 100);
+    assert_int_equal(seen.ev[1].u.top.ask_qty, 7);
+    assert_int_equal(seen.ev[2].topic, TP_TOPIC_TRADES);
+    assert_int_equal(seen.ev[2].instrument_id, 2);
+    assert_int_equal(seen.ev[2].u.trade.qty, 3);
+    assert_int_equal(seen.ev[2].u.trade.aggressor, 1);
+    assert_int_equal(seen.ev[3].topic, TP_TOPIC_DEPTH);
+    assert_int_equal(seen.ev[3].book.bid_levels, 2);
+    assert_int_equal(seen.bids[3][1].price, 99);
+    assert_int_equal(seen.ev[4].topic, TP_TOPIC_DEPTH);
+    assert_int_equal(seen.ev[5].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[5].u.top.bid_price, 99);
+    assert_int_equal(seen.ev[5].u.top.bid_qty, 4);
+    assert_non_null(seen.ev[5].sbe);
+
+    struct tp_client_stats st;
+    tp_stats(c, &st);
+    assert_int_equal(st.records, 6);
+    assert_int_equal(st.filtered, 2);
+    assert_int_equal(st.delivered, 6);
+    assert_int_equal(st.lost, 0);
+    assert_int_equal(st.lag, 0);
+
+    /* Channel-wide events reach STATUS subscribers of any instrument. */
+    pub_channel_gap(w, 10, 12);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(drain(c, &seen), 0);
+    assert_int_equal(tp_subscribe(c, &two, 1, TP_TOPIC_BIT(TP_TOPIC_STATUS)), 0);
+    pub_channel_gap(w, 13, 14);
+    assert_int_equal(drain(c, &seen), 1);
+    assert_int_equal(seen.ev[0].instrument_id, TP_INSTRUMENT_NONE);
+    assert_int_equal(seen.ev[0].u.status.kind, TP_STATUS_EVENT_CHANNEL);
+    assert_int_equal(seen.ev[0].u.status.qty, 13);
+    assert_int_equal(seen.ev[0].u.status.gap_to, 14);
+    assert_int_equal(seen.ev[0].u.status.channel_id, 310);
+
+    /* Unsubscribe: nothing more for instrument 1. */
+    assert_int_equal(
+        tp_unsubscribe(c, &one, 1, TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    ch[0] = lc(0, 1, 1, 99, 40);
+    pub_book(w, 1, ch, 1);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(drain(c, &seen), 0);
+
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+static void test_late_join_and_lap_resync(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "lap", 4096); /* tiny ring: easy to lap */
+    struct tp_level_change ch[2];
+    for (int i = 0; i < 5; i++) {
+        ch[0] = lc(0, 1, 0, 100 + i, 1 + i);
+        pub_book(w, 3, ch, 1);
+    }
+    /* A late joiner gets the current book from the state table at subscribe time. */
+    struct tp_client *c = attach("lap");
+    uint32_t id = 3;
+    assert_int_equal(
+        tp_subscribe(c, &id, 1, TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
+    struct tp_instrument_state *s = malloc(sizeof(*s));
+    assert_int_equal(tp_read_state(c, 3, s), 0);
+    assert_int_equal(s->book.bid_levels, 5);
+    assert_int_equal(s->bids[0].price, 104);
+
+    ch[0] = lc(1, 1, 0, 200, 9);
+    pub_book(w, 3, ch, 1);
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.n, 2);
+    assert_book_equals_oracle(&seen.ev[0].book, &w->books[3]);
+
+    /* Now fall far behind: the 4 KiB ring is overwritten many times. */
+    for (int i = 0; i < 300; i++) {
+        ch[0] = lc(i % 2, 1 + (i % 3), 1, 0, 10 + i); /* change qty at levels 1..3 (price kept) */
+        ch[0].price = w->books[3].side[i % 2][i % 3].price;
+        if (w->books[3].count[i % 2] <= i % 3)
+            ch[0] = lc(i % 2, 1, 1, w->books[3].side[i % 2][0].price, 10 + i);
+        pub_book(w, 3, ch, 1);
+        pub_trade(w, 0, 1, 1); /* traffic for others */
+    }
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_true(seen.n >= 2);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_LOSS);
+    assert_true(seen.ev[0].u.lost > 400);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_DEPTH);
+    assert_true(seen.ev[1].flags & TP_EVENT_F_RESYNC);
+    /* After the resync and whatever records were still in the ring, the book is the truth. */
+    const struct tp_event *last_depth = NULL;
+    for (int i = 0; i < seen.n; i++)
+        if (seen.ev[i].topic == TP_TOPIC_DEPTH)
+            last_depth = &seen.ev[i];
+    assert_non_null(last_depth);
+    assert_book_equals_oracle(&last_depth->book, &w->books[3]); /* the library's live book */
+    struct tp_client_stats st;
+    tp_stats(c, &st);
+    assert_int_equal(st.lapped, 1);
+    assert_int_equal(st.lost, seen.ev[0].u.lost);
+    assert_int_equal(st.resyncs, 1);
+    assert_int_equal(st.malformed, 0);
+    /* One more change after the lap: applied on top of the resynced book. */
+    ch[0] = lc(0, 1, 0, 500, 1);
+    pub_book(w, 3, ch, 1);
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_DEPTH);
+    assert_book_equals_oracle(&seen.ev[0].book, &w->books[3]);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[1].u.top.bid_price, 500);
+    free(s);
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+/* A strategy's own transformer: large trades only, as a topic of its own. */
+static int big_trades(void *ctx, const struct tp_record_view *rec, struct tp_event *out)
+{
+    int64_t *threshold = ctx;
+    if (rec->type != TP_REC_SBE || out->u.trade.qty < *threshold)
+        return 0;
+    out->u.user = rec->payload;
+    return 1;
+}
+
+static void test_user_transformer_batch_limit_and_lag(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "user", 1 << 16);
+    struct tp_client *c = attach("user");
+    int64_t threshold = 50;
+    int topic =
+        tp_add_transformer(c, "big-trades", TP_TOPIC_BIT(TP_TOPIC_TRADES), big_trades, &threshold);
+    assert_int_equal(topic, TP_TOPIC_USER_FIRST);
+    assert_int_equal(
+        tp_add_transformer(c, "bad", TP_TOPIC_BIT(TP_TOPIC_USER_FIRST), big_trades, NULL), -EINVAL);
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT((uint32_t)topic)), 0);
+    for (int i = 0; i < 100; i++)
+        pub_trade(w, (uint32_t)(i % INSTRUMENTS), 10, i);
+    /* Batch limit: at most 10 records per poll; the rest is lag. */
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(tp_poll(c, collect, &seen, 10), 0); /* trades 0..9 are all small */
+    struct tp_client_stats st;
+    tp_stats(c, &st);
+    assert_int_equal(st.records, 10);
+    assert_int_equal(st.lag, 90);
+    drain(c, &seen);
+    assert_int_equal(seen.n, 50);
+    assert_int_equal(seen.ev[0].topic, topic);
+    assert_int_equal(seen.ev[0].u.trade.qty, 50);
+    assert_int_equal(seen.ev[49].u.trade.qty, 99);
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+static void test_malformed_payloads_counted(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "bad", 1 << 16);
+    struct tp_client *c = attach("bad");
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPICS_BUILTIN), 0);
+    uint8_t junk[64];
+    memset(junk, 0xab, sizeof(junk));
+    tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_TRADES, 1, 0, junk, sizeof(junk));
+    /* A truncated trade: the header promises a 72-byte block. */
+    uint8_t buf[128];
+    struct tpout_trade m;
+    tpout_trade_wrap_and_apply_header(&m, buf, sizeof(buf));
+    tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_TRADES, 1, 0, buf, 40);
+    /* A BookUpdate whose group claims more entries than it holds. */
+    struct tpout_book_update bu;
+    struct tpout_book_update_levels g;
+    tpout_book_update_wrap_and_apply_header(&bu, buf, sizeof(buf));
+    tpout_book_update_levels_wrap_for_encode(&bu, &g, 3);
+    tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_DEPTH, 1, 0, buf, 8 + 40 + 4 + 24);
+    /* A trade tagged as a DEPTH record. */
+    tpout_trade_wrap_and_apply_header(&m, buf, sizeof(buf));
+    tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_DEPTH, 1, 0, buf, 8 + 72);
+    pub_trade(w, 1, 5, 5); /* and a good one */
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.n, 1);
+    assert_int_equal(seen.ev[0].u.trade.price, 5);
+    struct tp_client_stats st;
+    tp_stats(c, &st);
+    assert_int_equal(st.malformed, 4);
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+static void test_restart_version_and_reader_counters(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "life", 1 << 16);
+    struct tp_client *c = attach("life");
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_TRADES)), 0);
+    pub_trade(w, 0, 1, 1);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(drain(c, &seen), 1);
+    assert_int_equal(tp_check_writer(c), 0);
+
+    /* This reader's counters are visible to a side-car while it runs. */
+    char path[256], err[256], part[32];
+    snprintf(part, sizeof(part), "reader.%d", (int)getpid());
+    assert_int_equal(tp_seg_path(path, sizeof(path), dir, "life", part), 0);
+    struct tp_seg side;
+    assert_int_equal(tp_seg_attach(&side, path, TP_SEG_COUNTERS, err, sizeof(err)), 0);
+    assert_int_equal(tp_counter_get(tp_counters_find(side.data, "reader.records")), 1);
+    assert_int_equal(tp_counter_get(tp_counters_find(side.data, "reader.delivered")), 1);
+    tp_seg_close(&side);
+
+    /* The writer restarts: poll says so, re-attach continues with the new instance. */
+    struct writer *w2 = malloc(sizeof(*w2));
+    writer_open(w2, "life", 1 << 16);
+    assert_int_equal(tp_poll(c, collect, &seen, 16), -ESTALE);
+    assert_int_equal(tp_check_writer(c), -ESTALE);
+    assert_int_equal(tp_reattach(c, err, sizeof(err)), 0);
+    pub_trade(w2, 2, 3, 4);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(drain(c, &seen), 1);
+    assert_int_equal(seen.ev[0].bus_sequence, 1);
+    tp_detach(c);
+    struct stat st;
+    assert_int_equal(stat(path, &st), -1); /* counters segment removed on detach */
+
+    /* A segment of another layout version is refused with a clear reason. */
+    w2->bus.ring_seg.hdr->layout_version = TP_SEG_LAYOUT_VERSION + 1;
+    struct tp_client_options opt = {.shm_dir = dir};
+    assert_int_equal(tp_attach(&c, "life", &opt, err, sizeof(err)), -EPROTONOSUPPORT);
+    assert_non_null(strstr(err, "layout version"));
+    w2->bus.ring_seg.hdr->layout_version = TP_SEG_LAYOUT_VERSION;
+    assert_int_equal(tp_attach(&c, "nothing", &opt, err, sizeof(err)), -ENOENT);
+    tp_bus_writer_close(&w->bus, 0);
+    tp_bus_writer_close(&w2->bus, 1);
+    free(w);
+    free(w2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_filter_and_views),
+        cmocka_unit_test(test_late_join_and_lap_resync),
+        cmocka_unit_test(test_user_transformer_batch_limit_and_lag),
+        cmocka_unit_test(test_malformed_payloads_counted),
+        cmocka_unit_test(test_restart_version_and_reader_counters),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

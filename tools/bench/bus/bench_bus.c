@@ -1,0 +1,360 @@
+/*
+ * Shared-memory bus benchmark. One JSON object per line:
+ *   pingpong        a bare cache line bounced between the two cores: the one-way floor;
+ *   rte_ring        DPDK's rte_ring, single producer / single consumer: throughput and one-way;
+ *   bus_throughput  events/s a writer publishes with 1, 2, 4 readers reading (and what they lost);
+ *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer).
+ * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine).
+ *
+ * Usage: bench_bus [--quick] [--dir DIR] [--payload BYTES]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <rte_ring.h>
+
+#include "bus/bus.h"
+#include "tickplane/tickplane.h"
+#include "util/histogram.h"
+
+#define MAX_READERS 4
+#define WRITER_CPU  0
+#define READER_CPU  1
+
+static double ns_per_tick;
+static const char *shm_dir = "/dev/shm";
+static uint32_t payload_bytes = 40; /* 24-byte header + 40 = a 64-byte record */
+static uint64_t throughput_events = 20000000;
+static uint64_t latency_samples = 200000;
+
+static void pin(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void calibrate_tsc(void)
+{
+    uint64_t t0 = now_ns(), c0 = __rdtsc();
+    while (now_ns() - t0 < 200000000ull)
+        ;
+    uint64_t t1 = now_ns(), c1 = __rdtsc();
+    ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+}
+
+static void spin_ticks(uint64_t ticks)
+{
+    uint64_t end = __rdtsc() + ticks;
+    while (__rdtsc() < end)
+        _mm_pause();
+}
+
+/* ---- ping-pong: the physical floor ------------------------------------------------------- */
+
+static struct {
+    _Alignas(64) _Atomic uint64_t ping;
+    _Alignas(64) _Atomic uint64_t pong;
+    uint64_t rounds;
+} pp;
+
+static void *pong_thread(void *arg)
+{
+    (void)arg;
+    pin(READER_CPU);
+    for (uint64_t k = 1; k <= pp.rounds; k++) {
+        while (atomic_load_explicit(&pp.ping, memory_order_acquire) != k)
+            ;
+        atomic_store_explicit(&pp.pong, k, memory_order_release);
+    }
+    return NULL;
+}
+
+static void bench_pingpong(void)
+{
+    static struct tp_histogram h;
+    tp_hist_reset(&h);
+    pp.rounds = latency_samples;
+    atomic_store(&pp.ping, 0);
+    atomic_store(&pp.pong, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, pong_thread, NULL);
+    pin(WRITER_CPU);
+    uint64_t start = __rdtsc();
+    for (uint64_t k = 1; k <= pp.rounds; k++) {
+        uint64_t t0 = __rdtsc();
+        atomic_store_explicit(&pp.ping, k, memory_order_release);
+        while (atomic_load_explicit(&pp.pong, memory_order_acquire) != k)
+            ;
+        tp_hist_record(&h, (__rdtsc() - t0) / 2); /* one way = half the round trip */
+    }
+    uint64_t total = __rdtsc() - start;
+    pthread_join(t, NULL);
+    printf("{\"bench\":\"pingpong\",\"rounds\":%llu,\"one_way_mean_ns\":%.1f,\"one_way_ns\":",
+           (unsigned long long)pp.rounds, (double)total * ns_per_tick / 2.0 / (double)pp.rounds);
+    tp_hist_print_json(stdout, &h, ns_per_tick);
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* ---- DPDK rte_ring SP/SC (no EAL: the ring lives in ordinary memory) ---------------------- */
+
+static struct {
+    struct rte_ring *ring;
+    uint64_t count;
+    int paced;
+    struct tp_histogram hist;
+} rr;
+
+static void *rte_consumer(void *arg)
+{
+    (void)arg;
+    pin(READER_CPU);
+    void *objs[32];
+    uint64_t got = 0;
+    while (got < rr.count) {
+        unsigned n = rte_ring_sc_dequeue_burst(rr.ring, objs, 32, NULL);
+        if (rr.paced && n > 0) {
+            uint64_t now = __rdtsc();
+            for (unsigned i = 0; i < n; i++)
+                tp_hist_record(&rr.hist, now - (uint64_t)(uintptr_t)objs[i]);
+        }
+        got += n;
+    }
+    return NULL;
+}
+
+static void bench_rte_ring(void)
+{
+    size_t size = (size_t)rte_ring_get_memsize(1 << 16);
+    rr.ring = aligned_alloc(64, (size + 63) / 64 * 64);
+    if (rte_ring_init(rr.ring, "bench", 1 << 16, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+        printf("{\"bench\":\"rte_ring\",\"error\":\"rte_ring_init failed\"}\n");
+        free(rr.ring);
+        return;
+    }
+    /* Throughput: single-object enqueues, burst dequeues. */
+    rr.count = throughput_events;
+    rr.paced = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, rte_consumer, NULL);
+    pin(WRITER_CPU);
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 1; i <= rr.count; i++)
+        while (rte_ring_sp_enqueue(rr.ring, (void *)(uintptr_t)i) != 0)
+            ;
+    pthread_join(t, NULL);
+    double secs = (double)(now_ns() - t0) / 1e9;
+    /* One-way latency: paced single enqueues carrying the TSC. */
+    tp_hist_reset(&rr.hist);
+    rr.count = latency_samples;
+    rr.paced = 1;
+    pthread_create(&t, NULL, rte_consumer, NULL);
+    uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
+    for (uint64_t i = 0; i < rr.count; i++) {
+        spin_ticks(gap);
+        rte_ring_sp_enqueue(rr.ring, (void *)(uintptr_t)__rdtsc());
+    }
+    pthread_join(t, NULL);
+    printf("{\"bench\":\"rte_ring_spsc\",\"events\":%llu,\"mevents_per_s\":%.1f,\"one_way_ns\":",
+           (unsigned long long)throughput_events, (double)throughput_events / secs / 1e6);
+    tp_hist_print_json(stdout, &rr.hist, ns_per_tick);
+    printf("}\n");
+    fflush(stdout);
+    free(rr.ring);
+}
+
+/* ---- the bus ------------------------------------------------------------------------------ */
+
+struct reader_ctx {
+    pthread_t thread;
+    const char *instance;
+    _Atomic int ready;
+    int paced;
+    uint64_t records;
+    uint64_t lost;
+    uint64_t lapped;
+    uint64_t out_of_order;
+    double seconds;
+    struct tp_histogram hist;
+    _Alignas(64) uint8_t batch[65536];
+};
+
+static _Atomic int writer_done;
+static _Atomic uint64_t writer_last;
+
+static void *bus_reader(void *arg)
+{
+    struct reader_ctx *c = arg;
+    pin(READER_CPU);
+    char err[256];
+    struct tp_bus_reader b;
+    struct tp_ring_reader r;
+    if (tp_bus_reader_open(&b, shm_dir, c->instance, err, sizeof(err)) != 0 ||
+        tp_ring_reader_init(&r, b.ring_mem, c->batch, sizeof(c->batch)) != 0) {
+        fprintf(stderr, "reader: %s\n", err);
+        exit(1);
+    }
+    atomic_store(&c->ready, 1);
+    uint64_t expect = 1, t0 = 0;
+    for (;;) {
+        const struct tp_ring_record *rec;
+        uint64_t lost;
+        int rc = tp_ring_read(&r, &rec, &lost);
+        if (rc == TP_RING_RECORD) {
+            if (c->paced) {
+                uint64_t sent;
+                memcpy(&sent, tp_ring_payload(rec), sizeof(sent));
+                tp_hist_record(&c->hist, __rdtsc() - sent);
+            }
+            if (t0 == 0)
+                t0 = now_ns();
+            c->out_of_order += rec->sequence != expect;
+            expect = rec->sequence + 1;
+            c->records++;
+        } else if (rc == TP_RING_LAPPED) {
+            c->lapped++;
+            c->lost += lost;
+            expect += lost;
+        } else if (atomic_load_explicit(&writer_done, memory_order_acquire) &&
+                   expect > atomic_load(&writer_last)) {
+            break;
+        } else {
+            /* Several readers share one core: let the others run when idle. */
+            sched_yield();
+        }
+    }
+    c->seconds = (double)(now_ns() - t0) / 1e9;
+    tp_bus_reader_close(&b);
+    return NULL;
+}
+
+static void run_bus(int readers, int paced, uint64_t ring_bytes)
+{
+    static struct reader_ctx ctx[MAX_READERS];
+    char err[256];
+    struct tp_bus_writer w;
+    struct tp_bus_params p = {.instance = "bench",
+                              .dir = shm_dir,
+                              .ring_bytes = ring_bytes,
+                              .max_record = 1024,
+                              .instruments = 1024,
+                              .depth = 10,
+                              .counters = 16,
+                              .mode = 0600,
+                              .gid = (gid_t)-1};
+    if (tp_bus_writer_open(&w, &p, err, sizeof(err)) != 0) {
+        fprintf(stderr, "writer: %s\n", err);
+        exit(1);
+    }
+    atomic_store(&writer_done, 0);
+    atomic_store(&writer_last, 0);
+    for (int i = 0; i < readers; i++) {
+        memset(&ctx[i], 0, offsetof(struct reader_ctx, batch));
+        ctx[i].instance = "bench";
+        ctx[i].paced = paced;
+        tp_hist_reset(&ctx[i].hist);
+        pthread_create(&ctx[i].thread, NULL, bus_reader, &ctx[i]);
+    }
+    for (int i = 0; i < readers; i++)
+        while (!atomic_load(&ctx[i].ready))
+            sched_yield();
+    pin(WRITER_CPU);
+    uint64_t n = paced ? latency_samples : throughput_events;
+    uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 1; i <= n; i++) {
+        if (paced)
+            spin_ticks(gap);
+        uint8_t *dst = tp_bus_claim(&w, (uint32_t)(i & 1023), payload_bytes);
+        uint64_t stamp = __rdtsc();
+        memcpy(dst, &stamp, sizeof(stamp));
+        memcpy(dst + 8, &i, sizeof(i));
+        tp_bus_commit(&w, TP_REC_RAW, TP_TOPIC_DEPTH, (uint32_t)(i & 1023), 0);
+    }
+    double wsecs = (double)(now_ns() - t0) / 1e9;
+    atomic_store(&writer_last, n);
+    atomic_store_explicit(&writer_done, 1, memory_order_release);
+    for (int i = 0; i < readers; i++)
+        pthread_join(ctx[i].thread, NULL);
+
+    if (!paced) {
+        printf(
+            "{\"bench\":\"bus_throughput\",\"readers\":%d,\"record_bytes\":%u,\"ring_bytes\":%llu,"
+            "\"events\":%llu,\"writer_mevents_per_s\":%.1f,\"per_reader\":[",
+            readers, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
+            (unsigned long long)ring_bytes, (unsigned long long)n, (double)n / wsecs / 1e6);
+        for (int i = 0; i < readers; i++)
+            printf("%s{\"received\":%llu,\"lost\":%llu,\"lapped\":%llu,\"out_of_order\":%llu,"
+                   "\"mevents_per_s\":%.1f}",
+                   i ? "," : "", (unsigned long long)ctx[i].records,
+                   (unsigned long long)ctx[i].lost, (unsigned long long)ctx[i].lapped,
+                   (unsigned long long)ctx[i].out_of_order,
+                   (double)ctx[i].records / ctx[i].seconds / 1e6);
+        printf("]}\n");
+    } else {
+        static struct tp_histogram all;
+        tp_hist_reset(&all);
+        uint64_t lost = 0;
+        for (int i = 0; i < readers; i++) {
+            tp_hist_merge(&all, &ctx[i].hist);
+            lost += ctx[i].lost;
+        }
+        printf("{\"bench\":\"bus_latency\",\"readers\":%d,\"record_bytes\":%u,\"gap_ns\":2000,"
+               "\"lost\":%llu,\"one_way_ns\":",
+               readers, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
+               (unsigned long long)lost);
+        tp_hist_print_json(stdout, &all, ns_per_tick);
+        printf("}\n");
+    }
+    fflush(stdout);
+    tp_bus_writer_close(&w, 1);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            throughput_events = 2000000;
+            latency_samples = 20000;
+        } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            shm_dir = argv[++i];
+        } else if (strcmp(argv[i], "--payload") == 0 && i + 1 < argc) {
+            payload_bytes = (uint32_t)atoi(argv[++i]);
+            if (payload_bytes < 16 || payload_bytes > 1000) {
+                fprintf(stderr, "--payload: 16..1000\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: %s [--quick] [--dir DIR] [--payload BYTES]\n", argv[0]);
+            return 2;
+        }
+    }
+    calibrate_tsc();
+    printf("{\"bench\":\"setup\",\"ns_per_tick\":%.4f,\"payload_bytes\":%u,\"cpus\":%ld}\n",
+           ns_per_tick, payload_bytes, sysconf(_SC_NPROCESSORS_ONLN));
+    bench_pingpong();
+    bench_rte_ring();
+    int counts[] = {1, 2, 4};
+    for (int i = 0; i < 3; i++)
+        run_bus(counts[i], 0, 1 << 22);
+    for (int i = 0; i < 3; i++)
+        run_bus(counts[i], 1, 1 << 22);
+    return 0;
+}
