@@ -3,7 +3,11 @@
 
 #include <string.h>
 
-bool tp_glob_match(const char *pattern, const char *text)
+/*
+ * Iterative glob with single-star backtracking. With `structural`, text is itself a pattern and
+ * '?' must not stand for a '*' of it (see tp_glob_covers).
+ */
+static bool glob_walk(const char *pattern, const char *text, bool structural)
 {
     const char *p = pattern, *t = text;
     /* Where to resume after the last '*': the star's position and the text it has eaten so far. */
@@ -13,7 +17,7 @@ bool tp_glob_match(const char *pattern, const char *text)
         if (*p == '*') {
             star = p++;
             star_text = t;
-        } else if (*p == '?' || (*p != '\0' && *p == *t)) {
+        } else if ((*p == '?' && !(structural && *t == '*')) || (*p != '\0' && *p == *t)) {
             p++;
             t++;
         } else if (star != NULL) {
@@ -27,6 +31,16 @@ bool tp_glob_match(const char *pattern, const char *text)
     while (*p == '*')
         p++;
     return *p == '\0';
+}
+
+bool tp_glob_match(const char *pattern, const char *text)
+{
+    return glob_walk(pattern, text, false);
+}
+
+bool tp_glob_covers(const char *grant, const char *pattern)
+{
+    return glob_walk(grant, pattern, true);
 }
 
 bool tp_glob_is_literal(const char *pattern)
