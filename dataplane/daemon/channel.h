@@ -1,0 +1,104 @@
+/*
+ * A channel's receive pipeline: payloads of its lines -> frame check -> A/B arbitration -> venue
+ * feed -> publisher, plus gap handling (MoldUDP64 re-request, give-up to stale; MDP3 gap marks).
+ *
+ * Promises:
+ *  - A packet whose framing does not add up is counted and dropped before arbitration, so the
+ *    copy on the other line (or a retransmission) still fills its sequence: a corrupt packet
+ *    never costs messages when its twin arrives.
+ *  - Packets are opaque handles (mbufs in the daemon): the channel keeps a handle only when it
+ *    returns true from tp_channel_packet and hands it back through io.release later.
+ *  - No DPDK, no allocation after init, single thread (the data lcore owning the channel). The
+ *    daemon feeds it from rte_eth_rx_burst; the benchmark and tests feed it from memory.
+ */
+#ifndef TP_DAEMON_CHANNEL_H
+#define TP_DAEMON_CHANNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arbiter.h"
+#include "mold_recovery.h"
+#include "tp_itch_feed.h"
+
+struct tp_publisher;
+
+/* What a classified flow is to its channel (the classifier's line id is channel * 8 + role). */
+enum tp_line_role {
+    TP_ROLE_INCR_A = 0,
+    TP_ROLE_INCR_B = 1,
+    TP_ROLE_SNAP_A = 2,
+    TP_ROLE_SNAP_B = 3,
+    TP_ROLE_DEF_A = 4,
+    TP_ROLE_DEF_B = 5,
+    TP_ROLE_RETRANS = 6, /* unicast replies of the re-request server */
+    TP_ROLES = 8,
+};
+
+enum tp_channel_protocol {
+    TP_CHANNEL_ITCH = 1, /* Nasdaq ITCH 5.0 over MoldUDP64 */
+    TP_CHANNEL_MDP3 = 2, /* CME MDP 3.0 */
+};
+
+/* How the channel reaches packets it holds and the network (the daemon: mbufs and tx). */
+struct tp_channel_io {
+    void *ctx;
+    /* The UDP payload and receive time of a held packet. */
+    void (*view)(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx_tsc);
+    void (*release)(void *ctx, void *handle);
+    /* Sends a MoldUDP64 re-request payload to the server; 0 or -errno (NULL: no server). */
+    int (*send_rerequest)(void *ctx, uint32_t channel, const uint8_t *payload, size_t len);
+};
+
+struct tp_channel_params {
+    enum tp_channel_protocol protocol;
+    uint32_t index; /* the channel's index in the config */
+    uint32_t channel_id;
+    uint32_t held_max;
+    uint64_t gap_wait_tsc;
+    uint64_t start_seq; /* 0: adopt the first packet's */
+    struct tp_mold_recovery_params mold;
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    const struct tp_instrument_filter *filter;
+    uint16_t itch_slot; /* the registry's locate map for this channel */
+    struct tp_publisher *publisher;
+    struct tp_channel_io io;
+};
+
+struct tp_channel_counters {
+    uint64_t packets;     /* payloads offered */
+    uint64_t malformed;   /* framing that does not add up: dropped before arbitration */
+    uint64_t messages;    /* venue messages applied */
+    uint64_t feed_errors; /* messages the feed refused (counted in detail by the feed) */
+    uint64_t stale_marks; /* times the channel's books were marked stale after a give-up */
+    uint64_t resets;      /* new sessions / sequence restarts */
+    uint64_t unsupported; /* packets of a protocol this build cannot decode yet */
+};
+
+struct tp_channel {
+    struct tp_channel_params params;
+    struct tp_channel_counters counters;
+    struct tp_arb *arb;
+    struct tp_mold_recovery mold;
+    struct tp_itch_feed itch;
+    uint8_t session[TP_ARB_SESSION_LEN]; /* MoldUDP64 session of the latest packet applied */
+    bool stale;
+};
+
+size_t tp_channel_memsize(const struct tp_channel_params *params);
+/* 0 or -EINVAL. mem: tp_channel_memsize() bytes, 64-byte aligned. */
+int tp_channel_init(void *mem, const struct tp_channel_params *params);
+
+/*
+ * One UDP payload of the channel received on `role` at rx_tsc. Returns true when the channel
+ * keeps `handle` (held behind a gap); false when the caller may free it at once.
+ */
+bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
+                       uint16_t len, void *handle, uint64_t rx_tsc);
+
+/* Timers: gap windows, re-requests, give-ups. Call from the poll loop. */
+void tp_channel_poll(struct tp_channel *ch, uint64_t now_tsc);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * The data lcore loop: see dataplane.h.
+ */
+#include "dataplane.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
+
+#include "bus/counters.h"
+#include "net_build.h"
+#include "net_parse.h"
+#include "publisher.h"
+
+#define BURST          32
+#define TIMER_US       100   /* gap windows, re-requests, IGMP: checked every 100 us */
+#define COUNTER_US     10000 /* counters copied to shared memory every 10 ms */
+#define HOST_FRAME_CAP TP_HOST_FRAME_MAX
+
+struct tp_dp_rerequest_target tp_dp_rerequest_targets[TP_DP_MAX_CHANNELS];
+
+static int timestamp_offset = -1;
+
+int tp_dp_register_timestamp(void)
+{
+    uint64_t flag;
+    return rte_mbuf_dyn_rx_timestamp_register(&timestamp_offset, &flag);
+}
+
+static inline uint64_t *mbuf_rx_tsc(struct rte_mbuf *m)
+{
+    return RTE_MBUF_DYNFIELD(m, timestamp_offset, uint64_t *);
+}
+
+void tp_dp_mbuf_view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len,
+                     uint64_t *rx_tsc)
+{
+    (void)ctx;
+    struct rte_mbuf *m = handle;
+    struct tp_udp_view view;
+    /* The frame was parsed when it arrived; parsing again is cheaper than storing the view. */
+    if (tp_net_parse_udp(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, 0, &view) == 0) {
+        *payload = view.payload;
+        *len = view.payload_len;
+    } else {
+        *payload = NULL;
+        *len = 0;
+    }
+    *rx_tsc = *mbuf_rx_tsc(m);
+}
+
+void tp_dp_mbuf_release(void *ctx, void *handle)
+{
+    (void)ctx;
+    rte_pktmbuf_free(handle);
+}
+
+/* Sends one frame on a port's tx queue (a copy into a fresh mbuf). */
+static void send_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, const uint8_t *frame,
+                       size_t len)
+{
+    if (!p->can_send) {
+        lc->stats.tx_dropped++;
+        return;
+    }
+    struct rte_mbuf *m = rte_pktmbuf_alloc(p->port.pool);
+    if (m == NULL) {
+        lc->stats.tx_dropped++;
+        return;
+    }
+    uint8_t *dst = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+    if (dst == NULL) {
+        rte_pktmbuf_free(m);
+        lc->stats.tx_dropped++;
+        return;
+    }
+    memcpy(dst, frame, len);
+    if (rte_eth_tx_burst(p->port.port_id, p->tx_queue, &m, 1) != 1) {
+        rte_pktmbuf_free(m);
+        lc->stats.tx_dropped++;
+        return;
+    }
+    lc->stats.tx_frames++;
+}
+
+int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len)
+{
+    struct tp_dp_lcore *lc = ctx;
+    const struct tp_dp_rerequest_target *t = &tp_dp_rerequest_targets[channel];
+    struct tp_dp_port *p = t->port < lc->n_ports ? lc->ports[t->port] : NULL;
+    if (p == NULL || p->host == NULL || t->server_ip == 0)
+        return -ENODEV;
+    struct tp_udp_frame_spec spec = {
+        .src_ip = p->ip,
+        .dst_ip = t->server_ip,
+        .src_port = (uint16_t)(TP_DP_RETRANS_PORT_BASE + channel),
+        .dst_port = t->server_port,
+    };
+    memcpy(spec.src_mac, p->port.mac, 6);
+    if (tp_host_resolve(p->host, t->server_ip, rte_rdtsc(), spec.dst_mac) != 0) {
+        lc->stats.rerequests_unresolved++;
+        return -EAGAIN; /* the ARP request is on its way; recovery asks again */
+    }
+    uint8_t frame[128];
+    int flen = tp_net_build_udp(frame, sizeof(frame), &spec, payload, len);
+    if (flen < 0)
+        return flen;
+    send_frame(lc, p, frame, (size_t)flen);
+    return 0;
+}
+
+static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
+{
+    for (unsigned c = 0; c < lc->n_channels; c++)
+        if (lc->channels[c] != NULL)
+            tp_channel_poll(lc->channels[c], now);
+    uint8_t frame[HOST_FRAME_CAP];
+    for (unsigned i = 0; i < lc->n_ports; i++) {
+        struct tp_dp_port *p = lc->ports[i];
+        if (p == NULL || p->host == NULL)
+            continue;
+        size_t len;
+        while ((len = tp_host_next_frame(p->host, now, frame, sizeof(frame))) > 0)
+            send_frame(lc, p, frame, len);
+    }
+}
+
+static void export_counters(struct tp_dp_lcore *lc)
+{
+    for (unsigned i = 0; i < lc->n_exports; i++)
+        tp_counter_set(lc->exports[i].dst, *lc->exports[i].src);
+}
+
+/* One frame: to its channel, to the host side, or dropped. */
+static inline void handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, struct rte_mbuf *m,
+                                uint64_t now)
+{
+    if (unlikely(m->nb_segs != 1)) {
+        lc->stats.multi_segment++;
+        rte_pktmbuf_free(m);
+        return;
+    }
+    const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+    struct tp_udp_view view;
+    uint32_t line = tp_classify_frame(lc->classifier, frame, m->data_len, &view);
+    if (likely(line != TP_CLASSIFY_NONE)) {
+        struct tp_channel *ch = lc->channels[line / TP_ROLES];
+        *mbuf_rx_tsc(m) = now;
+        if (ch == NULL || !tp_channel_packet(ch, (enum tp_line_role)(line % TP_ROLES), view.payload,
+                                             view.payload_len, m, now))
+            rte_pktmbuf_free(m);
+        return;
+    }
+    if (p->host != NULL && tp_host_input(p->host, frame, m->data_len, now))
+        lc->stats.host_frames++;
+    rte_pktmbuf_free(m);
+}
+
+int tp_dp_lcore_main(void *arg)
+{
+    struct tp_dp_lcore *lc = arg;
+    uint64_t timer_period = lc->tsc_hz * TIMER_US / 1000000;
+    uint64_t counter_period = lc->tsc_hz * COUNTER_US / 1000000;
+    uint64_t next_timer = 0, next_counters = 0;
+    struct rte_mbuf *burst[BURST];
+
+    while (!atomic_load_explicit(lc->quit, memory_order_relaxed)) {
+        for (unsigned q = 0; q < lc->n_rxq; q++) {
+            struct tp_dp_port *p = lc->ports[lc->rxq[q].port];
+            uint16_t n = rte_eth_rx_burst(p->port.port_id, lc->rxq[q].queue, burst, BURST);
+            if (n == 0)
+                continue;
+            uint64_t now = rte_rdtsc();
+            lc->stats.rx_bursts++;
+            lc->stats.rx_packets += n;
+            for (uint16_t i = 0; i < n; i++) {
+                if (i + 1 < n)
+                    rte_prefetch0(rte_pktmbuf_mtod(burst[i + 1], void *));
+                handle_frame(lc, p, burst[i], now);
+            }
+            atomic_store_explicit(&lc->last_rx_tsc, now, memory_order_relaxed);
+            atomic_store_explicit(&lc->rx_packets, lc->stats.rx_packets, memory_order_relaxed);
+        }
+        uint64_t now = rte_rdtsc();
+        if (now >= next_timer) {
+            run_timers(lc, now);
+            next_timer = now + timer_period;
+        }
+        if (now >= next_counters) {
+            export_counters(lc);
+            next_counters = now + counter_period;
+        }
+    }
+    export_counters(lc);
+    return 0;
+}

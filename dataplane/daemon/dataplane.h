@@ -1,0 +1,109 @@
+/*
+ * The data plane of the tickplane daemon: what a data lcore owns and the loop it runs.
+ *
+ * The l2fwd/l3fwd shape: every data lcore busy-polls rte_eth_rx_burst on its (port, queue)
+ * pairs, classifies each frame to a channel line, and runs the channel pipeline
+ * (channel.h) inline: arbitrate, decode, apply to books, publish. Frames of no channel go to the
+ * port's host side (IGMP, ARP: ports/host.h) when the lcore owns the port, else are dropped.
+ * Timers (gap windows, re-requests, IGMP reports) run every TIMER_PERIOD of TSC. Counters are
+ * copied into the bus counters area every COUNTER_PERIOD (single writer: this lcore).
+ *
+ * Nothing here allocates, locks or makes syscalls after start-up (the af_packet and pcap PMDs
+ * make their own syscalls inside rx/tx; real NICs do not).
+ */
+#ifndef TP_DAEMON_DATAPLANE_H
+#define TP_DAEMON_DATAPLANE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "channel.h"
+#include "classifier.h"
+#include "host.h"
+#include "port.h"
+#include "util/histogram.h"
+
+#define TP_DP_MAX_RXQ           16
+#define TP_DP_MAX_CHANNELS      64
+#define TP_DP_MAX_PORTS         8
+#define TP_DP_RETRANS_PORT_BASE 40000 /* our UDP port for channel c's re-requests: base + c */
+
+struct tp_counter;
+struct tp_publisher;
+
+/* A port as the data lcore sees it. */
+struct tp_dp_port {
+    struct tp_port port;
+    struct tp_host *host; /* IGMP/ARP, owned by this lcore; NULL if another lcore owns it */
+    uint32_t ip;          /* our address on this port (host order), 0 if unknown */
+    uint16_t tx_queue;
+    bool can_send;
+};
+
+#define TP_DP_MAX_EXPORTS 1024
+
+/* A private counter of the lcore and the bus counter it is copied to. */
+struct tp_dp_export {
+    const uint64_t *src;
+    struct tp_counter *dst;
+};
+
+/* The lcore's own counters (the classifier, host and channels keep theirs). */
+struct tp_dp_stats {
+    uint64_t rx_packets;
+    uint64_t rx_bursts;
+    uint64_t multi_segment; /* frames in chained mbufs: dropped (feeds never need them) */
+    uint64_t host_frames;   /* frames the host side took (IGMP, ARP) */
+    uint64_t tx_frames;
+    uint64_t tx_dropped;            /* no mbuf, no tx queue, or the queue was full */
+    uint64_t rerequests_unresolved; /* re-request not sent: server MAC not known yet */
+};
+
+struct tp_dp_lcore {
+    unsigned lcore_id;
+    unsigned n_rxq;
+    struct {
+        uint16_t port; /* index into ports */
+        uint16_t queue;
+    } rxq[TP_DP_MAX_RXQ];
+    unsigned n_ports;
+    struct tp_dp_port *ports[TP_DP_MAX_PORTS]; /* indexed like the config's ports */
+    unsigned n_channels;
+    struct tp_channel *channels[TP_DP_MAX_CHANNELS]; /* by config channel index (NULL: not ours) */
+    struct tp_classifier *classifier;
+    struct tp_publisher *publisher;
+    struct tp_histogram latency; /* rx -> publish, TSC ticks */
+    uint64_t tsc_hz;
+    /* Written by this lcore, read by main (relaxed): when the last frame arrived. */
+    _Atomic uint64_t last_rx_tsc;
+    _Atomic uint64_t rx_packets;
+    struct tp_dp_stats stats;
+    unsigned n_exports;
+    struct tp_dp_export exports[TP_DP_MAX_EXPORTS];
+    atomic_bool *quit;
+};
+
+/* The lcore's main loop (rte_eal_remote_launch); returns when *quit becomes true. */
+int tp_dp_lcore_main(void *arg);
+
+/* The rx timestamp field of mbufs (registered once at start-up). */
+int tp_dp_register_timestamp(void);
+
+/* Sends a MoldUDP64 re-request (the channel io callback; ctx is the lcore). */
+int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len);
+
+/* Channel io callbacks over mbufs. */
+void tp_dp_mbuf_view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len,
+                     uint64_t *rx_tsc);
+void tp_dp_mbuf_release(void *ctx, void *handle);
+
+/* Where re-requests of a channel go (set by main before launch). */
+struct tp_dp_rerequest_target {
+    uint32_t server_ip;
+    uint16_t server_port;
+    uint16_t port; /* index of the port to send on */
+};
+extern struct tp_dp_rerequest_target tp_dp_rerequest_targets[TP_DP_MAX_CHANNELS];
+
+#endif

@@ -1,0 +1,151 @@
+/*
+ * Book reader: see book_reader.h. Translates the data plane's registry and books into the
+ * publisher's neutral types.
+ */
+#include "book_reader.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "tp_books.h"
+#include "tp_instruments.h"
+
+/* tpout TradingStatus values. */
+enum {
+    OUT_UNKNOWN = 0,
+    OUT_PRE_OPEN = 1,
+    OUT_TRADING = 2,
+    OUT_HALTED = 3,
+    OUT_PAUSED = 4,
+    OUT_QUOTATION_ONLY = 5,
+    OUT_CLOSED = 6,
+};
+
+uint8_t tp_pub_status(uint8_t status)
+{
+    switch (status) {
+    case TP_STATUS_PRE_OPEN:
+    case TP_STATUS_NO_CANCEL:
+        return OUT_PRE_OPEN;
+    case TP_STATUS_OPEN:
+        return OUT_TRADING;
+    case TP_STATUS_HALTED:
+        return OUT_HALTED;
+    case TP_STATUS_PAUSED:
+        return OUT_PAUSED;
+    case TP_STATUS_QUOTATION_ONLY:
+        return OUT_QUOTATION_ONLY;
+    case TP_STATUS_CLOSED:
+        return OUT_CLOSED;
+    default:
+        return OUT_UNKNOWN;
+    }
+}
+
+int tp_pub_stat_type(uint8_t kind)
+{
+    /* tpout StatType: open 0, high 1, low 2, settle 3, openInterest 5, clearedVolume 6,
+     * highestBid 7, lowestOffer 8, fixing 9, highLimit 10, lowLimit 11, indicativeOpen 13. */
+    switch (kind) {
+    case TP_STAT_OPEN:
+        return 0;
+    case TP_STAT_HIGH:
+        return 1;
+    case TP_STAT_LOW:
+        return 2;
+    case TP_STAT_SETTLEMENT:
+        return 3;
+    case TP_STAT_OPEN_INTEREST:
+        return 5;
+    case TP_STAT_CLEARED_VOLUME:
+        return 6;
+    case TP_STAT_HIGH_BID:
+        return 7;
+    case TP_STAT_LOW_OFFER:
+        return 8;
+    case TP_STAT_FIXING:
+        return 9;
+    case TP_STAT_HIGH_LIMIT:
+        return 10;
+    case TP_STAT_LOW_LIMIT:
+        return 11;
+    case TP_STAT_INDICATIVE_OPEN:
+        return 13;
+    default:
+        return -1; /* close, VWAP, imbalance: no tpout statistic type */
+    }
+}
+
+static int64_t stat_price(const struct tp_book *bk, enum tp_stat_kind kind)
+{
+    return bk->stats[kind].present ? bk->stats[kind].price : TP_PUB_PRICE_NULL;
+}
+
+static void copy_side(const struct tp_books *books, uint32_t id, enum tp_book_kind kind,
+                      enum tp_side side, unsigned depth, struct tp_pub_level *out, uint16_t *n)
+{
+    uint32_t levels = tp_books_levels(books, id, kind, side);
+    if (levels > depth)
+        levels = depth;
+    unsigned k = 0;
+    for (uint32_t i = 1; i <= levels; i++) {
+        struct tp_level l;
+        /* MBP books may have empty slots inside their depth: skip them. */
+        if (tp_books_level(books, id, kind, side, i, &l) != 0 || l.qty == 0)
+            continue;
+        out[k++] =
+            (struct tp_pub_level){.price = l.price, .qty = l.qty, .orders = (int32_t)l.count};
+    }
+    *n = (uint16_t)k;
+}
+
+int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id)
+{
+    const struct tp_book *bk = tp_books_get(books, id);
+    return bk != NULL && bk->type == TP_BOOK_TYPE_MBO;
+}
+
+int tp_pub_read_book(const struct tp_books *books, const struct tp_instruments *registry,
+                     uint32_t id, unsigned depth, struct tp_pub_book *out,
+                     struct tp_pub_level *bids, struct tp_pub_level *asks)
+{
+    const struct tp_book *bk = tp_books_get(books, id);
+    if (bk == NULL)
+        return -EINVAL;
+    (void)registry;
+    enum tp_book_kind kind = bk->type == TP_BOOK_TYPE_MBO ? TP_BOOK_ORDERS : TP_BOOK_DIRECT;
+    copy_side(books, id, kind, TP_SIDE_BID, depth, bids, &out->bid_levels);
+    copy_side(books, id, kind, TP_SIDE_ASK, depth, asks, &out->ask_levels);
+    out->trading_status = tp_pub_status(bk->status);
+    out->aggressor = bk->last_aggressor == TP_SIDE_BID   ? 1
+                     : bk->last_aggressor == TP_SIDE_ASK ? 2
+                                                         : 0;
+    out->last_price = bk->trades ? bk->last_price : TP_PUB_PRICE_NULL;
+    out->last_qty = bk->last_qty;
+    out->volume = bk->volume;
+    out->open = stat_price(bk, TP_STAT_OPEN);
+    out->high = stat_price(bk, TP_STAT_HIGH);
+    out->low = stat_price(bk, TP_STAT_LOW);
+    out->settle = stat_price(bk, TP_STAT_SETTLEMENT);
+    return 0;
+}
+
+int tp_pub_read_definition(const struct tp_instruments *registry, uint32_t id,
+                           struct tp_pub_definition *out)
+{
+    const struct tp_instrument *in = tp_instruments_get((struct tp_instruments *)registry, id);
+    if (in == NULL)
+        return -ENOENT;
+    memset(out, 0, sizeof(*out));
+    memcpy(out->symbol, in->symbol,
+           sizeof(out->symbol) < sizeof(in->symbol) ? sizeof(out->symbol) : sizeof(in->symbol));
+    out->venue_security_id = in->venue == TP_VENUE_CME_MDP3 ? in->security_id : in->itch_locate;
+    out->tick = in->tick ? in->tick : TP_PUB_PRICE_NULL;
+    out->display_factor = in->display_factor;
+    out->channel = in->channel;
+    out->depth = in->book_type == TP_BOOK_TYPE_MBO ? 0 : in->market_depth;
+    out->trading_status = tp_pub_status(in->trading_status);
+    out->security_kind = in->kind <= TP_KIND_EQUITY ? in->kind : 0;
+    out->venue = in->venue == TP_VENUE_NASDAQ_ITCH ? 1 : 0;
+    return 0;
+}

@@ -1,0 +1,72 @@
+/*
+ * Book reader: what the publisher needs from the registry and the books, in plain types.
+ *
+ * The publisher writes the client's state table (tickplane/tickplane.h), whose names overlap the
+ * data plane's book and registry headers (struct tp_level, enum tp_trading_status); this file is
+ * the one place that includes the data plane side and hands the publisher neutral copies, with
+ * statuses and kinds already translated to the tpout numbering.
+ */
+#ifndef TP_PUBLISH_BOOK_READER_H
+#define TP_PUBLISH_BOOK_READER_H
+
+#include <stdint.h>
+
+struct tp_books;
+struct tp_instruments;
+
+/* Same layout as the client's struct tp_level (price9, qty, orders). */
+struct tp_pub_level {
+    int64_t price;
+    int64_t qty;
+    int32_t orders;
+    uint32_t reserved;
+};
+
+/* One instrument's conflatable state, tpout numbering. */
+struct tp_pub_book {
+    uint8_t trading_status; /* tpout TradingStatus */
+    uint8_t aggressor;      /* tpout AggressorSide of the last trade */
+    uint16_t bid_levels;
+    uint16_t ask_levels;
+    int64_t last_price; /* TP_PUB_PRICE_NULL when no trade */
+    int64_t last_qty;
+    int64_t volume;
+    int64_t open, high, low, settle; /* TP_PUB_PRICE_NULL when unknown */
+};
+
+#define TP_PUB_PRICE_NULL INT64_MIN
+
+struct tp_pub_definition {
+    char symbol[24];
+    int64_t venue_security_id; /* CME SecurityID, ITCH stock locate */
+    int64_t tick;              /* price9, TP_PUB_PRICE_NULL when unknown */
+    int64_t display_factor;
+    uint32_t channel;
+    uint8_t depth; /* 0 for an order book */
+    uint8_t trading_status;
+    uint8_t security_kind; /* tpout SecurityKind */
+    uint8_t venue;         /* tpout Venue */
+};
+
+/*
+ * Copies up to `depth` levels per side of the instrument's main book (the aggregated order book
+ * for MBO instruments, the outright book otherwise) and its session state. 0, or -EINVAL.
+ */
+int tp_pub_read_book(const struct tp_books *books, const struct tp_instruments *registry,
+                     uint32_t id, unsigned depth, struct tp_pub_book *out,
+                     struct tp_pub_level *bids, struct tp_pub_level *asks);
+
+/* The instrument's reference data. 0, or -ENOENT for an id never handed out. */
+int tp_pub_read_definition(const struct tp_instruments *registry, uint32_t id,
+                           struct tp_pub_definition *out);
+
+/* Whether the instrument's depth is its order book (order-only instruments such as ITCH). */
+int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id);
+
+/* A data plane trading status (tp_instruments.h) in tpout numbering. */
+uint8_t tp_pub_status(uint8_t status);
+
+/* A data plane statistic kind (tp_books.h) as a tpout StatType, or -1 if tpout has none. */
+int tp_pub_stat_type(uint8_t kind);
+
+#endif

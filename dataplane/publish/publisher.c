@@ -1,0 +1,498 @@
+/*
+ * Publisher: change records -> tpout events on the bus, state table at event boundaries.
+ * See publisher.h.
+ *
+ * Every tpout message starts with the same 40-byte event header at the same offsets, so one
+ * function writes it for all of them and the per-kind encoders add their fields.
+ */
+#include "publisher.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "book_reader.h"
+#include "bus/bus.h"
+#include "tpout_sbe.h"
+#include "util/histogram.h"
+
+_Static_assert(sizeof(struct tp_pub_level) == sizeof(struct tp_level), "level layout");
+_Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level, orders),
+               "level layout");
+
+#define HDR               TPOUT_MESSAGE_HEADER_ENCODED_LENGTH
+#define GROUP_HDR         TPOUT_GROUP_SIZE_ENCODING_ENCODED_LENGTH
+#define LEVEL_ENTRY       TPOUT_BOOK_UPDATE_LEVELS_BLOCK_LENGTH
+#define MAX_LEVEL_ENTRIES 255 /* a DELETE_FROM removes at most 255 levels of an MBP book */
+
+/* tpout LevelAction */
+enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
+
+struct tp_publisher {
+    struct tp_publisher_params params;
+    struct tp_publisher_counters counters;
+    /* The record claimed in the ring and not yet committed. */
+    uint8_t *pending;
+    uint16_t pending_topic;
+    uint32_t pending_id;
+    uint8_t pending_flags;
+    uint8_t venue; /* of the channel whose packets are being applied */
+    uint32_t channel_id;
+    uint64_t last_sequence; /* ring sequence of the latest commit */
+    uint64_t event;         /* events started, to mark instruments once per event */
+    uint32_t n_dirty;
+    uint32_t *dirty;              /* instruments touched by the current event */
+    uint64_t *dirty_event;        /* per instrument: the event that last marked it */
+    uint8_t *flags;               /* per instrument: recovering / stale */
+    struct tp_pub_level *scratch; /* 2 x depth levels */
+};
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+size_t tp_publisher_memsize(const struct tp_publisher_params *p)
+{
+    if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
+        return 0;
+    return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
+           align64(p->instruments * sizeof(uint64_t)) + align64(p->instruments) +
+           align64(2 * p->depth * sizeof(struct tp_pub_level));
+}
+
+int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
+{
+    if (mem == NULL || p->bus == NULL || p->books == NULL || p->registry == NULL ||
+        tp_publisher_memsize(p) == 0)
+        return -EINVAL;
+    struct tp_publisher *pub = mem;
+    memset(mem, 0, tp_publisher_memsize(p));
+    pub->params = *p;
+    uint8_t *at = (uint8_t *)mem + align64(sizeof(*pub));
+    pub->dirty = (uint32_t *)at;
+    at += align64(p->instruments * sizeof(uint32_t));
+    pub->dirty_event = (uint64_t *)at;
+    at += align64(p->instruments * sizeof(uint64_t));
+    pub->flags = at;
+    at += align64(p->instruments);
+    pub->scratch = (struct tp_pub_level *)at;
+    pub->event = 1;
+    return 0;
+}
+
+/* ---- the ring: one claimed record at a time ------------------------------------------------ */
+
+static void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
+{
+    if (pub->pending == NULL)
+        return;
+    uint8_t flags = pub->pending_flags | extra_flags;
+    pub->pending[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
+    pub->last_sequence =
+        tp_bus_commit(pub->params.bus, TP_REC_SBE, pub->pending_topic, pub->pending_id, flags);
+    pub->pending = NULL;
+    pub->counters.records++;
+}
+
+/*
+ * Claims a record of block + group bytes for instrument id and writes the SBE message header and
+ * the event header. Returns the block start (after the message header) or NULL when the bus does
+ * not want it.
+ */
+static uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id,
+                      uint16_t block_len, uint32_t extra_len, uint16_t topic, uint8_t flags,
+                      const struct tp_feed_info *info)
+{
+    if (!tp_bus_wants(pub->params.bus, id))
+        return NULL;
+    commit_pending(pub, 0);
+    uint8_t *rec = tp_bus_claim(pub->params.bus, id, HDR + block_len + extra_len);
+    if (rec == NULL)
+        return NULL;
+    tpout_message_header_set_block_length(rec, block_len);
+    tpout_message_header_set_template_id(rec, template_id);
+    tpout_message_header_set_schema_id(rec, TPOUT_SCHEMA_ID);
+    tpout_message_header_set_version(rec, TPOUT_SCHEMA_VERSION);
+    uint8_t *b = rec + HDR;
+    if (id != UINT32_MAX)
+        flags |= pub->flags[id];
+    tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET, info->packet_seq);
+    tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_TIME_NS_OFFSET, info->venue_time);
+    tpout_store_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET, info->rx_tsc);
+    tpout_store_u32(b + TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET, id);
+    tpout_store_u32(b + TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET, TPOUT_RPT_SEQ_NULL_VALUE);
+    b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
+    b[TPOUT_BOOK_UPDATE_VENUE_OFFSET] = pub->venue;
+    memset(b + TPOUT_BOOK_UPDATE_RESERVED_OFFSET, 0, 6);
+    pub->pending = rec;
+    pub->pending_topic = topic;
+    pub->pending_id = id;
+    pub->pending_flags = flags;
+    return b;
+}
+
+static void mark_dirty(struct tp_publisher *pub, uint32_t id)
+{
+    if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
+        return;
+    pub->dirty_event[id] = pub->event;
+    pub->dirty[pub->n_dirty++] = id;
+}
+
+/* ---- change records -> tpout messages ------------------------------------------------------ */
+
+static uint8_t *level_entry(uint8_t *b, uint16_t block_len, unsigned i)
+{
+    return b + block_len + GROUP_HDR + i * LEVEL_ENTRY;
+}
+
+static void write_level(uint8_t *e, uint8_t side, uint8_t level, uint8_t action, int64_t price,
+                        int64_t qty, uint32_t count)
+{
+    e[TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET] = side;
+    e[TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET] = level;
+    e[TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET] = action;
+    e[3] = 0;
+    tpout_store_u32(e + TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET,
+                    count ? count : (uint32_t)TPOUT_COUNT_NULL_VALUE);
+    tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET, (uint64_t)price);
+    tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET, (uint64_t)qty);
+}
+
+static uint8_t *book_update(struct tp_publisher *pub, uint32_t id, unsigned entries, uint8_t flags,
+                            const struct tp_feed_info *info)
+{
+    uint8_t *b = claim(pub, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID, TPOUT_BOOK_UPDATE_BLOCK_LENGTH,
+                       GROUP_HDR + entries * LEVEL_ENTRY, TP_TOPIC_DEPTH, flags, info);
+    if (b != NULL) {
+        uint8_t *g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
+        tpout_group_size_encoding_set_block_length(g, LEVEL_ENTRY);
+        tpout_group_size_encoding_set_num_in_group(g, (uint16_t)entries);
+    }
+    return b;
+}
+
+static void publish_level(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_feed_info *info)
+{
+    /* Orders-aggregated levels are the depth of order-only books; books with both kinds
+     * publish their venue levels and send the orders as OrderEvents. */
+    if (c->book == TP_BOOK_ORDERS && !tp_pub_orders_are_depth(pub->params.books, c->instrument))
+        return;
+    if (c->level > 255 && c->action != TP_LEVEL_DELETE_THRU) {
+        pub->counters.skipped++; /* deeper than any consumer book */
+        return;
+    }
+    uint8_t flags = c->book == TP_BOOK_IMPLIED ? TP_PUB_F_IMPLIED : 0;
+    uint8_t side = c->side == TP_SIDE_ASK ? 1 : 0;
+    uint8_t *b;
+    switch (c->action) {
+    case TP_LEVEL_DELETE_THRU:
+        b = book_update(pub, c->instrument, 1, flags, info);
+        if (b != NULL)
+            write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, 0), side, 0, OUT_LEVEL_CLEAR,
+                        TP_PUB_PRICE_NULL, 0, 0);
+        return;
+    case TP_LEVEL_DELETE_FROM: {
+        unsigned k = c->level;
+        b = book_update(pub, c->instrument, k, flags, info);
+        for (unsigned i = 0; b != NULL && i < k; i++)
+            write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, i), side, 1,
+                        OUT_LEVEL_DELETE, TP_PUB_PRICE_NULL, 0, 0);
+        return;
+    }
+    default: {
+        uint8_t action = c->action == TP_LEVEL_NEW      ? OUT_LEVEL_NEW
+                         : c->action == TP_LEVEL_DELETE ? OUT_LEVEL_DELETE
+                                                        : OUT_LEVEL_CHANGE; /* change, overlay */
+        b = book_update(pub, c->instrument, 1, flags, info);
+        if (b != NULL)
+            write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, 0), side, (uint8_t)c->level,
+                        action, c->price, c->qty, c->count);
+        return;
+    }
+    }
+}
+
+static void publish_clear(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_feed_info *info)
+{
+    uint8_t *b = book_update(pub, c->instrument, 2, 0, info);
+    for (unsigned side = 0; b != NULL && side < 2; side++)
+        write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, side), (uint8_t)side, 0,
+                    OUT_LEVEL_CLEAR, TP_PUB_PRICE_NULL, 0, 0);
+}
+
+static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_feed_info *info)
+{
+    /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
+     * with less quantity: a modify. The quantity is always what remains of the order. */
+    static const uint8_t action[] = {[TP_ORDER_ADD] = 0,
+                                     [TP_ORDER_EXECUTE] = 3,
+                                     [TP_ORDER_CANCEL] = 1,
+                                     [TP_ORDER_DELETE] = 2,
+                                     [TP_ORDER_MODIFY] = 1};
+    if (c->action >= sizeof(action)) {
+        pub->counters.skipped++;
+        return;
+    }
+    uint8_t *b = claim(pub, c->instrument, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                       TPOUT_ORDER_EVENT_BLOCK_LENGTH, 0, TP_TOPIC_ORDERS, 0, info);
+    if (b == NULL)
+        return;
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, c->order_id);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)c->price);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET,
+                    (uint64_t)(c->action == TP_ORDER_DELETE ? 0 : c->qty));
+    b[TPOUT_ORDER_EVENT_SIDE_OFFSET] = c->side == TP_SIDE_ASK ? 1 : 0;
+    b[TPOUT_ORDER_EVENT_ACTION_OFFSET] = action[c->action];
+    memset(b + TPOUT_ORDER_EVENT_ACTION_OFFSET + 1, 0,
+           TPOUT_ORDER_EVENT_BLOCK_LENGTH - TPOUT_ORDER_EVENT_ACTION_OFFSET - 1);
+}
+
+static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_feed_info *info)
+{
+    uint8_t *b = claim(pub, c->instrument, TPOUT_TRADE_TEMPLATE_ID, TPOUT_TRADE_BLOCK_LENGTH, 0,
+                       TP_TOPIC_TRADES, 0, info);
+    if (b == NULL)
+        return;
+    tpout_store_u64(b + TPOUT_TRADE_PRICE_OFFSET, (uint64_t)c->price);
+    tpout_store_u64(b + TPOUT_TRADE_QUANTITY_OFFSET, (uint64_t)c->qty);
+    tpout_store_u64(b + TPOUT_TRADE_TRADE_ID_OFFSET, c->aux);
+    tpout_store_u32(b + TPOUT_TRADE_ORDER_COUNT_OFFSET, (uint32_t)TPOUT_COUNT_NULL_VALUE);
+    b[TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET] = c->side == TP_SIDE_BID   ? 1
+                                           : c->side == TP_SIDE_ASK ? 2
+                                                                    : 0;
+    memset(b + TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET + 1, 0,
+           TPOUT_TRADE_BLOCK_LENGTH - TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET - 1);
+}
+
+static void publish_status(struct tp_publisher *pub, uint32_t id, uint8_t status,
+                           uint8_t venue_status, const struct tp_feed_info *info)
+{
+    uint8_t *b = claim(pub, id, TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID,
+                       TPOUT_INSTRUMENT_STATUS_BLOCK_LENGTH, 0, TP_TOPIC_STATUS, 0, info);
+    if (b == NULL)
+        return;
+    b[TPOUT_INSTRUMENT_STATUS_TRADING_STATUS_OFFSET] = status;
+    b[TPOUT_INSTRUMENT_STATUS_VENUE_STATUS_OFFSET] = venue_status;
+    memset(b + TPOUT_INSTRUMENT_STATUS_VENUE_STATUS_OFFSET + 1, 0,
+           TPOUT_INSTRUMENT_STATUS_BLOCK_LENGTH - TPOUT_INSTRUMENT_STATUS_VENUE_STATUS_OFFSET - 1);
+}
+
+static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *c,
+                         const struct tp_feed_info *info)
+{
+    int type = tp_pub_stat_type(c->action);
+    if (type < 0) {
+        pub->counters.skipped++;
+        return;
+    }
+    uint8_t *b = claim(pub, c->instrument, TPOUT_STATISTICS_TEMPLATE_ID,
+                       TPOUT_STATISTICS_BLOCK_LENGTH, 0, TP_TOPIC_STATUS, 0, info);
+    if (b == NULL)
+        return;
+    /* Open interest and cleared volume are counts: their value travels as the quantity. */
+    int is_count = type == 5 || type == 6;
+    memset(b + TPOUT_STATISTICS_STAT_TYPE_OFFSET, 0,
+           TPOUT_STATISTICS_BLOCK_LENGTH - TPOUT_STATISTICS_STAT_TYPE_OFFSET);
+    b[TPOUT_STATISTICS_STAT_TYPE_OFFSET] = (uint8_t)type;
+    tpout_store_u64(b + TPOUT_STATISTICS_PRICE_OFFSET,
+                    (uint64_t)(is_count ? TP_PUB_PRICE_NULL : c->price));
+    tpout_store_u64(b + TPOUT_STATISTICS_QUANTITY_OFFSET, (uint64_t)(is_count ? c->price : c->qty));
+}
+
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct tp_publisher *pub = ctx;
+    for (uint32_t i = 0; i < n; i++) {
+        switch (c[i].kind) {
+        case TP_CHANGE_LEVEL:
+            publish_level(pub, &c[i], info);
+            break;
+        case TP_CHANGE_ORDER:
+            publish_order(pub, &c[i], info);
+            break;
+        case TP_CHANGE_TRADE:
+            publish_trade(pub, &c[i], info);
+            break;
+        case TP_CHANGE_CLEAR:
+            publish_clear(pub, &c[i], info);
+            break;
+        case TP_CHANGE_STATUS:
+            publish_status(pub, c[i].instrument, tp_pub_status(c[i].action), c[i].action, info);
+            break;
+        case TP_CHANGE_STAT:
+            publish_stat(pub, &c[i], info);
+            break;
+        default:
+            pub->counters.skipped++;
+            continue;
+        }
+        mark_dirty(pub, c[i].instrument);
+    }
+}
+
+/* ---- state table ---------------------------------------------------------------------------- */
+
+static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info)
+{
+    struct tp_state_table *table = pub->params.bus->state;
+    if (table == NULL || id >= table->instruments)
+        return;
+    unsigned depth = pub->params.depth < table->depth ? pub->params.depth : table->depth;
+    struct tp_pub_book book;
+    struct tp_pub_definition def;
+    struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
+    if (tp_pub_read_book(pub->params.books, pub->params.registry, id, depth, &book, bids, asks) !=
+            0 ||
+        tp_pub_read_definition(pub->params.registry, id, &def) != 0)
+        return;
+    struct tp_state_entry *e = tp_state_write_begin(table, id);
+    struct tp_book_header *h = &e->book;
+    h->instrument_id = id;
+    h->trading_status = book.trading_status;
+    h->venue = def.venue;
+    h->flags = pub->flags[id];
+    h->security_kind = def.security_kind;
+    memcpy(h->symbol, def.symbol, TP_SYMBOL_LEN);
+    h->bus_sequence = pub->last_sequence;
+    if (info != NULL) {
+        h->venue_seq = info->packet_seq;
+        h->venue_time_ns = info->venue_time;
+        h->recv_tsc = info->rx_tsc;
+    }
+    h->rpt_seq = TPOUT_RPT_SEQ_NULL_VALUE;
+    h->bid_levels = book.bid_levels;
+    h->ask_levels = book.ask_levels;
+    h->updates++;
+    h->tick_size = def.tick;
+    h->last_trade.price = book.last_price;
+    h->last_trade.qty = book.last_qty;
+    h->last_trade.aggressor = book.aggressor;
+    h->open = book.open;
+    h->high = book.high;
+    h->low = book.low;
+    h->settle = book.settle;
+    h->volume = book.volume;
+    memcpy(tp_state_bids(e), bids, book.bid_levels * sizeof(*bids));
+    memcpy(tp_state_asks(table, e), asks, book.ask_levels * sizeof(*asks));
+    tp_state_write_end(e);
+    pub->counters.state_writes++;
+}
+
+static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
+{
+    struct tp_publisher *pub = ctx;
+    int published = pub->pending != NULL;
+    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    for (uint32_t i = 0; i < pub->n_dirty; i++)
+        write_state(pub, pub->dirty[i], info);
+    pub->n_dirty = 0;
+    pub->event++;
+    pub->counters.events++;
+    if (published && pub->params.latency != NULL && pub->params.clock != NULL)
+        tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
+}
+
+static void on_instrument(void *ctx, uint32_t id)
+{
+    struct tp_publisher *pub = ctx;
+    struct tp_pub_definition def;
+    if (tp_pub_read_definition(pub->params.registry, id, &def) != 0)
+        return;
+    struct tp_feed_info info = {0};
+    uint8_t *b = claim(pub, id, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID,
+                       TPOUT_INSTRUMENT_DEFINITION_BLOCK_LENGTH, 0, TP_TOPIC_DEFINITIONS, 0, &info);
+    if (b != NULL) {
+        memset(b + TPOUT_INSTRUMENT_DEFINITION_VENUE_SECURITY_ID_OFFSET, 0,
+               TPOUT_INSTRUMENT_DEFINITION_BLOCK_LENGTH -
+                   TPOUT_INSTRUMENT_DEFINITION_VENUE_SECURITY_ID_OFFSET);
+        tpout_store_u64(b + TPOUT_INSTRUMENT_DEFINITION_VENUE_SECURITY_ID_OFFSET,
+                        (uint64_t)def.venue_security_id);
+        tpout_store_u64(b + TPOUT_INSTRUMENT_DEFINITION_TICK_SIZE_OFFSET, (uint64_t)def.tick);
+        tpout_store_u64(b + TPOUT_INSTRUMENT_DEFINITION_DISPLAY_FACTOR_OFFSET,
+                        (uint64_t)def.display_factor);
+        memcpy(b + TPOUT_INSTRUMENT_DEFINITION_SYMBOL_OFFSET, def.symbol, sizeof(def.symbol));
+        b[TPOUT_INSTRUMENT_DEFINITION_DEPTH_OFFSET] = def.depth;
+        b[TPOUT_INSTRUMENT_DEFINITION_TRADING_STATUS_OFFSET] = def.trading_status;
+        b[TPOUT_INSTRUMENT_DEFINITION_SECURITY_KIND_OFFSET] = def.security_kind;
+        tpout_store_u32(b + TPOUT_INSTRUMENT_DEFINITION_CHANNEL_ID_OFFSET, pub->channel_id);
+        tpout_store_u64(b + TPOUT_INSTRUMENT_DEFINITION_CONTRACT_MULTIPLIER_OFFSET, 0);
+    }
+    /* A definition is complete in itself. */
+    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    write_state(pub, id, NULL);
+}
+
+static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
+{
+    (void)expected;
+    (void)got;
+    struct tp_publisher *pub = ctx;
+    tp_publisher_set_flags(pub, id, stale ? TP_PUB_F_RECOVERING | TP_PUB_F_STALE : 0);
+}
+
+void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags)
+{
+    if (id >= pub->params.instruments || pub->flags[id] == flags)
+        return;
+    pub->flags[id] = flags;
+    /* Consumers see the change as a status event carrying the new flags. */
+    struct tp_pub_book book;
+    struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
+    if (tp_pub_read_book(pub->params.books, pub->params.registry, id, 0, &book, bids, asks) != 0)
+        return;
+    struct tp_feed_info info = {0};
+    publish_status(pub, id, book.trading_status, 0, &info);
+    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    write_state(pub, id, NULL);
+}
+
+void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id)
+{
+    pub->venue = venue;
+    pub->channel_id = channel_id;
+}
+
+struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub)
+{
+    return (struct tp_feed_sink){.ctx = pub,
+                                 .changes = on_changes,
+                                 .end_of_event = on_end_of_event,
+                                 .instrument = on_instrument,
+                                 .stale = on_stale};
+}
+
+void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_event type,
+                                uint64_t from, uint64_t to, uint64_t rx_tsc)
+{
+    struct tp_feed_info info = {.rx_tsc = rx_tsc, .packet_seq = from};
+    uint8_t *b = claim(pub, UINT32_MAX, TPOUT_CHANNEL_EVENT_TEMPLATE_ID,
+                       TPOUT_CHANNEL_EVENT_BLOCK_LENGTH, 0, TP_TOPIC_STATUS, 0, &info);
+    if (b != NULL) {
+        memset(b + TPOUT_CHANNEL_EVENT_EVENT_TYPE_OFFSET, 0,
+               TPOUT_CHANNEL_EVENT_BLOCK_LENGTH - TPOUT_CHANNEL_EVENT_EVENT_TYPE_OFFSET);
+        b[TPOUT_CHANNEL_EVENT_EVENT_TYPE_OFFSET] = (uint8_t)type;
+        tpout_store_u32(b + TPOUT_CHANNEL_EVENT_CHANNEL_ID_OFFSET, pub->channel_id);
+        tpout_store_u64(b + TPOUT_CHANNEL_EVENT_GAP_FROM_OFFSET, from);
+        tpout_store_u64(b + TPOUT_CHANNEL_EVENT_GAP_TO_OFFSET, to);
+    }
+    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+}
+
+void tp_publisher_refresh_all(struct tp_publisher *pub)
+{
+    for (uint32_t id = 0; id < pub->params.instruments; id++)
+        write_state(pub, id, NULL);
+}
+
+const struct tp_publisher_counters *tp_publisher_counters(const struct tp_publisher *pub)
+{
+    return &pub->counters;
+}

@@ -1,0 +1,91 @@
+/*
+ * Publisher: a feed sink (tp_feed_sink.h) that turns book change records into tpout SBE events
+ * on the shared-memory bus.
+ *
+ * Promises:
+ *  - One published record per change record (a DELETE_FROM of k levels is one BookUpdate with k
+ *    level entries; a CLEAR is one BookUpdate clearing both sides).
+ *  - The last record of each venue event carries endOfEvent (in the SBE flags and the ring flags):
+ *    the publisher keeps the latest record claimed in the ring and commits it when the next one
+ *    comes or, flagged, at the end of the event. Nothing is copied twice.
+ *  - The conflated state table is written only at event boundaries, once per instrument the event
+ *    touched, so a reader never sees a half-applied event.
+ *  - Instruments under recovery (tp_publisher_set_flags) carry recovering / stale on every event
+ *    and in their state entry.
+ *  - Receive-to-publish latency (TSC ticks from the packet's rx_tsc to the commit of the event's
+ *    last record) goes into the caller's histogram.
+ * Single thread (the data lcore of the channel); no allocation after init, no syscalls.
+ */
+#ifndef TP_PUBLISH_PUBLISHER_H
+#define TP_PUBLISH_PUBLISHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_feed_sink.h"
+
+struct tp_bus_writer;
+struct tp_books;
+struct tp_instruments;
+struct tp_histogram;
+
+#define TP_PUB_F_END_OF_EVENT 0x01u /* tpout EventFlags bits */
+#define TP_PUB_F_RECOVERING   0x02u
+#define TP_PUB_F_STALE        0x04u
+#define TP_PUB_F_SNAPSHOT     0x08u
+#define TP_PUB_F_IMPLIED      0x10u
+
+struct tp_publisher_params {
+    struct tp_bus_writer *bus;
+    const struct tp_books *books;
+    const struct tp_instruments *registry;
+    uint32_t instruments;         /* registry capacity */
+    uint32_t depth;               /* levels per side written to the state table */
+    struct tp_histogram *latency; /* receive-to-publish, TSC ticks; may be NULL */
+    uint64_t (*clock)(void);      /* TSC now (rte_rdtsc in the daemon); NULL: no latency */
+};
+
+struct tp_publisher_counters {
+    uint64_t records; /* published */
+    uint64_t events;  /* end-of-event marks */
+    uint64_t skipped; /* change records with no tpout form (e.g. VWAP statistics) */
+    uint64_t state_writes;
+};
+
+struct tp_publisher;
+
+size_t tp_publisher_memsize(const struct tp_publisher_params *params);
+/* 0 or -EINVAL; mem holds tp_publisher_memsize() bytes, 64-byte aligned. */
+int tp_publisher_init(void *mem, const struct tp_publisher_params *params);
+
+/* The sink to give the feed handler (ctx points at the publisher). */
+struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub);
+
+/*
+ * Names the channel whose packets come next (one publisher serves every channel of a data lcore,
+ * since the bus has one writer): venue (tpout Venue: 0 cme, 1 nasdaq) and channel id stamp the
+ * events that follow.
+ */
+void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id);
+
+/* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
+void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);
+
+/* tpout ChannelEventType */
+enum tp_pub_channel_event {
+    TP_PUB_CHANNEL_RESET = 0,
+    TP_PUB_CHANNEL_GAP = 1,
+    TP_PUB_CHANNEL_RECOVERY_STARTED = 2,
+    TP_PUB_CHANNEL_RECOVERED = 3,
+};
+
+/* Publishes a channel-wide event (gap [from, to] inclusive for GAP), flagged endOfEvent. */
+void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_event type,
+                                uint64_t from, uint64_t to, uint64_t rx_tsc);
+
+/* Writes every defined instrument's state entry (start-up, after recovery). */
+void tp_publisher_refresh_all(struct tp_publisher *pub);
+
+const struct tp_publisher_counters *tp_publisher_counters(const struct tp_publisher *pub);
+
+#endif
