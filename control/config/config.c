@@ -348,12 +348,14 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
                                        "promiscuous",
                                        NULL};
     struct tp_cfg_port *port = &ld->cfg->ports[index];
-    *port = (struct tp_cfg_port){.rx_queues = 1,
-                                 .rx_descriptors = 1024,
-                                 .tx_descriptors = 512,
-                                 .mbuf_pool_size = 8191,
-                                 .mbuf_cache_size = 256,
-                                 .mtu = 1500};
+    /* Field by field on zeroed memory: reload compares sections with memcmp, padding included. */
+    memset(port, 0, sizeof(*port));
+    port->rx_queues = 1;
+    port->rx_descriptors = 1024;
+    port->tx_descriptors = 512;
+    port->mbuf_pool_size = 8191;
+    port->mbuf_cache_size = 256;
+    port->mtu = 1500;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     tp_jw_path_key(child, path, "name");

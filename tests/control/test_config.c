@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "config_mutate.h"
 
 static const char *base_json =
     "{"
@@ -65,78 +66,13 @@ static int teardown(void **state)
     return 0;
 }
 
-/*
- * Follow a path like "channels[0].lines.b" from root; the last segment is returned in *last
- * (with *last_index >= 0 if it was an index) and its parent is returned.
- */
-static json_t *walk(json_t *root, const char *path, char *last, long *last_index)
-{
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", path);
-    json_t *node = root;
-    char *seg = buf;
-    for (;;) {
-        char *dot = strchr(seg, '.');
-        if (dot != NULL)
-            *dot = '\0';
-        char *bracket = strchr(seg, '[');
-        long index = -1;
-        if (bracket != NULL) {
-            index = strtol(bracket + 1, NULL, 10);
-            *bracket = '\0';
-        }
-        if (dot == NULL) {
-            if (index >= 0) {
-                node = json_object_get(node, seg);
-                last[0] = '\0';
-            } else {
-                strcpy(last, seg);
-            }
-            *last_index = index;
-            return node;
-        }
-        node = json_object_get(node, seg);
-        if (index >= 0)
-            node = json_array_get(node, (size_t)index);
-        assert_non_null(node);
-        seg = dot + 1;
-    }
-}
-
 /* Load the base document with mutations: pairs of (path, JSON value text or NULL = delete). */
 static int load_mutated(int pairs, ...)
 {
-    json_error_t jerr;
-    json_t *root = json_loads(base_json, 0, &jerr);
-    assert_non_null(root);
     va_list ap;
     va_start(ap, pairs);
-    for (int i = 0; i < pairs; i++) {
-        const char *path = va_arg(ap, const char *);
-        const char *value = va_arg(ap, const char *);
-        char last[64];
-        long index;
-        json_t *parent = walk(root, path, last, &index);
-        assert_non_null(parent);
-        json_t *v = value ? json_loads(value, JSON_DECODE_ANY, &jerr) : NULL;
-        if (value != NULL)
-            assert_non_null(v);
-        if (index >= 0 && v != NULL && (size_t)index == json_array_size(parent))
-            json_array_append_new(parent, v);
-        else if (index >= 0 && v != NULL)
-            json_array_set_new(parent, (size_t)index, v);
-        else if (index >= 0)
-            json_array_remove(parent, (size_t)index);
-        else if (v != NULL)
-            json_object_set_new(parent, last, v);
-        else
-            json_object_del(parent, last);
-    }
+    int rc = tp_test_load_mutated_v(base_json, "/etc/tickplane", cfg, errs, pairs, ap);
     va_end(ap);
-    char *text = json_dumps(root, 0);
-    json_decref(root);
-    int rc = tp_config_load_string(text, "/etc/tickplane", cfg, errs);
-    free(text);
     return rc;
 }
 
