@@ -10,7 +10,7 @@ if [ ! -f "$build_dir/build.ninja" ]; then
 fi
 ninja -C "$build_dir"
 
-mapfile -t targets < <(find "$build_dir" -maxdepth 3 -type f -executable -name 'fuzz_*' | sort)
+mapfile -t targets < <(find "$build_dir" -maxdepth 5 -type f -executable -name 'fuzz_*' | sort)
 if [ ${#targets[@]} -eq 0 ]; then
     echo "fuzz: no fuzz targets were built" >&2
     exit 1
