@@ -17,7 +17,8 @@
  *   OVERLAY at k        level k gets a new price, qty and count.
  * ORDER records describe one order (id, side, price, remaining qty, priority); a replace is a
  * DELETE of the old id followed by an ADD of the new one. TRADE, STATUS, STAT and CLEAR records
- * carry the per-instrument state changes.
+ * carry the per-instrument state changes; a CLEAR with book TP_BOOK_ORDERS empties the
+ * order-level book only, any other CLEAR empties every book of the instrument.
  */
 #ifndef TP_BOOK_CHANGE_H
 #define TP_BOOK_CHANGE_H

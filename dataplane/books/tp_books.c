@@ -175,7 +175,7 @@ int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct 
     if (!bk)
         return -EINVAL;
     if (bk->live_orders || bk->order_levels[0] || bk->order_levels[1])
-        tp_mbo_clear(b, instr);
+        tp_mbo_drop_orders(b, instr);
     if (b->mbp_stride)
         memset(&b->mbp_levels[(size_t)instr * b->mbp_stride], 0,
                b->mbp_stride * sizeof(struct tp_level));

@@ -62,7 +62,9 @@ enum tp_stat_kind {
     TP_STAT_VWAP = 11,
     TP_STAT_INDICATIVE_OPEN = 12,
     TP_STAT_FIXING = 13,
-    TP_STAT_IMBALANCE = 14, /* ITCH NOII: price = reference price, qty = imbalance shares */
+    TP_STAT_IMBALANCE = 14,      /* ITCH NOII: price = reference price, qty = imbalance shares */
+    TP_STAT_SESSION_VOLUME = 15, /* MDP3 volume message: qty = the session's traded volume */
+    TP_STAT_MAX_PRICE_VARIATION = 16,
     TP_STAT_COUNT
 };
 

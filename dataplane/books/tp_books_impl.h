@@ -69,6 +69,6 @@ static inline struct tp_book_change *tp_change(struct tp_book_change *c, uint32_
 }
 
 /* Order-level part of tp_books_clear(): drops the instrument's orders and levels. */
-void tp_mbo_clear(struct tp_books *b, uint32_t instr);
+void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr);
 
 #endif /* TP_BOOKS_IMPL_H */

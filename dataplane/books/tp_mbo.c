@@ -501,7 +501,7 @@ void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_si
     }
 }
 
-void tp_mbo_clear(struct tp_books *b, uint32_t instr)
+void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
 {
     struct tp_book *bk = &b->books[instr];
     uint64_t i = 0;
@@ -519,4 +519,15 @@ void tp_mbo_clear(struct tp_books *b, uint32_t instr)
         i++;
     }
     bk->order_levels[0] = bk->order_levels[1] = 0;
+}
+
+int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out)
+{
+    struct tp_book *bk = mbo_book(b, instr);
+
+    if (!bk)
+        return -EINVAL;
+    tp_mbo_drop_orders(b, instr);
+    tp_change(out, instr, TP_CHANGE_CLEAR, TP_BOOK_ORDERS, TP_SIDE_NONE, 0);
+    return 1;
 }

@@ -51,6 +51,12 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
 int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t price, int64_t qty,
                   uint64_t priority, struct tp_book_change *out);
 
+/*
+ * Empties the order-level book of one instrument (an order book snapshot follows), leaving its
+ * price-level books alone. Writes one CLEAR record with book TP_BOOK_ORDERS.
+ */
+int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out);
+
 /* Reads a live order. Returns 0 and fills the outputs, or -ENOENT. Outputs may be NULL. */
 int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, enum tp_side *side,
                  int64_t *price, int64_t *qty, uint64_t *priority);

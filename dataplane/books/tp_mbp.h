@@ -11,8 +11,8 @@
  *   DELETE_THRU    clear the side (level ignored);
  *   DELETE_FROM k  remove levels 1..k, shift the rest up (k >= depth clears the side);
  *   OVERLAY k      replace level k (price, qty, count).
- * A snapshot is applied as tp_books_clear() then NEW at each index; a channel reset is
- * tp_books_clear() of each instrument of the channel.
+ * A snapshot is applied as tp_books_clear() then OVERLAY at each index it carries (in any
+ * order); a channel reset is tp_books_clear() of each instrument of the channel.
  */
 #ifndef TP_MBP_H
 #define TP_MBP_H

@@ -56,7 +56,8 @@ static int stock_directory(struct tp_itch_feed *f, const uint8_t *msg)
     int64_t id;
 
     memset(&def, 0, sizeof(def));
-    tp_symbol_copy(def.symbol, tp_itch_stock_directory_stock(msg), TP_ITCH_WIDTH_ALPHA8);
+    tp_symbol_copy(def.symbol, sizeof(def.symbol), tp_itch_stock_directory_stock(msg),
+                   TP_ITCH_WIDTH_ALPHA8);
     def.security_group[0] = tp_itch_stock_directory_market_category(msg);
     if (def.symbol[0] == '\0') {
         f->counters.malformed++;

@@ -139,12 +139,12 @@ static size_t symbol_len(const char *s, size_t max)
     return n;
 }
 
-void tp_symbol_copy(char dst[TP_SYMBOL_MAX], const char *src, size_t len)
+void tp_symbol_copy(char *dst, size_t dst_size, const char *src, size_t len)
 {
-    size_t n = symbol_len(src, len < TP_SYMBOL_MAX - 1 ? len : TP_SYMBOL_MAX - 1);
+    size_t n = symbol_len(src, len < dst_size - 1 ? len : dst_size - 1);
 
     memcpy(dst, src, n);
-    memset(dst + n, 0, TP_SYMBOL_MAX - n);
+    memset(dst + n, 0, dst_size - n);
 }
 
 uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t security_id)

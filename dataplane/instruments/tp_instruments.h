@@ -133,7 +133,10 @@ uint32_t tp_instruments_by_symbol(const struct tp_instruments *r, uint8_t venue,
  */
 int tp_instruments_reset_locates(struct tp_instruments *r, uint16_t slot);
 
-/* Copies a venue symbol (space padded, not NUL-terminated) into a NUL-terminated symbol buffer. */
-void tp_symbol_copy(char dst[TP_SYMBOL_MAX], const char *src, size_t len);
+/*
+ * Copies a venue text field (space padded or NUL-terminated, len bytes at most) into dst of
+ * dst_size bytes, NUL-terminated, trailing spaces dropped (symbols, security groups).
+ */
+void tp_symbol_copy(char *dst, size_t dst_size, const char *src, size_t len);
 
 #endif /* TP_INSTRUMENTS_H */

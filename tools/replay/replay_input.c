@@ -9,6 +9,7 @@
 
 #include "binaryfile.h"
 #include "itch50.h"
+#include "mdp3_packet.h"
 #include "moldudp64.h"
 #include "net_bytes.h"
 #include "net_parse.h"
@@ -55,6 +56,8 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     size_t reg_size = tp_instruments_memsize(&ip);
     size_t books_size = tp_books_memsize(&bp);
     size_t reg_rounded = (reg_size + 63) & ~(size_t)63;
+    size_t books_rounded = (books_size + 63) & ~(size_t)63;
+    int rc;
 
     memset(r, 0, sizeof(*r));
     r->data = data;
@@ -65,7 +68,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? REPLAY_VENUE_ITCH : p->venue;
     if (reg_size == 0 || books_size == 0)
         return -EINVAL;
-    r->table_bytes = reg_rounded + books_size;
+    r->table_bytes = reg_rounded + books_rounded + tp_mdp3_feed_memsize(p->instruments);
     r->mem = tables_alloc(r->table_bytes);
     if (!r->mem)
         return -ENOMEM;
@@ -73,7 +76,12 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
     if (tp_instruments_init(r->registry, &ip) != 0 || tp_books_init(r->books, &bp) != 0)
         return -EINVAL;
-    return tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0, NULL);
+    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0, NULL);
+    if (rc == 0)
+        rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
+                               r->books, p->filter, 0,
+                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP, NULL);
+    return rc;
 }
 
 void replay_close(struct replay *r)
@@ -219,6 +227,41 @@ static int looks_like_mold(const struct tp_udp_view *u)
     return rc == 0;
 }
 
+/*
+ * Was this MDP3 packet seen recently (the other line's copy)? Lines A and B carry the same
+ * bytes on different groups; the pair (MsgSeqNum, SendingTime, length) identifies a packet.
+ */
+static int mdp3_seen(struct replay *r, const struct tp_udp_view *u)
+{
+    struct replay_packet_id id;
+
+    if (u->payload_len < TP_MDP3_PACKET_HEADER_LEN)
+        return 0;
+    id.seq = mktdata_load_u32(u->payload);
+    id.sending_time = mktdata_load_u64(u->payload + 4);
+    id.len = u->payload_len;
+    for (uint32_t i = 0; i < REPLAY_RECENT_PACKETS; i++)
+        if (r->recent[i].seq == id.seq && r->recent[i].sending_time == id.sending_time &&
+            r->recent[i].len == id.len)
+            return 1;
+    r->recent[r->recent_next] = id;
+    r->recent_next = (r->recent_next + 1) % REPLAY_RECENT_PACKETS;
+    return 0;
+}
+
+static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
+{
+    uint64_t before = r->mdp3.counters.messages;
+
+    if (mdp3_seen(r, u)) {
+        r->duplicates++;
+        return;
+    }
+    if (tp_mdp3_feed_packet(&r->mdp3, u->payload, u->payload_len, ts) < 0)
+        r->bad_packets++;
+    r->messages += r->mdp3.counters.messages - before;
+}
+
 static int run_pcap(struct replay *r)
 {
     const uint8_t *d = r->data;
@@ -262,7 +305,7 @@ static int run_pcap(struct replay *r)
             if (r->venue == REPLAY_VENUE_ITCH)
                 mold_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
             else
-                r->bad_packets++;
+                mdp3_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
         }
         off += caplen;
     }
@@ -277,6 +320,7 @@ int replay_run(struct replay *r)
 void replay_print_counters(FILE *out, const struct replay *r)
 {
     const struct tp_itch_feed_counters *c = &r->itch.counters;
+    const struct tp_mdp3_feed_counters *m = &r->mdp3.counters;
 
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
@@ -285,8 +329,19 @@ void replay_print_counters(FILE *out, const struct replay *r)
     fprintf(out,
             ",\"itch\":{\"malformed\":%" PRIu64 ",\"unknown_instrument\":%" PRIu64
             ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64 ",\"filtered\":%" PRIu64
-            ",\"registry_full\":%" PRIu64 ",\"broken_trades\":%" PRIu64 ",\"ignored\":%" PRIu64
-            "}}",
+            ",\"registry_full\":%" PRIu64 ",\"broken_trades\":%" PRIu64 ",\"ignored\":%" PRIu64 "}",
             c->malformed, c->unknown_instrument, c->rejected, c->definitions, c->filtered,
             c->registry_full, c->broken_trades, c->ignored);
+    fprintf(out,
+            ",\"mdp3\":{\"packets\":%" PRIu64 ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64
+            ",\"other_schema\":%" PRIu64 ",\"unknown_template\":%" PRIu64
+            ",\"unknown_instrument\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64
+            ",\"filtered\":%" PRIu64 ",\"registry_full\":%" PRIu64 ",\"rpt_seq_gaps\":%" PRIu64
+            ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
+            ",\"snapshots_old\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
+            "}}",
+            m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
+            m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
+            m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
+            m->channel_resets, m->events);
 }

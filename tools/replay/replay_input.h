@@ -14,6 +14,7 @@
 #include "tp_instrument_filter.h"
 #include "tp_instruments.h"
 #include "tp_itch_feed.h"
+#include "tp_mdp3_feed.h"
 
 enum replay_format { REPLAY_FORMAT_AUTO = 0, REPLAY_FORMAT_BINARYFILE, REPLAY_FORMAT_PCAP };
 enum replay_venue { REPLAY_VENUE_AUTO = 0, REPLAY_VENUE_ITCH, REPLAY_VENUE_MDP3 };
@@ -38,6 +39,14 @@ struct replay_line {
 };
 
 #define REPLAY_LINES_MAX 64
+/* Recent MDP3 packets remembered to drop the other line's copy (A and B differ in port). */
+#define REPLAY_RECENT_PACKETS 1024
+
+struct replay_packet_id {
+    uint64_t sending_time;
+    uint32_t seq;
+    uint32_t len;
+};
 
 struct replay {
     void *mem;
@@ -45,6 +54,7 @@ struct replay {
     struct tp_instruments *registry;
     struct tp_books *books;
     struct tp_itch_feed itch;
+    struct tp_mdp3_feed mdp3;
     enum replay_format format;
     enum replay_venue venue;
     const uint8_t *data;
@@ -58,6 +68,8 @@ struct replay {
     uint64_t gaps;        /* sequence jumps */
     uint32_t n_lines;
     struct replay_line lines[REPLAY_LINES_MAX];
+    uint32_t recent_next;
+    struct replay_packet_id recent[REPLAY_RECENT_PACKETS];
 };
 
 /* Allocates and prepares the tables for a capture in memory. 0 or a negative error. */

@@ -1,0 +1,922 @@
+/*
+ * MDP3 feed handler (see tp_mdp3_feed.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "mdp3_packet.h"
+#include "tp_mbo.h"
+#include "tp_mbp.h"
+#include "tp_mdp3_feed.h"
+
+#define END_OF_EVENT  MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT
+#define PRICE_NULL    INT64_MAX /* PRICENULL9 mantissa null value */
+#define DEFAULT_DEPTH 10        /* when a definition names no GBX depth */
+
+/* Normalized status of an MDP3 SecurityTradingStatus; TP_STATUS_UNKNOWN means "no change". */
+static uint8_t mdp3_status(uint8_t s)
+{
+    switch (s) {
+    case 2: /* TradingHalt */
+        return TP_STATUS_HALTED;
+    case 4:  /* Close */
+    case 18: /* NotAvailableForTrading */
+    case 26: /* PostClose */
+        return TP_STATUS_CLOSED;
+    case 15: /* NewPriceIndication */
+    case 21: /* PreOpen */
+    case 24: /* PreCross */
+    case 25: /* Cross */
+        return TP_STATUS_PRE_OPEN;
+    case 17: /* ReadyToTrade */
+        return TP_STATUS_OPEN;
+    default: /* 20 UnknownOrInvalid, 103 NoChange, null */
+        return TP_STATUS_UNKNOWN;
+    }
+}
+
+/* mantissa * 10^exponent as price9 (PRICE_NULL stays null; out-of-range values saturate). */
+static int64_t price9(int64_t mantissa, int8_t exponent)
+{
+    if (mantissa == PRICE_NULL || exponent == -9)
+        return mantissa;
+    for (; exponent > -9; exponent--) {
+        if (mantissa > INT64_MAX / 10 || mantissa < INT64_MIN / 10)
+            return mantissa > 0 ? INT64_MAX - 1 : INT64_MIN;
+        mantissa *= 10;
+    }
+    for (; exponent < -9; exponent++)
+        mantissa /= 10;
+    return mantissa;
+}
+
+size_t tp_mdp3_feed_memsize(uint32_t instruments)
+{
+    return (size_t)instruments * sizeof(struct tp_mdp3_instrument_state);
+}
+
+int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instruments *registry,
+                      struct tp_books *books, const struct tp_instrument_filter *filter,
+                      uint16_t channel, uint8_t book_type, const struct tp_feed_sink *sink)
+{
+    if (!f || !state_mem || !registry || !books ||
+        (book_type != TP_BOOK_TYPE_MBP && book_type != TP_BOOK_TYPE_MBP_MBO))
+        return -EINVAL;
+    memset(f, 0, sizeof(*f));
+    f->registry = registry;
+    f->books = books;
+    f->filter = filter;
+    f->channel = channel;
+    f->book_type = book_type;
+    f->capacity = tp_instruments_capacity(registry);
+    f->state = state_mem;
+    memset(f->state, 0, tp_mdp3_feed_memsize(f->capacity));
+    if (sink)
+        f->sink = *sink;
+    return 0;
+}
+
+const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_feed *f,
+                                                          uint32_t instrument)
+{
+    return instrument < f->capacity ? &f->state[instrument] : NULL;
+}
+
+/* ---- change buffer ------------------------------------------------------------------------ */
+
+static void flush(struct tp_mdp3_feed *f)
+{
+    if (f->n_changes && f->sink.changes)
+        f->sink.changes(f->sink.ctx, &f->info, f->changes, f->n_changes);
+    f->n_changes = 0;
+}
+
+/* Room for one book call's records. */
+static struct tp_book_change *room(struct tp_mdp3_feed *f)
+{
+    if (f->n_changes > TP_MDP3_FEED_CHANGES - TP_BOOK_CHANGES_MAX)
+        flush(f);
+    return &f->changes[f->n_changes];
+}
+
+/* Accounts for a book call's result: records kept, or the rejection counted. */
+static void took(struct tp_mdp3_feed *f, int n)
+{
+    if (n < 0)
+        f->counters.rejected++;
+    else
+        f->n_changes += (uint32_t)n;
+}
+
+/* ---- instruments and sequence ------------------------------------------------------------- */
+
+static uint32_t instrument_of(struct tp_mdp3_feed *f, int32_t security_id)
+{
+    uint32_t id = tp_instruments_by_security_id(f->registry, security_id);
+
+    if (id == TP_INSTRUMENT_NONE || id >= f->capacity) {
+        f->counters.unknown_instrument++;
+        return TP_INSTRUMENT_NONE;
+    }
+    return id;
+}
+
+/*
+ * Checks an entry's RptSeq against its instrument: 1 to apply the entry, 0 to skip it (an old
+ * entry, or the instrument is stale). A jump makes the instrument stale.
+ */
+static int rpt_seq_accept(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
+{
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+
+    if (st->rpt_seq != 0 && rpt_seq <= st->rpt_seq) {
+        f->counters.duplicates++;
+        return 0;
+    }
+    if (st->rpt_seq != 0 && rpt_seq != st->rpt_seq + 1 && !st->stale) {
+        st->stale = 1;
+        f->counters.rpt_seq_gaps++;
+        if (f->sink.stale)
+            f->sink.stale(f->sink.ctx, instr, 1, st->rpt_seq + 1, rpt_seq);
+    }
+    st->rpt_seq = rpt_seq;
+    if (st->stale) {
+        f->counters.stale_skipped++;
+        return 0;
+    }
+    return 1;
+}
+
+/* Status of one instrument, in the registry and the book. */
+static void set_status(struct tp_mdp3_feed *f, uint32_t instr, uint8_t mdp3)
+{
+    uint8_t status = mdp3_status(mdp3);
+    struct tp_instrument *in = tp_instruments_get(f->registry, instr);
+
+    if (status == TP_STATUS_UNKNOWN || !in)
+        return;
+    in->trading_status = status;
+    took(f, tp_books_status(f->books, instr, status, room(f)));
+}
+
+static void set_stat(struct tp_mdp3_feed *f, uint32_t instr, enum tp_stat_kind kind, int64_t price,
+                     int64_t qty)
+{
+    took(f, tp_books_stat(f->books, instr, kind, price, qty, room(f)));
+}
+
+/* ---- definitions -------------------------------------------------------------------------- */
+
+/*
+ * The part every definition template shares, read by each template's own accessors (the
+ * generated code has one struct per template).
+ */
+struct definition {
+    char update_action;
+    uint8_t trading_status;
+    int32_t security_id;
+    const char *symbol, *group;
+    int64_t tick, display_factor;
+    uint8_t depth, implied_depth;
+    uint8_t kind;
+};
+
+static void define(struct tp_mdp3_feed *f, const struct definition *d)
+{
+    struct tp_instrument def;
+    int64_t id;
+
+    memset(&def, 0, sizeof(def));
+    tp_symbol_copy(def.symbol, sizeof(def.symbol), d->symbol, MKTDATA_SYMBOL_LENGTH);
+    tp_symbol_copy(def.security_group, sizeof(def.security_group), d->group,
+                   MKTDATA_SECURITY_GROUP_LENGTH);
+    if (d->update_action == 'D') {
+        f->counters.filtered++; /* deleted: ids are dense and stay; nothing to define */
+        return;
+    }
+    if (f->filter && !tp_instrument_filter_match(f->filter, def.symbol, def.security_group)) {
+        f->counters.filtered++;
+        return;
+    }
+    def.venue = TP_VENUE_CME_MDP3;
+    def.kind = d->kind;
+    def.book_type = f->book_type;
+    def.channel = f->channel;
+    def.security_id = d->security_id;
+    def.tick = d->tick == PRICE_NULL ? 0 : d->tick;
+    def.display_factor = d->display_factor == PRICE_NULL ? 0 : d->display_factor;
+    def.market_depth = d->depth ? d->depth : DEFAULT_DEPTH;
+    def.implied_depth = d->implied_depth;
+    def.trading_status = mdp3_status(d->trading_status);
+    id = tp_instruments_define(f->registry, &def);
+    if (id < 0 || (uint32_t)id >= f->capacity ||
+        tp_books_configure(f->books, (uint32_t)id, f->book_type, def.market_depth,
+                           def.implied_depth) != 0) {
+        f->counters.registry_full++;
+        return;
+    }
+    if (def.trading_status != TP_STATUS_UNKNOWN)
+        took(f, tp_books_status(f->books, (uint32_t)id, def.trading_status, room(f)));
+    f->counters.definitions++;
+    if (f->sink.instrument)
+        f->sink.instrument(f->sink.ctx, (uint32_t)id);
+}
+
+/* GBX (outright) and GBI (implied) depths from a definition's NoMDFeedTypes entry. */
+static void feed_type_depth(struct definition *d, const char *type, int8_t depth)
+{
+    if (depth <= 0)
+        return;
+    if (memcmp(type, "GBX", 3) == 0)
+        d->depth = (uint8_t)depth;
+    else if (memcmp(type, "GBI", 3) == 0)
+        d->implied_depth = (uint8_t)depth;
+}
+
+/*
+ * The three definition templates differ in layout but not in what tickplane keeps; this macro
+ * reads one of them (T = the generated name) into a struct definition. Groups are visited in
+ * schema order, skipping the ones before NoMDFeedTypes.
+ */
+#define READ_DEFINITION(T, KIND, SKIP_GROUPS)                                                      \
+    static int read_##T(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)                     \
+    {                                                                                              \
+        struct mktdata_##T m;                                                                      \
+        struct mktdata_##T##_no_md_feed_types g;                                                   \
+        struct definition d = {0};                                                                 \
+        if (mktdata_##T##_wrap_for_decode(&m, msg->body, msg->body_len, msg->block_length,         \
+                                          msg->version) < 0)                                       \
+            return -EBADMSG;                                                                       \
+        d.kind = KIND;                                                                             \
+        d.update_action = mktdata_##T##_security_update_action(&m);                                \
+        d.trading_status = mktdata_##T##_md_security_trading_status(&m);                           \
+        d.security_id = mktdata_##T##_security_id(&m);                                             \
+        d.symbol = mktdata_##T##_symbol(&m);                                                       \
+        d.group = mktdata_##T##_security_group(&m);                                                \
+        d.tick = price9(mktdata_##T##_min_price_increment_mantissa(&m),                            \
+                        mktdata_##T##_min_price_increment_exponent(&m));                           \
+        d.display_factor = price9(mktdata_##T##_display_factor_mantissa(&m),                       \
+                                  mktdata_##T##_display_factor_exponent(&m));                      \
+        SKIP_GROUPS                                                                                \
+        if (mktdata_##T##_no_md_feed_types_wrap_for_decode(&m, &g) < 0)                            \
+            return -EBADMSG;                                                                       \
+        while (g.index < g.count) {                                                                \
+            if (mktdata_##T##_no_md_feed_types_next(&g) < 0)                                       \
+                return -EBADMSG;                                                                   \
+            feed_type_depth(&d, mktdata_##T##_no_md_feed_types_md_feed_type(&g),                   \
+                            mktdata_##T##_no_md_feed_types_market_depth(&g));                      \
+        }                                                                                          \
+        define(f, &d);                                                                             \
+        return mktdata_##T##_match_event_indicator(&m);                                            \
+    }
+
+/* Skips a group the handler does not read, entry by entry (each entry is bounds checked). */
+#define SKIP_GROUP(T, G)                                                                           \
+    {                                                                                              \
+        struct mktdata_##T##_##G s;                                                                \
+        if (mktdata_##T##_##G##_wrap_for_decode(&m, &s) < 0)                                       \
+            return -EBADMSG;                                                                       \
+        while (s.index < s.count)                                                                  \
+            if (mktdata_##T##_##G##_next(&s) < 0)                                                  \
+                return -EBADMSG;                                                                   \
+    }
+
+READ_DEFINITION(md_instrument_definition_future54, TP_KIND_FUTURE,
+                SKIP_GROUP(md_instrument_definition_future54, no_events))
+READ_DEFINITION(md_instrument_definition_option55, TP_KIND_OPTION,
+                SKIP_GROUP(md_instrument_definition_option55, no_events))
+READ_DEFINITION(md_instrument_definition_spread56, TP_KIND_SPREAD,
+                SKIP_GROUP(md_instrument_definition_spread56, no_events))
+
+/* ---- incremental book --------------------------------------------------------------------- */
+
+/* Book side and kind of an MDEntryTypeBook value; 0 if it is not a level. */
+static int book_entry(char type, enum tp_book_kind *book, enum tp_side *side)
+{
+    switch (type) {
+    case '0':
+        *book = TP_BOOK_DIRECT, *side = TP_SIDE_BID;
+        return 1;
+    case '1':
+        *book = TP_BOOK_DIRECT, *side = TP_SIDE_ASK;
+        return 1;
+    case 'E':
+        *book = TP_BOOK_IMPLIED, *side = TP_SIDE_BID;
+        return 1;
+    case 'F':
+        *book = TP_BOOK_IMPLIED, *side = TP_SIDE_ASK;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* An order entry (46 NoOrderIDEntries, 47) applied to the order-level book. */
+static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, uint64_t id,
+                        enum tp_side side, int64_t price, int32_t qty, uint64_t priority)
+{
+    const struct tp_book *bk = tp_books_get(f->books, instr);
+
+    if (!bk || !(bk->type & TP_BOOK_TYPE_MBO))
+        return; /* MBP-only book: the order entries are not kept */
+    if (f->state[instr].stale) {
+        f->counters.stale_skipped++;
+        return;
+    }
+    switch (action) {
+    case 0: /* New */
+        took(f, tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f)));
+        break;
+    case 1: /* Change */
+        took(f, tp_mbo_modify(f->books, instr, id, price, qty, priority, room(f)));
+        break;
+    case 2: /* Delete */
+        took(f, tp_mbo_delete(f->books, instr, id, room(f)));
+        break;
+    default:
+        f->counters.rejected++;
+    }
+}
+
+static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_book46 m;
+    struct mktdata_md_incremental_refresh_book46_no_md_entries g;
+    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+
+    if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_book46_transact_time(&m);
+    while (g.index < g.count) {
+        enum tp_book_kind book = TP_BOOK_DIRECT;
+        enum tp_side side = TP_SIDE_NONE;
+        struct tp_mdp3_entry_ref *ref;
+        if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        ref = &f->refs[g.index & 0xff];
+        ref->instrument =
+            instrument_of(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
+        ref->price = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(&g);
+        ref->side = TP_SIDE_NONE;
+        char type = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g);
+        if (book_entry(type, &book, &side))
+            ref->side = (uint8_t)side;
+        if (ref->instrument == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(f, ref->instrument,
+                            mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g)))
+            continue;
+        if (type == 'J') { /* book reset */
+            took(f, tp_books_clear(f->books, ref->instrument, 1, room(f)));
+            continue;
+        }
+        if (ref->side == TP_SIDE_NONE) {
+            f->counters.rejected++;
+            continue;
+        }
+        int32_t orders = mktdata_md_incremental_refresh_book46_no_md_entries_number_of_orders(&g);
+        int32_t size = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_size(&g);
+        took(f, tp_mbp_update(
+                    f->books, ref->instrument, book, side,
+                    mktdata_md_incremental_refresh_book46_no_md_entries_md_update_action(&g),
+                    mktdata_md_incremental_refresh_book46_no_md_entries_md_price_level(&g),
+                    ref->price, size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
+                    orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0 ? 0 : (uint32_t)orders,
+                    room(f)));
+    }
+    /* Order entries name their price level entry by ReferenceID (1-based). */
+    if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
+        return -EBADMSG;
+    while (o.index < o.count) {
+        if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
+            return -EBADMSG;
+        uint8_t refid = mktdata_md_incremental_refresh_book46_no_order_id_entries_reference_id(&o);
+        int32_t qty = mktdata_md_incremental_refresh_book46_no_order_id_entries_md_display_qty(&o);
+        if (refid == 0 || refid > g.count || f->refs[refid].instrument == TP_INSTRUMENT_NONE ||
+            f->refs[refid].side == TP_SIDE_NONE) {
+            f->counters.rejected++;
+            continue;
+        }
+        order_entry(
+            f, f->refs[refid].instrument,
+            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_update_action(&o),
+            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o),
+            (enum tp_side)f->refs[refid].side, f->refs[refid].price,
+            qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
+            mktdata_md_incremental_refresh_book46_no_order_id_entries_md_order_priority(&o));
+    }
+    return mktdata_md_incremental_refresh_book46_match_event_indicator(&m);
+}
+
+static int order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_order_book47 m;
+    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_order_book47_transact_time(&m);
+    while (g.index < g.count) {
+        enum tp_book_kind book;
+        enum tp_side side;
+        if (mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr = instrument_of(
+            f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE)
+            continue;
+        if (!book_entry(mktdata_md_incremental_refresh_order_book47_no_md_entries_md_entry_type(&g),
+                        &book, &side) ||
+            book != TP_BOOK_DIRECT) {
+            f->counters.rejected++;
+            continue;
+        }
+        int32_t qty = mktdata_md_incremental_refresh_order_book47_no_md_entries_md_display_qty(&g);
+        order_entry(
+            f, instr,
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_update_action(&g),
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g), side,
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_entry_px_mantissa(&g),
+            qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_order_priority(&g));
+    }
+    return mktdata_md_incremental_refresh_order_book47_match_event_indicator(&m);
+}
+
+/* ---- trades, statistics, status ----------------------------------------------------------- */
+
+static int trade_summary48(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_trade_summary48 m;
+    struct mktdata_md_incremental_refresh_trade_summary48_no_md_entries g;
+    struct mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries o;
+
+    if (mktdata_md_incremental_refresh_trade_summary48_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_trade_summary48_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_trade_summary48_transact_time(&m);
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_trade_summary48_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr = instrument_of(
+            f, mktdata_md_incremental_refresh_trade_summary48_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(
+                f, instr, mktdata_md_incremental_refresh_trade_summary48_no_md_entries_rpt_seq(&g)))
+            continue;
+        if (mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_update_action(&g) != 0)
+            continue; /* a trade bust/correction: the book of trades is not rewritten */
+        uint8_t aggressor =
+            mktdata_md_incremental_refresh_trade_summary48_no_md_entries_aggressor_side(&g);
+        took(f,
+             tp_books_trade(
+                 f->books, instr,
+                 mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_entry_px_mantissa(
+                     &g),
+                 mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_entry_size(&g),
+                 aggressor == 1   ? TP_SIDE_BID
+                 : aggressor == 2 ? TP_SIDE_ASK
+                                  : TP_SIDE_NONE,
+                 mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_trade_entry_id(&g),
+                 room(f)));
+    }
+    /* The order entries (which resting orders traded) are not applied: 47 carries the book. */
+    if (mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_wrap_for_decode(&m, &o) <
+        0)
+        return -EBADMSG;
+    while (o.index < o.count)
+        if (mktdata_md_incremental_refresh_trade_summary48_no_order_id_entries_next(&o) < 0)
+            return -EBADMSG;
+    return mktdata_md_incremental_refresh_trade_summary48_match_event_indicator(&m);
+}
+
+static int daily_statistics49(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_daily_statistics49 m;
+    struct mktdata_md_incremental_refresh_daily_statistics49_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_daily_statistics49_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_daily_statistics49_transact_time(&m);
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr = instrument_of(
+            f, mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(
+                f, instr,
+                mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_rpt_seq(&g)))
+            continue;
+        int64_t px =
+            mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_px_mantissa(
+                &g);
+        int64_t size =
+            mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_size(&g);
+        switch (mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_type(&g)) {
+        case '6':
+            set_stat(f, instr, TP_STAT_SETTLEMENT, px, 0);
+            break;
+        case 'B':
+            set_stat(f, instr, TP_STAT_CLEARED_VOLUME, 0, size);
+            break;
+        case 'C':
+            set_stat(f, instr, TP_STAT_OPEN_INTEREST, 0, size);
+            break;
+        case 'W':
+            set_stat(f, instr, TP_STAT_FIXING, px, 0);
+            break;
+        default:
+            f->counters.rejected++;
+        }
+    }
+    return mktdata_md_incremental_refresh_daily_statistics49_match_event_indicator(&m);
+}
+
+static int limits_banding50(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_limits_banding50 m;
+    struct mktdata_md_incremental_refresh_limits_banding50_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_limits_banding50_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_limits_banding50_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_limits_banding50_transact_time(&m);
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_limits_banding50_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr = instrument_of(
+            f, mktdata_md_incremental_refresh_limits_banding50_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(
+                f, instr,
+                mktdata_md_incremental_refresh_limits_banding50_no_md_entries_rpt_seq(&g)))
+            continue;
+        int64_t high =
+            mktdata_md_incremental_refresh_limits_banding50_no_md_entries_high_limit_price_mantissa(
+                &g);
+        int64_t low =
+            mktdata_md_incremental_refresh_limits_banding50_no_md_entries_low_limit_price_mantissa(
+                &g);
+        int64_t var = price9(
+            mktdata_md_incremental_refresh_limits_banding50_no_md_entries_max_price_variation_mantissa(
+                &g),
+            mktdata_md_incremental_refresh_limits_banding50_no_md_entries_max_price_variation_exponent(
+                &g));
+        if (high != PRICE_NULL)
+            set_stat(f, instr, TP_STAT_HIGH_LIMIT, high, 0);
+        if (low != PRICE_NULL)
+            set_stat(f, instr, TP_STAT_LOW_LIMIT, low, 0);
+        if (var != PRICE_NULL)
+            set_stat(f, instr, TP_STAT_MAX_PRICE_VARIATION, var, 0);
+    }
+    return mktdata_md_incremental_refresh_limits_banding50_match_event_indicator(&m);
+}
+
+/* Statistic kind of a session statistics / snapshot entry type, or -1. */
+static int session_stat_kind(char type)
+{
+    switch (type) {
+    case '4':
+        return TP_STAT_OPEN;
+    case '6':
+        return TP_STAT_SETTLEMENT;
+    case '7':
+        return TP_STAT_HIGH;
+    case '8':
+        return TP_STAT_LOW;
+    case 'N':
+        return TP_STAT_HIGH_BID;
+    case 'O':
+        return TP_STAT_LOW_OFFER;
+    case 'W':
+        return TP_STAT_FIXING;
+    case 'B':
+        return TP_STAT_CLEARED_VOLUME;
+    case 'C':
+        return TP_STAT_OPEN_INTEREST;
+    case 'e':
+        return TP_STAT_SESSION_VOLUME;
+    default:
+        return -1;
+    }
+}
+
+static int session_statistics51(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_session_statistics51 m;
+    struct mktdata_md_incremental_refresh_session_statistics51_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_session_statistics51_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_session_statistics51_no_md_entries_wrap_for_decode(&m, &g) <
+            0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_session_statistics51_transact_time(&m);
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_session_statistics51_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr = instrument_of(
+            f, mktdata_md_incremental_refresh_session_statistics51_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(
+                f, instr,
+                mktdata_md_incremental_refresh_session_statistics51_no_md_entries_rpt_seq(&g)))
+            continue;
+        int kind = session_stat_kind(
+            mktdata_md_incremental_refresh_session_statistics51_no_md_entries_md_entry_type(&g));
+        if (kind < 0) {
+            f->counters.rejected++;
+            continue;
+        }
+        set_stat(
+            f, instr, (enum tp_stat_kind)kind,
+            mktdata_md_incremental_refresh_session_statistics51_no_md_entries_md_entry_px_mantissa(
+                &g),
+            0);
+    }
+    return mktdata_md_incremental_refresh_session_statistics51_match_event_indicator(&m);
+}
+
+static int volume37(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_volume37 m;
+    struct mktdata_md_incremental_refresh_volume37_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_volume37_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_volume37_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_md_incremental_refresh_volume37_transact_time(&m);
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_volume37_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        uint32_t instr =
+            instrument_of(f, mktdata_md_incremental_refresh_volume37_no_md_entries_security_id(&g));
+        if (instr == TP_INSTRUMENT_NONE ||
+            !rpt_seq_accept(f, instr,
+                            mktdata_md_incremental_refresh_volume37_no_md_entries_rpt_seq(&g)))
+            continue;
+        set_stat(f, instr, TP_STAT_SESSION_VOLUME, 0,
+                 mktdata_md_incremental_refresh_volume37_no_md_entries_md_entry_size(&g));
+    }
+    return mktdata_md_incremental_refresh_volume37_match_event_indicator(&m);
+}
+
+static int security_status30(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_security_status30 m;
+    char group[TP_SECURITY_GROUP_MAX];
+
+    if (mktdata_security_status30_wrap_for_decode(&m, msg->body, msg->body_len, msg->block_length,
+                                                  msg->version) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_security_status30_transact_time(&m);
+    int32_t security_id = mktdata_security_status30_security_id(&m);
+    uint8_t status = mktdata_security_status30_security_trading_status(&m);
+    if (security_id != MKTDATA_INT32_NULL_VALUE && security_id != 0) {
+        uint32_t instr = instrument_of(f, security_id);
+        if (instr != TP_INSTRUMENT_NONE)
+            set_status(f, instr, status);
+    } else {
+        /* A status for a whole security group of this channel. */
+        tp_symbol_copy(group, sizeof(group), mktdata_security_status30_security_group(&m),
+                       MKTDATA_SECURITY_GROUP_LENGTH);
+        for (uint32_t i = 0; i < tp_instruments_count(f->registry) && i < f->capacity; i++) {
+            const struct tp_instrument *in = tp_instruments_get(f->registry, i);
+            if (in->venue == TP_VENUE_CME_MDP3 && in->channel == f->channel &&
+                strcmp(in->security_group, group) == 0)
+                set_status(f, i, status);
+        }
+    }
+    return mktdata_security_status30_match_event_indicator(&m);
+}
+
+static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_channel_reset4 m;
+
+    if (mktdata_channel_reset4_wrap_for_decode(&m, msg->body, msg->body_len, msg->block_length,
+                                               msg->version) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_channel_reset4_transact_time(&m);
+    f->counters.channel_resets++;
+    /* Every book of the channel restarts empty, and so does every RptSeq. */
+    for (uint32_t i = 0; i < tp_instruments_count(f->registry) && i < f->capacity; i++) {
+        const struct tp_instrument *in = tp_instruments_get(f->registry, i);
+        if (in->venue != TP_VENUE_CME_MDP3 || in->channel != f->channel)
+            continue;
+        took(f, tp_books_clear(f->books, i, 0, room(f)));
+        f->state[i].rpt_seq = 0;
+        if (f->state[i].stale && f->sink.stale)
+            f->sink.stale(f->sink.ctx, i, 0, 0, 0);
+        f->state[i].stale = 0;
+    }
+    return mktdata_channel_reset4_match_event_indicator(&m);
+}
+
+/* ---- snapshots ---------------------------------------------------------------------------- */
+
+static void recovered(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
+{
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+    int was_stale = st->stale;
+
+    st->rpt_seq = rpt_seq;
+    st->stale = 0;
+    f->counters.snapshots++;
+    if (was_stale && f->sink.stale)
+        f->sink.stale(f->sink.ctx, instr, 0, rpt_seq, rpt_seq);
+}
+
+static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_snapshot_full_refresh52 m;
+    struct mktdata_snapshot_full_refresh52_no_md_entries g;
+
+    if (mktdata_snapshot_full_refresh52_wrap_for_decode(&m, msg->body, msg->body_len,
+                                                        msg->block_length, msg->version) < 0 ||
+        mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_snapshot_full_refresh52_transact_time(&m);
+    uint32_t instr = instrument_of(f, mktdata_snapshot_full_refresh52_security_id(&m));
+    uint32_t rpt_seq = mktdata_snapshot_full_refresh52_rpt_seq(&m);
+    if (instr == TP_INSTRUMENT_NONE)
+        return END_OF_EVENT;
+    /* A book that is in sync and at least as new as the snapshot keeps going. */
+    if (!f->state[instr].stale && f->state[instr].rpt_seq >= rpt_seq &&
+        f->state[instr].rpt_seq != 0) {
+        f->counters.snapshots_old++;
+        return END_OF_EVENT;
+    }
+    took(f, tp_books_clear(f->books, instr, 1, room(f)));
+    set_status(f, instr, mktdata_snapshot_full_refresh52_md_security_trading_status(&m));
+    int64_t high = mktdata_snapshot_full_refresh52_high_limit_price_mantissa(&m);
+    int64_t low = mktdata_snapshot_full_refresh52_low_limit_price_mantissa(&m);
+    if (high != PRICE_NULL)
+        set_stat(f, instr, TP_STAT_HIGH_LIMIT, high, 0);
+    if (low != PRICE_NULL)
+        set_stat(f, instr, TP_STAT_LOW_LIMIT, low, 0);
+    while (g.index < g.count) {
+        enum tp_book_kind book;
+        enum tp_side side;
+        if (mktdata_snapshot_full_refresh52_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        char type = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_type(&g);
+        int64_t px = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_px_mantissa(&g);
+        int32_t size = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_size(&g);
+        int32_t orders = mktdata_snapshot_full_refresh52_no_md_entries_number_of_orders(&g);
+        size = size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size;
+        if (book_entry(type, &book, &side)) {
+            int8_t level = mktdata_snapshot_full_refresh52_no_md_entries_md_price_level(&g);
+            took(f, tp_mbp_update(f->books, instr, book, side, TP_LEVEL_OVERLAY,
+                                  level > 0 ? (uint32_t)level : 0, px, size,
+                                  orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0
+                                      ? 0
+                                      : (uint32_t)orders,
+                                  room(f)));
+        } else {
+            int kind = session_stat_kind(type);
+            if (kind == TP_STAT_CLEARED_VOLUME || kind == TP_STAT_OPEN_INTEREST ||
+                kind == TP_STAT_SESSION_VOLUME)
+                set_stat(f, instr, (enum tp_stat_kind)kind, 0, size);
+            else if (kind >= 0)
+                set_stat(f, instr, (enum tp_stat_kind)kind, px, 0);
+        }
+    }
+    recovered(f, instr, rpt_seq);
+    /* A snapshot message is a complete state of its instrument: an event of its own. */
+    return END_OF_EVENT;
+}
+
+static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_snapshot_full_refresh_order_book53 m;
+    struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g;
+    const struct tp_book *bk;
+
+    if (mktdata_snapshot_full_refresh_order_book53_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return -EBADMSG;
+    f->info.venue_time = mktdata_snapshot_full_refresh_order_book53_transact_time(&m);
+    uint32_t instr = instrument_of(f, mktdata_snapshot_full_refresh_order_book53_security_id(&m));
+    bk = instr == TP_INSTRUMENT_NONE ? NULL : tp_books_get(f->books, instr);
+    if (!bk || !(bk->type & TP_BOOK_TYPE_MBO))
+        return END_OF_EVENT;
+    /* The first chunk replaces the orders; the others add to them. */
+    if (mktdata_snapshot_full_refresh_order_book53_current_chunk(&m) <= 1)
+        took(f, tp_mbo_clear(f->books, instr, room(f)));
+    while (g.index < g.count) {
+        enum tp_book_kind book;
+        enum tp_side side;
+        if (mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g) < 0)
+            return -EBADMSG;
+        if (!book_entry(mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_type(&g),
+                        &book, &side) ||
+            book != TP_BOOK_DIRECT) {
+            f->counters.rejected++;
+            continue;
+        }
+        int32_t qty = mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_display_qty(&g);
+        took(f,
+             tp_mbo_add(
+                 f->books, instr,
+                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_order_id(&g), side,
+                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_px_mantissa(&g),
+                 qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
+                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_order_priority(&g),
+                 room(f)));
+    }
+    return END_OF_EVENT;
+}
+
+/* ---- packets ------------------------------------------------------------------------------ */
+
+/* Applies one message; returns its MatchEventIndicator (>= 0) or -EBADMSG. */
+static int apply(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    switch (msg->template_id) {
+    case MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID:
+        return book46(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID:
+        return order_book47(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_TRADE_SUMMARY48_TEMPLATE_ID:
+        return trade_summary48(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_DAILY_STATISTICS49_TEMPLATE_ID:
+        return daily_statistics49(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_LIMITS_BANDING50_TEMPLATE_ID:
+        return limits_banding50(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_SESSION_STATISTICS51_TEMPLATE_ID:
+        return session_statistics51(f, msg);
+    case MKTDATA_MD_INCREMENTAL_REFRESH_VOLUME37_TEMPLATE_ID:
+        return volume37(f, msg);
+    case MKTDATA_SECURITY_STATUS30_TEMPLATE_ID:
+        return security_status30(f, msg);
+    case MKTDATA_CHANNEL_RESET4_TEMPLATE_ID:
+        return channel_reset4(f, msg);
+    case MKTDATA_SNAPSHOT_FULL_REFRESH52_TEMPLATE_ID:
+        return snapshot52(f, msg);
+    case MKTDATA_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53_TEMPLATE_ID:
+        return snapshot_order_book53(f, msg);
+    case MKTDATA_MD_INSTRUMENT_DEFINITION_FUTURE54_TEMPLATE_ID:
+        return read_md_instrument_definition_future54(f, msg);
+    case MKTDATA_MD_INSTRUMENT_DEFINITION_OPTION55_TEMPLATE_ID:
+        return read_md_instrument_definition_option55(f, msg);
+    case MKTDATA_MD_INSTRUMENT_DEFINITION_SPREAD56_TEMPLATE_ID:
+        return read_md_instrument_definition_spread56(f, msg);
+    default:
+        f->counters.unknown_template++;
+        return 0;
+    }
+}
+
+int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc)
+{
+    struct tp_mdp3_packet p;
+    struct tp_mdp3_msg msg;
+    int rc, mei, bad = 0;
+
+    f->counters.packets++;
+    if (tp_mdp3_packet_init(&p, pkt, len) < 0) {
+        f->counters.malformed++;
+        return -EBADMSG;
+    }
+    f->info.rx_tsc = rx_tsc;
+    f->info.packet_seq = p.seq;
+    f->info.sending_time = p.sending_time;
+    f->info.venue_time = 0;
+    while ((rc = tp_mdp3_packet_next(&p, &msg)) == 1) {
+        f->counters.messages++;
+        if (msg.schema_id != MKTDATA_SCHEMA_ID) {
+            f->counters.other_schema++;
+            continue;
+        }
+        mei = apply(f, &msg);
+        if (mei < 0) {
+            /* Entries before the malformed part stay applied, as the venue sent them. */
+            f->counters.malformed++;
+            bad = 1;
+            mei = 0;
+        }
+        flush(f);
+        if ((mei & END_OF_EVENT) && f->sink.end_of_event) {
+            f->counters.events++;
+            f->sink.end_of_event(f->sink.ctx, &f->info);
+        } else if (mei & END_OF_EVENT) {
+            f->counters.events++;
+        }
+    }
+    if (rc < 0) {
+        f->counters.malformed++;
+        bad = 1;
+    }
+    return bad ? -EBADMSG : 0;
+}

@@ -1,0 +1,113 @@
+/*
+ * MDP3 feed handler: CME MDP 3.0 packets -> instrument registry and books.
+ *
+ * One tp_mdp3_feed per CME channel. The caller hands over whole packets in sequence (after A/B
+ * arbitration in the daemon, from a pcap in tickplane-replay): incremental, instrument
+ * definition and market recovery (snapshot) packets all go through tp_mdp3_feed_packet, which
+ * decodes them with the generated SBE codec (codecs/mdp3) and applies:
+ *   54 55 56  instrument definitions (future, option, spread): registry entry if the filter
+ *             keeps it, book depth from the GBX / GBI feed types;
+ *   46        price levels (outright, implied, book reset) and the attached order entries;
+ *   47        order-level book;  48 trades;  49 50 51 37 statistics and volume;
+ *   30        security status;  4 channel reset (every book of the channel is cleared);
+ *   52 53     snapshots: replace the instrument's books and recover it.
+ *
+ * Matching events: change records are handed to the sink per message, and end_of_event is called
+ * when a message carries the MatchEventIndicator end-of-event bit, so a consumer publishes state
+ * only at event boundaries.
+ *
+ * Per-instrument sequence (RptSeq): each entry's RptSeq must be the instrument's previous one
+ * plus one. After a jump (a lost packet touched this instrument) the instrument is marked stale
+ * (sink->stale) and its book entries are skipped until a snapshot newer than its last RptSeq
+ * recovers it; instruments whose RptSeq did not jump keep flowing. Entries at or below the last
+ * RptSeq (the other line's copy, replays) are skipped.
+ *
+ * Memory: tp_mdp3_feed_memsize(instruments) bytes of per-instrument state placed by the caller.
+ */
+#ifndef TP_MDP3_FEED_H
+#define TP_MDP3_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_books.h"
+#include "tp_feed_sink.h"
+#include "tp_instrument_filter.h"
+#include "tp_instruments.h"
+
+/* Change records buffered before the sink is called (a snapshot of 10+10 levels fits). */
+#define TP_MDP3_FEED_CHANGES 64
+
+struct tp_mdp3_feed_counters {
+    uint64_t packets;
+    uint64_t messages;
+    uint64_t malformed;          /* packets or messages the framing or codec refused */
+    uint64_t other_schema;       /* messages of another schema id */
+    uint64_t unknown_template;   /* templates this handler does not apply */
+    uint64_t unknown_instrument; /* entries for SecurityIDs not in the registry (or filtered) */
+    uint64_t rejected;           /* entries the books refused (see per-instrument counters) */
+    uint64_t definitions;
+    uint64_t filtered;
+    uint64_t registry_full;
+    uint64_t rpt_seq_gaps;  /* instruments that went stale */
+    uint64_t stale_skipped; /* book entries skipped because their instrument was stale */
+    uint64_t duplicates;    /* entries at or below the instrument's last RptSeq */
+    uint64_t snapshots;     /* snapshots applied */
+    uint64_t snapshots_old; /* snapshots older than the book, ignored */
+    uint64_t channel_resets;
+    uint64_t events; /* end-of-event marks */
+};
+
+/* Per instrument sequence state. */
+struct tp_mdp3_instrument_state {
+    uint32_t rpt_seq; /* last RptSeq applied (0: none yet) */
+    uint8_t stale;    /* waiting for a snapshot */
+    uint8_t reserved[3];
+};
+
+/* Where order entries of message 46 find their price level entry (ReferenceID). */
+struct tp_mdp3_entry_ref {
+    uint32_t instrument;
+    uint8_t side;
+    int64_t price;
+};
+
+struct tp_mdp3_feed {
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    const struct tp_instrument_filter *filter; /* NULL: keep every instrument */
+    struct tp_feed_sink sink;
+    uint16_t channel;  /* CME channel id, recorded in the instruments it defines */
+    uint8_t book_type; /* enum tp_book_type given to new instruments */
+    uint32_t capacity; /* instruments in `state` */
+    struct tp_mdp3_instrument_state *state;
+    struct tp_mdp3_feed_counters counters;
+    struct tp_feed_info info;
+    uint32_t n_changes;
+    struct tp_book_change changes[TP_MDP3_FEED_CHANGES];
+    struct tp_mdp3_entry_ref refs[256];
+};
+
+/* Bytes of per-instrument state for a registry of `instruments`. */
+size_t tp_mdp3_feed_memsize(uint32_t instruments);
+
+/*
+ * Prepares a feed. state_mem: tp_mdp3_feed_memsize(tp_instruments_capacity(registry)) bytes.
+ * book_type: TP_BOOK_TYPE_MBP, or TP_BOOK_TYPE_MBP_MBO to also build order-level books (the
+ * books need an order table). The sink is copied; filter may be NULL. 0 or -EINVAL.
+ */
+int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instruments *registry,
+                      struct tp_books *books, const struct tp_instrument_filter *filter,
+                      uint16_t channel, uint8_t book_type, const struct tp_feed_sink *sink);
+
+/*
+ * Applies one MDP3 packet (binary packet header + messages). Messages before a malformed one are
+ * applied; the rest of the packet is skipped. Returns 0, or -EBADMSG if anything was malformed.
+ */
+int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc);
+
+/* The sequence state of an instrument (NULL beyond the capacity). */
+const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_feed *f,
+                                                          uint32_t instrument);
+
+#endif /* TP_MDP3_FEED_H */
