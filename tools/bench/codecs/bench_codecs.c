@@ -83,9 +83,9 @@ static void build_mdp3(struct packets *p)
         for (int i = 0; i < MDP3_PER_PACKET; i++) {
             size_t room;
             uint8_t *sbe = tp_mdp3_writer_reserve(&w, &room);
-            struct mktdata_md_incremental_refresh_book46 m;
-            struct mktdata_md_incremental_refresh_book46_no_md_entries g;
-            struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+            struct mktdata_md_incremental_refresh_book46 m = {0};
+            struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
+            struct mktdata_md_incremental_refresh_book46_no_order_id_entries o = {0};
             if (sbe == NULL ||
                 mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, sbe, room) < 0)
                 abort();
@@ -128,9 +128,9 @@ static uint64_t decode_mdp3_packet(const uint8_t *pkt, size_t len, size_t *messa
         abort();
     sum += p.seq + p.sending_time;
     while (tp_mdp3_packet_next(&p, &msg) == 1) {
-        struct mktdata_md_incremental_refresh_book46 m;
-        struct mktdata_md_incremental_refresh_book46_no_md_entries g;
-        struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+        struct mktdata_md_incremental_refresh_book46 m = {0};
+        struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
+        struct mktdata_md_incremental_refresh_book46_no_order_id_entries o = {0};
         if (msg.template_id != MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID ||
             mktdata_md_incremental_refresh_book46_wrap_for_decode(
                 &m, msg.body, msg.body_len, msg.block_length, msg.version) < 0 ||
