@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "mdp3_packet.h"
 #include "moldudp64.h"
 #include "publisher.h"
 #include "tp_instruments.h"
@@ -28,10 +29,66 @@ static struct tp_arb_params arb_params(const struct tp_channel_params *p)
     };
 }
 
+static size_t mdp3_state_size(const struct tp_channel_params *p)
+{
+    if (p->protocol != TP_CHANNEL_MDP3)
+        return 0;
+    return align64(tp_mdp3_feed_memsize(tp_instruments_capacity(p->registry))) +
+           align64(tp_mdp3_recovery_memsize(p->replay_bytes));
+}
+
 size_t tp_channel_memsize(const struct tp_channel_params *p)
 {
     struct tp_arb_params a = arb_params(p);
-    return align64(sizeof(struct tp_channel)) + tp_arb_memsize(&a);
+    return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + mdp3_state_size(p);
+}
+
+/* ---- the MDP3 feed's sink: the publisher's, with stale marks counted for recovery ---------- */
+
+static void fwd_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                        uint32_t n)
+{
+    struct tp_channel *ch = ctx;
+    ch->publisher_sink.changes(ch->publisher_sink.ctx, info, c, n);
+}
+
+static void fwd_end_of_event(void *ctx, const struct tp_feed_info *info)
+{
+    struct tp_channel *ch = ctx;
+    ch->publisher_sink.end_of_event(ch->publisher_sink.ctx, info);
+}
+
+static void fwd_instrument(void *ctx, uint32_t instrument)
+{
+    struct tp_channel *ch = ctx;
+    ch->publisher_sink.instrument(ch->publisher_sink.ctx, instrument);
+}
+
+static void fwd_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    struct tp_channel *ch = ctx;
+    tp_mdp3_recovery_on_stale(&ch->recovery, stale);
+    ch->publisher_sink.stale(ch->publisher_sink.ctx, instrument, stale, expected, got);
+}
+
+static int mdp3_init(struct tp_channel *ch, uint8_t *at)
+{
+    const struct tp_channel_params *p = &ch->params;
+    ch->publisher_sink = tp_publisher_sink(p->publisher);
+    struct tp_feed_sink sink = {.ctx = ch,
+                                .changes = fwd_changes,
+                                .end_of_event = fwd_end_of_event,
+                                .instrument = fwd_instrument,
+                                .stale = fwd_stale};
+    size_t state = align64(tp_mdp3_feed_memsize(tp_instruments_capacity(p->registry)));
+    tp_mdp3_recovery_init(&ch->recovery, at + state, p->replay_bytes);
+    /* Without snapshot lines there is nothing to wait for at start. */
+    ch->recovery.cycle_seen = !p->has_snapshot;
+    ch->recovery.joined = p->has_snapshot;
+    ch->definitions_done = !p->has_definitions;
+    return tp_mdp3_feed_init(&ch->mdp3, at, p->registry, p->books, p->filter,
+                             (uint16_t)p->channel_id,
+                             p->mdp3_book_type ? p->mdp3_book_type : TP_BOOK_TYPE_MBP, &sink);
 }
 
 int tp_channel_init(void *mem, const struct tp_channel_params *p)
@@ -51,9 +108,9 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
     tp_mold_recovery_init(&ch->mold, &p->mold);
     if (p->protocol == TP_CHANNEL_ITCH) {
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
-        rc = tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
+        return tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
     }
-    return rc;
+    return mdp3_init(ch, (uint8_t *)ch->arb + align64(tp_arb_memsize(&a)));
 }
 
 /* ---- MoldUDP64 / ITCH --------------------------------------------------------------------- */
@@ -96,13 +153,96 @@ static void mold_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t l
 
 /* ---- common -------------------------------------------------------------------------------- */
 
+/* An incremental MDP3 packet in sequence: to the feed, and kept while a snapshot is awaited. */
+static void mdp3_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
+{
+    ch->counters.messages++;
+    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+        ch->counters.feed_errors++;
+    struct tp_mdp3_packet p;
+    if (tp_mdp3_packet_init(&p, payload, len) == 0)
+        tp_mdp3_recovery_buffer(&ch->recovery, p.seq, payload, len, rx_tsc);
+}
+
 static void apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
                   uint64_t rx_tsc)
 {
     if (ch->params.protocol == TP_CHANNEL_ITCH)
         mold_apply(ch, payload, len, skip, rx_tsc);
     else
-        ch->counters.unsupported++;
+        mdp3_apply(ch, payload, len, rx_tsc);
+}
+
+/* Replays a buffered incremental (the feed skips what it already has by RptSeq). */
+static void mdp3_replay(void *ctx, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
+{
+    struct tp_channel *ch = ctx;
+    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+        ch->counters.feed_errors++;
+}
+
+/* Joins the snapshot lines while recovery needs them, leaves them when done. */
+static void mdp3_membership(struct tp_channel *ch)
+{
+    struct tp_mdp3_recovery *rec = &ch->recovery;
+    if (!ch->params.has_snapshot || ch->params.io.membership == NULL)
+        return;
+    bool needed = tp_mdp3_recovery_needed(rec);
+    if (needed != rec->joined) {
+        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, needed);
+        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, needed);
+        rec->joined = needed;
+        rec->counters.joins += needed;
+        if (!needed)
+            tp_mdp3_recovery_done(rec);
+    }
+}
+
+/* Snapshot and definition lines: not arbitrated; the feed ignores what it already has. */
+static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
+                             uint16_t len, uint64_t rx_tsc)
+{
+    struct tp_mdp3_packet p;
+    if (tp_mdp3_packet_init(&p, payload, len) != 0)
+        return;
+    if (role == TP_ROLE_DEF_A || role == TP_ROLE_DEF_B) {
+        if (ch->definitions_done)
+            return;
+        if (p.seq <= ch->def_last_seq) {
+            /* The definition channel loops: once round, every instrument is known. */
+            if (p.seq == 1 && ch->params.io.membership != NULL) {
+                ch->definitions_done = true;
+                ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_DEF_A, false);
+                ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_DEF_B, false);
+            }
+            return;
+        }
+        ch->def_last_seq = p.seq;
+        if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+            ch->counters.feed_errors++;
+        return;
+    }
+    if (!ch->recovery.joined || p.seq == ch->snap_last_seq)
+        return; /* not listening, or the other line's copy */
+    ch->snap_last_seq = p.seq;
+    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+        ch->counters.feed_errors++;
+    tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
+    mdp3_membership(ch);
+}
+
+/* Walks every message once: true when the MDP3 packet frames exactly. */
+static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
+{
+    struct tp_mdp3_packet p;
+    struct tp_mdp3_msg m;
+    if (tp_mdp3_packet_init(&p, payload, len) != 0)
+        return false;
+    *seq = p.seq;
+    int rc;
+    while ((rc = tp_mdp3_packet_next(&p, &m)) == 1)
+        ;
+    return rc == 0;
 }
 
 /* Applies every held packet that is now in sequence. */
@@ -147,8 +287,16 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
                                   .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
                                   .session = p.session};
     } else {
-        ch->counters.unsupported++;
-        return false;
+        uint32_t seq;
+        if (!mdp3_frames(payload, len, &seq)) {
+            ch->counters.malformed++;
+            return false;
+        }
+        if (role != TP_ROLE_INCR_A && role != TP_ROLE_INCR_B) {
+            mdp3_side_packet(ch, role, payload, len, rx_tsc);
+            return false;
+        }
+        pkt = (struct tp_arb_pkt){.seq = seq, .count = 1};
     }
     enum tp_line line = role == TP_ROLE_RETRANS  ? TP_LINE_RECOVERY
                         : role == TP_ROLE_INCR_B ? TP_LINE_B
@@ -164,6 +312,8 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
     if (v == TP_ARB_DELIVER) {
         apply(ch, payload, len, skip, rx_tsc);
         drain(ch);
+        if (ch->params.protocol == TP_CHANNEL_MDP3)
+            mdp3_membership(ch);
     }
     return false;
 }

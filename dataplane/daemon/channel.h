@@ -19,8 +19,10 @@
 #include <stdint.h>
 
 #include "arbiter.h"
+#include "mdp3_recovery.h"
 #include "mold_recovery.h"
 #include "tp_itch_feed.h"
+#include "tp_mdp3_feed.h"
 
 struct tp_publisher;
 
@@ -49,6 +51,8 @@ struct tp_channel_io {
     void (*release)(void *ctx, void *handle);
     /* Sends a MoldUDP64 re-request payload to the server; 0 or -errno (NULL: no server). */
     int (*send_rerequest)(void *ctx, uint32_t channel, const uint8_t *payload, size_t len);
+    /* Joins or leaves the groups of a line role (MDP3 snapshot and definition lines). */
+    void (*membership)(void *ctx, uint32_t channel, enum tp_line_role role, bool join);
 };
 
 struct tp_channel_params {
@@ -62,7 +66,11 @@ struct tp_channel_params {
     struct tp_instruments *registry;
     struct tp_books *books;
     const struct tp_instrument_filter *filter;
-    uint16_t itch_slot; /* the registry's locate map for this channel */
+    uint16_t itch_slot;     /* the registry's locate map for this channel */
+    uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
+    bool has_snapshot;      /* MDP3: snapshot lines configured */
+    bool has_definitions;   /* MDP3: definition lines configured */
+    size_t replay_bytes;    /* MDP3: incrementals kept for replay while recovering */
     struct tp_publisher *publisher;
     struct tp_channel_io io;
 };
@@ -74,7 +82,6 @@ struct tp_channel_counters {
     uint64_t feed_errors; /* messages the feed refused (counted in detail by the feed) */
     uint64_t stale_marks; /* times the channel's books were marked stale after a give-up */
     uint64_t resets;      /* new sessions / sequence restarts */
-    uint64_t unsupported; /* packets of a protocol this build cannot decode yet */
 };
 
 struct tp_channel {
@@ -83,8 +90,14 @@ struct tp_channel {
     struct tp_arb *arb;
     struct tp_mold_recovery mold;
     struct tp_itch_feed itch;
+    struct tp_mdp3_feed mdp3;
+    struct tp_mdp3_recovery recovery;
+    struct tp_feed_sink publisher_sink;  /* the MDP3 feed's sink goes through the channel */
     uint8_t session[TP_ARB_SESSION_LEN]; /* MoldUDP64 session of the latest packet applied */
     bool stale;
+    bool definitions_done; /* MDP3: one full definition cycle applied, lines left */
+    uint32_t def_last_seq;
+    uint32_t snap_last_seq;
 };
 
 size_t tp_channel_memsize(const struct tp_channel_params *params);

@@ -113,6 +113,19 @@ int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, si
     return 0;
 }
 
+void tp_dp_membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join)
+{
+    struct tp_dp_lcore *lc = ctx;
+    const struct tp_dp_line *l = &lc->lines[channel][role];
+    if (!l->present || l->port >= lc->n_ports || lc->ports[l->port]->host == NULL)
+        return;
+    struct tp_host *host = lc->ports[l->port]->host;
+    if (join)
+        tp_host_join(host, l->group, l->source, l->vlan, rte_rdtsc());
+    else
+        tp_host_leave(host, l->group, rte_rdtsc());
+}
+
 static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
 {
     for (unsigned c = 0; c < lc->n_channels; c++)

@@ -60,6 +60,15 @@ struct tp_dp_stats {
     uint64_t rerequests_unresolved; /* re-request not sent: server MAC not known yet */
 };
 
+/* A line's groups, for joining and leaving (IGMP) at run time. */
+struct tp_dp_line {
+    bool present;
+    uint32_t group;
+    uint32_t source;
+    uint16_t vlan; /* TP_HOST_NO_VLAN: untagged */
+    uint16_t port;
+};
+
 struct tp_dp_lcore {
     unsigned lcore_id;
     unsigned n_rxq;
@@ -71,6 +80,7 @@ struct tp_dp_lcore {
     struct tp_dp_port *ports[TP_DP_MAX_PORTS]; /* indexed like the config's ports */
     unsigned n_channels;
     struct tp_channel *channels[TP_DP_MAX_CHANNELS]; /* by config channel index (NULL: not ours) */
+    struct tp_dp_line lines[TP_DP_MAX_CHANNELS][TP_ROLES];
     struct tp_classifier *classifier;
     struct tp_publisher *publisher;
     struct tp_histogram latency; /* rx -> publish, TSC ticks */
@@ -92,6 +102,9 @@ int tp_dp_register_timestamp(void);
 
 /* Sends a MoldUDP64 re-request (the channel io callback; ctx is the lcore). */
 int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len);
+
+/* Joins / leaves the groups of a channel's line role (channel io callback; ctx is the lcore). */
+void tp_dp_membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join);
 
 /* Channel io callbacks over mbufs. */
 void tp_dp_mbuf_view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len,

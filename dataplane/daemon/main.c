@@ -55,23 +55,26 @@ struct options {
     const char *config;
     uint64_t idle_exit_ms;
     bool unlink_bus;
+    const char *start_after; /* wait for this file before receiving (consumers attach first) */
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tickplane --config FILE [--idle-exit-ms N] [--unlink-bus]\n"
+    fprintf(out, "usage: tickplane --config FILE [--idle-exit-ms N] [--unlink-bus] "
+                 "[--start-after FILE]\n"
                  "  --config FILE      the instance's JSON config (docs/CONFIG.md)\n"
                  "  --idle-exit-ms N   exit N ms after the last packet (replayed captures)\n"
-                 "  --unlink-bus       remove the bus segments on exit\n");
+                 "  --unlink-bus       remove the bus segments on exit\n"
+                 "  --start-after FILE start receiving once FILE exists (at most 30 s), so\n"
+                 "                     consumers can attach to the bus before the first event\n");
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
-                                         {"idle-exit-ms", required_argument, NULL, 'i'},
-                                         {"unlink-bus", no_argument, NULL, 'u'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'}, {"idle-exit-ms", required_argument, NULL, 'i'},
+        {"unlink-bus", no_argument, NULL, 'u'},   {"start-after", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
         switch (c) {
@@ -83,6 +86,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'u':
             o->unlink_bus = true;
+            break;
+        case 's':
+            o->start_after = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -298,20 +304,32 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
             continue;
         const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
         printf("%s{\"name\":\"%s\",\"packets\":%lu,\"malformed\":%lu,\"messages\":%lu,"
-               "\"feed_errors\":%lu,\"unsupported\":%lu,\"gaps\":%lu,\"gap_filled\":%lu,"
+               "\"feed_errors\":%lu,\"gaps\":%lu,\"gap_filled\":%lu,"
                "\"skipped_msgs\":%lu,\"resets\":%lu,\"stale_marks\":%lu,\"rerequests\":%lu,"
-               "\"recovered\":%lu,\"given_up\":%lu,\"lines\":[",
+               "\"recovered\":%lu,\"given_up\":%lu,\"detail\":[",
                first ? "" : ",", cfg->channels[c].name, ch->counters.packets,
-               ch->counters.malformed, ch->counters.messages, ch->counters.feed_errors,
-               ch->counters.unsupported, ac->gaps, ac->gap_filled, ac->skipped_msgs, ac->resets,
-               ch->counters.stale_marks, ch->mold.counters.requests, ch->mold.counters.recovered,
-               ch->mold.counters.given_up);
+               ch->counters.malformed, ch->counters.messages, ch->counters.feed_errors, ac->gaps,
+               ac->gap_filled, ac->skipped_msgs, ac->resets, ch->counters.stale_marks,
+               ch->mold.counters.requests, ch->mold.counters.recovered, ch->mold.counters.given_up);
+        if (ch->params.protocol == TP_CHANNEL_MDP3) {
+            const struct tp_mdp3_recovery_counters *r = &ch->recovery.counters;
+            const struct tp_mdp3_feed_counters *f = &ch->mdp3.counters;
+            printf("{\"stale_events\":%lu,\"instruments_recovered\":%lu,"
+                   "\"snapshot_packets\":%lu,\"snapshot_cycles\":%lu,\"buffered\":%lu,"
+                   "\"replayed\":%lu,\"buffer_full\":%lu,\"snapshot_joins\":%lu,"
+                   "\"feed_malformed\":%lu,\"unknown_instrument\":%lu,\"definitions\":%lu,"
+                   "\"rpt_seq_gaps\":%lu,\"snapshots\":%lu,\"channel_resets\":%lu},",
+                   r->stale_events, r->recovered, r->snapshot_packets, r->cycles, r->buffered,
+                   r->replayed, r->buffer_full, r->joins, f->malformed, f->unknown_instrument,
+                   f->definitions, f->rpt_seq_gaps, f->snapshots, f->channel_resets);
+        }
         for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
             const struct tp_arb_line_counters *x = &ac->line[l];
-            printf("%s{\"packets\":%lu,\"delivered\":%lu,\"duplicates\":%lu,\"held\":%lu,"
+            printf("%s{\"line\":\"%c\",\"packets\":%lu,\"delivered\":%lu,\"duplicates\":%lu,"
+                   "\"held\":%lu,"
                    "\"stale\":%lu,\"overflow\":%lu,\"corrupt\":%lu}",
-                   l ? "," : "", x->packets, x->delivered, x->duplicates, x->held, x->stale,
-                   x->overflow, x->corrupt);
+                   l ? "," : "", "abr"[l], x -> packets, x -> delivered, x -> duplicates, x -> held,
+                   x -> stale, x -> overflow, x -> corrupt);
         }
         printf("]}");
         first = 0;
@@ -428,11 +446,16 @@ static int build_lcore(struct daemon *d)
             .books = d->books,
             .filter = &d->filter,
             .itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_slot++ : 0,
+            .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+            .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
+            .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
+            .replay_bytes = 4u << 20,
             .publisher = lc->publisher,
             .io = {.ctx = lc,
                    .view = tp_dp_mbuf_view,
                    .release = tp_dp_mbuf_release,
-                   .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL},
+                   .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL,
+                   .membership = tp_dp_membership},
         };
         lc->channels[c] = dp_alloc("channel", tp_channel_memsize(&chp));
         if (lc->channels[c] == NULL || tp_channel_init(lc->channels[c], &chp) != 0)
@@ -442,15 +465,20 @@ static int build_lcore(struct daemon *d)
             if (l == NULL || !l->present)
                 continue;
             uint16_t vlan = l->vlan < 0 ? TP_CLASSIFY_ANY_VLAN : (uint16_t)l->vlan;
+            lc->lines[c][role] =
+                (struct tp_dp_line){.present = true,
+                                    .group = l->group,
+                                    .source = l->source,
+                                    .vlan = l->vlan < 0 ? TP_HOST_NO_VLAN : (uint16_t)l->vlan,
+                                    .port = l->rx_port};
             int rc =
                 tp_classifier_add(lc->classifier, l->group, l->port, vlan, c * TP_ROLES + role);
             if (rc != 0)
                 return rc;
-            /* Live lines are joined now; MDP3 snapshot lines only while recovering. */
-            if (role == TP_ROLE_INCR_A || role == TP_ROLE_INCR_B || role == TP_ROLE_DEF_A ||
-                role == TP_ROLE_DEF_B)
-                tp_host_join(d->ports[l->rx_port].host, l->group, l->source,
-                             l->vlan < 0 ? TP_HOST_NO_VLAN : (uint16_t)l->vlan, now);
+            /* Every line is joined at start: snapshots rebuild the books first (MDP3), and
+             * the channel leaves the snapshot and definition lines when it has them. */
+            tp_host_join(d->ports[l->rx_port].host, l->group, l->source,
+                         l->vlan < 0 ? TP_HOST_NO_VLAN : (uint16_t)l->vlan, now);
         }
         if (cc->rerequest_host != 0) {
             uint16_t port = cc->lines[0].rx_port;
@@ -553,6 +581,10 @@ int main(int argc, char **argv)
         rte_eal_cleanup();
         return 1;
     }
+    for (int i = 0; o.start_after != NULL && i < 3000 && access(o.start_after, F_OK) != 0 &&
+                    !atomic_load(&quit);
+         i++)
+        usleep(10000);
     double t0 = mono_s();
     rc = rte_eal_remote_launch(tp_dp_lcore_main, &d.lc, d.lc.lcore_id);
     if (rc != 0) {

@@ -1,0 +1,329 @@
+/*
+ * bus_consumer: an integration-test consumer of a running tickplane instance.
+ *
+ *   bus_consumer --instance NAME --truth T.json [--dir D] [--late] [--die-after N]
+ *                [--idle-ms MS] [--timeout-s S] [--ready FILE]
+ *
+ * It attaches to the instance's bus, rebuilds every book from the published BookUpdate events
+ * (tpout LevelAction semantics), and when the daemon has gone quiet (no packet for idle-ms),
+ * compares both its own books and the conflated state table with the simulator's ground truth,
+ * level by level (price, quantity, orders). Prints one JSON line and exits 0 when both match.
+ *   --late       join mid-stream: start from the state table (entries carry the bus sequence
+ *                they reflect) and apply only ring events newer than each entry;
+ *   --die-after  kill itself with SIGKILL after N events (the daemon must not notice);
+ *   --ready      create FILE once attached (the test starts the traffic after that).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bus/bus.h"
+#include "tpout_sbe.h"
+
+#define MAX_INSTRUMENTS 4096
+#define MAX_LEVELS      64
+
+struct side {
+    unsigned n;
+    struct tp_level l[MAX_LEVELS];
+};
+
+struct book {
+    struct side s[2];
+    uint64_t applied_after; /* late join: apply only ring records with a larger sequence */
+};
+
+static struct book books[MAX_INSTRUMENTS];
+
+struct options {
+    const char *instance;
+    const char *dir;
+    const char *truth;
+    const char *ready;
+    bool late;
+    uint64_t die_after;
+    uint64_t idle_ms;
+    uint64_t timeout_s;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* tpout LevelAction on one side: new inserts, change replaces, delete removes, clear empties. */
+static void apply_level(struct side *s, unsigned action, unsigned level, int64_t price, int64_t qty,
+                        int32_t orders)
+{
+    if (action == 3) {
+        s->n = 0;
+        return;
+    }
+    if (level == 0 || level > MAX_LEVELS)
+        return;
+    unsigned i = level - 1;
+    struct tp_level v = {.price = price, .qty = qty, .orders = orders};
+    switch (action) {
+    case 0:
+        if (i > s->n)
+            i = s->n;
+        memmove(&s->l[i + 1], &s->l[i], (MAX_LEVELS - 1 - i) * sizeof(s->l[0]));
+        s->l[i] = v;
+        if (s->n < MAX_LEVELS)
+            s->n++;
+        break;
+    case 1:
+        if (i < s->n)
+            s->l[i] = v;
+        break;
+    case 2:
+        if (i < s->n) {
+            memmove(&s->l[i], &s->l[i + 1], (s->n - i - 1) * sizeof(s->l[0]));
+            s->n--;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* One BookUpdate record. */
+static void apply_book_update(const struct tp_ring_record *rec)
+{
+    const uint8_t *msg = tp_ring_payload(rec);
+    size_t len = rec->length - TP_RING_RECORD_HEADER;
+    struct tpout_book_update m;
+    if (len < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH ||
+        tpout_message_header_template_id(msg) != TPOUT_BOOK_UPDATE_TEMPLATE_ID)
+        return;
+    if (tpout_book_update_wrap_for_decode(&m, msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH,
+                                          len - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH,
+                                          tpout_message_header_block_length(msg),
+                                          tpout_message_header_version(msg)) < 0)
+        return;
+    uint32_t id = tpout_book_update_instrument_id(&m);
+    if (id >= MAX_INSTRUMENTS || (tpout_book_update_flags(&m) & 0x10) /* implied */)
+        return;
+    if (rec->sequence <= books[id].applied_after)
+        return;
+    const uint8_t *g =
+        msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_message_header_block_length(msg);
+    const uint8_t *end = msg + len;
+    if (g + 4 > end)
+        return;
+    uint16_t block = tpout_load_u16(g), count = tpout_load_u16(g + 2);
+    g += 4;
+    for (unsigned i = 0; i < count && g + block <= end; i++, g += block) {
+        int32_t orders = (int32_t)tpout_load_u32(g + 4);
+        apply_level(&books[id].s[g[0] & 1], g[2], g[1], (int64_t)tpout_load_u64(g + 8),
+                    (int64_t)tpout_load_u64(g + 16), orders);
+    }
+}
+
+/* Compares one side against the truth's array; returns mismatches. */
+static int compare_side(const char *symbol, const char *what, json_t *truth_levels,
+                        const struct tp_level *levels, unsigned n)
+{
+    size_t tn = json_array_size(truth_levels);
+    int bad = 0;
+    for (size_t i = 0; i < tn; i++) {
+        json_t *t = json_array_get(truth_levels, i);
+        int64_t price = json_integer_value(json_object_get(t, "price9"));
+        int64_t qty = json_integer_value(json_object_get(t, "qty"));
+        int64_t orders = json_integer_value(json_object_get(t, "orders"));
+        if (i >= n || levels[i].price != price || levels[i].qty != qty ||
+            (levels[i].orders != TP_COUNT_NULL && levels[i].orders != orders)) {
+            if (bad++ == 0)
+                fprintf(stderr, "%s %s level %zu: truth %ld x %ld (%ld), got %s%ld x %ld (%d)\n",
+                        symbol, what, i + 1, price, qty, orders, i >= n ? "nothing " : "",
+                        i < n ? levels[i].price : 0, i < n ? levels[i].qty : 0,
+                        i < n ? levels[i].orders : 0);
+        }
+    }
+    /* Beyond the truth's levels: only when the truth shows the whole side (fewer than depth). */
+    return bad;
+}
+
+static int parse(int argc, char **argv, struct options *o)
+{
+    static const struct option opts[] = {{"instance", required_argument, NULL, 'i'},
+                                         {"dir", required_argument, NULL, 'd'},
+                                         {"truth", required_argument, NULL, 't'},
+                                         {"ready", required_argument, NULL, 'r'},
+                                         {"late", no_argument, NULL, 'l'},
+                                         {"die-after", required_argument, NULL, 'k'},
+                                         {"idle-ms", required_argument, NULL, 'm'},
+                                         {"timeout-s", required_argument, NULL, 's'},
+                                         {NULL, 0, NULL, 0}};
+    o->dir = "/dev/shm";
+    o->idle_ms = 700;
+    o->timeout_s = 50;
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            o->instance = optarg;
+            break;
+        case 'd':
+            o->dir = optarg;
+            break;
+        case 't':
+            o->truth = optarg;
+            break;
+        case 'r':
+            o->ready = optarg;
+            break;
+        case 'l':
+            o->late = true;
+            break;
+        case 'k':
+            o->die_after = strtoull(optarg, NULL, 10);
+            break;
+        case 'm':
+            o->idle_ms = strtoull(optarg, NULL, 10);
+            break;
+        case 's':
+            o->timeout_s = strtoull(optarg, NULL, 10);
+            break;
+        default:
+            return -EINVAL;
+        }
+    }
+    return o->instance && o->truth ? 0 : -EINVAL;
+}
+
+/* Late join: every entry's levels, with the ring sequence it reflects. */
+static void load_state(const struct tp_state_table *t)
+{
+    static struct tp_instrument_state st;
+    for (uint32_t id = 0; id < t->instruments && id < MAX_INSTRUMENTS; id++) {
+        if (tp_state_read(t, id, &st, 1000) != 0)
+            continue;
+        struct book *b = &books[id];
+        b->applied_after = st.book.bus_sequence;
+        b->s[0].n = st.book.bid_levels;
+        b->s[1].n = st.book.ask_levels;
+        memcpy(b->s[0].l, st.bids, st.book.bid_levels * sizeof(st.bids[0]));
+        memcpy(b->s[1].l, st.asks, st.book.ask_levels * sizeof(st.asks[0]));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: bus_consumer --instance NAME --truth T.json [--dir D] [--late] "
+                        "[--die-after N] [--idle-ms MS] [--timeout-s S] [--ready FILE]\n");
+        return 2;
+    }
+    json_error_t jerr;
+    json_t *truth = json_load_file(o.truth, 0, &jerr);
+    if (truth == NULL) {
+        fprintf(stderr, "bus_consumer: %s: %s\n", o.truth, jerr.text);
+        return 2;
+    }
+    double deadline = now_s() + (double)o.timeout_s;
+    struct tp_bus_reader r;
+    char err[256];
+    while (tp_bus_reader_open(&r, o.dir, o.instance, err, sizeof(err)) != 0) {
+        if (now_s() > deadline) {
+            fprintf(stderr, "bus_consumer: %s\n", err);
+            return 1;
+        }
+        usleep(20000);
+    }
+    static uint8_t batch[1 << 20];
+    struct tp_ring_reader rr;
+    if (tp_ring_reader_init(&rr, r.ring_mem, batch, sizeof(batch)) != 0) {
+        fprintf(stderr, "bus_consumer: bad ring\n");
+        return 1;
+    }
+    if (o.late)
+        load_state(r.state);
+    if (o.ready) {
+        FILE *f = fopen(o.ready, "w");
+        if (f)
+            fclose(f);
+    }
+    const struct tp_counter *rx = NULL;
+    uint64_t events = 0, lost = 0, last_rx = 0;
+    double quiet_since = now_s();
+    for (;;) {
+        const struct tp_ring_record *rec;
+        uint64_t n_lost;
+        int rc = tp_ring_read(&rr, &rec, &n_lost);
+        if (rc == TP_RING_RECORD) {
+            if (rec->type == TP_REC_SBE)
+                apply_book_update(rec);
+            if (++events == o.die_after)
+                raise(SIGKILL);
+            continue;
+        }
+        if (rc == TP_RING_LAPPED) {
+            lost += n_lost;
+            continue;
+        }
+        /* Empty ring: is the daemon still receiving? */
+        if (rx == NULL)
+            rx = tp_counters_find(r.counters, "dp.rx_packets");
+        uint64_t v = rx ? tp_counter_get(rx) : 0;
+        if (v != last_rx || v == 0) {
+            last_rx = v;
+            quiet_since = now_s();
+        }
+        if (tp_bus_reader_stale(&r) || (now_s() - quiet_since) * 1000 >= (double)o.idle_ms ||
+            now_s() > deadline)
+            break;
+        usleep(1000);
+    }
+
+    /* Compare the ring-built books and the state table with the truth, by symbol. */
+    static struct tp_instrument_state st;
+    uint32_t by_symbol[MAX_INSTRUMENTS];
+    unsigned n_ids = 0;
+    for (uint32_t id = 0; id < r.state->instruments && id < MAX_INSTRUMENTS; id++)
+        by_symbol[n_ids++] = id;
+    int ring_bad = 0, state_bad = 0, missing = 0;
+    size_t i;
+    json_t *inst;
+    json_array_foreach(json_object_get(truth, "instruments"), i, inst)
+    {
+        const char *symbol = json_string_value(json_object_get(inst, "symbol"));
+        /* The simulator names MDP3 instruments by their product ("AAAA"), CME symbols add the
+         * contract month ("AAAAZ6"): a prefix matches. */
+        int found = -1;
+        for (unsigned k = 0; k < n_ids && found < 0; k++) {
+            if (tp_state_read(r.state, by_symbol[k], &st, 1000) == 0 && st.book.symbol[0] &&
+                strncmp(st.book.symbol, symbol, strlen(symbol)) == 0)
+                found = (int)by_symbol[k];
+        }
+        if (found < 0) {
+            missing++;
+            fprintf(stderr, "%s: not in the state table\n", symbol);
+            continue;
+        }
+        json_t *bids = json_object_get(inst, "bids"), *asks = json_object_get(inst, "asks");
+        ring_bad +=
+            compare_side(symbol, "ring bid", bids, books[found].s[0].l, books[found].s[0].n) != 0;
+        ring_bad +=
+            compare_side(symbol, "ring ask", asks, books[found].s[1].l, books[found].s[1].n) != 0;
+        state_bad += compare_side(symbol, "state bid", bids, st.bids, st.book.bid_levels) != 0;
+        state_bad += compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels) != 0;
+    }
+    printf("{\"events\":%lu,\"lost\":%lu,\"instruments\":%zu,\"missing\":%d,\"ring_mismatches\":%d,"
+           "\"state_mismatches\":%d,\"rx_packets\":%lu}\n",
+           events, lost, json_array_size(json_object_get(truth, "instruments")), missing, ring_bad,
+           state_bad, last_rx);
+    tp_bus_reader_close(&r);
+    json_decref(truth);
+    return missing || state_bad || (ring_bad && !lost) ? 1 : 0;
+}
