@@ -53,7 +53,11 @@ struct tp_ctl_ops {
      * at least "symbol" and "venue" (the socket filters them by the client's entitlements).
      */
     json_t *(*instruments)(void *ctx, const char *pattern, unsigned limit);
-    /* Book of one instrument ({"bids": [...], "asks": [...], ...}); NULL + reason if unknown. */
+    /*
+     * Book of one instrument, NULL + reason if unknown. Shape (tickplanectl renders it):
+     * {"venue": s, "symbol": s, "status": s (optional), "bids": [{"price9": i, "qty": i,
+     * "orders": i (optional)}, ...best first], "asks": [...]}; prices are int64 with exponent -9.
+     */
     json_t *(*book)(void *ctx, const char *venue, const char *symbol, unsigned depth, char *err,
                     size_t err_size);
     /* Re-read and apply the config; returns {"ok": bool, "errors": [...], "changes": {...}}. */

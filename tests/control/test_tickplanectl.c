@@ -1,0 +1,286 @@
+/*
+ * tickplanectl end to end: the real binary against a control socket served in this process (with
+ * the fake daemon behind it), output and exit status checked; plus the renderer's exact text.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "fake_daemon.h"
+#include "render.h"
+#include "server.h"
+
+static char dir[64], sock_path[128];
+static struct tp_config *cfg;
+static struct tp_ctl_server *srv;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&daemon_state, 0, sizeof(daemon_state));
+    strcpy(dir, "/tmp/tp-ctl-cli-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(sock_path, sizeof(sock_path), "%s/ctl.sock", dir);
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"eal\": {\"lcores\": \"0-1\"},"
+             " \"ports\": [{\"name\": \"p0\", \"vdev\": \"net_null0\"}],"
+             " \"lcores\": [{\"lcore\": 1, \"poll\": [{\"port\": \"p0\"}], \"channels\": [\"c\", "
+             "\"n\"]}],"
+             " \"channels\": [{\"name\": \"c\", \"protocol\": \"mdp3\","
+             "   \"lines\": {\"a\": {\"group\": \"224.0.31.1\", \"port\": 1}}},"
+             "  {\"name\": \"n\", \"protocol\": \"itch\","
+             "   \"lines\": {\"a\": {\"group\": \"224.0.31.2\", \"port\": 1}}}],"
+             " \"control\": {\"socket\": \"%s\"}}",
+             sock_path);
+    cfg = malloc(sizeof(*cfg));
+    struct tp_config_errors errs;
+    assert_int_equal(tp_config_load_string(json, NULL, cfg, &errs), 0);
+    assert_int_equal(tp_ctl_server_open(&srv, cfg, &fake_ops), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tp_ctl_server_close(srv);
+    free(cfg);
+    rmdir(dir);
+    return 0;
+}
+
+struct run {
+    int status;
+    char out[65536];
+    char err[4096];
+};
+
+static void drain(int fd, char *buf, size_t size, size_t *len)
+{
+    for (;;) {
+        ssize_t n = read(fd, buf + *len, size - 1 - *len);
+        if (n <= 0)
+            break;
+        *len += (size_t)n;
+    }
+    buf[*len] = '\0';
+}
+
+/*
+ * Run tickplanectl -s SOCKET args..., serving the socket meanwhile. If interrupt_when is given,
+ * SIGINT is sent once it returns true.
+ */
+static void run_ctl(struct run *r, bool (*interrupt_when)(void), ...)
+{
+    char *argv[16] = {TP_TICKPLANECTL, "-s", sock_path};
+    int argc = 3;
+    va_list ap;
+    va_start(ap, interrupt_when);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 15;)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    int out[2], err[2];
+    assert_int_equal(pipe(out), 0);
+    assert_int_equal(pipe(err), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(out[1], STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    size_t olen = 0, elen = 0;
+    bool interrupted = false;
+    r->status = -1;
+    for (int i = 0; i < 5000; i++) {
+        tp_ctl_server_poll(srv, 1);
+        drain(out[0], r->out, sizeof(r->out), &olen);
+        drain(err[0], r->err, sizeof(r->err), &elen);
+        if (interrupt_when != NULL && !interrupted && interrupt_when()) {
+            kill(pid, SIGINT);
+            interrupted = true;
+        }
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+            break;
+        }
+    }
+    drain(out[0], r->out, sizeof(r->out), &olen);
+    drain(err[0], r->err, sizeof(r->err), &elen);
+    close(out[0]);
+    close(err[0]);
+}
+
+static void test_status_and_metrics(void **state)
+{
+    (void)state;
+    static struct run r;
+    run_ctl(&r, NULL, "status", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"daemon\": \"fake\""));
+    assert_non_null(strstr(r.out, "\"control\": {"));
+    run_ctl(&r, NULL, "metrics", NULL);
+    assert_int_equal(r.status, 0);
+    assert_true(strncmp(r.out, "tp_up 1\n", 8) == 0);
+}
+
+static void test_book(void **state)
+{
+    (void)state;
+    static struct run r;
+    run_ctl(&r, NULL, "book", "ESZ6", "--venue", "CME", "--depth", "5", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "ESZ6 (CME)\n"
+                               "   BID QTY            BID | ASK               ASK QTY\n"
+                               "        10        4500.25 | 4500.5                  7\n");
+    run_ctl(&r, NULL, "book", "XX", "--venue", "CME", NULL);
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, "tickplanectl: unknown instrument XX\n");
+}
+
+static void test_instruments_reload_raw(void **state)
+{
+    (void)state;
+    static struct run r;
+    run_ctl(&r, NULL, "instruments", "*Z6", NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "CME      ESZ6\nCME      NQZ6\n");
+    run_ctl(&r, NULL, "reload", NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(daemon_state.reloads, 1);
+    run_ctl(&r, NULL, "raw", "{\"cmd\":\"nope\",\"id\":3}", NULL);
+    assert_int_equal(r.status, 1);
+    assert_true(strncmp(r.out, "{\"id\":3,\"ok\":false,\"error\":\"unknown cmd \\\"nope\\\"", 47) ==
+                0);
+}
+
+static void test_top_once(void **state)
+{
+    (void)state;
+    static struct run r;
+    run_ctl(&r, NULL, "top", "--once", "--venue", "CME", NULL);
+    assert_int_equal(r.status, 0);
+    /* Skip the first line (it has the time). */
+    const char *rest = strchr(r.out, '\n');
+    assert_non_null(rest);
+    assert_true(strncmp(r.out, "tickplane top of book  ", 23) == 0);
+    assert_non_null(strstr(r.out, "(3 instruments)"));
+    assert_string_equal(
+        rest + 1, "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY\n"
+                  "ESZ6         CME              10        4500.25         4500.5          7\n"
+                  "NQZ6         CME                              ?                          \n");
+}
+
+static bool subscribed(void)
+{
+    return daemon_state.n_cmds >= 1;
+}
+
+static void test_subscribe_holds_until_interrupted(void **state)
+{
+    (void)state;
+    static struct run r;
+    run_ctl(&r, subscribed, "subscribe", "ES*", "--topics", "top,trades", "--venue", "CME", NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(daemon_state.cmds[0].op, TP_CTL_SUBSCRIBE);
+    assert_int_equal(daemon_state.cmds[0].topics, TP_CFG_TOPIC_TOP | TP_CFG_TOPIC_TRADES);
+    assert_non_null(strstr(r.out, "\"instrument\": \"ES*\""));
+    /* The CLI left: the socket told the data plane to drop its subscriptions. */
+    for (int i = 0;
+         i < 100 && daemon_state.cmds[daemon_state.n_cmds - 1].op != TP_CTL_UNSUBSCRIBE_CLIENT; i++)
+        tp_ctl_server_poll(srv, 2);
+    assert_int_equal(daemon_state.cmds[daemon_state.n_cmds - 1].op, TP_CTL_UNSUBSCRIBE_CLIENT);
+}
+
+static void test_errors_and_check(void **state)
+{
+    (void)state;
+    static struct run r;
+    char *argv_bad[] = {TP_TICKPLANECTL, "-s", "/nonexistent/ctl.sock", "status", NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDERR_FILENO);
+        execv(argv_bad[0], argv_bad);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    assert_int_equal(WEXITSTATUS(status), 2);
+    run_ctl(&r, NULL, "check", TP_CONFIGS_DIR "/demo.json", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "valid (2 channels, 1 data lcores"));
+    run_ctl(&r, NULL, "frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "usage: tickplanectl"));
+}
+
+static void test_render_price9(void **state)
+{
+    (void)state;
+    char buf[32];
+    tp_render_price9(4500250000000, buf, sizeof(buf));
+    assert_string_equal(buf, "4500.25");
+    tp_render_price9(-500000000, buf, sizeof(buf));
+    assert_string_equal(buf, "-0.5");
+    tp_render_price9(0, buf, sizeof(buf));
+    assert_string_equal(buf, "0");
+    tp_render_price9(1, buf, sizeof(buf));
+    assert_string_equal(buf, "0.000000001");
+    tp_render_price9(INT64_MIN, buf, sizeof(buf));
+    assert_string_equal(buf, "-9223372036.854775808");
+}
+
+static void test_render_book_uneven_sides(void **state)
+{
+    (void)state;
+    json_t *book =
+        json_pack("{s:s, s:s, s:s, s:[{s:I,s:i},{s:I,s:i}], s:[]}", "symbol", "AAPL", "venue",
+                  "NASDAQ", "status", "halted", "bids", "price9", (json_int_t)190120000000, "qty",
+                  300, "price9", (json_int_t)190110000000, "qty", 100, "asks");
+    char text[1024] = "";
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    tp_render_book(f, book);
+    fclose(f);
+    json_decref(book);
+    assert_string_equal(text, "AAPL (NASDAQ) halted\n"
+                              "   BID QTY            BID | ASK               ASK QTY\n"
+                              "       300         190.12 |                          \n"
+                              "       100         190.11 |                          \n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_status_and_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_book, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_instruments_reload_raw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_top_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscribe_holds_until_interrupted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors_and_check, setup, teardown),
+        cmocka_unit_test(test_render_price9),
+        cmocka_unit_test(test_render_book_uneven_sides),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

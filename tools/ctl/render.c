@@ -1,0 +1,67 @@
+/* Terminal rendering of books: see render.h. */
+#include "render.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+void tp_render_price9(int64_t price9, char *out, size_t size)
+{
+    /* Work in unsigned magnitude so INT64_MIN is fine too. */
+    uint64_t mag = price9 < 0 ? (uint64_t)0 - (uint64_t)price9 : (uint64_t)price9;
+    uint64_t whole = mag / 1000000000u, frac = mag % 1000000000u;
+    char digits[16] = "";
+    if (frac != 0) {
+        snprintf(digits, sizeof(digits), ".%09" PRIu64, frac);
+        size_t n = strlen(digits);
+        while (digits[n - 1] == '0')
+            digits[--n] = '\0';
+    }
+    snprintf(out, size, "%s%" PRIu64 "%s", price9 < 0 ? "-" : "", whole, digits);
+}
+
+/* One side's level i as (qty, price) strings; blanks if the side is shorter. */
+static void level(const json_t *side, size_t i, char *qty, char *price, size_t size)
+{
+    const json_t *lv = json_array_get(side, i);
+    qty[0] = price[0] = '\0';
+    if (!json_is_object(lv))
+        return;
+    snprintf(qty, size, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(lv, "qty")));
+    tp_render_price9(json_integer_value(json_object_get(lv, "price9")), price, size);
+}
+
+void tp_render_book(FILE *out, const json_t *book)
+{
+    const json_t *bids = json_object_get(book, "bids"), *asks = json_object_get(book, "asks");
+    const char *status = json_string_value(json_object_get(book, "status"));
+    fprintf(out, "%s (%s)%s%s\n", json_string_value(json_object_get(book, "symbol")),
+            json_string_value(json_object_get(book, "venue")), status ? " " : "",
+            status ? status : "");
+    fprintf(out, "%10s %14s | %-14s %10s\n", "BID QTY", "BID", "ASK", "ASK QTY");
+    size_t rows = json_array_size(bids) > json_array_size(asks) ? json_array_size(bids)
+                                                                : json_array_size(asks);
+    for (size_t i = 0; i < rows; i++) {
+        char bq[32], bp[32], aq[32], ap[32];
+        level(bids, i, bq, bp, sizeof(bq));
+        level(asks, i, aq, ap, sizeof(aq));
+        fprintf(out, "%10s %14s | %-14s %10s\n", bq, bp, ap, aq);
+    }
+    if (rows == 0)
+        fprintf(out, "%10s %14s | %-14s %10s\n", "", "(empty)", "(empty)", "");
+}
+
+void tp_render_top_header(FILE *out)
+{
+    fprintf(out, "%-12s %-8s %10s %14s %14s %10s\n", "SYMBOL", "VENUE", "BID QTY", "BID", "ASK",
+            "ASK QTY");
+}
+
+void tp_render_top_row(FILE *out, const char *venue, const char *symbol, const json_t *book)
+{
+    char bq[32], bp[32], aq[32], ap[32];
+    level(json_object_get(book, "bids"), 0, bq, bp, sizeof(bq));
+    level(json_object_get(book, "asks"), 0, aq, ap, sizeof(aq));
+    if (book == NULL)
+        strcpy(bp, "?");
+    fprintf(out, "%-12s %-8s %10s %14s %14s %10s\n", symbol, venue, bq, bp, ap, aq);
+}

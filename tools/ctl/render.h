@@ -1,0 +1,23 @@
+/*
+ * Terminal rendering for tickplanectl: prices (int64, exponent -9) as decimals, one instrument's
+ * book side by side, and top-of-book rows for the live screen. Pure functions of the JSON the
+ * daemon returns, so tests can check the exact text.
+ */
+#ifndef TP_CTL_RENDER_H
+#define TP_CTL_RENDER_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* 4500250000000 -> "4500.25"; -500000000 -> "-0.5"; 0 -> "0". */
+void tp_render_price9(int64_t price9, char *out, size_t size);
+
+/* The book object ({"symbol", "venue", "status", "bids": [...], "asks": [...]}). */
+void tp_render_book(FILE *out, const json_t *book);
+
+/* Header and one row of the top-of-book screen (book of depth 1, or NULL + symbol if missing). */
+void tp_render_top_header(FILE *out);
+void tp_render_top_row(FILE *out, const char *venue, const char *symbol, const json_t *book);
+
+#endif /* TP_CTL_RENDER_H */
