@@ -118,15 +118,20 @@ static void build_mdp3(struct packets *p)
     }
 }
 
-/* Decodes one packet: every message, every field; returns the checksum. */
+/*
+ * Decodes one packet: every message, every field; returns the checksum. Each field has its own
+ * accumulator: one running sum would chain every add after the previous one and measure adder
+ * latency instead of decoding.
+ */
 static uint64_t decode_mdp3_packet(const uint8_t *pkt, size_t len, size_t *messages)
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;
-    uint64_t sum = 0;
+    uint64_t root = 0, px = 0, size = 0, security = 0, rpt_seq = 0, orders = 0, level = 0,
+             action = 0, type = 0;
+    size_t count = 0;
     if (tp_mdp3_packet_init(&p, pkt, len) < 0)
         abort();
-    sum += p.seq + p.sending_time;
     while (tp_mdp3_packet_next(&p, &msg) == 1) {
         struct mktdata_md_incremental_refresh_book46 m = {0};
         struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
@@ -136,29 +141,32 @@ static uint64_t decode_mdp3_packet(const uint8_t *pkt, size_t len, size_t *messa
                 &m, msg.body, msg.body_len, msg.block_length, msg.version) < 0 ||
             mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
             abort();
-        sum += mktdata_md_incremental_refresh_book46_transact_time(&m);
-        sum += mktdata_md_incremental_refresh_book46_match_event_indicator(&m);
+        root += mktdata_md_incremental_refresh_book46_transact_time(&m) +
+                mktdata_md_incremental_refresh_book46_match_event_indicator(&m);
         while (g.index < g.count) {
             if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
                 abort();
-            sum +=
+            px +=
                 (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(
                     &g);
-            sum += (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_size(&g);
-            sum += (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g);
-            sum += mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g);
-            sum +=
+            size += (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_size(&g);
+            security +=
+                (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g);
+            rpt_seq += mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g);
+            orders +=
                 (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_number_of_orders(&g);
-            sum += mktdata_md_incremental_refresh_book46_no_md_entries_md_price_level(&g);
-            sum += mktdata_md_incremental_refresh_book46_no_md_entries_md_update_action(&g);
-            sum += (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g);
+            level += mktdata_md_incremental_refresh_book46_no_md_entries_md_price_level(&g);
+            action += mktdata_md_incremental_refresh_book46_no_md_entries_md_update_action(&g);
+            type += (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g);
         }
         if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
             abort();
-        sum += o.count;
-        (*messages)++;
+        root += o.count;
+        count++;
     }
-    return sum;
+    *messages += count;
+    return p.seq + p.sending_time + root + px + size + security + rpt_seq + orders + level +
+           action + type;
 }
 
 /* ---- ITCH -------------------------------------------------------------------------- */
@@ -194,22 +202,26 @@ static uint64_t decode_itch_packet(const uint8_t *pkt, size_t len, size_t *messa
     struct tp_mold_packet p;
     const uint8_t *m;
     uint16_t mlen;
-    uint64_t sum = 0;
+    uint64_t header = 0, ref = 0, side = 0, shares = 0, stock = 0, price = 0;
+    size_t count = 0;
     if (tp_mold_parse(&p, pkt, len) != TP_MOLD_MESSAGES)
         abort();
-    sum += p.sequence;
     while (tp_mold_next(&p, &m, &mlen) == 1) {
         if (tp_itch_check(m, mlen) != TP_ITCH_ADD_ORDER)
             abort();
-        uint64_t stock;
-        memcpy(&stock, tp_itch_add_order_stock(m), sizeof(stock));
-        sum += tp_itch_add_order_stock_locate(m) + tp_itch_add_order_tracking_number(m);
-        sum += tp_itch_add_order_timestamp(m) + tp_itch_add_order_order_ref(m);
-        sum += (uint64_t)tp_itch_add_order_side(m) + tp_itch_add_order_shares(m) + stock;
-        sum += (uint64_t)tp_itch_add_order_price_p9(m);
-        (*messages)++;
+        uint64_t symbol;
+        memcpy(&symbol, tp_itch_add_order_stock(m), sizeof(symbol));
+        header += tp_itch_add_order_stock_locate(m) + tp_itch_add_order_tracking_number(m) +
+                  tp_itch_add_order_timestamp(m);
+        ref += tp_itch_add_order_order_ref(m);
+        side += (uint64_t)tp_itch_add_order_side(m);
+        shares += tp_itch_add_order_shares(m);
+        stock += symbol;
+        price += (uint64_t)tp_itch_add_order_price_p9(m);
+        count++;
     }
-    return sum;
+    *messages += count;
+    return p.sequence + header + ref + side + shares + stock + price;
 }
 
 /* ---- Ethernet / IPv4 / UDP ------------------------------------------------------------ */
