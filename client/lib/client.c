@@ -298,13 +298,23 @@ static int valid_topics(const struct tp_client *c, uint32_t topics)
     return topics != 0 && (topics & ~allowed) == 0;
 }
 
-int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
+/* 0, -EINVAL (no or unknown topics) or -ERANGE (an id out of range): checked before any change. */
+static int check_request(const struct tp_client *c, const uint32_t *ids, size_t n_ids,
+                         uint32_t topics)
 {
     if (!valid_topics(c, topics))
         return -EINVAL;
     for (size_t i = 0; ids != NULL && i < n_ids; i++)
         if (ids[i] >= c->instruments)
             return -ERANGE;
+    return 0;
+}
+
+int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
+{
+    int rc = check_request(c, ids, n_ids, topics);
+    if (rc != 0)
+        return rc;
     if (ids == NULL)
         c->all_interest |= topics;
     for (size_t i = 0; ids != NULL && i < n_ids; i++)
@@ -320,11 +330,9 @@ int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_
 
 int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
 {
-    if (!valid_topics(c, topics))
-        return -EINVAL;
-    for (size_t i = 0; ids != NULL && i < n_ids; i++)
-        if (ids[i] >= c->instruments)
-            return -ERANGE;
+    int rc = check_request(c, ids, n_ids, topics);
+    if (rc != 0)
+        return rc;
     if (ids == NULL) {
         c->all_interest &= ~topics;
         for (uint32_t id = 0; id < c->instruments; id++)

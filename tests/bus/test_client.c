@@ -19,6 +19,7 @@
 
 #include "bus/bus.h"
 #include "tickplane/tickplane.h"
+#include "tmpdir.h"
 #include "tpout_sbe.h"
 
 #define INSTRUMENTS 4
@@ -40,16 +41,13 @@ struct writer {
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-client-XXXXXX");
-    return mkdtemp(dir) == NULL ? -1 : 0;
+    return tmpdir_make(dir, sizeof(dir), "client");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static void writer_open(struct writer *w, const char *instance, uint64_t ring_bytes)

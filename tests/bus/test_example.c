@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "bus/bus.h"
+#include "tmpdir.h"
 #include "tpout_sbe.h"
 
 static const char *example;
@@ -60,8 +61,7 @@ static int reader_attached(void)
 static void test_example_prints_top_of_book(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-example-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    assert_int_equal(tmpdir_make(dir, sizeof(dir), "example"), 0);
     char err[256];
     struct tp_bus_writer w;
     struct tp_bus_params p = {.instance = "demo",
@@ -118,9 +118,7 @@ static void test_example_prints_top_of_book(void **state)
     assert_non_null(
         strstr(out, "summary: stopped by writer closed; records 3, delivered 1, filtered 1"));
     assert_non_null(strstr(out, "top changes 1, trades 0"));
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int main(int argc, char **argv)

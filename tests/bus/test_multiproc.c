@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "bus/bus.h"
+#include "tmpdir.h"
 
 #define MAX_READERS 4
 #define INSTRUMENTS 8
@@ -43,17 +44,14 @@ static struct control *ctl;
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-mp-XXXXXX");
     ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    return mkdtemp(dir) == NULL || ctl == MAP_FAILED ? -1 : 0;
+    return ctl == MAP_FAILED ? -1 : tmpdir_make(dir, sizeof(dir), "mp");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static int reset(void **state)

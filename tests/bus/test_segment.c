@@ -16,22 +16,20 @@
 
 #include "bus/bus.h"
 #include "bus/segment.h"
+#include "tmpdir.h"
 
 static char dir[64];
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof(dir), "/dev/shm/tp-test-seg-XXXXXX");
-    return mkdtemp(dir) == NULL ? -1 : 0;
+    return tmpdir_make(dir, sizeof(dir), "seg");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd);
+    return tmpdir_remove(dir);
 }
 
 static void create_live(struct tp_seg *seg, const char *part, uint32_t kind, mode_t mode)
