@@ -1,6 +1,8 @@
 /* Shared simulator test helpers (see sim_test_util.h). */
 #include "sim_test_util.h"
 
+#include "packet.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,21 @@ void mem_sink_free(struct mem_sink *s)
 {
     free(s->buf);
     memset(s, 0, sizeof(*s));
+}
+
+int capture_packet(void *ctx, const struct tp_sim_packet *p)
+{
+    struct captured *c = ctx;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        struct tp_sim_packet *grown = realloc(c->p, cap * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        c->p = grown;
+        c->cap = cap;
+    }
+    c->p[c->n++] = *p;
+    return 0;
 }
 
 void temp_path(char *out, size_t cap, const char *suffix)

@@ -19,6 +19,16 @@ struct mem_sink {
 int mem_sink_message(void *ctx, const uint8_t *msg, size_t len, uint64_t time_ns);
 void mem_sink_free(struct mem_sink *s);
 
+/* Packets kept in the order a sink receives them. */
+struct tp_sim_packet;
+struct captured {
+    struct tp_sim_packet *p;
+    size_t n, cap;
+};
+
+/* A tp_sim_packet_sink callback (ctx: struct captured); free c->p when done. */
+int capture_packet(void *ctx, const struct tp_sim_packet *p);
+
 /* A fresh path under /tmp (unique per process and call). */
 void temp_path(char *out, size_t cap, const char *suffix);
 

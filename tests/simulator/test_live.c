@@ -23,13 +23,13 @@
 #include "itch_feed.h"
 #include "live_out.h"
 #include "mold_out.h"
+#include "sim_test_util.h"
 
 #define GROUP_A 0xefff0a01u /* 239.255.10.1 */
 #define GROUP_B 0xefff0a02u /* 239.255.10.2 */
 
 struct recorded {
-    struct tp_sim_packet *p;
-    size_t n, cap;
+    struct captured packets;
     struct tp_sim_live_out *live;
 };
 
@@ -37,13 +37,8 @@ struct recorded {
 static int record_and_send(void *ctx, const struct tp_sim_packet *p)
 {
     struct recorded *r = ctx;
-    if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 256;
-        r->p = realloc(r->p, r->cap * sizeof(*r->p));
-        assert_non_null(r->p);
-    }
-    r->p[r->n++] = *p;
-    return tp_sim_live_packet(r->live, p);
+    int rc = capture_packet(&r->packets, p);
+    return rc < 0 ? rc : tp_sim_live_packet(r->live, p);
 }
 
 static int faults_packet(void *ctx, const struct tp_sim_packet *p)
@@ -117,26 +112,26 @@ static void test_live_multicast_on_loopback(void **state)
     assert_int_equal(tp_sim_faults_finish(&faults), 0);
     uint64_t elapsed = now_ns() - start;
 
-    assert_true(rec.n > 100);
-    assert_int_equal(live.sent, rec.n);
+    assert_true(rec.packets.n > 100);
+    assert_int_equal(live.sent, rec.packets.n);
     assert_int_equal(live.errors, 0);
     /* 4000 packets/s: n packets take at least (n - 1) / 4000 s. */
-    assert_true(elapsed >= (rec.n - 1) * 250000ULL * 9 / 10);
+    assert_true(elapsed >= (rec.packets.n - 1) * 250000ULL * 9 / 10);
 
     uint8_t buf[2048];
     size_t got[2] = {0, 0};
-    for (size_t i = 0; i < rec.n; i++) {
-        int line = rec.p[i].line;
+    for (size_t i = 0; i < rec.packets.n; i++) {
+        int line = rec.packets.p[i].line;
         ssize_t n = recv(line == 0 ? fd_a : fd_b, buf, sizeof(buf), 0);
-        assert_int_equal(n, rec.p[i].len);
-        assert_memory_equal(buf, rec.p[i].data, rec.p[i].len);
+        assert_int_equal(n, rec.packets.p[i].len);
+        assert_memory_equal(buf, rec.packets.p[i].data, rec.packets.p[i].len);
         got[line]++;
     }
     assert_int_equal(got[0], got[1]);
     tp_sim_faults_free(&faults);
     tp_sim_live_close(&live);
     tp_sim_model_free(&m);
-    free(rec.p);
+    free(rec.packets.p);
     close(fd_a);
     close(fd_b);
 }

@@ -23,23 +23,6 @@
 
 #define INSTRUMENTS 40
 
-struct captured {
-    struct tp_sim_packet *p;
-    size_t n, cap;
-};
-
-static int capture(void *ctx, const struct tp_sim_packet *p)
-{
-    struct captured *c = ctx;
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 4096;
-        c->p = realloc(c->p, c->cap * sizeof(*c->p));
-        assert_non_null(c->p);
-    }
-    c->p[c->n++] = *p;
-    return 0;
-}
-
 static void generate(uint64_t seed, uint64_t events, uint64_t reset_at, struct captured *c,
                      struct tp_sim_model *m, struct tp_sim_mdp3_feed *f)
 {
@@ -55,10 +38,30 @@ static void generate(uint64_t seed, uint64_t events, uint64_t reset_at, struct c
     mp.snapshot_batch = 5;
     mp.definition_every = 100;
     mp.reset_at_message = reset_at;
-    struct tp_sim_packet_sink sink = {.packet = capture, .ctx = c};
+    struct tp_sim_packet_sink sink = {.packet = capture_packet, .ctx = c};
     memset(c, 0, sizeof(*c));
     assert_int_equal(tp_sim_mdp3_init(f, m, &mp, &sink), 0);
     assert_int_equal(tp_sim_mdp3_run(f, events), 0);
+}
+
+/*
+ * Replays the captured packets, checks that the replay met no inconsistency and that its levels
+ * and orders equal the model's truth file; returns the replay for further checks.
+ */
+static struct replay *replay_against_truth(const struct captured *c, const struct tp_sim_model *m)
+{
+    char path[256];
+    temp_path(path, sizeof(path), ".json");
+    assert_int_equal(tp_sim_truth_write(m, DEPTH, path), 0);
+    struct replay *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    replay_all(c->p, c->n, r, INSTRUMENTS, m->next_order_id);
+    assert_int_equal(r->errors, 0);
+    assert_int_equal(r->mbo.errors, 0);
+    check_mbp_truth(r, path);
+    assert_int_equal(ref_compare_truth(&r->mbo, path, DEPTH), 0);
+    unlink(path);
+    return r;
 }
 
 static void test_replay_equals_truth(void **state)
@@ -68,16 +71,7 @@ static void test_replay_equals_truth(void **state)
     struct tp_sim_model m;
     struct tp_sim_mdp3_feed f;
     generate(5, 30000, 0, &c, &m, &f);
-    char path[256];
-    temp_path(path, sizeof(path), ".json");
-    assert_int_equal(tp_sim_truth_write(&m, DEPTH, path), 0);
-
-    struct replay *r = calloc(1, sizeof(*r));
-    replay_all(c.p, c.n, r, INSTRUMENTS, m.next_order_id);
-    assert_int_equal(r->errors, 0);
-    assert_int_equal(r->mbo.errors, 0);
-    check_mbp_truth(r, path);
-    assert_int_equal(ref_compare_truth(&r->mbo, path, DEPTH), 0);
+    struct replay *r = replay_against_truth(&c, &m);
 
     /* Every update action and message kind was exercised. */
     for (int a = 0; a < 6; a++)
@@ -102,7 +96,6 @@ static void test_replay_equals_truth(void **state)
             incr_msgs += r->templates[t];
     assert_true(incr_msgs > 2 * incr);
 
-    unlink(path);
     replay_free(r);
     free(r);
     free(c.p);
@@ -117,17 +110,9 @@ static void test_channel_reset(void **state)
     struct tp_sim_model m;
     struct tp_sim_mdp3_feed f;
     generate(6, 12000, 6000, &c, &m, &f);
-    char path[256];
-    temp_path(path, sizeof(path), ".json");
-    assert_int_equal(tp_sim_truth_write(&m, DEPTH, path), 0);
-    struct replay *r = calloc(1, sizeof(*r));
-    replay_all(c.p, c.n, r, INSTRUMENTS, m.next_order_id);
+    struct replay *r = replay_against_truth(&c, &m);
     assert_int_equal(r->resets, 1);
     assert_int_equal(f.channel_resets, 1);
-    assert_int_equal(r->errors, 0);
-    assert_int_equal(r->mbo.errors, 0);
-    check_mbp_truth(r, path);
-    assert_int_equal(ref_compare_truth(&r->mbo, path, DEPTH), 0);
     /* The reset packet restarted the sequence at 1, after a higher one. */
     int found = 0;
     for (size_t i = 1; i < c.n && !found; i++)
@@ -139,7 +124,6 @@ static void test_channel_reset(void **state)
             found = msg.template_id == 4;
         }
     assert_true(found);
-    unlink(path);
     replay_free(r);
     free(r);
     free(c.p);

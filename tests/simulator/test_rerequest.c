@@ -109,7 +109,7 @@ static void test_udp_loopback(void **state)
     struct tp_sim_rerequest_server srv;
     assert_int_equal(tp_sim_mold_store_init(&s, 2000, 1400), 0);
     fill(&s, 3000);
-    assert_int_equal(tp_sim_rerequest_open(&srv, &s, "127.0.0.1", 0), 0);
+    assert_int_equal(tp_sim_rerequest_open(&srv, &s, INADDR_LOOPBACK, 0), 0);
     uint16_t port = tp_sim_rerequest_port(&srv);
     assert_true(port != 0);
 

@@ -49,7 +49,7 @@ int tp_sim_endpoint_parse(const char *text, struct tp_sim_endpoint *ep)
     struct in_addr addr;
     char *end;
     unsigned long port = strtoul(colon + 1, &end, 10);
-    if (inet_pton(AF_INET, host, &addr) != 1 || *end != '\0' || port == 0 || port > 65535)
+    if (inet_pton(AF_INET, host, &addr) != 1 || *end != '\0' || port > 65535 || colon[1] == '\0')
         return -EINVAL;
     ep->group = ntohl(addr.s_addr);
     ep->port = (uint16_t)port;

@@ -30,7 +30,7 @@ enum tp_sim_venue {
 };
 
 void tp_sim_endpoints_default(struct tp_sim_endpoints *e, enum tp_sim_venue venue);
-/* Parses "A.B.C.D:PORT" into *ep (group and port); returns 0 or -EINVAL. */
+/* Parses "A.B.C.D:PORT" into *ep (group and port, port 0 allowed); returns 0 or -EINVAL. */
 int tp_sim_endpoint_parse(const char *text, struct tp_sim_endpoint *ep);
 
 #endif

@@ -173,7 +173,8 @@ static int parse_fault(const struct fault_flag *flag, const char *arg,
 static int set_endpoint(struct options *o, int stream, int line, const char *arg)
 {
     o->endpoints_set[stream][line] = 1;
-    return tp_sim_endpoint_parse(arg, &o->endpoint_override[stream][line]);
+    int rc = tp_sim_endpoint_parse(arg, &o->endpoint_override[stream][line]);
+    return rc == 0 && o->endpoint_override[stream][line].port == 0 ? -EINVAL : rc;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -429,19 +430,14 @@ static int itch_tee_message(void *ctx, const uint8_t *msg, size_t len, uint64_t 
 static int open_rerequest(const struct options *o, struct tp_sim_rerequest_server *srv,
                           struct tp_sim_mold_store *store)
 {
-    char host[64];
-    const char *colon = strrchr(o->rerequest_addr, ':');
-    uint64_t port;
-    if (colon == NULL || (size_t)(colon - o->rerequest_addr) >= sizeof(host) ||
-        parse_u64(colon + 1, &port) < 0 || port > 65535)
-        return -EINVAL;
-    memcpy(host, o->rerequest_addr, (size_t)(colon - o->rerequest_addr));
-    host[colon - o->rerequest_addr] = '\0';
-    int rc = tp_sim_mold_store_init(store, o->rerequest_window, 1400);
+    struct tp_sim_endpoint where;
+    int rc = tp_sim_endpoint_parse(o->rerequest_addr, &where);
     if (rc == 0)
-        rc = tp_sim_rerequest_open(srv, store, host, (uint16_t)port);
+        rc = tp_sim_mold_store_init(store, o->rerequest_window, 1400);
     if (rc == 0)
-        fprintf(stderr, "tickplane-sim: re-request server on %s:%u\n", host,
+        rc = tp_sim_rerequest_open(srv, store, where.group, where.port);
+    if (rc == 0)
+        fprintf(stderr, "tickplane-sim: re-request server on %s port %u\n", o->rerequest_addr,
                 tp_sim_rerequest_port(srv));
     return rc;
 }

@@ -80,11 +80,10 @@ size_t tp_sim_mold_store_answer(struct tp_sim_mold_store *s, const uint8_t *req,
 }
 
 int tp_sim_rerequest_open(struct tp_sim_rerequest_server *srv, struct tp_sim_mold_store *store,
-                          const char *host, uint16_t port)
+                          uint32_t addr_host, uint16_t port)
 {
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
-        return -EINVAL;
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(addr_host)};
     srv->store = store;
     srv->fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (srv->fd < 0)

@@ -59,9 +59,12 @@ struct tp_sim_rerequest_server {
     struct tp_sim_mold_store *store;
 };
 
-/* Binds host:port (port 0: any; see tp_sim_rerequest_port). Returns 0 or a negative errno. */
+/*
+ * Binds the IPv4 address addr (host order) and port (0: any; see tp_sim_rerequest_port).
+ * Returns 0 or a negative errno.
+ */
 int tp_sim_rerequest_open(struct tp_sim_rerequest_server *srv, struct tp_sim_mold_store *store,
-                          const char *host, uint16_t port);
+                          uint32_t addr, uint16_t port);
 uint16_t tp_sim_rerequest_port(const struct tp_sim_rerequest_server *srv);
 /*
  * Answers the requests that arrive within timeout_ms (0: only those already queued).
