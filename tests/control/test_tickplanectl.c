@@ -180,6 +180,8 @@ static void test_top_once(void **state)
     (void)state;
     static struct run r;
     run_ctl(&r, NULL, "top", "--once", "--venue", "CME", NULL);
+    if (r.status != 0)
+        fprintf(stderr, "stderr: %s\nstdout: %s\n", r.err, r.out);
     assert_int_equal(r.status, 0);
     /* Skip the first line (it has the time). */
     const char *rest = strchr(r.out, '\n');

@@ -219,8 +219,9 @@ static int cmd_top(struct tp_ctl_conn *conn, const struct options *o, const char
             if (o->venue != NULL && strcmp(o->venue, venue) != 0)
                 continue;
             char err[256];
-            json_t *r =
-                tp_ctl_call(conn, book_request(symbol, venue, 1), o->timeout_ms, err, sizeof(err));
+            json_t *req = book_request(symbol, venue, 1);
+            json_t *r = tp_ctl_call(conn, req, o->timeout_ms, err, sizeof(err));
+            json_decref(req);
             if (r == NULL) {
                 fprintf(stderr, "tickplanectl: %s\n", err);
                 json_decref(instruments);
