@@ -27,7 +27,9 @@ if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$top" --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
         --buildtype=debugoptimized
 fi
-# Only what gets installed (tests and benchmarks are not part of the package).
+# Only what gets installed (tests and benchmarks are not part of the package). Regenerate the
+# build first, so the list of targets knows about files added since the last configure.
+ninja -C "$build" build.ninja >/dev/null
 targets=$(meson introspect --targets "$build" | python3 -c '
 import json, os, sys
 print(" ".join(os.path.relpath(f, sys.argv[1]) for t in json.load(sys.stdin) if t["installed"]

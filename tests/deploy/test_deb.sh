@@ -18,7 +18,9 @@ done
 
 mkdir -p "$work/out"
 rm -f "$work/out"/*.deb
-deb=$(BUILD_DIR="$work/build" sh "$src/deploy/debian/build-deb.sh" "$work/out" | tail -n 1)
+BUILD_DIR="$work/build" sh "$src/deploy/debian/build-deb.sh" "$work/out" >"$work/build.log" 2>&1 ||
+    { tail -n 30 "$work/build.log"; fail "build-deb.sh failed"; }
+deb=$(tail -n 1 "$work/build.log")
 [ -f "$deb" ] || fail "no package built ($deb)"
 echo "built $deb"
 
