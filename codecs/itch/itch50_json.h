@@ -20,6 +20,9 @@
 
 #include "itch50.h"
 
+/* A buffer this big holds the JSON of any valid message (worst case, every alpha byte escaped). */
+#define TP_ITCH_JSON_MAX_LEN 1024
+
 struct tp_itch_field_info {
     const char *name;       /* specification name, snake case */
     enum tp_itch_kind kind; /* wire representation */

@@ -36,7 +36,7 @@ static void round_trip(const uint8_t *msg, uint16_t len)
 
 static void one_message(const uint8_t *msg, uint16_t len)
 {
-    char out[1024];
+    char out[TP_ITCH_JSON_MAX_LEN];
     int type = tp_itch_check(msg, len);
     int n = tp_itch_print_json(out, sizeof(out), msg, len);
     if (type < 0) {

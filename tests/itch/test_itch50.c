@@ -296,6 +296,26 @@ static void test_json_every_type_parses(void **state)
     }
 }
 
+/* TP_ITCH_JSON_MAX_LEN covers the worst case: escaped alpha bytes, maximal integers. */
+static void test_json_max_len_is_enough(void **state)
+{
+    (void)state;
+    size_t count;
+    const struct tp_itch_message_info *infos = tp_itch_message_infos(&count);
+    for (size_t t = 0; t < count; t++) {
+        uint8_t m[TP_ITCH_MAX_MESSAGE_LEN];
+        memset(m, 0x01, sizeof(m));
+        m[0] = (uint8_t)infos[t].type;
+        for (unsigned i = 0; i < infos[t].nfields; i++) {
+            const struct tp_itch_field_info *f = &infos[t].fields[i];
+            if (f->kind != TP_ITCH_KIND_CHAR && f->kind < TP_ITCH_KIND_ALPHA2)
+                memset(m + f->offset, 0xff, f->width);
+        }
+        int n = tp_itch_print_json(NULL, 0, m, infos[t].length);
+        assert_true(n > 0 && n < TP_ITCH_JSON_MAX_LEN);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_json_add_order_exact),
         cmocka_unit_test(test_json_price8_and_escaping),
         cmocka_unit_test(test_json_every_type_parses),
+        cmocka_unit_test(test_json_max_len_is_enough),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
