@@ -241,6 +241,33 @@ static void test_clean_pcap_exits_zero(void **state)
     assert_string_equal(slurp(err), "");
 }
 
+/* A capture cut inside its last record: the frames before it print, the cut is reported. */
+static void test_truncated_pcap(void **state)
+{
+    (void)state;
+    char pcap[512], out[512], err[512];
+    snprintf(pcap, sizeof(pcap), "%s/cut.pcap", dir);
+    snprintf(out, sizeof(out), "%s/out5", dir);
+    snprintf(err, sizeof(err), "%s/err5", dir);
+    make_pcap(pcap, 0);
+    FILE *f = fopen(pcap, "rb+");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    fclose(f);
+    assert_int_equal(truncate(pcap, size - 5), 0);
+    char args[1024];
+    snprintf(args, sizeof(args), "--map 224.0.28.20:14361=mdp3,233.54.12.111:26477=itch '%s'",
+             pcap);
+    assert_int_equal(run_dump(args, out, err), 1);
+    json_t *lines[16];
+    size_t n = load_lines(out, lines, 16);
+    assert_int_equal(n, 4); /* frames 1-3; frame 5 (unmapped) is the cut one */
+    for (size_t i = 0; i < n; i++)
+        json_decref(lines[i]);
+    assert_non_null(strstr(slurp(err), "frame 5 offset 0: "));
+}
+
 static void test_binaryfile(void **state)
 {
     (void)state;
@@ -302,9 +329,8 @@ int main(int argc, char **argv)
     if (mkdtemp(dir) == NULL)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pcap_with_map),
-        cmocka_unit_test(test_clean_pcap_exits_zero),
-        cmocka_unit_test(test_binaryfile),
+        cmocka_unit_test(test_pcap_with_map),  cmocka_unit_test(test_clean_pcap_exits_zero),
+        cmocka_unit_test(test_truncated_pcap), cmocka_unit_test(test_binaryfile),
         cmocka_unit_test(test_usage_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
