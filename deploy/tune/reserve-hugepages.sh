@@ -110,7 +110,10 @@ if [ -n "$config" ]; then
         echo "reserve-hugepages: $doctor could not read $config" >&2
         exit 2
     }
-    [ -n "$plan" ] || echo "reserve-hugepages: $config runs without hugepages: nothing to reserve"
+    if [ -z "$plan" ]; then
+        echo "reserve-hugepages: $config runs without hugepages: nothing to reserve"
+        exit 0
+    fi
     echo "$plan" | while read -r n want_mb; do
         [ -n "$n" ] || continue
         reserve "$n" "$want_mb"
