@@ -60,14 +60,18 @@ static inline uint16_t tp_mdp3_le16(const uint8_t *p)
 static inline int tp_mdp3_packet_init(struct tp_mdp3_packet *p, const void *data, size_t len)
 {
     const uint8_t *d = data;
-    if (len < TP_MDP3_PACKET_HEADER_LEN)
-        return -EBADMSG;
     p->data = d;
+    p->error_offset = 0;
+    if (len < TP_MDP3_PACKET_HEADER_LEN) {
+        p->len = p->pos = 0; /* no messages */
+        p->seq = 0;
+        p->sending_time = 0;
+        return -EBADMSG;
+    }
     p->len = len;
     p->seq = mktdata_load_u32(d);
     p->sending_time = mktdata_load_u64(d + 4);
     p->pos = TP_MDP3_PACKET_HEADER_LEN;
-    p->error_offset = 0;
     return 0;
 }
 

@@ -859,33 +859,40 @@ class Gen:
                '    uint16_t block_length; /* acting block length */',
                '    uint16_t version;      /* acting schema version */',
                '};', '')
-        self.w('static inline int %s_wrap_for_decode(struct %s *m, const void *buf, size_t len,' % (n, n),
+        lines = ['static inline int %s_wrap_for_decode(struct %s *m, const void *buf, size_t len,' % (n, n),
                '                                     uint16_t acting_block_length, uint16_t acting_version)',
                '{',
-               '    if (acting_block_length > len%s)' % (
-                   ' || acting_block_length < %d' % m.base_length() if m.base_length() else ''),
-               '        return -EBADMSG;',
                '    m->buf = (uint8_t *)(uintptr_t)buf;',
+               '    m->block = m->buf;',
+               '    m->version = acting_version;',
+               '    if (acting_block_length > len%s) {' % (
+                   ' || acting_block_length < %d' % m.base_length() if m.base_length() else ''),
+               '        m->len = m->pos = m->block_length = 0; /* nothing readable */',
+               '        return -EBADMSG;',
+               '    }',
                '    m->len = len;',
                '    m->pos = acting_block_length;',
-               '    m->block = m->buf;',
                '    m->block_length = acting_block_length;',
-               '    m->version = acting_version;',
                '    return 0;', '}', '',
                'static inline int %s_wrap_for_encode(struct %s *m, void *buf, size_t cap)' % (n, n), '{',
-               '    if (cap < %d)' % m.block_length if m.block_length else '    (void)cap;',
-               '        return -ENOSPC;' if m.block_length else '',
-               '    m->buf = buf;', '    m->len = cap;', '    m->pos = %d;' % m.block_length,
-               '    m->block = m->buf;', '    m->block_length = %d;' % m.block_length,
-               '    m->version = %d;' % self.s.version,
+               '    m->buf = buf;', '    m->block = m->buf;',
+               '    m->block_length = %d;' % m.block_length,
+               '    m->version = %d;' % self.s.version]
+        if m.block_length:
+            lines += ['    if (cap < %d) {' % m.block_length,
+                      '        m->len = m->pos = 0; /* nothing writable */',
+                      '        return -ENOSPC;', '    }']
+        lines += ['    m->len = cap;', '    m->pos = %d;' % m.block_length,
                '    memset(m->buf, 0, %d);' % m.block_length, '    return 0;', '}', '',
                '/* Writes the message header at buf, then wraps the body after it. */',
                'static inline int %s_wrap_and_apply_header(struct %s *m, void *buf, size_t cap)' % (n, n),
                '{',
                '    uint8_t *h = buf;',
-               '    if (cap < %s_MESSAGE_HEADER_ENCODED_LENGTH + %d)' % (P, m.block_length),
-               '        return -ENOSPC;',
-               '    memset(h, 0, %s_MESSAGE_HEADER_ENCODED_LENGTH);' % P)
+               '    if (cap < %s_MESSAGE_HEADER_ENCODED_LENGTH + %d) {' % (P, m.block_length),
+               '        (void)%s_wrap_for_encode(m, buf, 0); /* leaves m empty */' % n,
+               '        return -ENOSPC;', '    }',
+               '    memset(h, 0, %s_MESSAGE_HEADER_ENCODED_LENGTH);' % P]
+        self.w(*lines)
         hdr = '%s_%s' % (p, snake(self.s.header.name))
         self.w('    %s_set_block_length(h, %d);' % (hdr, m.block_length),
                '    %s_set_template_id(h, %d);' % (hdr, m.id),
@@ -955,18 +962,18 @@ class Gen:
                '    g->buf = parent->buf;', '    g->len = parent->len;',
                '    g->pos = %s;' % parent_pos,
                '    g->version = parent->version;', '    g->index = 0;',
-               '    g->block = NULL;', '    g->short_error = -EBADMSG;')
+               '    g->block = NULL;', '    g->short_error = -EBADMSG;',
+               '    g->count = 0; /* a refused group is empty */', '    g->block_length = 0;')
         if g.since > g.parent.since:
-            self.w('    if (parent->version < %d) {' % g.since,
-                   '        g->count = 0;', '        g->block_length = 0;',
-                   '        return 0;', '    }')
+            self.w('    if (parent->version < %d)' % g.since, '        return 0;')
         self.w('    if (g->len < %d || *g->pos > g->len - %d)' % (dim.size, dim.size),
                '        return -EBADMSG;',
                '    const uint8_t *d = g->buf + *g->pos;',
-               '    g->block_length = (uint16_t)%s_block_length(d);' % dn,
-               '    g->count = (uint32_t)%s_num_in_group(d);' % dn,
-               '    if (g->block_length < %d)' % g.base_length() if g.base_length() else '',
+               '    uint16_t block_length = (uint16_t)%s_block_length(d);' % dn,
+               '    if (block_length < %d)' % g.base_length() if g.base_length() else '',
                '        return -EBADMSG;' if g.base_length() else '',
+               '    g->block_length = block_length;',
+               '    g->count = (uint32_t)%s_num_in_group(d);' % dn,
                '    *g->pos += %d;' % dim.size,
                '    return 0;', '}', '',
                '/* count must not exceed %s. */' % max_count,
