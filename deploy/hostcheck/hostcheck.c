@@ -80,6 +80,18 @@ int tp_hostcheck_run_one(const char *name, const struct tp_hostcheck_params *par
     return -ENOENT;
 }
 
+/*
+ * Texts quote what the host's files say (governor, driver and clock names, ...). Anything but
+ * printable ASCII becomes '?', so a hostile or garbled file can neither send escape sequences
+ * to the operator's terminal nor make the JSON report invalid UTF-8.
+ */
+static void printable(char *text)
+{
+    for (unsigned char *c = (unsigned char *)text; *c; c++)
+        if (*c < 0x20 || *c > 0x7e)
+            *c = '?';
+}
+
 void tp_check_set(struct tp_check_result *result, enum tp_check_status status, const char *fmt, ...)
 {
     va_list ap;
@@ -88,6 +100,7 @@ void tp_check_set(struct tp_check_result *result, enum tp_check_status status, c
     va_start(ap, fmt);
     vsnprintf(result->detail, sizeof(result->detail), fmt, ap);
     va_end(ap);
+    printable(result->detail);
 }
 
 void tp_check_fix(struct tp_check_result *result, const char *fmt, ...)
@@ -97,6 +110,7 @@ void tp_check_fix(struct tp_check_result *result, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(result->fix, sizeof(result->fix), fmt, ap);
     va_end(ap);
+    printable(result->fix);
 }
 
 int tp_host_cpulist(struct tp_cpuset *set, const char *root, const char *path)

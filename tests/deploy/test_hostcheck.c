@@ -201,6 +201,31 @@ static void test_governor(void **state)
     assert_contains(expect(h, "cpu_governor", TP_CHECK_SKIP)->detail, "no cpufreq");
 }
 
+static void test_hostile_file_text_is_neutralised(void **state)
+{
+    struct host *h = *state;
+    struct tp_hostcheck_report report;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+    json_error_t err;
+    json_t *doc;
+
+    /* An escape sequence and a byte that is not UTF-8, quoted back in the detail text. */
+    fake_write(h->root, "/sys/devices/system/cpu/cpu3/cpufreq/scaling_governor",
+               "\x1b[2Jweird\xff\n");
+    assert_contains(expect(h, "cpu_governor", TP_CHECK_WARN)->detail, "(?[2Jweird?)");
+    tp_hostcheck_run(&h->params, &report);
+    out = open_memstream(&text, &len);
+    assert_int_equal(tp_hostcheck_print_json(out, &report), 0);
+    fclose(out);
+    doc = json_loads(text, 0, &err);
+    assert_non_null(doc);
+    assert_int_equal(json_array_size(json_object_get(doc, "checks")), TP_HOSTCHECK_NCHECKS);
+    json_decref(doc);
+    free(text);
+}
+
 /* ---- interrupts ---- */
 
 static void test_irqbalance(void **state)
@@ -395,6 +420,42 @@ static void test_memlock(void **state)
     expect(h, "memlock", TP_CHECK_SKIP);
 }
 
+static void test_hugepage_plan(void **state)
+{
+    struct host *h = *state;
+    unsigned nodes[4];
+    uint64_t mib[4];
+
+    /* Two ports on node 1 and one on node 0: one line per node, the whole need on each. */
+    fake_write(h->root, "/sys/bus/pci/devices/0000:3b:00.1/numa_node", "1\n");
+    fake_write(h->root, "/sys/bus/pci/devices/0000:af:00.0/numa_node", "0\n");
+    h->params.pci[1] = "0000:3b:00.1";
+    h->params.pci[2] = "0000:af:00.0";
+    h->params.n_pci = 3;
+    assert_int_equal(tp_hostcheck_hugepage_plan(&h->params, nodes, mib, 4), 2);
+    assert_int_equal(nodes[0], 1);
+    assert_int_equal(nodes[1], 0);
+    assert_int_equal(mib[0], 512);
+    assert_int_equal(mib[1], 512);
+    assert_int_equal(tp_hostcheck_hugepage_plan(&h->params, nodes, mib, 1), 1);
+
+    /* No port, or a port whose node is unknown: node 0; an unknown need: 1 GiB. */
+    h->params.n_pci = 0;
+    h->params.hugepage_bytes = 0;
+    assert_int_equal(tp_hostcheck_hugepage_plan(&h->params, nodes, mib, 4), 1);
+    assert_int_equal(nodes[0], 0);
+    assert_int_equal(mib[0], 1024);
+    fake_write(h->root, "/sys/bus/pci/devices/" FAKE_PCI "/numa_node", "-1\n");
+    h->params.n_pci = 1;
+    assert_int_equal(tp_hostcheck_hugepage_plan(&h->params, nodes, mib, 4), 1);
+    assert_int_equal(nodes[0], 0);
+
+    /* Without hugepages (eal.no_huge) nothing is reserved, and the check says so. */
+    h->params.no_hugepages = true;
+    assert_int_equal(tp_hostcheck_hugepage_plan(&h->params, nodes, mib, 4), 0);
+    assert_contains(expect(h, "hugepages", TP_CHECK_WARN)->detail, "eal.no_huge");
+}
+
 /* ---- ports ---- */
 
 static void set_driver(struct host *h, const char *driver)
@@ -516,6 +577,7 @@ int main(void)
         HOST_TEST(test_nohz_full),
         HOST_TEST(test_rcu_nocbs),
         HOST_TEST(test_governor),
+        HOST_TEST(test_hostile_file_text_is_neutralised),
         HOST_TEST(test_irqbalance),
         HOST_TEST(test_irq_affinity),
         HOST_TEST(test_watchdog),
@@ -528,6 +590,7 @@ int main(void)
         HOST_TEST(test_hugepages_too_few_or_unmounted_fails),
         HOST_TEST(test_hugepages_unknown_node_warns),
         HOST_TEST(test_memlock),
+        HOST_TEST(test_hugepage_plan),
         HOST_TEST(test_nic_driver),
         HOST_TEST(test_nic_worst_port_wins),
         HOST_TEST(test_numa_locality),
