@@ -229,14 +229,16 @@ static void symbol_insert(struct tp_instruments *r, uint32_t id)
     r->symbol_ids[i] = id + 1;
 }
 
-/* Copies the reference data of a definition into an instrument, keeping its id. */
+/* Copies the reference data of a definition into an instrument, keeping its id; symbol and
+ * group lose their padding. */
 static void instrument_store(struct tp_instrument *dst, const struct tp_instrument *def,
                              uint32_t id)
 {
     *dst = *def;
     dst->id = id;
-    dst->symbol[TP_SYMBOL_MAX - 1] = '\0';
-    dst->security_group[TP_SECURITY_GROUP_MAX - 1] = '\0';
+    tp_symbol_copy(dst->symbol, sizeof(dst->symbol), def->symbol, sizeof(def->symbol));
+    tp_symbol_copy(dst->security_group, sizeof(dst->security_group), def->security_group,
+                   sizeof(def->security_group));
 }
 
 int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def)

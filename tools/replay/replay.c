@@ -205,6 +205,9 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
         print_string(out, in->symbol);
         fprintf(out, ",\"locate\":%u,\"security_id\":%" PRId32 ",\"status\":\"%s\"",
                 in->itch_locate, in->security_id, status_name(bk->status));
+        if (in->venue == TP_VENUE_CME_MDP3)
+            fprintf(out, ",\"stale\":%s",
+                    tp_mdp3_feed_state(&r->mdp3, id)->stale ? "true" : "false");
         fprintf(out, ",\"volume\":%" PRId64 ",\"trades\":%" PRIu64 ",\"last_price9\":%" PRId64,
                 bk->volume, bk->trades, bk->last_price);
         if (bk->type & TP_BOOK_TYPE_MBP) {

@@ -1,0 +1,140 @@
+/*
+ * Instrument registry and filter: dense ids, lookups by SecurityID / locate / symbol, updates,
+ * renames, capacity, locate sessions, and the include/exclude rules.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "books_test_util.h"
+#include "tp_instrument_filter.h"
+
+static struct tp_instrument mdp3_def(int32_t secid, const char *symbol)
+{
+    struct tp_instrument d = {.venue = TP_VENUE_CME_MDP3, .security_id = secid};
+
+    snprintf(d.symbol, sizeof(d.symbol), "%s", symbol);
+    return d;
+}
+
+static void test_dense_ids_and_lookups(void **state)
+{
+    struct tp_instruments *r = test_registry(100, 1);
+    (void)state;
+
+    /* Many SecurityIDs, including ones that collide in a small table. */
+    for (int32_t i = 0; i < 100; i++) {
+        char sym[16];
+        snprintf(sym, sizeof(sym), "S%d", i);
+        struct tp_instrument d = mdp3_def(i * 256, sym);
+        assert_int_equal(tp_instruments_define(r, &d), i);
+    }
+    struct tp_instrument extra = mdp3_def(-5, "FULL");
+    assert_int_equal(tp_instruments_define(r, &extra), -ENOSPC);
+    for (int32_t i = 0; i < 100; i++) {
+        char sym[16];
+        snprintf(sym, sizeof(sym), "S%d", i);
+        assert_int_equal(tp_instruments_by_security_id(r, i * 256), i);
+        assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_CME_MDP3, sym, strlen(sym)), i);
+        assert_int_equal(tp_instruments_get(r, (uint32_t)i)->id, (uint32_t)i);
+    }
+    assert_int_equal(tp_instruments_by_security_id(r, 7), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_NASDAQ_ITCH, "S1", 2),
+                     TP_INSTRUMENT_NONE);
+    assert_null(tp_instruments_get(r, 100));
+    /* An update keeps the id; a rename moves the symbol lookup. */
+    struct tp_instrument upd = mdp3_def(256, "RENAMED");
+    upd.market_depth = 3;
+    assert_int_equal(tp_instruments_define(r, &upd), 1);
+    assert_int_equal(tp_instruments_get(r, 1)->market_depth, 3);
+    assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_CME_MDP3, "RENAMED", 7), 1);
+    assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_CME_MDP3, "S1", 2), TP_INSTRUMENT_NONE);
+    for (int32_t i = 2; i < 100; i++) {
+        char sym[16];
+        snprintf(sym, sizeof(sym), "S%d", i);
+        assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_CME_MDP3, sym, strlen(sym)), i);
+    }
+    free(r);
+}
+
+static void test_itch_locates_per_session(void **state)
+{
+    struct tp_instruments *r = test_registry(4, 2);
+    struct tp_instrument d = {.venue = TP_VENUE_NASDAQ_ITCH, .channel = 1, .itch_locate = 42};
+    (void)state;
+
+    memcpy(d.symbol, "AAPL    ", 8); /* space padded as on the wire */
+    assert_int_equal(tp_instruments_define(r, &d), 0);
+    assert_string_equal(tp_instruments_get(r, 0)->symbol, "AAPL");
+    assert_int_equal(tp_instruments_by_locate(r, 1, 42), 0);
+    assert_int_equal(tp_instruments_by_locate(r, 0, 42), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_instruments_by_locate(r, 2, 42), TP_INSTRUMENT_NONE); /* no such map */
+    assert_int_equal(tp_instruments_by_symbol(r, TP_VENUE_NASDAQ_ITCH, "AAPL    ", 8), 0);
+    /* The same symbol on the other channel is another instrument. */
+    d.channel = 0;
+    assert_int_equal(tp_instruments_define(r, &d), 1);
+    /* A new session forgets the locates, not the instruments. */
+    assert_int_equal(tp_instruments_reset_locates(r, 1), 0);
+    assert_int_equal(tp_instruments_by_locate(r, 1, 42), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_instruments_by_locate(r, 0, 42), 1);
+    d.channel = 1;
+    d.itch_locate = 43;
+    assert_int_equal(tp_instruments_define(r, &d), 0);
+    assert_int_equal(tp_instruments_by_locate(r, 1, 43), 0);
+    assert_int_equal(tp_instruments_reset_locates(r, 2), -EINVAL);
+    /* Malformed definitions. */
+    struct tp_instrument bad = {.venue = TP_VENUE_NASDAQ_ITCH, .channel = 5};
+    memcpy(bad.symbol, "X", 2);
+    assert_int_equal(tp_instruments_define(r, &bad), -EINVAL);
+    struct tp_instrument empty = {.venue = TP_VENUE_CME_MDP3};
+    assert_int_equal(tp_instruments_define(r, &empty), -EINVAL);
+    struct tp_instrument novenue = {.venue = 9};
+    memcpy(novenue.symbol, "X", 2);
+    assert_int_equal(tp_instruments_define(r, &novenue), -EINVAL);
+    free(r);
+}
+
+static void test_filter_rules(void **state)
+{
+    struct tp_instrument_filter f;
+    (void)state;
+
+    tp_instrument_filter_init(&f);
+    assert_true(tp_instrument_filter_match(&f, "anything", "G"));
+    assert_int_equal(tp_instrument_filter_parse(&f, "include:symbol:ES*"), 0);
+    assert_int_equal(tp_instrument_filter_parse(&f, "exclude:symbol:ES*-*"), 0);
+    assert_int_equal(tp_instrument_filter_parse(&f, "include:group:GE"), 0);
+    assert_true(tp_instrument_filter_match(&f, "ESZ6", "ES"));
+    assert_false(tp_instrument_filter_match(&f, "ESZ6-ESH7", "ES"));
+    assert_false(tp_instrument_filter_match(&f, "NQZ6", "NQ"));
+    assert_true(tp_instrument_filter_match(&f, "GEZ6", "GE"));
+    assert_int_equal(tp_instrument_filter_parse(&f, "maybe:symbol:X"), -EINVAL);
+    assert_int_equal(tp_instrument_filter_parse(&f, "include:price:X"), -EINVAL);
+    assert_int_equal(tp_instrument_filter_parse(&f, "include:symbol:"), -EINVAL);
+    assert_int_equal(tp_instrument_filter_add(&f, TP_FILTER_INCLUDE, TP_FILTER_SYMBOL,
+                                              "a-pattern-that-is-far-too-long-for-the-rule-buffer"),
+                     -EINVAL);
+    /* Exclude-only filters keep everything else. */
+    tp_instrument_filter_init(&f);
+    assert_int_equal(tp_instrument_filter_parse(&f, "exclude:group:Q?"), 0);
+    assert_false(tp_instrument_filter_match(&f, "X", "QA"));
+    assert_true(tp_instrument_filter_match(&f, "X", "Q"));
+    for (int i = 1; i < TP_FILTER_RULES_MAX; i++)
+        assert_int_equal(tp_instrument_filter_parse(&f, "exclude:symbol:Z"), 0);
+    assert_int_equal(tp_instrument_filter_parse(&f, "exclude:symbol:Z"), -ENOSPC);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dense_ids_and_lookups),
+        cmocka_unit_test(test_itch_locates_per_session),
+        cmocka_unit_test(test_filter_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

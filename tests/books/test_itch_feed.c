@@ -1,0 +1,274 @@
+/*
+ * ITCH feed handler on messages built with the codec's writers: stock directory (filter, locate
+ * binding, redefinition), trading action, every order message, trades, cross and imbalance
+ * statistics, the change records and end-of-event marks, unknown locates, malformed messages.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "books_test_util.h"
+#include "itch50.h"
+#include "tp_itch_feed.h"
+
+#define P4(x) ((uint32_t)((x)*10000.0 + 0.5)) /* Price(4) */
+#define PX(x) ((int64_t)P4(x) * 100000)       /* the same price in price9 */
+
+struct fixture {
+    struct tp_instruments *reg;
+    struct tp_books *books;
+    struct tp_instrument_filter filter;
+    struct tp_itch_feed feed;
+    struct tp_feed_info info;
+    uint32_t changes, events, instruments;
+    struct tp_book_change last[TP_BOOK_CHANGES_MAX];
+    uint32_t last_n;
+    uint8_t msg[TP_ITCH_MAX_MESSAGE_LEN];
+};
+
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct fixture *f = ctx;
+
+    (void)info;
+    f->changes += n;
+    f->last_n = n;
+    memcpy(f->last, c, n * sizeof(*c));
+}
+
+static void on_event(void *ctx, const struct tp_feed_info *info)
+{
+    (void)info;
+    ((struct fixture *)ctx)->events++;
+}
+
+static void on_instrument(void *ctx, uint32_t id)
+{
+    (void)id;
+    ((struct fixture *)ctx)->instruments++;
+}
+
+/* Encodes a message with the codec writer and hands it to the feed. */
+#define SEND(f, M, ...)                                                                            \
+    ({                                                                                             \
+        struct tp_itch_##M v_ = {__VA_ARGS__};                                                     \
+        int len_ = tp_itch_##M##_encode((f)->msg, sizeof((f)->msg), &v_);                          \
+        assert_true(len_ > 0);                                                                     \
+        tp_itch_feed_message(&(f)->feed, (f)->msg, (size_t)len_, &(f)->info);                      \
+    })
+
+static void directory(struct fixture *f, uint16_t locate, const char *symbol, char category)
+{
+    struct tp_itch_stock_directory v = {.stock_locate = locate, .market_category = category};
+
+    tp_itch_alpha_set(v.stock, sizeof(v.stock), symbol);
+    int len = tp_itch_stock_directory_encode(f->msg, sizeof(f->msg), &v);
+    assert_int_equal(tp_itch_feed_message(&f->feed, f->msg, (size_t)len, &f->info), 0);
+}
+
+static int add(struct fixture *f, uint16_t locate, uint64_t ref, char side, uint32_t shares,
+               double price)
+{
+    struct tp_itch_add_order v = {.stock_locate = locate,
+                                  .timestamp = 34200000000000ull,
+                                  .order_ref = ref,
+                                  .side = side,
+                                  .shares = shares,
+                                  .price = P4(price)};
+    tp_itch_alpha_set(v.stock, sizeof(v.stock), "X");
+    int len = tp_itch_add_order_encode(f->msg, sizeof(f->msg), &v);
+    return tp_itch_feed_message(&f->feed, f->msg, (size_t)len, &f->info);
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    struct tp_feed_sink sink = {
+        .ctx = f, .changes = on_changes, .end_of_event = on_event, .instrument = on_instrument};
+
+    f->reg = test_registry(4, 2);
+    f->books = test_books(4, 32, 8, 0, 0);
+    tp_instrument_filter_init(&f->filter);
+    assert_int_equal(tp_instrument_filter_parse(&f->filter, "exclude:symbol:ZZ*"), 0);
+    assert_int_equal(tp_itch_feed_init(&f->feed, f->reg, f->books, &f->filter, 1, &sink), 0);
+    directory(f, 7, "AAPL", 'Q');
+    directory(f, 9, "MSFT", 'Q');
+    directory(f, 11, "ZZTEST", 'Q');
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    free(f->reg);
+    free(f->books);
+    free(f);
+    return 0;
+}
+
+static void expect_best(struct fixture *f, uint32_t instr, enum tp_side side, double price,
+                        int64_t qty, uint32_t count)
+{
+    struct tp_level lv;
+
+    assert_int_equal(tp_books_level(f->books, instr, TP_BOOK_ORDERS, side, 1, &lv), 0);
+    assert_int_equal(lv.price, PX(price));
+    assert_int_equal(lv.qty, qty);
+    assert_int_equal(lv.count, count);
+}
+
+static void test_directory_filter_and_locates(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t aapl = tp_instruments_by_locate(f->reg, 1, 7);
+
+    assert_int_equal(f->feed.counters.definitions, 2);
+    assert_int_equal(f->feed.counters.filtered, 1);
+    assert_int_equal(f->instruments, 2);
+    assert_int_not_equal(aapl, TP_INSTRUMENT_NONE);
+    assert_string_equal(tp_instruments_get(f->reg, aapl)->symbol, "AAPL");
+    assert_string_equal(tp_instruments_get(f->reg, aapl)->security_group, "Q");
+    assert_int_equal(tp_instruments_by_locate(f->reg, 1, 11), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_instruments_by_locate(f->reg, 0, 7), TP_INSTRUMENT_NONE);
+    /* A redefinition (new session, new locate) keeps the id. */
+    directory(f, 8, "AAPL", 'Q');
+    assert_int_equal(tp_instruments_by_locate(f->reg, 1, 8), aapl);
+    assert_int_equal(tp_instruments_count(f->reg), 2);
+    /* Messages for the filtered stock are counted as unknown instruments. */
+    assert_int_equal(add(f, 11, 1, 'B', 100, 1.0), -ENOENT);
+    assert_int_equal(f->feed.counters.unknown_instrument, 1);
+}
+
+static void test_order_messages(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t aapl = tp_instruments_by_locate(f->reg, 1, 7);
+
+    f->events = 0;
+    assert_int_equal(add(f, 7, 100, 'B', 300, 187.5), 0);
+    assert_int_equal(f->events, 1);
+    assert_int_equal(f->last_n, 2);
+    assert_int_equal(f->last[0].order_id, 100);
+    assert_int_equal(f->info.venue_time, 34200000000000ull);
+    assert_int_equal(SEND(f, add_order_mpid, .stock_locate = 7, .order_ref = 101, .side = 'B',
+                          .shares = 200, .price = P4(187.5), .attribution = {'G', 'S', 'C', 'O'}),
+                     0);
+    expect_best(f, aapl, TP_SIDE_BID, 187.5, 500, 2);
+    assert_int_equal(add(f, 7, 102, 'S', 100, 187.6), 0);
+    /* E: executed at the order's price; the trade prints with the buyer as aggressor. */
+    assert_int_equal(SEND(f, order_executed, .stock_locate = 7, .order_ref = 102,
+                          .executed_shares = 40, .match_number = 5),
+                     0);
+    assert_int_equal(f->last_n, 3);
+    assert_int_equal(f->last[2].kind, TP_CHANGE_TRADE);
+    assert_int_equal(f->last[2].side, TP_SIDE_BID);
+    expect_best(f, aapl, TP_SIDE_ASK, 187.6, 60, 1);
+    /* C non-printable: the book changes, volume does not. */
+    assert_int_equal(SEND(f, order_executed_with_price, .stock_locate = 7, .order_ref = 102,
+                          .executed_shares = 10, .match_number = 6, .printable = 'N',
+                          .execution_price = P4(187.55)),
+                     0);
+    assert_int_equal(tp_books_get(f->books, aapl)->volume, 40);
+    /* C printable at another price. */
+    assert_int_equal(SEND(f, order_executed_with_price, .stock_locate = 7, .order_ref = 102,
+                          .executed_shares = 10, .match_number = 7, .printable = 'Y',
+                          .execution_price = P4(187.58)),
+                     0);
+    assert_int_equal(tp_books_get(f->books, aapl)->last_price, PX(187.58));
+    expect_best(f, aapl, TP_SIDE_ASK, 187.6, 40, 1);
+    /* X partial cancel, then U replace (new id, new price, same side). */
+    assert_int_equal(
+        SEND(f, order_cancel, .stock_locate = 7, .order_ref = 100, .cancelled_shares = 100), 0);
+    expect_best(f, aapl, TP_SIDE_BID, 187.5, 400, 2);
+    assert_int_equal(SEND(f, order_replace, .stock_locate = 7, .original_order_ref = 101,
+                          .new_order_ref = 103, .shares = 50, .price = P4(187.55)),
+                     0);
+    expect_best(f, aapl, TP_SIDE_BID, 187.55, 50, 1);
+    assert_int_equal(f->last_n, 4);
+    /* D delete; then delete of a missing order: counted, rejected. */
+    assert_int_equal(SEND(f, order_delete, .stock_locate = 7, .order_ref = 103), 0);
+    expect_best(f, aapl, TP_SIDE_BID, 187.5, 200, 1);
+    assert_int_equal(SEND(f, order_delete, .stock_locate = 7, .order_ref = 103), -ENOENT);
+    assert_int_equal(f->feed.counters.rejected, 1);
+    assert_int_equal(tp_books_get(f->books, aapl)->counters.unknown_order, 1);
+    /* Execution to zero removes the order and its level. */
+    assert_int_equal(SEND(f, order_executed, .stock_locate = 7, .order_ref = 102,
+                          .executed_shares = 40, .match_number = 8),
+                     0);
+    assert_int_equal(tp_books_levels(f->books, aapl, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
+    /* An order message for MSFT cannot touch AAPL's order. */
+    assert_int_equal(SEND(f, order_delete, .stock_locate = 9, .order_ref = 100), -ENOENT);
+    expect_best(f, aapl, TP_SIDE_BID, 187.5, 200, 1);
+}
+
+static void test_trades_status_statistics(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t msft = tp_instruments_by_locate(f->reg, 1, 9);
+    const struct tp_book *bk = tp_books_get(f->books, msft);
+
+    assert_int_equal(SEND(f, stock_trading_action, .stock_locate = 9, .trading_state = 'H'), 0);
+    assert_int_equal(bk->status, TP_STATUS_HALTED);
+    assert_int_equal(tp_instruments_get(f->reg, msft)->trading_status, TP_STATUS_HALTED);
+    assert_int_equal(SEND(f, stock_trading_action, .stock_locate = 9, .trading_state = 'T'), 0);
+    assert_int_equal(bk->status, TP_STATUS_OPEN);
+    assert_int_equal(SEND(f, trade, .stock_locate = 9, .side = 'B', .shares = 70,
+                          .price = P4(410.1), .match_number = 9),
+                     0);
+    assert_int_equal(f->last[0].side, TP_SIDE_ASK); /* the hidden buy order rested */
+    assert_int_equal(SEND(f, cross_trade, .stock_locate = 9, .shares = 1000, .cross_price = P4(410),
+                          .match_number = 10, .cross_type = 'O'),
+                     0);
+    assert_int_equal(bk->volume, 1070);
+    assert_int_equal(bk->trades, 2);
+    assert_true(bk->stats[TP_STAT_OPEN].present);
+    assert_int_equal(bk->stats[TP_STAT_OPEN].price, PX(410));
+    assert_int_equal(SEND(f, noii, .stock_locate = 9, .imbalance_shares = 500,
+                          .current_reference_price = P4(409.9)),
+                     0);
+    assert_int_equal(bk->stats[TP_STAT_IMBALANCE].qty, 500);
+    /* Market-wide and broken-trade messages are counted, not applied. */
+    assert_int_equal(SEND(f, system_event, .event_code = 'O'), 0);
+    assert_int_equal(SEND(f, broken_trade, .stock_locate = 9, .match_number = 9), 0);
+    assert_int_equal(f->feed.counters.broken_trades, 1);
+    assert_int_equal(bk->volume, 1070);
+}
+
+static void test_malformed_and_hostile(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t aapl = tp_instruments_by_locate(f->reg, 1, 7);
+
+    /* Wrong lengths and unknown types: counted, never read. */
+    assert_int_equal(SEND(f, order_delete, .stock_locate = 7, .order_ref = 1), -ENOENT);
+    assert_int_equal(tp_itch_feed_message(&f->feed, f->msg, 18, &f->info), -EBADMSG);
+    assert_int_equal(tp_itch_feed_message(&f->feed, f->msg, 0, &f->info), -EBADMSG);
+    f->msg[0] = '~';
+    assert_int_equal(tp_itch_feed_message(&f->feed, f->msg, 19, &f->info), -EBADMSG);
+    assert_int_equal(f->feed.counters.malformed, 3);
+    /* Zero shares, unknown side: the book refuses, the feed counts. */
+    assert_int_equal(add(f, 7, 1, 'B', 0, 1.0), -EINVAL);
+    assert_int_equal(add(f, 7, 2, '?', 10, 1.0), -EINVAL);
+    assert_int_equal(tp_books_get(f->books, aapl)->counters.bad_quantity, 1);
+    assert_int_equal(tp_books_get(f->books, aapl)->counters.bad_input, 1);
+    assert_int_equal(f->feed.counters.rejected, 3);
+    assert_int_equal(tp_books_live_orders(f->books), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_directory_filter_and_locates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trades_status_statistics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_and_hostile, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

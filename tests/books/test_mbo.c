@@ -1,0 +1,236 @@
+/*
+ * Order-level books through the API: aggregation, priority, modify, replace onto an existing
+ * level, execution to zero, capacity exhaustion per instrument, clear, and hostile input.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "books_test_util.h"
+#include "tp_mbo.h"
+
+#define PX(n) ((int64_t)((n)*1000000000.0))
+
+struct fixture {
+    struct tp_books *b;
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+
+    f->b = test_books(3, 8, 3, 0, 0); /* 8 live orders, 3 levels per side */
+    assert_non_null(f->b);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(tp_books_configure(f->b, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    free(f->b);
+    free(f);
+    return 0;
+}
+
+static void expect_level(struct tp_books *b, uint32_t instr, enum tp_side side, uint32_t index,
+                         int64_t price, int64_t qty, uint32_t count)
+{
+    struct tp_level lv;
+
+    assert_int_equal(tp_books_level(b, instr, TP_BOOK_ORDERS, side, index, &lv), 0);
+    assert_int_equal(lv.price, price);
+    assert_int_equal(lv.qty, qty);
+    assert_int_equal(lv.count, count);
+}
+
+static void test_add_aggregates_levels_best_first(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(10), 100, 1, f->c), 2);
+    assert_int_equal(f->c[0].kind, TP_CHANGE_ORDER);
+    assert_int_equal(f->c[0].action, TP_ORDER_ADD);
+    assert_int_equal(f->c[1].kind, TP_CHANGE_LEVEL);
+    assert_int_equal(f->c[1].action, TP_LEVEL_NEW);
+    assert_int_equal(f->c[1].level, 1);
+    assert_true(f->c[1].flags & TP_CHANGE_F_TOP);
+    assert_int_equal(tp_mbo_add(f->b, 0, 2, TP_SIDE_BID, PX(10), 50, 2, f->c), 2);
+    assert_int_equal(f->c[1].action, TP_LEVEL_CHANGE);
+    assert_int_equal(f->c[1].qty, 150);
+    assert_int_equal(f->c[1].count, 2);
+    tp_mbo_add(f->b, 0, 3, TP_SIDE_BID, PX(10.5), 10, 3, f->c);
+    tp_mbo_add(f->b, 0, 4, TP_SIDE_ASK, PX(11), 7, 4, f->c);
+    tp_mbo_add(f->b, 0, 5, TP_SIDE_ASK, PX(10.75), 8, 5, f->c);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10.5), 10, 1);
+    expect_level(f->b, 0, TP_SIDE_BID, 2, PX(10), 150, 2);
+    expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(10.75), 8, 1);
+    expect_level(f->b, 0, TP_SIDE_ASK, 2, PX(11), 7, 1);
+    int64_t price, qty;
+    uint64_t priority;
+    enum tp_side side;
+    uint32_t instr;
+    assert_int_equal(tp_mbo_order(f->b, 2, &instr, &side, &price, &qty, &priority), 0);
+    assert_int_equal(instr, 0);
+    assert_int_equal(side, TP_SIDE_BID);
+    assert_int_equal(price, PX(10));
+    assert_int_equal(qty, 50);
+    assert_int_equal(priority, 2);
+}
+
+static void test_execute_cancel_delete(void **state)
+{
+    struct fixture *f = *state;
+
+    tp_mbo_add(f->b, 0, 1, TP_SIDE_ASK, PX(20), 100, 1, f->c);
+    tp_mbo_add(f->b, 0, 2, TP_SIDE_ASK, PX(20), 30, 2, f->c);
+    /* Partial execution at the order's price: ORDER, LEVEL, TRADE (aggressor: the buyer). */
+    assert_int_equal(tp_mbo_execute(f->b, 0, 1, 40, TP_MBO_ORDER_PRICE, 1, 77, f->c), 3);
+    assert_int_equal(f->c[0].action, TP_ORDER_EXECUTE);
+    assert_int_equal(f->c[0].qty, 60);
+    assert_int_equal(f->c[1].qty, 90);
+    assert_int_equal(f->c[1].count, 2);
+    assert_int_equal(f->c[2].kind, TP_CHANGE_TRADE);
+    assert_int_equal(f->c[2].side, TP_SIDE_BID);
+    assert_int_equal(f->c[2].price, PX(20));
+    assert_int_equal(f->c[2].order_id, 1);
+    assert_int_equal(f->c[2].aux, 77);
+    /* Execution to zero removes the order but not the level (order 2 is still there). */
+    assert_int_equal(tp_mbo_execute(f->b, 0, 1, 60, PX(19.99), 1, 78, f->c), 3);
+    assert_int_equal(f->c[0].qty, 0);
+    assert_int_equal(f->c[1].action, TP_LEVEL_CHANGE);
+    assert_int_equal(f->c[2].price, PX(19.99));
+    assert_int_equal(tp_mbo_order(f->b, 1, NULL, NULL, NULL, NULL, NULL), -ENOENT);
+    expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(20), 30, 1);
+    /* Non-printable execution: book changes, no trade. */
+    assert_int_equal(tp_mbo_execute(f->b, 0, 2, 5, PX(20), 0, 79, f->c), 2);
+    assert_int_equal(tp_books_get(f->b, 0)->volume, 100);
+    /* Cancel part, then more than remains: the order goes, counted as over-execution. */
+    assert_int_equal(tp_mbo_cancel(f->b, 0, 2, 5, f->c), 2);
+    expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(20), 20, 1);
+    assert_int_equal(tp_mbo_cancel(f->b, 0, 2, 25, f->c), 2);
+    assert_int_equal(f->c[1].action, TP_LEVEL_DELETE);
+    assert_int_equal(tp_books_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.over_execution, 1);
+    /* Delete of a missing order: counted, nothing changes. */
+    assert_int_equal(tp_mbo_delete(f->b, 0, 2, f->c), -ENOENT);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.unknown_order, 1);
+    assert_int_equal(tp_books_live_orders(f->b), 0);
+}
+
+static void test_replace_onto_existing_level(void **state)
+{
+    struct fixture *f = *state;
+
+    tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(10), 100, 1, f->c);
+    tp_mbo_add(f->b, 0, 2, TP_SIDE_BID, PX(9), 10, 2, f->c);
+    assert_int_equal(tp_mbo_replace(f->b, 0, 2, 3, PX(10), 25, 3, f->c), 4);
+    assert_int_equal(f->c[0].action, TP_ORDER_DELETE);
+    assert_int_equal(f->c[0].order_id, 2);
+    assert_int_equal(f->c[1].action, TP_LEVEL_DELETE);
+    assert_int_equal(f->c[1].level, 2);
+    assert_int_equal(f->c[2].action, TP_ORDER_ADD);
+    assert_int_equal(f->c[2].order_id, 3);
+    assert_int_equal(f->c[3].action, TP_LEVEL_CHANGE);
+    assert_int_equal(f->c[3].qty, 125);
+    assert_int_equal(tp_books_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 1);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10), 125, 2);
+    /* The new order keeps the side, not the old id. */
+    assert_int_equal(tp_mbo_order(f->b, 2, NULL, NULL, NULL, NULL, NULL), -ENOENT);
+    /* Replace to a live id: refused, nothing changes. */
+    assert_int_equal(tp_mbo_replace(f->b, 0, 3, 1, PX(11), 1, 4, f->c), -EEXIST);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10), 125, 2);
+}
+
+static void test_modify_moves_between_levels(void **state)
+{
+    struct fixture *f = *state;
+
+    tp_mbo_add(f->b, 0, 1, TP_SIDE_ASK, PX(5), 10, 1, f->c);
+    tp_mbo_add(f->b, 0, 2, TP_SIDE_ASK, PX(6), 20, 2, f->c);
+    /* Same price, new qty: one level change. */
+    assert_int_equal(tp_mbo_modify(f->b, 0, 2, PX(6), 5, 9, f->c), 2);
+    assert_int_equal(f->c[0].action, TP_ORDER_MODIFY);
+    assert_int_equal(f->c[0].aux, 9);
+    expect_level(f->b, 0, TP_SIDE_ASK, 2, PX(6), 5, 1);
+    /* New price: leaves level 2 (deleted), joins level 1. */
+    assert_int_equal(tp_mbo_modify(f->b, 0, 2, PX(5), 5, 10, f->c), 3);
+    assert_int_equal(f->c[1].action, TP_LEVEL_DELETE);
+    assert_int_equal(f->c[2].action, TP_LEVEL_CHANGE);
+    expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(5), 15, 2);
+    assert_int_equal(tp_books_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_ASK), 1);
+}
+
+static void test_capacity_is_per_instrument_and_harmless(void **state)
+{
+    struct fixture *f = *state;
+
+    /* Level capacity 3 per side on instrument 0. */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tp_mbo_add(f->b, 0, 10 + i, TP_SIDE_BID, PX(10 - i), 1, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 0, 20, TP_SIDE_BID, PX(5), 1, 1, f->c), -ENOSPC);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.level_capacity, 1);
+    /* An existing level still takes orders; another instrument is unaffected. */
+    assert_int_equal(tp_mbo_add(f->b, 0, 21, TP_SIDE_BID, PX(10), 1, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 1, 22, TP_SIDE_BID, PX(5), 1, 1, f->c), 2);
+    /* Order capacity 8 in total: 5 live, 3 more fit, the 9th is refused on its instrument. */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tp_mbo_add(f->b, 1, 30 + i, TP_SIDE_ASK, PX(6), 1, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), -ENOSPC);
+    assert_int_equal(tp_books_get(f->b, 2)->counters.order_capacity, 1);
+    assert_int_equal(tp_books_get(f->b, 1)->counters.order_capacity, 0);
+    assert_int_equal(tp_books_live_orders(f->b), 8);
+    expect_level(f->b, 1, TP_SIDE_ASK, 1, PX(6), 3, 3);
+    /* Clearing instrument 1 frees its orders only. */
+    assert_int_equal(tp_mbo_clear(f->b, 1, f->c), 1);
+    assert_int_equal(f->c[0].kind, TP_CHANGE_CLEAR);
+    assert_int_equal(f->c[0].book, TP_BOOK_ORDERS);
+    assert_int_equal(tp_books_live_orders(f->b), 4);
+    assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
+    assert_int_equal(tp_mbo_order(f->b, 10, NULL, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), 2);
+}
+
+static void test_hostile_input(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(1), 0, 1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(1), -5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_NONE, PX(1), 5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_add(f->b, 7, 1, TP_SIDE_BID, PX(1), 5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.bad_quantity, 2);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.bad_input, 1);
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(1), 5, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(1), 5, 1, f->c), -EEXIST);
+    assert_int_equal(tp_mbo_execute(f->b, 0, 1, 0, PX(1), 1, 0, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_cancel(f->b, 0, 1, -1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_execute(f->b, 0, 99, 1, PX(1), 1, 0, f->c), -ENOENT);
+    /* The order exists, but under instrument 0: instrument 1 may not touch it. */
+    assert_int_equal(tp_mbo_delete(f->b, 1, 1, f->c), -ENOENT);
+    assert_int_equal(tp_books_get(f->b, 1)->counters.wrong_instrument, 1);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(1), 5, 1);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.duplicate_order, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_add_aggregates_levels_best_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_execute_cancel_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_replace_onto_existing_level, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_modify_moves_between_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capacity_is_per_instrument_and_harmless, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_input, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

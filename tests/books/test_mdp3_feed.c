@@ -1,0 +1,458 @@
+/*
+ * MDP3 feed handler on packets built with the generated encoders: definitions (filter, depth),
+ * book entries, end-of-event marks, per-instrument RptSeq (a jump makes only that instrument
+ * stale; its entries are skipped until a snapshot recovers it), duplicates from the other line,
+ * snapshots, channel reset, unknown instruments and malformed packets.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "books_test_util.h"
+#include "mdp3_packet.h"
+#include "tp_mdp3_feed.h"
+
+#define PX(n) ((int64_t)((n)*1000000000.0))
+#define EOE   MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT
+
+struct sink_log {
+    uint32_t changes, events, stale_on, stale_off, instruments;
+    uint32_t last_stale_instrument, expected, got;
+};
+
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct sink_log *log = ctx;
+
+    (void)info;
+    (void)c;
+    log->changes += n;
+}
+
+static void on_event(void *ctx, const struct tp_feed_info *info)
+{
+    (void)info;
+    ((struct sink_log *)ctx)->events++;
+}
+
+static void on_instrument(void *ctx, uint32_t instrument)
+{
+    (void)instrument;
+    ((struct sink_log *)ctx)->instruments++;
+}
+
+static void on_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    struct sink_log *log = ctx;
+
+    if (stale) {
+        log->stale_on++;
+        log->last_stale_instrument = instrument;
+        log->expected = expected;
+        log->got = got;
+    } else {
+        log->stale_off++;
+    }
+}
+
+struct fixture {
+    struct tp_instruments *reg;
+    struct tp_books *books;
+    void *state;
+    struct tp_instrument_filter filter;
+    struct tp_mdp3_feed feed;
+    struct sink_log log;
+    uint8_t pkt[1400];
+    struct tp_mdp3_writer w;
+    uint32_t seq;
+};
+
+/* ---- packet building ---------------------------------------------------------------------- */
+
+static void packet_begin(struct fixture *f)
+{
+    f->seq++;
+    assert_int_equal(tp_mdp3_writer_init(&f->w, f->pkt, sizeof(f->pkt), f->seq, 1000 + f->seq), 0);
+}
+
+static int packet_send(struct fixture *f)
+{
+    return tp_mdp3_feed_packet(&f->feed, f->pkt, f->w.len, 0);
+}
+
+static void add_definition(struct fixture *f, int32_t secid, const char *symbol, const char *group,
+                           int8_t depth)
+{
+    struct mktdata_md_instrument_definition_future54 m;
+    struct mktdata_md_instrument_definition_future54_no_events ev;
+    struct mktdata_md_instrument_definition_future54_no_md_feed_types ft;
+    struct mktdata_md_instrument_definition_future54_no_inst_attrib ia;
+    struct mktdata_md_instrument_definition_future54_no_lot_type_rules lt;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(mktdata_md_instrument_definition_future54_wrap_and_apply_header(&m, dst, room),
+                     0);
+    mktdata_md_instrument_definition_future54_set_security_update_action(&m, 'A');
+    mktdata_md_instrument_definition_future54_set_md_security_trading_status(&m, 17);
+    mktdata_md_instrument_definition_future54_set_security_id(&m, secid);
+    mktdata_md_instrument_definition_future54_set_symbol(&m, symbol, strlen(symbol));
+    mktdata_md_instrument_definition_future54_set_security_group(&m, group, strlen(group));
+    mktdata_md_instrument_definition_future54_set_min_price_increment_mantissa(&m, PX(0.25));
+    mktdata_md_instrument_definition_future54_set_display_factor_mantissa(&m, PX(1));
+    mktdata_md_instrument_definition_future54_set_match_event_indicator(&m, EOE);
+    assert_int_equal(
+        mktdata_md_instrument_definition_future54_no_events_wrap_for_encode(&m, &ev, 0), 0);
+    assert_int_equal(
+        mktdata_md_instrument_definition_future54_no_md_feed_types_wrap_for_encode(&m, &ft, 2), 0);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&ft);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&ft, "GBX", 3);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(&ft, depth);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&ft);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&ft, "GBI", 3);
+    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(&ft, 2);
+    assert_int_equal(
+        mktdata_md_instrument_definition_future54_no_inst_attrib_wrap_for_encode(&m, &ia, 0), 0);
+    assert_int_equal(
+        mktdata_md_instrument_definition_future54_no_lot_type_rules_wrap_for_encode(&m, &lt, 0), 0);
+    assert_int_equal(tp_mdp3_writer_commit(
+                         &f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                    mktdata_md_instrument_definition_future54_encoded_length(&m)),
+                     0);
+}
+
+struct entry {
+    int32_t secid;
+    uint32_t rpt_seq;
+    uint8_t level, action;
+    char type;
+    int64_t price;
+    int32_t size, orders;
+};
+
+static void add_book46(struct fixture *f, uint8_t mei, const struct entry *e, uint32_t n)
+{
+    struct mktdata_md_incremental_refresh_book46 m;
+    struct mktdata_md_incremental_refresh_book46_no_md_entries g;
+    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_md_incremental_refresh_book46_set_transact_time(&m, 5);
+    mktdata_md_incremental_refresh_book46_set_match_event_indicator(&m, mei);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_encode(&m, &g, n),
+                     0);
+    for (uint32_t i = 0; i < n; i++) {
+        mktdata_md_incremental_refresh_book46_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_px_mantissa(&g,
+                                                                                     e[i].price);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_size(&g, e[i].size);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_security_id(&g, e[i].secid);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, e[i].rpt_seq);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(&g, e[i].orders);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g, e[i].action);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_type(&g, e[i].type);
+    }
+    assert_int_equal(
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(&m, &o, 0), 0);
+    assert_int_equal(
+        tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                         mktdata_md_incremental_refresh_book46_encoded_length(&m)),
+        0);
+}
+
+static void add_snapshot52(struct fixture *f, int32_t secid, uint32_t rpt_seq,
+                           const struct entry *e, uint32_t n)
+{
+    struct mktdata_snapshot_full_refresh52 m;
+    struct mktdata_snapshot_full_refresh52_no_md_entries g;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(mktdata_snapshot_full_refresh52_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_snapshot_full_refresh52_set_security_id(&m, secid);
+    mktdata_snapshot_full_refresh52_set_rpt_seq(&m, rpt_seq);
+    mktdata_snapshot_full_refresh52_set_md_security_trading_status(&m, 17);
+    mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(&m, INT64_MAX);
+    mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(&m, INT64_MAX);
+    mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(&m, INT64_MAX);
+    assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_encode(&m, &g, n), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        mktdata_snapshot_full_refresh52_no_md_entries_next(&g);
+        mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_px_mantissa(&g, e[i].price);
+        mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_size(&g, e[i].size);
+        mktdata_snapshot_full_refresh52_no_md_entries_set_number_of_orders(&g, e[i].orders);
+        mktdata_snapshot_full_refresh52_no_md_entries_set_md_price_level(&g, (int8_t)e[i].level);
+        mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_type(&g, e[i].type);
+    }
+    assert_int_equal(
+        tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                         mktdata_snapshot_full_refresh52_encoded_length(&m)),
+        0);
+}
+
+static void add_channel_reset(struct fixture *f)
+{
+    struct mktdata_channel_reset4 m;
+    struct mktdata_channel_reset4_no_md_entries g;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_int_equal(mktdata_channel_reset4_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_channel_reset4_set_match_event_indicator(&m, EOE);
+    assert_int_equal(mktdata_channel_reset4_no_md_entries_wrap_for_encode(&m, &g, 1), 0);
+    mktdata_channel_reset4_no_md_entries_next(&g);
+    assert_int_equal(tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                                      mktdata_channel_reset4_encoded_length(&m)),
+                     0);
+}
+
+/* ---- fixture ------------------------------------------------------------------------------ */
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    struct tp_feed_sink sink = {.ctx = &f->log,
+                                .changes = on_changes,
+                                .end_of_event = on_event,
+                                .instrument = on_instrument,
+                                .stale = on_stale};
+
+    f->reg = test_registry(8, 0);
+    f->books = test_books(8, 64, 16, 10, 2);
+    f->state = test_zalloc(tp_mdp3_feed_memsize(8));
+    tp_instrument_filter_init(&f->filter);
+    assert_int_equal(tp_instrument_filter_parse(&f->filter, "exclude:group:XX"), 0);
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, &f->filter, 310,
+                                       TP_BOOK_TYPE_MBP, &sink),
+                     0);
+    /* Two instruments kept, one filtered out by its security group. */
+    packet_begin(f);
+    add_definition(f, 1001, "ESZ6", "ES", 5);
+    add_definition(f, 1002, "NQZ6", "NQ", 10);
+    add_definition(f, 1003, "XXZ6", "XX", 10);
+    assert_int_equal(packet_send(f), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    free(f->reg);
+    free(f->books);
+    free(f->state);
+    free(f);
+    return 0;
+}
+
+static int64_t best(struct fixture *f, uint32_t instr, enum tp_side side, int64_t *qty)
+{
+    struct tp_level lv;
+
+    if (tp_books_level(f->books, instr, TP_BOOK_DIRECT, side, 1, &lv) != 0)
+        return -1;
+    *qty = lv.qty;
+    return lv.price;
+}
+
+/* ---- tests -------------------------------------------------------------------------------- */
+
+static void test_definitions(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    const struct tp_instrument *in = tp_instruments_get(f->reg, es);
+
+    assert_int_equal(f->feed.counters.definitions, 2);
+    assert_int_equal(f->feed.counters.filtered, 1);
+    assert_int_equal(f->log.instruments, 2);
+    assert_int_equal(tp_instruments_by_security_id(f->reg, 1003), TP_INSTRUMENT_NONE);
+    assert_non_null(in);
+    assert_string_equal(in->symbol, "ESZ6");
+    assert_string_equal(in->security_group, "ES");
+    assert_int_equal(in->market_depth, 5);
+    assert_int_equal(in->implied_depth, 2);
+    assert_int_equal(in->tick, PX(0.25));
+    assert_int_equal(in->channel, 310);
+    assert_int_equal(in->trading_status, TP_STATUS_OPEN);
+    assert_int_equal(tp_books_get(f->books, es)->depth, 5);
+    assert_int_equal(tp_instruments_by_symbol(f->reg, TP_VENUE_CME_MDP3, "NQZ6", 4),
+                     tp_instruments_by_security_id(f->reg, 1002));
+}
+
+static void test_end_of_event_and_levels(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    int64_t qty;
+
+    f->log.events = 0;
+    f->log.changes = 0;
+    packet_begin(f);
+    /* One event over two messages: the end-of-event mark is on the second only. */
+    add_book46(f, 0,
+               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1001, 2, 1, TP_LEVEL_NEW, '1', PX(4000.25), 7, 1}},
+               2);
+    add_book46(f, EOE, (struct entry[]){{1001, 3, 1, TP_LEVEL_NEW, 'E', PX(3999.75), 4, 0}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->log.events, 1);
+    assert_int_equal(f->log.changes, 3);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 10);
+    assert_int_equal(best(f, es, TP_SIDE_ASK, &qty), PX(4000.25));
+    assert_int_equal(tp_books_levels(f->books, es, TP_BOOK_IMPLIED, TP_SIDE_BID), 1);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 3);
+}
+
+static void test_rpt_seq_gap_makes_only_that_instrument_stale(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    int64_t qty;
+
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1002, 1, 1, TP_LEVEL_NEW, '0', PX(15000), 3, 1}},
+               2);
+    assert_int_equal(packet_send(f), 0);
+    /* RptSeq 2 of ES is lost: 3 arrives. NQ goes on normally in the same message. */
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 3, 1, TP_LEVEL_CHANGE, '0', PX(4000), 99, 2},
+                                {1002, 2, 1, TP_LEVEL_CHANGE, '0', PX(15000), 5, 1}},
+               2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->log.stale_on, 1);
+    assert_int_equal(f->log.last_stale_instrument, es);
+    assert_int_equal(f->log.expected, 2);
+    assert_int_equal(f->log.got, 3);
+    assert_true(tp_mdp3_feed_state(&f->feed, es)->stale);
+    assert_false(tp_mdp3_feed_state(&f->feed, nq)->stale);
+    best(f, es, TP_SIDE_BID, &qty);
+    assert_int_equal(qty, 10); /* the entry after the gap was not applied */
+    best(f, nq, TP_SIDE_BID, &qty);
+    assert_int_equal(qty, 5);
+    /* While stale, entries are skipped. */
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 4, 1, TP_LEVEL_CHANGE, '0', PX(4000), 1, 1}}, 1);
+    packet_send(f);
+    best(f, es, TP_SIDE_BID, &qty);
+    assert_int_equal(qty, 10);
+    assert_int_equal(f->feed.counters.stale_skipped, 2);
+    /* An old snapshot (RptSeq 4, as seen) recovers it; then RptSeq 5 applies. */
+    packet_begin(f);
+    add_snapshot52(f, 1001, 4,
+                   (struct entry[]){{0, 0, 2, 0, '0', PX(3999.75), 8, 1},
+                                    {0, 0, 1, 0, '0', PX(4000), 50, 3},
+                                    {0, 0, 1, 0, '1', PX(4000.5), 6, 1}},
+                   3);
+    assert_int_equal(packet_send(f), 0);
+    assert_false(tp_mdp3_feed_state(&f->feed, es)->stale);
+    assert_int_equal(f->log.stale_off, 1);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 50);
+    assert_int_equal(tp_books_levels(f->books, es, TP_BOOK_DIRECT, TP_SIDE_BID), 2);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 5, 1, TP_LEVEL_DELETE, '0', PX(4000), 0, 0}}, 1);
+    packet_send(f);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(3999.75));
+    /* A snapshot older than an in-sync book is ignored. */
+    packet_begin(f);
+    add_snapshot52(f, 1001, 3, (struct entry[]){{0, 0, 1, 0, '0', PX(1), 1, 1}}, 1);
+    packet_send(f);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(3999.75));
+    assert_int_equal(f->feed.counters.snapshots_old, 1);
+}
+
+static void test_duplicates_and_unknown_instruments(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    int64_t qty;
+
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1003, 1, 1, TP_LEVEL_NEW, '0', PX(1), 1, 1},
+                                {7777, 1, 1, TP_LEVEL_NEW, '0', PX(1), 1, 1}},
+               3);
+    assert_int_equal(packet_send(f), 0);
+    /* The same packet again (the other line): every entry is at or below its RptSeq. */
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.duplicates, 1);
+    assert_int_equal(f->feed.counters.unknown_instrument, 4);
+    best(f, es, TP_SIDE_BID, &qty);
+    assert_int_equal(qty, 10);
+    assert_int_equal(tp_books_get(f->books, es)->order_levels[0], 0);
+}
+
+static void test_channel_reset_clears_books(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    int64_t qty;
+
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2}}, 1);
+    packet_send(f);
+    packet_begin(f);
+    add_channel_reset(f);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.channel_resets, 1);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), -1);
+    /* RptSeq restarts: 1 is accepted again. */
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4001), 3, 1}}, 1);
+    packet_send(f);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4001));
+}
+
+static void test_malformed_packets_counted(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t before = f->feed.counters.malformed;
+
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2}}, 1);
+    /*
+     * Every truncation of the packet (copied to a buffer of exactly that length, so ASan sees
+     * any read beyond it) is counted; only the bare packet header is a valid, empty packet.
+     */
+    for (size_t len = 0; len < f->w.len; len++) {
+        uint8_t *copy = malloc(len ? len : 1);
+        memcpy(copy, f->pkt, len);
+        assert_int_equal(tp_mdp3_feed_packet(&f->feed, copy, len, 0),
+                         len == TP_MDP3_PACKET_HEADER_LEN ? 0 : -EBADMSG);
+        free(copy);
+    }
+    assert_int_equal(f->feed.counters.malformed, before + f->w.len - 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_definitions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_end_of_event_and_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rpt_seq_gap_makes_only_that_instrument_stale, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_duplicates_and_unknown_instruments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_channel_reset_clears_books, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_packets_counted, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
