@@ -174,8 +174,10 @@ static bool flush_client(struct tp_ctl_server *srv, struct ctl_client *c)
         close_client(srv, c);
         return false;
     }
-    memmove(c->out, c->out + sent, c->out_len - sent);
-    c->out_len -= sent;
+    if (sent > 0) {
+        memmove(c->out, c->out + sent, c->out_len - sent);
+        c->out_len -= sent;
+    }
     if (c->out_len == 0 && c->closing) {
         close_client(srv, c);
         return false;
