@@ -201,14 +201,29 @@ static void test_governor(void **state)
     assert_contains(expect(h, "cpu_governor", TP_CHECK_SKIP)->detail, "no cpufreq");
 }
 
+/* The report as JSON, parsed back (fails the test if it is not valid JSON). */
+static json_t *report_as_json(const struct tp_hostcheck_report *report)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    json_error_t err;
+    json_t *doc;
+
+    assert_non_null(out);
+    assert_int_equal(tp_hostcheck_print_json(out, report), 0);
+    fclose(out);
+    doc = json_loads(text, 0, &err);
+    if (!doc)
+        fail_msg("invalid JSON (%s): %s", err.text, text);
+    free(text);
+    return doc;
+}
+
 static void test_hostile_file_text_is_neutralised(void **state)
 {
     struct host *h = *state;
     struct tp_hostcheck_report report;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out;
-    json_error_t err;
     json_t *doc;
 
     /* An escape sequence and a byte that is not UTF-8, quoted back in the detail text. */
@@ -216,14 +231,9 @@ static void test_hostile_file_text_is_neutralised(void **state)
                "\x1b[2Jweird\xff\n");
     assert_contains(expect(h, "cpu_governor", TP_CHECK_WARN)->detail, "(?[2Jweird?)");
     tp_hostcheck_run(&h->params, &report);
-    out = open_memstream(&text, &len);
-    assert_int_equal(tp_hostcheck_print_json(out, &report), 0);
-    fclose(out);
-    doc = json_loads(text, 0, &err);
-    assert_non_null(doc);
+    doc = report_as_json(&report);
     assert_int_equal(json_array_size(json_object_get(doc, "checks")), TP_HOSTCHECK_NCHECKS);
     json_decref(doc);
-    free(text);
 }
 
 /* ---- interrupts ---- */
@@ -526,7 +536,6 @@ static void test_reports(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *out;
-    json_error_t err;
     json_t *doc, *checks;
 
     fake_write(h->root, "/proc/sys/vm/stat_interval", "1\n");
@@ -546,11 +555,7 @@ static void test_reports(void **state)
     assert_null(strstr(text, "PASS"));
     free(text);
 
-    out = open_memstream(&text, &len);
-    assert_int_equal(tp_hostcheck_print_json(out, &report), 0);
-    fclose(out);
-    doc = json_loads(text, 0, &err);
-    assert_non_null(doc);
+    doc = report_as_json(&report);
     checks = json_object_get(doc, "checks");
     assert_int_equal(json_array_size(checks), TP_HOSTCHECK_NCHECKS);
     assert_string_equal(json_string_value(json_object_get(json_array_get(checks, 0), "name")),
@@ -560,7 +565,6 @@ static void test_reports(void **state)
     assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "summary"), "PASS")),
                      TP_HOSTCHECK_NCHECKS - 2);
     json_decref(doc);
-    free(text);
 }
 
 #define HOST_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
