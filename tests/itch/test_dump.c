@@ -34,8 +34,9 @@ static char dir[] = "/tmp/tp_test_dump_XXXXXX";
 /* Runs the tool with args, stdout and stderr to files; returns its exit status. */
 static int run_dump(const char *args, const char *out, const char *err)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", dump_path, args, out, err);
+    char cmd[4096];
+    int n = snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", dump_path, args, out, err);
+    assert_true(n > 0 && (size_t)n < sizeof(cmd));
     int rc = system(cmd);
     assert_true(WIFEXITED(rc));
     return WEXITSTATUS(rc);
