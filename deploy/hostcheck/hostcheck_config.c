@@ -18,3 +18,20 @@ void tp_hostcheck_params_from_config(struct tp_hostcheck_params *params,
         cfg->eal.memory_mb ? (uint64_t)cfg->eal.memory_mb << 20 : tp_config_memory_estimate(cfg);
     params->no_hugepages = cfg->eal.no_huge;
 }
+
+unsigned tp_hostcheck_startup(const struct tp_config *cfg, const char *root, FILE *log)
+{
+    static struct tp_hostcheck_report report; /* large; start-up runs once, on the main lcore */
+    struct tp_hostcheck_params params;
+
+    tp_hostcheck_params_init(&params);
+    params.root = root;
+    tp_hostcheck_params_from_config(&params, cfg);
+    tp_hostcheck_run(&params, &report);
+    if (report.count[TP_CHECK_WARN] + report.count[TP_CHECK_FAIL] > 0) {
+        fprintf(log, "tickplane: host checks: %u warn, %u fail (run tickplane-doctor for all)\n",
+                report.count[TP_CHECK_WARN], report.count[TP_CHECK_FAIL]);
+        tp_hostcheck_print_text(log, &report, TP_CHECK_WARN);
+    }
+    return report.count[TP_CHECK_FAIL];
+}

@@ -13,4 +13,11 @@
 void tp_hostcheck_params_from_config(struct tp_hostcheck_params *params,
                                      const struct tp_config *cfg);
 
+/*
+ * What the daemon calls at start: runs every check for cfg on the host under root ("/"), writes
+ * the WARN and FAIL lines with their fixes to log (a header line first when there are any), and
+ * returns the number of FAILs. The daemon starts anyway: the checks only advise.
+ */
+unsigned tp_hostcheck_startup(const struct tp_config *cfg, const char *root, FILE *log);
+
 #endif

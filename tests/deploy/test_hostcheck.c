@@ -14,8 +14,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "config.h"
 #include "fake_host.h"
 #include "hostcheck.h"
+#include "hostcheck_config.h"
 
 struct host {
     char root[256];
@@ -567,6 +569,49 @@ static void test_reports(void **state)
     json_decref(doc);
 }
 
+/* The daemon's start-up call, with the demo and production configs of the repository. */
+static void test_startup_from_config(void **state)
+{
+    struct host *h = *state;
+    static struct tp_config cfg;
+    static struct tp_config_errors errs;
+    const char *dir = getenv("TP_CONFIGS_DIR");
+    char path[512], *text = NULL;
+    size_t len = 0;
+    FILE *log;
+
+    if (!dir)
+        skip();
+    snprintf(path, sizeof(path), "%s/production.json", dir);
+    assert_int_equal(tp_config_load_file(path, &cfg, &errs), 0);
+    /* production.json polls on lcores 2-3 from ports 0000:3b:00.0/.1 with eal.memory_mb 4096:
+     * the tuned fake host has 1 GiB on node 1 and no 0000:3b:00.1. */
+    log = open_memstream(&text, &len);
+    assert_int_equal(tp_hostcheck_startup(&cfg, h->root, log), 2);
+    fclose(log);
+    assert_contains(text, "host checks: 0 warn, 2 fail");
+    assert_contains(text, "FAIL  hugepages");
+    assert_contains(text, "need 4096 MiB");
+    assert_contains(text, "FAIL  nic_driver");
+    assert_contains(text, "0000:3b:00.1");
+    assert_null(strstr(text, "PASS"));
+    free(text);
+
+    /* The demo polls on lcore 1, outside the fake host's isolation (2-3) and in IRQ 24's
+     * affinity (0-1): isolcpus, nohz_full, rcu_nocbs and irq_affinity fail; no hugepages warns. */
+    snprintf(path, sizeof(path), "%s/demo.json", dir);
+    assert_int_equal(tp_config_load_file(path, &cfg, &errs), 0);
+    text = NULL;
+    log = open_memstream(&text, &len);
+    assert_int_equal(tp_hostcheck_startup(&cfg, h->root, log), 4);
+    fclose(log);
+    assert_contains(text, "isolcpus covers 2-3 but not data lcores 1");
+    assert_contains(text, "IRQ 24)");
+    assert_contains(text, "WARN  hugepages");
+    assert_contains(text, "eal.no_huge");
+    free(text);
+}
+
 #define HOST_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -599,6 +644,7 @@ int main(void)
         HOST_TEST(test_nic_worst_port_wins),
         HOST_TEST(test_numa_locality),
         HOST_TEST(test_reports),
+        HOST_TEST(test_startup_from_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
