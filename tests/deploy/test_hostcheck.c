@@ -569,10 +569,10 @@ static void test_reports(void **state)
     json_decref(doc);
 }
 
-/* The daemon's start-up call, with the demo and production configs of the repository. */
-static void test_startup_from_config(void **state)
+/* Loads configs/<name> and runs the daemon's start-up checks on the fake host; returns the log
+ * (free it) after asserting the number of FAILs. */
+static char *startup_log(struct host *h, const char *name, unsigned expected_fails)
 {
-    struct host *h = *state;
     static struct tp_config cfg;
     static struct tp_config_errors errs;
     const char *dir = getenv("TP_CONFIGS_DIR");
@@ -582,13 +582,23 @@ static void test_startup_from_config(void **state)
 
     if (!dir)
         skip();
-    snprintf(path, sizeof(path), "%s/production.json", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     assert_int_equal(tp_config_load_file(path, &cfg, &errs), 0);
+    log = open_memstream(&text, &len);
+    assert_int_equal(tp_hostcheck_startup(&cfg, h->root, log), expected_fails);
+    fclose(log);
+    return text;
+}
+
+/* The daemon's start-up call, with the demo and production configs of the repository. */
+static void test_startup_from_config(void **state)
+{
+    struct host *h = *state;
+    char *text;
+
     /* production.json polls on lcores 2-3 from ports 0000:3b:00.0/.1 with eal.memory_mb 4096:
      * the tuned fake host has 1 GiB on node 1 and no 0000:3b:00.1. */
-    log = open_memstream(&text, &len);
-    assert_int_equal(tp_hostcheck_startup(&cfg, h->root, log), 2);
-    fclose(log);
+    text = startup_log(h, "production.json", 2);
     assert_contains(text, "host checks: 0 warn, 2 fail");
     assert_contains(text, "FAIL  hugepages");
     assert_contains(text, "need 4096 MiB");
@@ -599,12 +609,7 @@ static void test_startup_from_config(void **state)
 
     /* The demo polls on lcore 1, outside the fake host's isolation (2-3) and in IRQ 24's
      * affinity (0-1): isolcpus, nohz_full, rcu_nocbs and irq_affinity fail; no hugepages warns. */
-    snprintf(path, sizeof(path), "%s/demo.json", dir);
-    assert_int_equal(tp_config_load_file(path, &cfg, &errs), 0);
-    text = NULL;
-    log = open_memstream(&text, &len);
-    assert_int_equal(tp_hostcheck_startup(&cfg, h->root, log), 4);
-    fclose(log);
+    text = startup_log(h, "demo.json", 4);
     assert_contains(text, "isolcpus covers 2-3 but not data lcores 1");
     assert_contains(text, "IRQ 24)");
     assert_contains(text, "WARN  hugepages");
