@@ -315,6 +315,10 @@ static void test_usage_errors(void **state)
     assert_int_equal(run_dump("--proto fix x.pcap", out, err), 2);
     assert_int_equal(run_dump("--map 1.2.3.4=itch x.pcap", out, err), 2);
     assert_int_equal(run_dump("--map 1.2.3.4:99999=itch x.pcap", out, err), 2);
+    assert_int_equal(run_dump("--map 1.2.3.4:80@4096=itch x.pcap", out, err), 2);
+    assert_int_equal(run_dump("--map 300.2.3.4:80=itch x.pcap", out, err), 2);
+    assert_int_equal(run_dump("--map 1.2.3.4:80=fix x.pcap", out, err), 2);
+    assert_non_null(strstr(slurp(err), "bad flow rule '1.2.3.4:80=fix'"));
     assert_int_equal(run_dump("x.pcap", out, err), 2); /* no protocol */
     assert_int_equal(run_dump("--proto itch /nonexistent.pcap", out, err), 2);
     assert_int_equal(run_dump("--binaryfile /nonexistent.bin", out, err), 2);
