@@ -294,6 +294,54 @@ static void snapshot_message(struct replay *r, const struct tp_mdp3_msg *m)
     r->snapshots_checked++;
 }
 
+/*
+ * An order-level snapshot chunk: every order it lists is live in the reference with that price,
+ * size and side; over all chunks of one instrument, exactly the reference's live orders.
+ */
+static void snapshot_mbo_message(struct replay *r, const struct tp_mdp3_msg *m)
+{
+    assert_int_equal(m->template_id, 53);
+    struct mktdata_snapshot_full_refresh_order_book53 s = {0};
+    struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g = {0};
+    assert_int_equal(mktdata_snapshot_full_refresh_order_book53_wrap_for_decode(
+                         &s, m->body, m->body_len, m->block_length, m->version),
+                     0);
+    uint32_t id = instrument_of(r, mktdata_snapshot_full_refresh_order_book53_security_id(&s));
+    assert_int_equal(mktdata_snapshot_full_refresh_order_book53_last_msg_seq_num_processed(&s),
+                     r->last_incr_seq);
+    uint32_t chunk = mktdata_snapshot_full_refresh_order_book53_current_chunk(&s);
+    uint32_t chunks = mktdata_snapshot_full_refresh_order_book53_no_chunks(&s);
+    assert_true(chunk >= 1 && chunk <= chunks);
+    if (chunk == 1)
+        r->mbo_snapshot_orders = 0;
+    assert_int_equal(
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_decode(&s, &g), 0);
+    while (g.index < g.count) {
+        assert_int_equal(mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g), 0);
+        uint64_t oid = mktdata_snapshot_full_refresh_order_book53_no_md_entries_order_id(&g);
+        assert_true(oid < r->mbo.cap);
+        const struct ref_order *o = &r->mbo.orders[oid];
+        assert_true(o->live);
+        assert_int_equal(o->instrument, id);
+        assert_int_equal(
+            o->price9,
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_px_mantissa(&g));
+        assert_int_equal(
+            o->qty, mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_display_qty(&g));
+        assert_int_equal(
+            o->side == 'B' ? '0' : '1',
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_type(&g));
+        r->mbo_snapshot_orders++;
+    }
+    if (chunk == chunks) {
+        uint64_t live = 0;
+        for (uint64_t oid = 0; oid < r->mbo.cap; oid++)
+            live += r->mbo.orders[oid].live && r->mbo.orders[oid].instrument == id;
+        assert_int_equal(r->mbo_snapshot_orders, live);
+        r->mbo_snapshots_checked++;
+    }
+}
+
 static void definition_message(struct replay *r, const struct tp_mdp3_msg *m)
 {
     assert_int_equal(m->template_id, 54);
@@ -358,6 +406,8 @@ void replay_packet(struct replay *r, int stream, const uint8_t *data, size_t len
             incremental_message(r, &m);
         else if (stream == TP_SIM_STREAM_SNAPSHOT)
             snapshot_message(r, &m);
+        else if (stream == TP_SIM_STREAM_SNAPSHOT_MBO)
+            snapshot_mbo_message(r, &m);
         else
             definition_message(r, &m);
     }

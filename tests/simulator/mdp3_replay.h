@@ -3,9 +3,9 @@
  * (codecs/mdp3 + generated mdp3_sbe.h) and rebuilds price-level books (message 46, CME update
  * actions applied to plain arrays) and order-level books (message 47) in the simplest way.
  * While replaying it checks MsgSeqNum continuity, RptSeq per instrument, snapshots (52) against
- * the books at that point, definitions (54), trade summaries (fills add up) and that books are
- * never crossed at an end of event. Failures of the tests' expectations are cmocka assertions;
- * protocol inconsistencies are counted in `errors`.
+ * the books at that point, order-level snapshots (53) against the orders, definitions (54), trade
+ * summaries (fills add up) and that books are never crossed at an end of event. Failures of the
+ * tests' expectations are cmocka assertions; protocol inconsistencies are counted in `errors`.
  */
 #ifndef TP_SIM_MDP3_REPLAY_H
 #define TP_SIM_MDP3_REPLAY_H
@@ -42,6 +42,7 @@ struct replay {
     uint64_t templates[64];
     uint64_t errors;
     uint64_t end_of_events, snapshots_checked, resets;
+    uint64_t mbo_snapshots_checked, mbo_snapshot_orders;
     int *defined; /* [instruments]: definition seen before the first incremental packet */
     uint32_t expect_seq[TP_SIM_STREAMS];
     int incremental_started;

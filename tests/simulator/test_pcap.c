@@ -123,6 +123,7 @@ static void test_mdp3_demo_pcap(void **state)
     assert_int_equal(c.r->errors, 0);
     assert_int_equal(c.r->mbo.errors, 0);
     assert_true(c.r->snapshots_checked > 0);
+    assert_int_equal(c.r->mbo_snapshots_checked, c.r->snapshots_checked);
     check_mbp_truth(c.r, paths[2]);
     assert_int_equal(ref_compare_truth(&c.r->mbo, paths[2], DEPTH), 0);
     /* No faults: line B carries exactly line A's packets. */

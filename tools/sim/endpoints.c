@@ -36,6 +36,8 @@ void tp_sim_endpoints_default(struct tp_sim_endpoints *e, enum tp_sim_venue venu
         IP4(69, 50, 112, 70));
     set(&ep[TP_SIM_STREAM_SNAPSHOT][TP_SIM_LINE_A], IP4(224, 0, 25, 126), 19901,
         IP4(69, 50, 112, 70));
+    set(&ep[TP_SIM_STREAM_SNAPSHOT_MBO][TP_SIM_LINE_A], IP4(224, 0, 25, 227), 21901,
+        IP4(69, 50, 112, 70));
 }
 
 int tp_sim_endpoint_parse(const char *text, struct tp_sim_endpoint *ep)

@@ -2,7 +2,8 @@
  * Where each simulated stream goes: one UDP endpoint per (stream, line), the sender address, an
  * optional VLAN tag, and the date the venue times (ns since midnight) belong to.
  * Defaults follow the venues: Nasdaq TotalView-ITCH's A/B groups, and CME channel 901 of the
- * autocert channel configuration (incremental A/B, snapshot and instrument definition on A).
+ * autocert channel configuration (incremental A/B; snapshot, MBO snapshot and instrument definition
+ * on A).
  */
 #ifndef TP_SIM_ENDPOINTS_H
 #define TP_SIM_ENDPOINTS_H

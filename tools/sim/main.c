@@ -93,6 +93,7 @@ enum {
     OPT_LINE_B,
     OPT_SNAPSHOT_ADDR,
     OPT_DEFINITION_ADDR,
+    OPT_SNAPSHOT_MBO_ADDR,
     OPT_SNAPSHOT_EVERY,
     OPT_DEFINITION_EVERY,
     OPT_FAULT_BASE = 1000, /* + 2 * flag index + line */
@@ -100,15 +101,16 @@ enum {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
-                 "model:   --seed X --symbols N --messages N --zipf S\n"
-                 "truth:   --truth F.json --depth D\n"
-                 "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate PPS]\n"
-                 "         --report F.json  --vlan ID  --line-a G:P --line-b G:P --no-line-b\n"
-                 "         --snapshot-addr G:P --definition-addr G:P (mdp3)\n"
-                 "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
-                 "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
-                 "faults:  --both-loss P  --seq-reset-at N (messages)\n");
+    fprintf(out,
+            "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
+            "model:   --seed X --symbols N --messages N --zipf S\n"
+            "truth:   --truth F.json --depth D\n"
+            "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate PPS]\n"
+            "         --report F.json  --vlan ID  --line-a G:P --line-b G:P --no-line-b\n"
+            "         --snapshot-addr G:P --snapshot-mbo-addr G:P --definition-addr G:P (mdp3)\n"
+            "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
+            "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
+            "faults:  --both-loss P  --seq-reset-at N (messages)\n");
     for (size_t i = 0; i < N_FAULT_FLAGS; i++)
         fprintf(out, "         --%s-a / --%s-b %s\n", fault_flags[i].name, fault_flags[i].name,
                 fault_flags[i].help);
@@ -204,6 +206,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"line-b", required_argument, NULL, OPT_LINE_B},
         {"snapshot-addr", required_argument, NULL, OPT_SNAPSHOT_ADDR},
         {"definition-addr", required_argument, NULL, OPT_DEFINITION_ADDR},
+        {"snapshot-mbo-addr", required_argument, NULL, OPT_SNAPSHOT_MBO_ADDR},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"help", no_argument, NULL, 'h'},
@@ -316,6 +319,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_DEFINITION_ADDR:
             rc = set_endpoint(o, TP_SIM_STREAM_DEFINITION, TP_SIM_LINE_A, optarg);
+            break;
+        case OPT_SNAPSHOT_MBO_ADDR:
+            rc = set_endpoint(o, TP_SIM_STREAM_SNAPSHOT_MBO, TP_SIM_LINE_A, optarg);
             break;
         case OPT_SNAPSHOT_EVERY:
             rc = parse_u32(optarg, &o->mdp3.snapshot_every);

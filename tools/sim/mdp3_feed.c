@@ -728,6 +728,56 @@ static int send_snapshot(struct tp_sim_mdp3_feed *f, uint32_t id)
     return rc < 0 ? rc : flush_stream(f, TP_SIM_STREAM_SNAPSHOT); /* one per packet */
 }
 
+/* Orders per SnapshotFullRefreshOrderBook53 chunk (28 + 3 + 29 * 40 bytes fits a packet). */
+#define MBO_SNAPSHOT_ORDERS 40
+
+/* The instrument's live orders, in chunks of one message per packet. */
+static int send_snapshot_mbo(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    uint32_t chunks =
+        in->n_orders == 0 ? 1 : (in->n_orders + MBO_SNAPSHOT_ORDERS - 1) / MBO_SNAPSHOT_ORDERS;
+    int rc = 0;
+    for (uint32_t chunk = 0; chunk < chunks && rc == 0; chunk++) {
+        uint32_t first = chunk * MBO_SNAPSHOT_ORDERS;
+        uint32_t count =
+            in->n_orders - first < MBO_SNAPSHOT_ORDERS ? in->n_orders - first : MBO_SNAPSHOT_ORDERS;
+        uint8_t buf[TP_SIM_MAX_PAYLOAD];
+        struct mktdata_snapshot_full_refresh_order_book53 m = {0};
+        struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g = {0};
+        mktdata_snapshot_full_refresh_order_book53_wrap_and_apply_header(&m, buf, sizeof(buf));
+        mktdata_snapshot_full_refresh_order_book53_set_last_msg_seq_num_processed(
+            &m, f->stream[TP_SIM_STREAM_INCREMENTAL].next_seq - 1);
+        mktdata_snapshot_full_refresh_order_book53_set_tot_num_reports(
+            &m, f->model->params.instruments);
+        mktdata_snapshot_full_refresh_order_book53_set_security_id(&m, TP_SIM_SECURITY_ID(id));
+        mktdata_snapshot_full_refresh_order_book53_set_no_chunks(&m, chunks);
+        mktdata_snapshot_full_refresh_order_book53_set_current_chunk(&m, chunk + 1);
+        mktdata_snapshot_full_refresh_order_book53_set_transact_time(
+            &m, f->params.midnight_epoch_ns + f->now_ns);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_encode(&m, &g, count);
+        for (uint32_t i = first; i < first + count; i++) {
+            const struct tp_sim_order *o = &f->model->pool[in->orders[i]];
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g);
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_order_id(&g, o->id);
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_order_priority(&g,
+                                                                                           o->id);
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_px_mantissa(
+                &g, o->ticks * in->tick9);
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_display_qty(
+                &g, (int32_t)o->qty);
+            mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_type(
+                &g, book_type(o->side));
+        }
+        rc = put_message(f, TP_SIM_STREAM_SNAPSHOT_MBO, buf,
+                         MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                             mktdata_snapshot_full_refresh_order_book53_encoded_length(&m));
+        if (rc == 0)
+            rc = flush_stream(f, TP_SIM_STREAM_SNAPSHOT_MBO);
+    }
+    return rc;
+}
+
 static int send_definition(struct tp_sim_mdp3_feed *f, uint32_t id)
 {
     const struct tp_sim_instrument *in = &f->model->instruments[id];
@@ -824,10 +874,19 @@ static int send_batch(struct tp_sim_mdp3_feed *f, int stream, uint32_t *cursor, 
     uint32_t n = f->model->params.instruments;
     int rc = 0;
     for (uint32_t k = 0; k < batch && rc == 0; k++) {
-        if (*cursor == 0)
+        if (*cursor == 0) {
             f->stream[stream].next_seq = 1;
-        rc = stream == TP_SIM_STREAM_SNAPSHOT ? send_snapshot(f, *cursor)
-                                              : send_definition(f, *cursor);
+            if (stream == TP_SIM_STREAM_SNAPSHOT)
+                f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].next_seq = 1;
+        }
+        if (stream == TP_SIM_STREAM_DEFINITION) {
+            rc = send_definition(f, *cursor);
+        } else {
+            /* Each instrument's book by price level, then by order. */
+            rc = send_snapshot(f, *cursor);
+            if (rc == 0)
+                rc = send_snapshot_mbo(f, *cursor);
+        }
         if (++*cursor == n) {
             *cursor = 0;
             (*loops)++;
@@ -902,9 +961,10 @@ json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
     for (int a = 0; a < 6; a++)
         json_object_set_new(actions, names[a], json_integer((json_int_t)f->actions[a]));
     return json_pack(
-        "{s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates, "book_actions", actions,
+        "{s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates, "book_actions", actions,
         "incremental_packets", (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index,
         "snapshot_packets", (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index,
+        "snapshot_mbo_packets", (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].index,
         "definition_packets", (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index,
         "snapshot_loops", (json_int_t)f->snapshot_loops, "definition_loops",
         (json_int_t)f->definition_loops, "channel_resets", (json_int_t)f->channel_resets);

@@ -16,7 +16,8 @@
  * - Snapshots (52), one instrument per packet, cycle over all instruments: every snapshot_every
  *   incremental packets a batch of snapshot_batch instruments is sent, after the incremental
  *   packet whose MsgSeqNum it carries in LastMsgSeqNumProcessed, with the instrument's RptSeq.
- *   Its MsgSeqNum restarts at 1 with every loop.
+ *   Its MsgSeqNum restarts at 1 with every loop. Each is followed, on the MBO snapshot stream, by
+ *   the instrument's live orders (53, up to 40 per chunk, one chunk per packet, at least one).
  * - Definitions (54) cycle likewise (a full loop first, before any incremental packet).
  * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
  *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47).

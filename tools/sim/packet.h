@@ -12,10 +12,11 @@
 #define TP_SIM_MAX_PAYLOAD 1472
 
 enum tp_sim_stream {
-    TP_SIM_STREAM_INCREMENTAL = 0, /* ITCH MoldUDP64 / MDP3 incremental: faults apply here */
-    TP_SIM_STREAM_SNAPSHOT = 1,    /* MDP3 market recovery */
-    TP_SIM_STREAM_DEFINITION = 2,  /* MDP3 instrument definition */
-    TP_SIM_STREAMS = 3,
+    TP_SIM_STREAM_INCREMENTAL = 0,  /* ITCH MoldUDP64 / MDP3 incremental: faults apply here */
+    TP_SIM_STREAM_SNAPSHOT = 1,     /* MDP3 market recovery */
+    TP_SIM_STREAM_DEFINITION = 2,   /* MDP3 instrument definition */
+    TP_SIM_STREAM_SNAPSHOT_MBO = 3, /* MDP3 order-level market recovery */
+    TP_SIM_STREAMS = 4,
 };
 
 enum tp_sim_line {
