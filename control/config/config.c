@@ -137,6 +137,33 @@ static void unknown_name(struct loader *ld, const char *path, const char *what, 
         tp_jw_error(ld->errs, path, "unknown %s \"%s\"", what, name);
 }
 
+/*
+ * A top-level array section (ports, channels, lcores) of 1..max objects; NULL (with an error) if
+ * it is missing, not an array or of the wrong size.
+ */
+static json_t *section_array(struct loader *ld, const json_t *root, const char *key, unsigned max,
+                             const char *what)
+{
+    json_t *arr = tp_jw_get(ld->errs, "", root, key, JSON_ARRAY, true);
+    if (arr == NULL)
+        return NULL;
+    size_t n = json_array_size(arr);
+    if (n == 0 || n > max) {
+        tp_jw_error(ld->errs, key, "needs 1 to %u %s, got %zu", max, what, n);
+        return NULL;
+    }
+    return arr;
+}
+
+/* An array element that must be an object. */
+static bool object_item(struct loader *ld, const char *path, const json_t *item)
+{
+    if (json_is_object(item))
+        return true;
+    tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(item));
+    return false;
+}
+
 /* ---------------------------------------------------------------- eal */
 
 /* "0-3,5" into a sorted list without duplicates; NULL on success, else why not. */
@@ -437,26 +464,17 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
 static void parse_ports(struct loader *ld, const json_t *root)
 {
     struct tp_config *cfg = ld->cfg;
-    ld->ports_ok = true;
-    json_t *arr = tp_jw_get(ld->errs, "", root, "ports", JSON_ARRAY, true);
-    if (arr == NULL) {
-        ld->ports_ok = false;
+    json_t *arr = section_array(ld, root, "ports", TP_CFG_MAX_PORTS, "ports");
+    ld->ports_ok = arr != NULL;
+    if (arr == NULL)
         return;
-    }
-    size_t n = json_array_size(arr);
-    if (n == 0 || n > TP_CFG_MAX_PORTS) {
-        tp_jw_error(ld->errs, "ports", "needs 1 to %d ports, got %zu", TP_CFG_MAX_PORTS, n);
-        ld->ports_ok = false;
-        return;
-    }
     size_t i;
     json_t *obj;
     json_array_foreach(arr, i, obj)
     {
         char path[TP_JW_PATH_MAX];
         tp_jw_path_index(path, "ports", i);
-        if (!json_is_object(obj)) {
-            tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(obj));
+        if (!object_item(ld, path, obj)) {
             ld->ports_ok = false;
             continue;
         }
@@ -829,27 +847,17 @@ static void check_duplicate_lines(struct loader *ld)
 static void parse_channels(struct loader *ld, const json_t *root)
 {
     struct tp_config *cfg = ld->cfg;
-    ld->channels_ok = true;
-    json_t *arr = tp_jw_get(ld->errs, "", root, "channels", JSON_ARRAY, true);
-    if (arr == NULL) {
-        ld->channels_ok = false;
+    json_t *arr = section_array(ld, root, "channels", TP_CFG_MAX_CHANNELS, "channels");
+    ld->channels_ok = arr != NULL;
+    if (arr == NULL)
         return;
-    }
-    size_t n = json_array_size(arr);
-    if (n == 0 || n > TP_CFG_MAX_CHANNELS) {
-        tp_jw_error(ld->errs, "channels", "needs 1 to %d channels, got %zu", TP_CFG_MAX_CHANNELS,
-                    n);
-        ld->channels_ok = false;
-        return;
-    }
     size_t i;
     json_t *obj;
     json_array_foreach(arr, i, obj)
     {
         char path[TP_JW_PATH_MAX], child[TP_JW_PATH_MAX];
         tp_jw_path_index(path, "channels", i);
-        if (!json_is_object(obj)) {
-            tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(obj));
+        if (!object_item(ld, path, obj)) {
             ld->channels_ok = false;
             continue;
         }
@@ -923,8 +931,7 @@ static void parse_poll(struct loader *ld, const char *path, const json_t *arr,
         static const char *const keys[] = {"port", "queue", NULL};
         char item[TP_JW_PATH_MAX], child[TP_JW_PATH_MAX], name[TP_CFG_NAME_MAX];
         tp_jw_path_index(item, path, i);
-        if (!json_is_object(obj)) {
-            tp_jw_error(ld->errs, item, "expected an object, got %s", tp_jw_type_name(obj));
+        if (!object_item(ld, item, obj)) {
             continue;
         }
         tp_jw_check_keys(ld->errs, item, obj, keys);
@@ -978,19 +985,10 @@ static void parse_lcore_channels(struct loader *ld, const char *path, const json
 static void parse_lcores(struct loader *ld, const json_t *root)
 {
     struct tp_config *cfg = ld->cfg;
-    ld->lcores_ok = true;
-    json_t *arr = tp_jw_get(ld->errs, "", root, "lcores", JSON_ARRAY, true);
-    if (arr == NULL) {
-        ld->lcores_ok = false;
+    json_t *arr = section_array(ld, root, "lcores", TP_CFG_MAX_DATA_LCORES, "data lcores");
+    ld->lcores_ok = arr != NULL;
+    if (arr == NULL)
         return;
-    }
-    size_t n = json_array_size(arr);
-    if (n == 0 || n > TP_CFG_MAX_DATA_LCORES) {
-        tp_jw_error(ld->errs, "lcores", "needs 1 to %d data lcores, got %zu",
-                    TP_CFG_MAX_DATA_LCORES, n);
-        ld->lcores_ok = false;
-        return;
-    }
     char eal_list[128];
     format_lcore_list(&cfg->eal, eal_list, sizeof(eal_list));
     size_t i;
@@ -1000,8 +998,7 @@ static void parse_lcores(struct loader *ld, const json_t *root)
         static const char *const keys[] = {"lcore", "poll", "channels", NULL};
         char path[TP_JW_PATH_MAX], child[TP_JW_PATH_MAX];
         tp_jw_path_index(path, "lcores", i);
-        if (!json_is_object(obj)) {
-            tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(obj));
+        if (!object_item(ld, path, obj)) {
             ld->lcores_ok = false;
             continue;
         }
@@ -1236,8 +1233,7 @@ static void parse_bus(struct loader *ld, const json_t *root)
             tp_jw_error(ld->errs, path, "no channel has venue \"%s\"", key);
             continue;
         }
-        if (!json_is_object(vobj)) {
-            tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(vobj));
+        if (!object_item(ld, path, vobj)) {
             continue;
         }
         if (bus->n_venues == TP_CFG_MAX_VENUES || strlen(key) >= TP_CFG_NAME_MAX) {
@@ -1410,8 +1406,7 @@ static void parse_entitlements(struct loader *ld, const json_t *root)
     {
         char path[TP_JW_PATH_MAX];
         tp_jw_path_index(path, "entitlements.rules", i);
-        if (!json_is_object(r)) {
-            tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(r));
+        if (!object_item(ld, path, r)) {
             continue;
         }
         parse_rule(ld, path, r, &ent->rules[ent->n_rules++]);

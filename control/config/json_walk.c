@@ -136,17 +136,24 @@ void tp_jw_check_keys(struct tp_config_errors *errs, const char *path, const jso
     }
 }
 
+/* obj[key] with its path in child; NULL (and an error if required) when absent. */
+static json_t *lookup(struct tp_config_errors *errs, const char *path, const json_t *obj,
+                      const char *key, bool required, char *child)
+{
+    tp_jw_path_key(child, path, key);
+    json_t *v = json_object_get(obj, key);
+    if (v == NULL && required)
+        tp_jw_error(errs, child, "required key is missing");
+    return v;
+}
+
 json_t *tp_jw_get(struct tp_config_errors *errs, const char *path, const json_t *obj,
                   const char *key, json_type wanted, bool required)
 {
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            tp_jw_error(errs, child, "required key is missing");
+    json_t *v = lookup(errs, path, obj, key, required, child);
+    if (v == NULL)
         return NULL;
-    }
     if (json_typeof(v) != wanted) {
         tp_jw_error(errs, child, "expected %s, got %s", json_type_wanted_name(wanted),
                     tp_jw_type_name(v));
@@ -177,13 +184,9 @@ bool tp_jw_uint(struct tp_config_errors *errs, const char *path, const json_t *o
                 uint64_t min, uint64_t max, bool required, uint64_t *out)
 {
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            tp_jw_error(errs, child, "required key is missing");
+    json_t *v = lookup(errs, path, obj, key, required, child);
+    if (v == NULL)
         return false;
-    }
     return tp_jw_uint_value(errs, child, v, min, max, out);
 }
 
@@ -191,13 +194,9 @@ bool tp_jw_bool(struct tp_config_errors *errs, const char *path, const json_t *o
                 bool required, bool *out)
 {
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            tp_jw_error(errs, child, "required key is missing");
+    json_t *v = lookup(errs, path, obj, key, required, child);
+    if (v == NULL)
         return false;
-    }
     if (!json_is_boolean(v)) {
         tp_jw_error(errs, child, "expected a boolean, got %s", tp_jw_type_name(v));
         return false;
@@ -235,13 +234,9 @@ bool tp_jw_string(struct tp_config_errors *errs, const char *path, const json_t 
                   const char *key, size_t cap, bool required, char *out)
 {
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            tp_jw_error(errs, child, "required key is missing");
+    json_t *v = lookup(errs, path, obj, key, required, child);
+    if (v == NULL)
         return false;
-    }
     return tp_jw_string_value(errs, child, v, cap, out);
 }
 
@@ -323,13 +318,9 @@ bool tp_jw_ipv4(struct tp_config_errors *errs, const char *path, const json_t *o
                 enum tp_jw_addr_kind kind, bool required, uint32_t *out)
 {
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, key);
-    json_t *v = json_object_get(obj, key);
-    if (v == NULL) {
-        if (required)
-            tp_jw_error(errs, child, "required key is missing");
+    json_t *v = lookup(errs, path, obj, key, required, child);
+    if (v == NULL)
         return false;
-    }
     return tp_jw_ipv4_value(errs, child, v, kind, out);
 }
 
