@@ -28,6 +28,7 @@ static void usage(FILE *out)
             "  --hugepages-mb N     hugepage memory the daemon needs on each port's NUMA node\n"
             "  --json               machine-readable output\n"
             "  --hugepage-plan      print only '<numa node> <MiB>' lines: where to reserve\n"
+            "  --show-lcores        print only the data lcore list (for tune-host.sh)\n"
             "  --problems           print only WARN and FAIL\n"
             "  --root DIR           read /proc and /sys under DIR (for tests)\n"
             "exit status: 0 no FAIL, 1 at least one FAIL, 2 usage error\n");
@@ -88,21 +89,28 @@ static int print_plan(const struct tp_hostcheck_params *params)
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"config", required_argument, NULL, 'c'}, {"data-lcores", required_argument, NULL, 'l'},
-        {"pci", required_argument, NULL, 'p'},    {"hugepages-mb", required_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},         {"hugepage-plan", no_argument, NULL, 'H'},
-        {"problems", no_argument, NULL, 'q'},     {"root", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'},
+        {"data-lcores", required_argument, NULL, 'l'},
+        {"pci", required_argument, NULL, 'p'},
+        {"hugepages-mb", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},
+        {"hugepage-plan", no_argument, NULL, 'H'},
+        {"show-lcores", no_argument, NULL, 'L'},
+        {"problems", no_argument, NULL, 'q'},
+        {"root", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     static char pci_storage[TP_HOSTCHECK_MAX_PCI][TP_PCI_ADDRESS_LEN];
     static struct tp_hostcheck_report report;
     struct tp_hostcheck_params params;
-    bool json = false, problems = false, plan = false;
+    bool json = false, problems = false, plan = false, show_lcores = false;
+    char lcores[1024];
     char *end;
     int opt;
 
     tp_hostcheck_params_init(&params);
-    while ((opt = getopt_long(argc, argv, "c:l:p:m:jHqr:h", options, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "c:l:p:m:jHLqr:h", options, NULL)) != -1) {
         switch (opt) {
         case 'c':
             if (load_config(&params, optarg) < 0)
@@ -132,6 +140,9 @@ int main(int argc, char **argv)
         case 'H':
             plan = true;
             break;
+        case 'L':
+            show_lcores = true;
+            break;
         case 'q':
             problems = true;
             break;
@@ -153,6 +164,12 @@ int main(int argc, char **argv)
 
     if (plan)
         return print_plan(&params);
+    if (show_lcores) {
+        if (tp_cpuset_format_list(&params.data_lcores, lcores, sizeof(lcores)) < 0)
+            return 2;
+        printf("%s\n", lcores);
+        return 0;
+    }
     tp_hostcheck_run(&params, &report);
     if (json) {
         if (tp_hostcheck_print_json(stdout, &report) < 0)

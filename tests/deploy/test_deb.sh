@@ -53,6 +53,7 @@ has() { # mode-prefix path
 has 'drwxr-xr-x root/root' ''
 has '-rwxr-xr-x root/root' usr/bin/tickplane-doctor
 has '-rwxr-xr-x root/root' usr/libexec/tickplane/reserve-hugepages.sh
+has '-rwxr-xr-x root/root' usr/libexec/tickplane/tune-host.sh
 has '-rw-r--r-- root/root' usr/lib/systemd/system/tickplane.service
 has '-rw-r--r-- root/root' usr/lib/systemd/system/tickplane@.service
 has '-rw-r--r-- root/root' usr/lib/udev/rules.d/60-tickplane-vfio.rules
