@@ -15,7 +15,7 @@ static void walk_book(const struct tp_mdp3_msg *m)
     struct mktdata_md_incremental_refresh_book46 b;
     struct mktdata_md_incremental_refresh_book46_no_md_entries g;
     struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
-    volatile int64_t sink = 0;
+    volatile uint64_t sink = 0; /* keeps the loads; xor cannot overflow */
     if (mktdata_md_incremental_refresh_book46_wrap_for_decode(&b, m->body, m->body_len,
                                                               m->block_length, m->version) < 0)
         return;
@@ -24,15 +24,16 @@ static void walk_book(const struct tp_mdp3_msg *m)
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
             return;
-        sink += mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(&g);
-        sink += mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g);
+        sink ^=
+            (uint64_t)mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(&g);
+        sink ^= mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g);
     }
     if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&b, &o) < 0)
         return;
     while (o.index < o.count) {
         if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
             return;
-        sink += (int64_t)mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o);
+        sink ^= mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o);
     }
     (void)sink;
 }
