@@ -165,6 +165,14 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
             check_rpt(r, id,
                       mktdata_md_incremental_refresh_trade_summary48_no_md_entries_rpt_seq(&g));
             size = mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_entry_size(&g);
+            int64_t px =
+                mktdata_md_incremental_refresh_trade_summary48_no_md_entries_md_entry_px_mantissa(
+                    &g);
+            struct ref_mbp *t = &r->mbp[id];
+            if (t->first_trade == 0)
+                t->first_trade = t->trade_high = t->trade_low = px;
+            t->trade_high = px > t->trade_high ? px : t->trade_high;
+            t->trade_low = px < t->trade_low ? px : t->trade_low;
             orders =
                 mktdata_md_incremental_refresh_trade_summary48_no_md_entries_number_of_orders(&g);
         }
@@ -224,6 +232,28 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
             check_rpt(
                 r, id,
                 mktdata_md_incremental_refresh_session_statistics51_no_md_entries_rpt_seq(&g));
+            /* Statistics follow the event's trades: open = first, high/low = the extremes. */
+            int64_t px =
+                mktdata_md_incremental_refresh_session_statistics51_no_md_entries_md_entry_px_mantissa(
+                    &g);
+            struct ref_mbp *t = &r->mbp[id];
+            switch (mktdata_md_incremental_refresh_session_statistics51_no_md_entries_md_entry_type(
+                &g)) {
+            case '4':
+                r->errors += px != t->first_trade || t->stat_open != 0;
+                t->stat_open = t->stat_high = t->stat_low = px;
+                break;
+            case '7':
+                r->errors += px != t->trade_high || px <= t->stat_high;
+                t->stat_high = px;
+                break;
+            case '8':
+                r->errors += px != t->trade_low || px >= t->stat_low;
+                t->stat_low = px;
+                break;
+            default:
+                r->errors++;
+            }
         }
         break;
     }
@@ -242,9 +272,12 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
                                                                 m->block_length, m->version),
                          0);
         r->last_mei = mktdata_channel_reset4_match_event_indicator(&b);
-        /* Every book of the channel is cleared; RptSeqs restart. */
+        /* Every book of the channel is cleared; RptSeqs restart; statistics carry on. */
         r->resets++;
-        memset(r->mbp, 0, r->instruments * sizeof(*r->mbp));
+        for (uint32_t i = 0; i < r->instruments; i++) {
+            r->mbp[i].n[0] = r->mbp[i].n[1] = 0;
+            r->mbp[i].rpt_seq = 0;
+        }
         memset(r->mbo.orders, 0, r->mbo.cap * sizeof(*r->mbo.orders));
         break;
     }
@@ -254,6 +287,11 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
     }
     if (r->last_mei & MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT) {
         r->end_of_events++;
+        /* At event ends the statistics have caught up with the trades. */
+        for (uint32_t i = 0; i < r->instruments; i++)
+            if (r->mbp[i].stat_high != r->mbp[i].trade_high ||
+                r->mbp[i].stat_low != r->mbp[i].trade_low)
+                r->errors++;
         /* Books are consistent at event ends: never crossed. */
         for (uint32_t i = 0; i < r->instruments; i++)
             if (r->mbp[i].n[0] > 0 && r->mbp[i].n[1] > 0 &&

@@ -31,6 +31,8 @@ struct ref_mbp {
     uint32_t n[2];
     uint32_t rpt_seq;
     int64_t volume;
+    int64_t first_trade, trade_high, trade_low; /* from the trade summaries (0: none yet) */
+    int64_t stat_open, stat_high, stat_low;     /* from the session statistics */
 };
 
 struct replay {

@@ -520,7 +520,7 @@ static void publish_volume(struct tp_sim_mdp3_feed *f, uint32_t id)
                MKTDATA_MD_INCREMENTAL_REFRESH_VOLUME37_MATCH_EVENT_INDICATOR_OFFSET, PK_VOLUME);
 }
 
-/* Open, high and low trade prices when a trade sets them. */
+/* Open, high and low trade prices when the event's trades set them (one entry each at most). */
 static void publish_stats(struct tp_sim_mdp3_feed *f, uint32_t id, const struct tp_sim_event *ev,
                           int n)
 {
@@ -528,25 +528,31 @@ static void publish_stats(struct tp_sim_mdp3_feed *f, uint32_t id, const struct 
         int64_t price9;
         char type;
     } s[3];
-    int count = 0;
+    int count = 0, traded = 0;
+    int64_t lo = 0, hi = 0, first = 0;
     for (int i = 0; i < n; i++) {
         if (ev[i].kind != TP_SIM_EV_EXECUTE && ev[i].kind != TP_SIM_EV_TRADE)
             continue;
         int64_t px = ev[i].price9;
-        if (f->high9[id] == 0) {
-            f->high9[id] = f->low9[id] = px;
-            s[count++] = (struct stat_entry){px, '4'};
-        }
-        if (px > f->high9[id]) {
-            f->high9[id] = px;
-            s[count++] = (struct stat_entry){px, '7'};
-        }
-        if (px < f->low9[id]) {
-            f->low9[id] = px;
-            s[count++] = (struct stat_entry){px, '8'};
-        }
-        if (count >= 2)
-            break; /* open + one extreme, or both extremes, is all a step can set */
+        if (!traded)
+            first = lo = hi = px;
+        lo = px < lo ? px : lo;
+        hi = px > hi ? px : hi;
+        traded = 1;
+    }
+    if (!traded)
+        return;
+    if (f->high9[id] == 0) { /* the session's first trade opens it */
+        f->high9[id] = f->low9[id] = first;
+        s[count++] = (struct stat_entry){first, '4'};
+    }
+    if (hi > f->high9[id]) {
+        f->high9[id] = hi;
+        s[count++] = (struct stat_entry){hi, '7'};
+    }
+    if (lo < f->low9[id]) {
+        f->low9[id] = lo;
+        s[count++] = (struct stat_entry){lo, '8'};
     }
     if (count == 0)
         return;

@@ -20,7 +20,8 @@
  *   the instrument's live orders (53, up to 40 per chunk, one chunk per packet, at least one).
  * - Definitions (54) cycle likewise (a full loop first, before any incremental packet).
  * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
- *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47).
+ *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47); session
+ *   statistics and cumulative volume carry on.
  */
 #ifndef TP_SIM_MDP3_FEED_H
 #define TP_SIM_MDP3_FEED_H
