@@ -24,8 +24,8 @@
  *                                                      -> 0, or -EBADMSG (type/length wrong)
  *
  * Alpha fields (stock, mpid, ...) are left-justified and space padded on the wire. Readers return
- * a pointer to the bytes in place (NOT NUL-terminated; width tp_itch_<kind> width); structs hold
- * char arrays of the exact width (use tp_itch_alpha_set to fill one from a C string).
+ * a pointer to the bytes in place (NOT NUL-terminated: Alpha(8) is 8 bytes, see TP_ITCH_WIDTH_*);
+ * structs hold char arrays of the exact width (tp_itch_alpha_set fills one from a C string).
  * Message types are plain chars ('A' for add_order ...): see enum tp_itch_type.
  * Header only, no allocation; the JSON printer is in itch50_json.h.
  */
