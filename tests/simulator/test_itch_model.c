@@ -194,12 +194,48 @@ static void test_mix_skew_and_uncrossed_books(void **state)
     mem_sink_free(&s);
 }
 
+/* Microbursts: a burst of burst_events events, burst_gap_ns apart, starts at every period. */
+static void test_microbursts_at_fixed_periods(void **state)
+{
+    (void)state;
+    struct tp_sim_params p;
+    tp_sim_params_default(&p);
+    p.instruments = 50;
+    struct tp_sim_model m;
+    assert_int_equal(tp_sim_model_init(&m, &p), 0);
+    uint64_t first = 0, prev = 0, last_start = 0, starts = 0, in_burst = 0;
+    while (m.events_total < 100000) {
+        const struct tp_sim_event *ev;
+        int n = tp_sim_model_step(&m, &ev);
+        assert_true(n > 0);
+        uint64_t t = ev[0].time_ns;
+        if (first == 0)
+            first = t;
+        assert_true(t > prev || prev == 0);
+        if (t % p.burst_period_ns == 0) {
+            /* Every period has its burst, none is skipped. */
+            assert_true(last_start == 0 || t == last_start + p.burst_period_ns);
+            last_start = t;
+            starts++;
+            in_burst = p.burst_events - 1;
+        } else if (in_burst > 0) {
+            assert_int_equal(t - prev, p.burst_gap_ns);
+            in_burst--;
+        }
+        prev = t;
+    }
+    assert_true(starts > 5);
+    assert_int_equal(starts, prev / p.burst_period_ns - first / p.burst_period_ns);
+    tp_sim_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_seed_same_bytes),
         cmocka_unit_test(test_truth_equals_replay),
         cmocka_unit_test(test_mix_skew_and_uncrossed_books),
+        cmocka_unit_test(test_microbursts_at_fixed_periods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
