@@ -9,6 +9,23 @@
 /* A refill that keeps being lapped gives up after this many tries (the caller polls again). */
 #define LAP_RETRIES 4
 
+/* The tail intent is announced this far ahead (at most capacity / 16); the writer zeroes each
+ * chunk as it announces it, so a reader never mistakes last lap's bytes for a new record. */
+#define INTENT_CHUNK_MAX 4096u
+
+/* The sequence word is written last by the writer (release) and polled by readers (acquire):
+ * it says that the record at a position is complete. Plain uint64_t in the struct, so the GNU
+ * atomic builtins (gcc, clang) access it. */
+static inline void store_sequence(struct tp_ring_record *rec, uint64_t sequence)
+{
+    __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t load_sequence(const struct tp_ring_record *rec)
+{
+    return __atomic_load_n(&rec->sequence, __ATOMIC_ACQUIRE);
+}
+
 static int params_ok(uint64_t capacity, uint32_t max_record)
 {
     return capacity >= TP_RING_MIN_CAPACITY && (capacity & (capacity - 1)) == 0 &&
@@ -56,14 +73,35 @@ void tp_ring_writer_init(struct tp_ring_writer *w, void *mem)
     w->max_record = s->max_record;
     w->tail = atomic_load_explicit(&s->tail, memory_order_relaxed);
     w->next_sequence = atomic_load_explicit(&s->next_sequence, memory_order_relaxed);
+    w->intent = atomic_load_explicit(&s->tail_intent, memory_order_relaxed);
+    w->latest = atomic_load_explicit(&s->latest, memory_order_relaxed);
+    w->intent_chunk = s->capacity / 16 < INTENT_CHUNK_MAX ? s->capacity / 16 : INTENT_CHUNK_MAX;
 }
 
-/* Announce that bytes below `intent` may change, before changing them. */
-static inline void announce(struct tp_ring_writer *w, uint64_t intent)
+/* Zero ring bytes for positions [from, to) (less than a capacity), wrapping at the end. */
+static void zero_range(struct tp_ring_writer *w, uint64_t from, uint64_t to)
 {
-    atomic_store_explicit(&w->shared->tail_intent, intent, memory_order_relaxed);
-    /* Orders the intent store before the record stores that follow (a compiler barrier on x86). */
+    uint64_t off = from & w->mask, n = to - from;
+    uint64_t first = n < w->capacity - off ? n : w->capacity - off;
+    memset(w->shared->data + off, 0, first);
+    memset(w->shared->data, 0, n - first);
+}
+
+/*
+ * Announce that bytes below `end` may change, before changing them: a chunk ahead, so this
+ * happens once per chunk. The announced chunk is zeroed after the announcement (readers that
+ * still read those bytes from the last lap see the intent and discard what they copied).
+ */
+static inline void announce(struct tp_ring_writer *w, uint64_t end)
+{
+    if (end <= w->intent)
+        return;
+    uint64_t old = w->intent;
+    w->intent = end + w->intent_chunk;
+    atomic_store_explicit(&w->shared->tail_intent, w->intent, memory_order_relaxed);
+    /* Orders the intent store before the stores that follow (a compiler barrier on x86). */
     atomic_thread_fence(memory_order_release);
+    zero_range(w, old > w->tail ? old : w->tail, w->intent);
 }
 
 void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
@@ -86,7 +124,8 @@ void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
             pad->topic = 0;
             pad->instrument = UINT32_MAX;
             pad->flags = 0;
-            pad->sequence = 0;
+            /* Padding carries the sequence of the record after it (it consumes none). */
+            store_sequence(pad, w->next_sequence);
         }
         pos += to_end;
     } else {
@@ -97,8 +136,8 @@ void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
     return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
 }
 
-uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
-                        uint32_t instrument, uint32_t flags)
+uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                                 uint32_t instrument, uint32_t flags)
 {
     struct tp_ring_record *rec =
         (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
@@ -108,12 +147,25 @@ uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
     rec->topic = topic;
     rec->instrument = instrument;
     rec->flags = flags;
-    rec->sequence = sequence;
-
+    store_sequence(rec, sequence); /* last: the record is complete */
+    w->latest = w->claim_pos;
     w->tail = w->claim_pos + ALIGN_UP(w->claim_length);
-    atomic_store_explicit(&w->shared->latest, w->claim_pos, memory_order_relaxed);
+    return sequence;
+}
+
+void tp_ring_flush(struct tp_ring_writer *w)
+{
+    atomic_store_explicit(&w->shared->latest, w->latest, memory_order_relaxed);
     atomic_store_explicit(&w->shared->next_sequence, w->next_sequence, memory_order_relaxed);
+    /* Every record below the new tail is complete before readers can see the tail move. */
     atomic_store_explicit(&w->shared->tail, w->tail, memory_order_release);
+}
+
+uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                        uint32_t instrument, uint32_t flags)
+{
+    uint64_t sequence = tp_ring_commit_deferred(w, type, topic, instrument, flags);
+    tp_ring_flush(w);
     return sequence;
 }
 
@@ -176,8 +228,8 @@ static int refill(struct tp_ring_reader *r)
     const struct tp_ring_shared *s = r->shared;
     for (int tries = 0; tries < LAP_RETRIES;) {
         uint64_t tail = atomic_load_explicit(&s->tail, memory_order_acquire);
-        if (tail == r->cursor)
-            return 0;
+        if (tail <= r->cursor)
+            return 0; /* nothing flushed beyond what we have (deferred commits are ahead) */
         if (tail - r->cursor > r->capacity) {
             relocate_after_lap(r);
             tries++;
@@ -250,10 +302,63 @@ static int refill(struct tp_ring_reader *r)
     return 0;
 }
 
+/* Whether the writer may have overwritten the byte at position pos. */
+static inline int overwritten(const struct tp_ring_reader *r, uint64_t pos)
+{
+    return atomic_load_explicit(&r->shared->tail_intent, memory_order_relaxed) > pos + r->capacity;
+}
+
+/*
+ * Fast path for a reader that follows closely: look at the record header at the cursor itself,
+ * so a new record costs one cache-line transfer (no trip through the tail line). Returns 1 with
+ * the record copied into the batch, 0 when nothing new is there, -1 when the tail-based path
+ * must decide (unknown sequence, a lap, anything unexpected).
+ */
+static int read_at_cursor(struct tp_ring_reader *r)
+{
+    for (;;) {
+        uint64_t off = r->cursor & r->mask;
+        uint64_t to_end = r->capacity - off;
+        if (to_end < TP_RING_RECORD_HEADER) {
+            r->cursor += to_end; /* implicit padding */
+            continue;
+        }
+        const struct tp_ring_record *h = (const struct tp_ring_record *)(r->shared->data + off);
+        uint64_t seq = load_sequence(h);
+        if (seq != r->next_sequence) {
+            /* Zero: not written yet in this lap, unless the writer is a lap ahead of us. */
+            return seq == 0 && !overwritten(r, r->cursor) ? 0 : -1;
+        }
+        uint32_t length = h->length;
+        uint64_t aligned = ALIGN_UP((uint64_t)length);
+        if (length < TP_RING_RECORD_HEADER || aligned > to_end || length > r->max_record)
+            return -1;
+        if (h->type == TP_REC_PADDING) {
+            if (overwritten(r, r->cursor))
+                return -1;
+            r->cursor += aligned;
+            continue;
+        }
+        memcpy(r->batch, h, length);
+        /* The copy must complete before we look at how far the writer has gone. */
+        atomic_thread_fence(memory_order_acquire);
+        if (overwritten(r, r->cursor))
+            return -1;
+        r->next_sequence++;
+        r->cursor += aligned;
+        r->batch_pos = 0;
+        r->batch_end = (uint32_t)aligned;
+        return 1;
+    }
+}
+
 int tp_ring_read(struct tp_ring_reader *r, const struct tp_ring_record **rec, uint64_t *lost)
 {
-    if (r->batch_pos >= r->batch_end && !refill(r))
-        return TP_RING_EMPTY;
+    if (r->batch_pos >= r->batch_end) {
+        int got = r->next_sequence != 0 ? read_at_cursor(r) : -1;
+        if (got == 0 || (got < 0 && !refill(r)))
+            return TP_RING_EMPTY;
+    }
     /* Report a lap once the record after it is in hand: only then is the loss known. */
     if (r->lap_pending || r->lost_pending > 0) {
         *lost = r->lost_pending;

@@ -12,16 +12,27 @@
  *     lost (the sequence difference); the caller resyncs from the state table.
  *   - Ordering: record sequence numbers are 1, 2, 3... per writer epoch, delivered in order.
  *
- * Layout of ring memory (tp_ring_memsize): a read-mostly line with the geometry, one line the
- * writer updates per record (tail intent, tail, latest, next sequence: readers read it once per
- * batch), then the data area of `capacity` bytes (a power of two). Records are 8-byte aligned and
- * never wrap: at the end of the data area the writer puts a padding record (or, when fewer than
- * TP_RING_RECORD_HEADER bytes remain, nothing: both sides skip such a tail implicitly).
+ * Layout of ring memory (tp_ring_memsize): a read-mostly line with the geometry; a line with the
+ * tail intent, which the writer announces a chunk (capacity / 16, at most 64 KiB) ahead of what it
+ * writes, so it changes once per chunk rather than once per record and stays in the readers'
+ * caches; one line the writer updates per record (tail, latest, next sequence), which readers read
+ * once per batch; then the data area of `capacity` bytes (a power of two). Announcing ahead only
+ * makes readers more careful: a reader less than a chunk from being lapped counts as lapped.
+ * Records are 8-byte aligned and never wrap: at the end of the data area the writer puts a
+ * padding record (or, when fewer than TP_RING_RECORD_HEADER bytes remain, nothing: both sides
+ * skip such a tail implicitly).
  *
- * Memory ordering (x86 and ARM): the writer stores tail_intent, issues a release fence, writes the
- * record, then publishes tail with a release store. The reader loads tail with acquire, copies,
- * issues an acquire fence, then loads tail_intent. The copy races with the writer by design (as in
- * any sequence lock); validation after the copy makes the race harmless.
+ * Two ways to find new records. A reader that follows closely polls the header at its cursor: the
+ * writer stores a record's sequence last (release), so seeing the expected sequence there means
+ * the record is complete, and the data arrives with the signal in one cache-line transfer (the
+ * announced chunk was zeroed, so stale bytes never look like a record). A reader that is behind,
+ * or does not know what sequence to expect, reads the tail and copies a whole run of records.
+ *
+ * Memory ordering (x86 and ARM): the writer stores tail_intent, issues a release fence, zeroes
+ * and writes records, stores each sequence with release, and publishes tail with a release store.
+ * The reader loads a sequence or the tail with acquire, copies, issues an acquire fence, then
+ * loads tail_intent. The copy races with the writer by design (as in any sequence lock);
+ * validation after the copy makes the race harmless.
  */
 #ifndef TP_BROADCAST_RING_H
 #define TP_BROADCAST_RING_H
@@ -63,7 +74,7 @@ struct tp_ring_shared {
     uint32_t max_record;
     uint32_t reserved;
     _Alignas(64) _Atomic uint64_t tail_intent; /* writer may be writing bytes below this */
-    _Atomic uint64_t tail;                     /* bytes below this are complete records */
+    _Alignas(64) _Atomic uint64_t tail;        /* bytes below this are complete records */
     _Atomic uint64_t latest;                   /* start of the last complete record */
     _Atomic uint64_t next_sequence;            /* sequence of the next record to be written */
     _Alignas(64) uint8_t data[];
@@ -76,6 +87,9 @@ struct tp_ring_writer {
     uint64_t mask;
     uint64_t tail;          /* private copy of shared->tail */
     uint64_t next_sequence; /* private copy of shared->next_sequence */
+    uint64_t intent;        /* private copy of shared->tail_intent */
+    uint64_t intent_chunk;  /* how far ahead the intent is announced */
+    uint64_t latest;        /* start of the last committed record (published by flush) */
     uint64_t claim_pos;     /* position of the claimed record, valid between claim and commit */
     uint32_t claim_length;
     uint32_t max_record;
@@ -128,9 +142,21 @@ void tp_ring_writer_init(struct tp_ring_writer *w, void *mem);
  */
 void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len);
 
-/* Writer: make the claimed record visible. Returns its sequence. */
+/* Writer: make the claimed record visible now. Returns its sequence. */
 uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
                         uint32_t instrument, uint32_t flags);
+
+/*
+ * Writer, for bursts: complete the claimed record (readers polling at their cursor see it at
+ * once) but move the shared tail, which lagging readers and lag reports use, only at the next
+ * tp_ring_flush (or tp_ring_commit): one shared store per burst instead of one per record, as a
+ * data lcore does after each rx burst. Returns the record's sequence.
+ */
+uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                                 uint32_t instrument, uint32_t flags);
+
+/* Writer: make every record committed so far visible to readers. */
+void tp_ring_flush(struct tp_ring_writer *w);
 
 /* Writer: claim + copy + commit. Returns the sequence, or 0 if the payload is too large. */
 uint64_t tp_ring_publish(struct tp_ring_writer *w, uint16_t type, uint16_t topic,

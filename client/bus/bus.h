@@ -84,6 +84,16 @@ void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
 uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                        uint32_t flags);
 
+/* Publish the claimed record at the next tp_bus_flush (one shared store per burst). */
+uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
+                                uint32_t flags);
+
+/* Make every deferred record visible (e.g. at the end of each rx burst). */
+static inline void tp_bus_flush(struct tp_bus_writer *w)
+{
+    tp_ring_flush(&w->ring);
+}
+
 /*
  * Sequence the next committed record will get. The writer stores it in the state entry's
  * book.bus_sequence when it updates an instrument's state for that record, so a reader that

@@ -96,6 +96,10 @@ static void test_in_order_across_wraps(void **state)
         }
         assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
         assert_int_equal(tp_ring_lag(&f->r), 0);
+        /* What the writer announced but has not written yet is zero: no stale record there. */
+        const struct tp_ring_shared *sh = f->mem;
+        for (uint64_t pos = f->w.tail; pos < f->w.intent; pos++)
+            assert_int_equal(sh->data[pos & (4096 - 1)], 0);
     }
     assert_true(f->w.tail > 10 * 4096); /* really wrapped */
     assert_int_equal(f->r.lost, 0);
@@ -114,17 +118,12 @@ static void test_lapped_reader_learns_exact_loss(void **state)
         publish(f, s);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 1);
-    /* The reader has 2 and 3 in its private batch: they stay valid whatever the writer does. */
     for (uint64_t s = 4; s <= 400; s++)
         publish(f, s);
     assert_int_equal(tp_ring_lag(&f->r), 399);
-    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
-    check(rec, 2);
-    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
-    check(rec, 3);
-    /* Records 4..399 were overwritten: the reader jumps to the latest (400) and says so. */
+    /* Records 2..399 were overwritten: the reader jumps to the latest (400) and says so. */
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_LAPPED);
-    assert_int_equal(lost, 396);
+    assert_int_equal(lost, 398);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 400);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
@@ -132,7 +131,60 @@ static void test_lapped_reader_learns_exact_loss(void **state)
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 401);
     assert_int_equal(f->r.lapped, 1);
-    assert_int_equal(f->r.lost, 396);
+    assert_int_equal(f->r.lost, 398);
+    destroy(f);
+}
+
+/* A reader that copied a run of records keeps them whatever the writer does afterwards. */
+static void test_copied_batch_survives_a_lap(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 8192);
+    const struct tp_ring_record *rec;
+    uint64_t lost = 0;
+    f->r.next_sequence = 0; /* as a reader that attached mid-stream: takes the tail path */
+    for (uint64_t s = 1; s <= 3; s++)
+        publish(f, s);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 1);
+    for (uint64_t s = 4; s <= 400; s++)
+        publish(f, s);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 2);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 3);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_LAPPED);
+    assert_int_equal(lost, 396);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+    check(rec, 400);
+    destroy(f);
+}
+
+static void test_deferred_commits_move_tail_at_flush(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 8192);
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    for (uint64_t s = 1; s <= 5; s++) {
+        uint32_t len = payload_len(s);
+        fill(tp_ring_claim(&f->w, len), s, len);
+        assert_int_equal(
+            tp_ring_commit_deferred(&f->w, TP_REC_RAW, (uint16_t)(s % 6), (uint32_t)(s % 1000), 0),
+            s);
+    }
+    struct tp_ring_shared *sh = f->mem;
+    assert_int_equal(atomic_load(&sh->tail), 0);
+    /* A reader that follows at its cursor sees complete records before the flush. */
+    for (uint64_t s = 1; s <= 5; s++) {
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+        check(rec, s);
+    }
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    tp_ring_flush(&f->w);
+    assert_int_equal(atomic_load(&sh->tail), f->w.tail);
+    assert_int_equal(atomic_load(&sh->next_sequence), 6);
+    assert_int_equal(tp_ring_lag(&f->r), 0);
     destroy(f);
 }
 
@@ -212,6 +264,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order_across_wraps),
         cmocka_unit_test(test_lapped_reader_learns_exact_loss),
+        cmocka_unit_test(test_copied_batch_survives_a_lap),
+        cmocka_unit_test(test_deferred_commits_move_tail_at_flush),
         cmocka_unit_test(test_claim_too_large_is_refused),
         cmocka_unit_test(test_bad_parameters),
         cmocka_unit_test(test_malformed_headers_are_skipped),

@@ -6,7 +6,9 @@
  *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer).
  * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine).
  *
- * Usage: bench_bus [--quick] [--dir DIR] [--payload BYTES]
+ * Usage: bench_bus [--quick] [--rt] [--ring BYTES] [--dir DIR] [--payload BYTES]
+ *   --rt  run the measuring threads SCHED_FIFO (root): on a shared, busy machine this keeps
+ *         other processes off the two cores for the few seconds of the run.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +36,8 @@ static const char *shm_dir = "/dev/shm";
 static uint32_t payload_bytes = 40; /* 24-byte header + 40 = a 64-byte record */
 static uint64_t throughput_events = 20000000;
 static uint64_t latency_samples = 200000;
+static uint64_t ring_bytes_opt = 1 << 18; /* fits the 1 MiB L2 of each core */
+static int realtime;
 
 static void pin(int cpu)
 {
@@ -41,6 +45,17 @@ static void pin(int cpu)
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (realtime) {
+        struct sched_param sp = {.sched_priority = 1};
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    }
+}
+
+/* The main thread measures on WRITER_CPU; between runs it returns to normal scheduling. */
+static void unpin(void)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 }
 
 static uint64_t now_ns(void)
@@ -111,6 +126,7 @@ static void bench_pingpong(void)
     tp_hist_print_json(stdout, &h, ns_per_tick);
     printf("}\n");
     fflush(stdout);
+    unpin();
 }
 
 /* ---- DPDK rte_ring SP/SC (no EAL: the ring lives in ordinary memory) ---------------------- */
@@ -119,6 +135,7 @@ static struct {
     struct rte_ring *ring;
     uint64_t count;
     int paced;
+    _Atomic int ready;
     struct tp_histogram hist;
 } rr;
 
@@ -126,6 +143,7 @@ static void *rte_consumer(void *arg)
 {
     (void)arg;
     pin(READER_CPU);
+    atomic_store(&rr.ready, 1);
     void *objs[32];
     uint64_t got = 0;
     while (got < rr.count) {
@@ -152,8 +170,11 @@ static void bench_rte_ring(void)
     /* Throughput: single-object enqueues, burst dequeues. */
     rr.count = throughput_events;
     rr.paced = 0;
+    atomic_store(&rr.ready, 0);
     pthread_t t;
     pthread_create(&t, NULL, rte_consumer, NULL);
+    while (!atomic_load(&rr.ready))
+        sched_yield();
     pin(WRITER_CPU);
     uint64_t t0 = now_ns();
     for (uint64_t i = 1; i <= rr.count; i++)
@@ -165,7 +186,12 @@ static void bench_rte_ring(void)
     tp_hist_reset(&rr.hist);
     rr.count = latency_samples;
     rr.paced = 1;
+    atomic_store(&rr.ready, 0);
+    unpin(); /* a new thread inherits this one's core and policy until it pins itself */
     pthread_create(&t, NULL, rte_consumer, NULL);
+    while (!atomic_load(&rr.ready))
+        sched_yield();
+    pin(WRITER_CPU);
     uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
     for (uint64_t i = 0; i < rr.count; i++) {
         spin_ticks(gap);
@@ -178,6 +204,7 @@ static void bench_rte_ring(void)
     printf("}\n");
     fflush(stdout);
     free(rr.ring);
+    unpin();
 }
 
 /* ---- the bus ------------------------------------------------------------------------------ */
@@ -187,6 +214,7 @@ struct reader_ctx {
     const char *instance;
     _Atomic int ready;
     int paced;
+    int share_core; /* other readers run on the same core: yield when idle */
     uint64_t records;
     uint64_t lost;
     uint64_t lapped;
@@ -235,9 +263,8 @@ static void *bus_reader(void *arg)
         } else if (atomic_load_explicit(&writer_done, memory_order_acquire) &&
                    expect > atomic_load(&writer_last)) {
             break;
-        } else {
-            /* Several readers share one core: let the others run when idle. */
-            sched_yield();
+        } else if (c->share_core) {
+            sched_yield(); /* several readers share one core: let the others run when idle */
         }
     }
     c->seconds = (double)(now_ns() - t0) / 1e9;
@@ -245,7 +272,12 @@ static void *bus_reader(void *arg)
     return NULL;
 }
 
-static void run_bus(int readers, int paced, uint64_t ring_bytes)
+/*
+ * readers: reader threads; paced: latency run (one event every 2 us carrying its TSC), else
+ * throughput run; burst: 0 = every record visible at once (tp_bus_commit), N = records made
+ * visible N at a time (tp_bus_commit_deferred + tp_bus_flush), as a data lcore does per rx burst.
+ */
+static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
 {
     static struct reader_ctx ctx[MAX_READERS];
     char err[256];
@@ -269,6 +301,7 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes)
         memset(&ctx[i], 0, offsetof(struct reader_ctx, batch));
         ctx[i].instance = "bench";
         ctx[i].paced = paced;
+        ctx[i].share_core = readers > 1;
         tp_hist_reset(&ctx[i].hist);
         pthread_create(&ctx[i].thread, NULL, bus_reader, &ctx[i]);
     }
@@ -283,11 +316,18 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes)
         if (paced)
             spin_ticks(gap);
         uint8_t *dst = tp_bus_claim(&w, (uint32_t)(i & 1023), payload_bytes);
-        uint64_t stamp = __rdtsc();
+        uint64_t stamp = paced ? __rdtsc() : i;
         memcpy(dst, &stamp, sizeof(stamp));
         memcpy(dst + 8, &i, sizeof(i));
-        tp_bus_commit(&w, TP_REC_RAW, TP_TOPIC_DEPTH, (uint32_t)(i & 1023), 0);
+        if (burst == 0) {
+            tp_bus_commit(&w, TP_REC_RAW, TP_TOPIC_DEPTH, (uint32_t)(i & 1023), 0);
+        } else {
+            tp_bus_commit_deferred(&w, TP_REC_RAW, TP_TOPIC_DEPTH, (uint32_t)(i & 1023), 0);
+            if (i % burst == 0)
+                tp_bus_flush(&w);
+        }
     }
+    tp_bus_flush(&w);
     double wsecs = (double)(now_ns() - t0) / 1e9;
     atomic_store(&writer_last, n);
     atomic_store_explicit(&writer_done, 1, memory_order_release);
@@ -295,11 +335,10 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes)
         pthread_join(ctx[i].thread, NULL);
 
     if (!paced) {
-        printf(
-            "{\"bench\":\"bus_throughput\",\"readers\":%d,\"record_bytes\":%u,\"ring_bytes\":%llu,"
-            "\"events\":%llu,\"writer_mevents_per_s\":%.1f,\"per_reader\":[",
-            readers, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
-            (unsigned long long)ring_bytes, (unsigned long long)n, (double)n / wsecs / 1e6);
+        printf("{\"bench\":\"bus_throughput\",\"readers\":%d,\"burst\":%u,\"record_bytes\":%u,"
+               "\"ring_bytes\":%llu,\"events\":%llu,\"writer_mevents_per_s\":%.1f,\"per_reader\":[",
+               readers, burst, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
+               (unsigned long long)ring_bytes, (unsigned long long)n, (double)n / wsecs / 1e6);
         for (int i = 0; i < readers; i++)
             printf("%s{\"received\":%llu,\"lost\":%llu,\"lapped\":%llu,\"out_of_order\":%llu,"
                    "\"mevents_per_s\":%.1f}",
@@ -325,6 +364,7 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes)
     }
     fflush(stdout);
     tp_bus_writer_close(&w, 1);
+    unpin();
 }
 
 int main(int argc, char **argv)
@@ -333,6 +373,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--quick") == 0) {
             throughput_events = 2000000;
             latency_samples = 20000;
+        } else if (strcmp(argv[i], "--ring") == 0 && i + 1 < argc) {
+            ring_bytes_opt = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--rt") == 0) {
+            realtime = 1;
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             shm_dir = argv[++i];
         } else if (strcmp(argv[i], "--payload") == 0 && i + 1 < argc) {
@@ -342,7 +386,9 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else {
-            fprintf(stderr, "usage: %s [--quick] [--dir DIR] [--payload BYTES]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--quick] [--rt] [--ring BYTES] [--dir DIR] [--payload BYTES]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -351,10 +397,12 @@ int main(int argc, char **argv)
            ns_per_tick, payload_bytes, sysconf(_SC_NPROCESSORS_ONLN));
     bench_pingpong();
     bench_rte_ring();
-    int counts[] = {1, 2, 4};
-    for (int i = 0; i < 3; i++)
-        run_bus(counts[i], 0, 1 << 22);
-    for (int i = 0; i < 3; i++)
-        run_bus(counts[i], 1, 1 << 22);
+    int counts[] = {0, 1, 2, 4};
+    for (int i = 0; i < 4; i++)
+        run_bus(counts[i], 0, ring_bytes_opt, 0);
+    for (int i = 0; i < 4; i++)
+        run_bus(counts[i], 0, ring_bytes_opt, 32);
+    for (int i = 1; i < 4; i++)
+        run_bus(counts[i], 1, ring_bytes_opt, 0);
     return 0;
 }
