@@ -170,6 +170,11 @@ static void test_mix_skew_and_uncrossed_books(void **state)
     assert_true(exec_cancel > 0.08 && exec_cancel < 0.14);
     assert_true(counts['F'] > 0 && counts['C'] > 0 && counts['P'] > 0 && counts['H'] > 500);
     assert_int_equal(counts['R'], 500);
+    assert_int_equal(counts['Y'], 500);
+    assert_int_equal(counts['L'], 500);
+    assert_int_equal(counts['I'], 500);
+    assert_int_equal(counts['V'], 1);
+    assert_int_equal(counts['S'], 6);
 
     /* Zipf: the busiest instrument carries far more than the median one. */
     size_t per[500] = {0};

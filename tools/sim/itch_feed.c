@@ -46,6 +46,57 @@ static size_t trading_action(uint8_t *out, const struct tp_sim_model *m, uint32_
     return (size_t)tp_itch_stock_trading_action_encode(out, TP_SIM_ITCH_MAX_MSG, &v);
 }
 
+/* Market-wide circuit breaker levels, once at the start of the day. */
+static size_t mwcb_levels(uint8_t *out, uint64_t time_ns)
+{
+    struct tp_itch_mwcb_decline_level v = {.timestamp = time_ns,
+                                           .level1 = tp_itch_p9_to_price8(3100000000000LL),
+                                           .level2 = tp_itch_p9_to_price8(2900000000000LL),
+                                           .level3 = tp_itch_p9_to_price8(2600000000000LL)};
+    return (size_t)tp_itch_mwcb_decline_level_encode(out, TP_SIM_ITCH_MAX_MSG, &v);
+}
+
+static size_t reg_sho(uint8_t *out, const struct tp_sim_model *m, uint32_t id, uint64_t time_ns)
+{
+    struct tp_itch_reg_sho_restriction v = {
+        .stock_locate = TP_SIM_LOCATE(id), .timestamp = time_ns, .reg_sho_action = '0'};
+    memcpy(v.stock, m->instruments[id].symbol, 8);
+    return (size_t)tp_itch_reg_sho_restriction_encode(out, TP_SIM_ITCH_MAX_MSG, &v);
+}
+
+static size_t participant(uint8_t *out, const struct tp_sim_model *m, uint32_t id, uint64_t time_ns)
+{
+    struct tp_itch_market_participant_position v = {.stock_locate = TP_SIM_LOCATE(id),
+                                                    .timestamp = time_ns,
+                                                    .mpid = {'T', 'P', 'S', 'M'},
+                                                    .primary_market_maker = 'N',
+                                                    .market_maker_mode = 'N',
+                                                    .market_participant_state = 'A'};
+    memcpy(v.stock, m->instruments[id].symbol, 8);
+    return (size_t)tp_itch_market_participant_position_encode(out, TP_SIM_ITCH_MAX_MSG, &v);
+}
+
+/* Closing-cross imbalance indication around the best bid (no cross is executed). */
+static size_t imbalance(uint8_t *out, const struct tp_sim_model *m, uint32_t id, uint64_t time_ns)
+{
+    struct tp_sim_level best;
+    const struct tp_sim_instrument *in = &m->instruments[id];
+    int64_t ref =
+        tp_sim_model_levels(m, id, 'B', &best, 1) ? best.price9 : in->ref_ticks * in->tick9;
+    struct tp_itch_noii v = {.stock_locate = TP_SIM_LOCATE(id),
+                             .timestamp = time_ns,
+                             .paired_shares = 0,
+                             .imbalance_shares = 0,
+                             .imbalance_direction = 'N',
+                             .far_price = tp_itch_p9_to_price4(ref),
+                             .near_price = tp_itch_p9_to_price4(ref),
+                             .current_reference_price = tp_itch_p9_to_price4(ref),
+                             .cross_type = 'C',
+                             .price_variation_indicator = ' '};
+    memcpy(v.stock, in->symbol, 8);
+    return (size_t)tp_itch_noii_encode(out, TP_SIM_ITCH_MAX_MSG, &v);
+}
+
 size_t tp_sim_itch_encode_event(const struct tp_sim_model *m, const struct tp_sim_event *e,
                                 uint8_t out[TP_SIM_ITCH_MAX_MSG])
 {
@@ -145,8 +196,15 @@ int tp_sim_itch_run(struct tp_sim_model *m, uint64_t events, const struct tp_sim
         rc = sink->message(sink->ctx, msg, system_event(msg, start_codes[i], t), t);
     for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++)
         rc = sink->message(sink->ctx, msg, stock_directory(msg, m, id, t), t);
-    for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++)
+    if (rc == 0)
+        rc = sink->message(sink->ctx, msg, mwcb_levels(msg, t), t);
+    for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++) {
         rc = sink->message(sink->ctx, msg, trading_action(msg, m, id, 'T', t), t);
+        if (rc == 0)
+            rc = sink->message(sink->ctx, msg, reg_sho(msg, m, id, t), t);
+        if (rc == 0)
+            rc = sink->message(sink->ctx, msg, participant(msg, m, id, t), t);
+    }
     if (rc == 0)
         rc = sink->message(sink->ctx, msg, system_event(msg, 'Q', t), t);
 
@@ -161,6 +219,8 @@ int tp_sim_itch_run(struct tp_sim_model *m, uint64_t events, const struct tp_sim
     }
 
     t = m->now_ns + 1000;
+    for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++)
+        rc = sink->message(sink->ctx, msg, imbalance(msg, m, id, t), t);
     static const char end_codes[] = {'M', 'E', 'C'};
     for (size_t i = 0; i < sizeof(end_codes) && rc == 0; i++)
         rc = sink->message(sink->ctx, msg, system_event(msg, end_codes[i], t), t);

@@ -2,10 +2,12 @@
  * The model's events as a Nasdaq TotalView-ITCH 5.0 message stream.
  *
  * Promise: tp_sim_itch_run() hands the sink, in order, a start of day (system events 'O', 'S',
- * one stock directory 'R' and one trading action 'H' per instrument, system event 'Q'), then one
+ * one stock directory 'R' per instrument, circuit breaker levels 'V', per instrument a trading
+ * action 'H', a Reg SHO 'Y' and a market participant position 'L', system event 'Q'), then one
  * ITCH message per model event until at least `events` events were produced (adds 'A', with 5% as
  * 'F'; executions 'E' or 'C'; cancels 'X'; deletes 'D'; replaces 'U'; hidden trades 'P'; halts and
- * resumptions 'H'), then an end of day (system events 'M', 'E', 'C'). Stock locate is
+ * resumptions 'H'), then an end of day (one imbalance indication 'I' per instrument, system
+ * events 'M', 'E', 'C'). Stock locate is
  * TP_SIM_LOCATE(instrument). Messages are handed without the BinaryFILE/MoldUDP64 length prefix and
  * are written with the codec's tp_itch_<message>_encode (codecs/itch/itch50.h).
  */
