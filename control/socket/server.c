@@ -436,7 +436,12 @@ void tp_ctl_server_update(struct tp_ctl_server *srv, const struct tp_config *cfg
             ctl_drop_subscription(srv, c, s);
             ctl_send_json(srv, c, ev);
         }
-        flush_client(srv, c);
+        /*
+         * Sent by the event loop (EPOLLOUT), not here: this may run inside a request of one of
+         * these clients (the reload verb), which must not be closed under its own handler.
+         */
+        if (c->out_len > 0)
+            set_write_interest(srv, c, true);
     }
 }
 
