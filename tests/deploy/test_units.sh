@@ -56,7 +56,6 @@ for unit in "$build/tickplane.service" "$build/tickplane@.service"; do
     for want in 'User=tickplane' \
                 'AmbientCapabilities=CAP_IPC_LOCK CAP_NET_ADMIN CAP_NET_RAW CAP_SYS_RAWIO' \
                 'LimitMEMLOCK=infinity' 'CPUAffinity=0' 'Restart=on-failure' \
-                'RuntimeDirectory=tickplane' \
                 "ExecStartPre=+$tunedir/reserve-hugepages.sh --config \${TICKPLANE_CONFIG}" \
                 "ExecStartPre=-$bindir/tickplane-doctor --config \${TICKPLANE_CONFIG} --problems" \
                 "ExecStart=$bindir/tickplane --config \${TICKPLANE_CONFIG}"; do
@@ -65,6 +64,9 @@ for unit in "$build/tickplane.service" "$build/tickplane@.service"; do
 done
 grep -q '^Environment=TICKPLANE_CONFIG=.*/tickplane/%i.json$' "$build/tickplane@.service" ||
     fail "the template does not take its config from the instance name"
+grep -qx 'RuntimeDirectory=tickplane' "$build/tickplane.service" || fail "runtime directory"
+grep -qx 'RuntimeDirectory=tickplane/%i' "$build/tickplane@.service" ||
+    fail "template instances must not share (and remove) one runtime directory"
 
 # verify must catch a broken unit, or the checks above prove nothing.
 sed 's/^LimitMEMLOCK=infinity/LimitMEMLOCK=lots/' "$build/tickplane.service" \
