@@ -202,51 +202,72 @@ class TestGen:
                '    json_error_t err;',
                '    json_t *root = json_loads(json, 0, &err);',
                '    if (root == NULL)',
-               '        fail_msg("JSON does not parse: %s: %s", err.text, json);',
-               '    assert_true(json_is_object(root));',
-               '    assert_int_equal(json_object_size(root), %d);' %
-               (len(m.fields) + len(m.groups) + len(m.datas)))
-        for f in m.fields:
-            leaves = field_leaves(f)
-            lf = leaves[0]
-            if f.type.kind == 'composite' or lf.const is not None:
-                self.w('    assert_non_null(json_object_get(root, "%s"));' % f.name)
-                continue
-            kind, v = self.value(lf, (seed, lf.suffix))
-            key = 'json_object_get(root, "%s")' % f.name
-            if kind == 'null':
-                self.w('    assert_true(json_is_null(%s));' % key)
-            elif lf.enum is not None:
-                name = [vn for vn, vv in lf.enum.values if vv == v][0]
-                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, name))
-            elif lf.set is not None:
-                names = [cn for cn, bit in lf.set.choices if v & (1 << bit)]
-                self.w('    assert_int_equal(json_array_size(%s), %d);' % (key, len(names)))
-                for i, cn in enumerate(names):
-                    self.w('    assert_string_equal(json_string_value(json_array_get(%s, %d)), "%s");' %
-                           (key, i, cn))
-            elif kind == 'chars':
-                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, v))
-            elif kind == 'array':
-                self.w('    assert_int_equal(json_array_size(%s), %d);' % (key, len(v)))
-                for i, e in enumerate(v):
-                    self.w('    assert_true(json_integer_value(json_array_get(%s, %d)) == %d);' %
-                           (key, i, e))
-            elif kind == 'float':
-                self.w('    assert_true(json_number_value(%s) == %r);' % (key, v))
-            elif lf.t.prim == 'char':
-                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, chr(v)))
-            else:
-                self.w('    assert_true(json_integer_value(%s) == %dLL);' % (key, v))
-        for g in m.groups:
-            n = self.count(g, seed)
-            self.w('    assert_int_equal(json_array_size(json_object_get(root, "%s")), %d);' %
-                       (g.name, n))
-        for d in m.datas:
-            s = self.data_bytes(d, seed)
-            self.w('    assert_string_equal(json_string_value(json_object_get(root, "%s")), "%s");' %
-                   (d.name, s))
+               '        fail_msg("JSON does not parse: %s: %s", err.text, json);')
+        self.check_json_block(m, 'root', seed)
         self.w('    json_decref(root);', '    }')
+
+    def check_json_block(self, blk, obj, seed):
+        """Asserts the JSON object obj holds exactly blk's fields, groups and var data, with the
+        values chosen for the encoder (composite members and every group entry included)."""
+        self.w('    assert_true(json_is_object(%s));' % obj,
+               '    assert_int_equal(json_object_size(%s), %d);' %
+               (obj, len(blk.fields) + len(blk.groups) + len(blk.datas)))
+        for f in blk.fields:
+            for lf in field_leaves(f):
+                key = obj
+                for name in lf.names:
+                    key = 'json_object_get(%s, "%s")' % (key, name)
+                self.check_json_leaf(lf, key, seed)
+        for g in blk.groups:
+            arr = self.var('a')
+            n = self.count(g, seed)
+            self.w('    json_t *%s = json_object_get(%s, "%s");' % (arr, obj, g.name),
+                   '    assert_int_equal(json_array_size(%s), %d);' % (arr, n))
+            for i in range(n):
+                self.check_json_block(g, 'json_array_get(%s, %d)' % (arr, i), (seed, g.name, i))
+        for d in blk.datas:
+            s = self.data_bytes(d, seed)
+            self.w('    assert_string_equal(json_string_value(json_object_get(%s, "%s")), "%s");' %
+                   (obj, d.name, s))
+
+    def check_json_leaf(self, lf, key, seed):
+        t = lf.t
+        if lf.const is not None:
+            if isinstance(lf.const, str):
+                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, lf.const))
+            elif lf.enum is not None:
+                name = [vn for vn, vv in lf.enum.values if vv == lf.const][0]
+                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, name))
+            elif t.prim == 'char':
+                self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, chr(lf.const)))
+            else:
+                self.w('    assert_true(json_number_value(%s) == %r);' % (key, lf.const))
+            return
+        kind, v = self.value(lf, (seed, lf.suffix))
+        if kind == 'null':
+            self.w('    assert_true(json_is_null(%s));' % key)
+        elif lf.enum is not None:
+            name = [vn for vn, vv in lf.enum.values if vv == v][0]
+            self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, name))
+        elif lf.set is not None:
+            names = [cn for cn, bit in lf.set.choices if v & (1 << bit)]
+            self.w('    assert_int_equal(json_array_size(%s), %d);' % (key, len(names)))
+            for i, cn in enumerate(names):
+                self.w('    assert_string_equal(json_string_value(json_array_get(%s, %d)), "%s");' %
+                       (key, i, cn))
+        elif kind == 'chars':
+            self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, v))
+        elif kind == 'array':
+            self.w('    assert_int_equal(json_array_size(%s), %d);' % (key, len(v)))
+            for i, e in enumerate(v):
+                self.w('    assert_true(json_integer_value(json_array_get(%s, %d)) == %dLL);' %
+                       (key, i, e))
+        elif kind == 'float':
+            self.w('    assert_true(json_number_value(%s) == %r);' % (key, v))
+        elif t.prim == 'char':
+            self.w('    assert_string_equal(json_string_value(%s), "%s");' % (key, chr(v)))
+        else:
+            self.w('    assert_true(json_integer_value(%s) == %dLL);' % (key, v))
 
     # ---- per message -----------------------------------------------------------------------
 
