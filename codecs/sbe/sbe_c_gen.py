@@ -476,6 +476,8 @@ class Leaf:
 
 
 def leaves_of(t, names, offset, presence=None):
+    if t.kind == 'prim' and t.length == 0:
+        return []  # the varData slot of a var-data composite: read with get_<data>()
     if t.kind == 'prim':
         const = t.const if t.presence == 'constant' else None
         return [Leaf(names, offset, t, const, presence=presence)]
