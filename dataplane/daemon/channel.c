@@ -23,7 +23,7 @@ static struct tp_arb_params arb_params(const struct tp_channel_params *p)
         .held_max = p->held_max,
         .gap_wait_tsc = p->gap_wait_tsc,
         .start_seq = p->start_seq,
-        .max_jump = 1u << 24,
+        .max_jump = 4096, /* a real jump is confirmed by the next packet */
         .release = p->io.release,
         .release_ctx = p->io.ctx,
     };
@@ -245,6 +245,8 @@ static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
     return rc == 0;
 }
 
+static void mdp3_membership(struct tp_channel *ch);
+
 /* Applies every held packet that is now in sequence. */
 static void drain(struct tp_channel *ch)
 {
@@ -258,6 +260,8 @@ static void drain(struct tp_channel *ch)
         apply(ch, payload, len, skip, rx_tsc);
         ch->params.io.release(ch->params.io.ctx, handle);
     }
+    if (ch->params.protocol == TP_CHANNEL_MDP3)
+        mdp3_membership(ch);
 }
 
 /* A new MoldUDP64 session (a new trading day) or an MDP3 sequence restart. */
@@ -312,8 +316,6 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
     if (v == TP_ARB_DELIVER) {
         apply(ch, payload, len, skip, rx_tsc);
         drain(ch);
-        if (ch->params.protocol == TP_CHANNEL_MDP3)
-            mdp3_membership(ch);
     }
     return false;
 }

@@ -148,14 +148,14 @@ static void export_counters(struct tp_dp_lcore *lc)
         tp_counter_set(lc->exports[i].dst, *lc->exports[i].src);
 }
 
-/* One frame: to its channel, to the host side, or dropped. */
-static inline void handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, struct rte_mbuf *m,
+/* One frame: to its channel (returns true), to the host side, or dropped. */
+static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, struct rte_mbuf *m,
                                 uint64_t now)
 {
     if (unlikely(m->nb_segs != 1)) {
         lc->stats.multi_segment++;
         rte_pktmbuf_free(m);
-        return;
+        return false;
     }
     const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
     struct tp_udp_view view;
@@ -166,11 +166,12 @@ static inline void handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, st
         if (ch == NULL || !tp_channel_packet(ch, (enum tp_line_role)(line % TP_ROLES), view.payload,
                                              view.payload_len, m, now))
             rte_pktmbuf_free(m);
-        return;
+        return true;
     }
     if (p->host != NULL && tp_host_input(p->host, frame, m->data_len, now))
         lc->stats.host_frames++;
     rte_pktmbuf_free(m);
+    return false;
 }
 
 int tp_dp_lcore_main(void *arg)
@@ -190,12 +191,15 @@ int tp_dp_lcore_main(void *arg)
             uint64_t now = rte_rdtsc();
             lc->stats.rx_bursts++;
             lc->stats.rx_packets += n;
+            bool feed = false;
             for (uint16_t i = 0; i < n; i++) {
                 if (i + 1 < n)
                     rte_prefetch0(rte_pktmbuf_mtod(burst[i + 1], void *));
-                handle_frame(lc, p, burst[i], now);
+                feed |= handle_frame(lc, p, burst[i], now);
             }
-            atomic_store_explicit(&lc->last_rx_tsc, now, memory_order_relaxed);
+            /* Only feed traffic counts as activity (the idle exit of replays). */
+            if (feed)
+                atomic_store_explicit(&lc->last_rx_tsc, now, memory_order_relaxed);
             atomic_store_explicit(&lc->rx_packets, lc->stats.rx_packets, memory_order_relaxed);
         }
         uint64_t now = rte_rdtsc();

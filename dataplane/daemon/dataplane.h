@@ -85,7 +85,7 @@ struct tp_dp_lcore {
     struct tp_publisher *publisher;
     struct tp_histogram latency; /* rx -> publish, TSC ticks */
     uint64_t tsc_hz;
-    /* Written by this lcore, read by main (relaxed): when the last frame arrived. */
+    /* Written by this lcore, read by main (relaxed): when the last feed frame arrived. */
     _Atomic uint64_t last_rx_tsc;
     _Atomic uint64_t rx_packets;
     struct tp_dp_stats stats;

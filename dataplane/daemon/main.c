@@ -429,6 +429,12 @@ static int build_lcore(struct daemon *d)
 
     uint64_t now = rte_rdtsc();
     uint16_t itch_slot = 0;
+    /* Held packets keep their mbufs: at most a quarter of the smallest pool, so a long gap
+     * cannot starve the receive queues. */
+    uint32_t held_max = TP_ARB_HELD_LIMIT;
+    for (unsigned i = 0; i < cfg->n_ports; i++)
+        if (cfg->ports[i].mbuf_pool_size / 4 < held_max)
+            held_max = cfg->ports[i].mbuf_pool_size / 4;
     lc->n_channels = cfg->n_channels;
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &cfg->channels[c];
@@ -436,7 +442,7 @@ static int build_lcore(struct daemon *d)
             .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
             .index = c,
             .channel_id = cc->venue_channel_id,
-            .held_max = 1024,
+            .held_max = held_max,
             .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
             .start_seq = 1,
             .mold = {.retry_tsc = lc->tsc_hz / 20,

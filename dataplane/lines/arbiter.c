@@ -18,6 +18,7 @@
 
 struct held_pkt {
     uint64_t seq;
+    uint64_t at; /* TSC of arrival: the gap before it has been visible since then */
     uint32_t count;
     uint32_t line;
     void *handle;
@@ -35,9 +36,10 @@ struct tp_arb {
     uint64_t expected;
     uint64_t horizon;
     uint64_t now;
-    uint64_t gap_at;    /* `expected` when the current gap window opened */
-    uint64_t gap_since; /* TSC when it opened */
-    uint64_t jump_from; /* an unconfirmed jump: [jump_from, jump_to] */
+    uint64_t gap_at;        /* `expected` when the current gap window opened */
+    uint64_t gap_since;     /* TSC when it opened */
+    uint64_t last_delivery; /* TSC of the latest packet a line delivered in sequence */
+    uint64_t jump_from;     /* an unconfirmed jump: [jump_from, jump_to] */
     uint64_t jump_to;
     uint32_t epoch;
     uint32_t head; /* held[head..n_held) are the held packets, sorted by seq */
@@ -49,7 +51,9 @@ struct tp_arb {
     bool have_jump;
     bool have_session;
     bool have_prev_session;
+    bool have_candidate;
     uint8_t session[TP_ARB_SESSION_LEN];
+    uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id seen once */
     uint8_t prev_session[TP_ARB_SESSION_LEN];
     struct line_state line[TP_LINE_COUNT];
     struct held_pkt held[];
@@ -104,7 +108,16 @@ static void note_progress(struct tp_arb *arb)
         arb->counters.gap_filled++;
     if (open && (!arb->gap_open || arb->gap_at != arb->expected)) {
         arb->gap_at = arb->expected;
-        arb->gap_since = arb->now;
+        /*
+         * A gap in front of a held packet has been visible since that packet arrived: the other
+         * line had all that time to fill it, unless the lines were still filling in order since
+         * (a lone packet far ahead, e.g. a corrupt sequence, must not make every gap look old).
+         */
+        uint64_t since = arb->now;
+        if (arb->head < arb->n_held)
+            since = arb->held[arb->head].at > arb->last_delivery ? arb->held[arb->head].at
+                                                                 : arb->last_delivery;
+        arb->gap_since = since;
         arb->gap_reported = false;
         arb->gap_urgent = false; /* an overflow urged the previous gap, not this one */
     }
@@ -130,6 +143,13 @@ static enum tp_arb_verdict check_session(struct tp_arb *arb, enum tp_line line,
     if (line == TP_LINE_RECOVERY ||
         (arb->have_prev_session && session_equal(session, arb->prev_session)))
         return TP_ARB_STALE;
+    /* One packet with another session id may be a corrupt one: a second confirms the change. */
+    if (!arb->have_candidate || !session_equal(session, arb->candidate)) {
+        memcpy(arb->candidate, session, TP_ARB_SESSION_LEN);
+        arb->have_candidate = true;
+        return TP_ARB_CORRUPT;
+    }
+    arb->have_candidate = false;
     memcpy(arb->prev_session, arb->session, TP_ARB_SESSION_LEN);
     memcpy(arb->session, session, TP_ARB_SESSION_LEN);
     arb->have_prev_session = true;
@@ -212,7 +232,8 @@ static enum tp_arb_verdict hold(struct tp_arb *arb, enum tp_line line, uint64_t 
         arb->n_held = live;
     }
     memmove(&arb->held[pos + 1], &arb->held[pos], (arb->n_held - pos) * sizeof(arb->held[0]));
-    arb->held[pos] = (struct held_pkt){.seq = seq, .count = count, .line = line, .handle = handle};
+    arb->held[pos] = (struct held_pkt){
+        .seq = seq, .at = arb->now, .count = count, .line = line, .handle = handle};
     arb->n_held++;
     return TP_ARB_HELD;
 }
@@ -240,9 +261,12 @@ enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
     if (rule == TP_ARB_RESET)
         return TP_ARB_RESET;
     c->packets++;
-    if (rule == TP_ARB_STALE) {
-        c->stale++;
-        return TP_ARB_STALE;
+    if (rule == TP_ARB_STALE || rule == TP_ARB_CORRUPT) {
+        if (rule == TP_ARB_STALE)
+            c->stale++;
+        else
+            c->corrupt++;
+        return rule;
     }
 
     uint64_t seq = pkt->seq;
@@ -268,6 +292,7 @@ enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
         if (end > arb->horizon)
             arb->horizon = end;
         c->delivered++;
+        arb->last_delivery = now_tsc;
         /* With packets held the caller drains next, and the drain settles the gap. */
         if (arb->n_held == arb->head)
             note_progress(arb);

@@ -12,8 +12,9 @@
  *    count 1 (packet sequence); MoldUDP64 packets carry their message count (0 = heartbeat). A
  *    packet that overlaps what was applied is delivered with `skip` = messages to pass over.
  *  - Sequence resets follow the venue: MoldUDP64 starts a new session (a different 10-byte session
- *    id) at sequence 1; MDP3 restarts at MsgSeqNum 1. The line that lags behind a reset keeps
- *    sending the old stream for a while: those packets are dropped as stale, not taken as gaps.
+ *    id, believed when a second packet carries it: one alone may be corrupt) at sequence 1; MDP3
+ * restarts at MsgSeqNum 1. The line that lags behind a reset keeps sending the old stream for a
+ * while: those packets are dropped as stale, not taken as gaps.
  *  - A lone packet whose sequence jumps more than `max_jump` ahead is taken as corrupt and dropped;
  *    a second packet that continues the jump confirms it.
  *  - No allocation after init, no locks, single thread (the data lcore that owns the channel).

@@ -8,6 +8,7 @@
 #include "publisher.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -443,13 +444,19 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
     if (id >= pub->params.instruments || pub->flags[id] == flags)
         return;
     pub->flags[id] = flags;
-    /* Consumers see the change as a status event carrying the new flags. */
+    /* Consumers see the change as a status event carrying the new flags. Inside a venue event
+     * (a feed marks an instrument stale mid-event) it becomes part of that event. */
+    bool in_event = pub->pending != NULL || pub->n_dirty > 0;
     struct tp_pub_book book;
     struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
     if (tp_pub_read_book(pub->params.books, pub->params.registry, id, 0, &book, bids, asks) != 0)
         return;
     struct tp_feed_info info = {0};
     publish_status(pub, id, book.trading_status, 0, &info);
+    if (in_event) {
+        mark_dirty(pub, id);
+        return;
+    }
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
     write_state(pub, id, NULL);
 }
