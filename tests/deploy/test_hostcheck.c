@@ -74,7 +74,9 @@ static const struct tp_check_result *expect(struct host *h, const char *name,
 
 static void assert_contains(const char *text, const char *part)
 {
-    if (!strstr(text, part))
+    if (text == NULL)
+        fail_msg("no text (looking for '%s')", part);
+    else if (!strstr(text, part))
         fail_msg("'%s' does not contain '%s'", text, part);
 }
 
