@@ -3,7 +3,9 @@
  *   pingpong        a bare cache line bounced between the two cores: the one-way floor;
  *   rte_ring        DPDK's rte_ring, single producer / single consumer: throughput and one-way;
  *   bus_throughput  events/s a writer publishes with 1, 2, 4 readers reading (and what they lost);
- *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer).
+ *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer);
+ *   client          the same through libtickplane: tpout Trade messages, tp_poll, the trades view
+ *                   and the strategy's callback (throughput and one-way latency, one reader).
  * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine).
  *
  * Usage: bench_bus [--quick] [--rt] [--ring BYTES] [--dir DIR] [--payload BYTES]
@@ -24,6 +26,7 @@
 #include <rte_ring.h>
 
 #include "bus/bus.h"
+#include "tpout_sbe.h"
 #include "tickplane/tickplane.h"
 #include "util/histogram.h"
 
@@ -367,6 +370,124 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
     unpin();
 }
 
+/* ---- the same through libtickplane: publish tpout Trade -> tp_poll -> callback ------------ */
+
+struct client_ctx {
+    _Atomic int ready;
+    int paced;
+    uint64_t events;
+    uint64_t lost;
+    double seconds;
+    struct tp_histogram hist;
+};
+
+static void on_trade(void *user, const struct tp_event *ev)
+{
+    struct client_ctx *c = user;
+    if (ev->topic == TP_TOPIC_LOSS) {
+        c->lost += ev->u.lost;
+        return;
+    }
+    if (c->paced)
+        tp_hist_record(&c->hist, __rdtsc() - ev->recv_tsc);
+    c->events++;
+}
+
+static void *client_reader(void *arg)
+{
+    struct client_ctx *c = arg;
+    pin(READER_CPU);
+    char err[256];
+    struct tp_client *tp;
+    struct tp_client_options opt = {.shm_dir = shm_dir, .no_reader_segment = 1};
+    if (tp_attach(&tp, "bench", &opt, err, sizeof(err)) != 0 ||
+        tp_subscribe(tp, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != 0) {
+        fprintf(stderr, "client: %s\n", err);
+        exit(1);
+    }
+    atomic_store(&c->ready, 1);
+    uint64_t t0 = 0;
+    struct tp_client_stats st;
+    for (;;) {
+        int n = tp_poll(tp, on_trade, c, 64);
+        if (n > 0 && t0 == 0)
+            t0 = now_ns();
+        if (n == 0 && atomic_load_explicit(&writer_done, memory_order_acquire)) {
+            tp_stats(tp, &st);
+            if (st.lag == 0 && tp_poll(tp, on_trade, c, 64) == 0)
+                break;
+        }
+    }
+    c->seconds = (double)(now_ns() - t0) / 1e9;
+    tp_detach(tp);
+    return NULL;
+}
+
+static void run_client(int paced)
+{
+    static struct client_ctx ctx;
+    char err[256];
+    struct tp_bus_writer w;
+    struct tp_bus_params p = {.instance = "bench",
+                              .dir = shm_dir,
+                              .ring_bytes = ring_bytes_opt,
+                              .max_record = 1024,
+                              .instruments = 1024,
+                              .depth = 10,
+                              .counters = 16,
+                              .mode = 0600,
+                              .gid = (gid_t)-1};
+    if (tp_bus_writer_open(&w, &p, err, sizeof(err)) != 0) {
+        fprintf(stderr, "writer: %s\n", err);
+        exit(1);
+    }
+    memset(&ctx, 0, offsetof(struct client_ctx, hist));
+    ctx.paced = paced;
+    tp_hist_reset(&ctx.hist);
+    atomic_store(&writer_done, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, client_reader, &ctx);
+    while (!atomic_load(&ctx.ready))
+        sched_yield();
+    pin(WRITER_CPU);
+    uint64_t n = paced ? latency_samples : throughput_events;
+    uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
+    uint32_t len = TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_TRADE_BLOCK_LENGTH;
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 1; i <= n; i++) {
+        if (paced)
+            spin_ticks(gap);
+        uint32_t id = (uint32_t)(i & 1023);
+        struct tpout_trade m;
+        tpout_trade_wrap_and_apply_header(&m, tp_bus_claim(&w, id, len), len);
+        tpout_trade_set_instrument_id(&m, id);
+        tpout_trade_set_price_mantissa(&m, (int64_t)i);
+        tpout_trade_set_quantity(&m, 1);
+        tpout_trade_set_recv_tsc(&m, paced ? __rdtsc() : i);
+        tp_bus_commit(&w, TP_REC_SBE, TP_TOPIC_TRADES, id, 0);
+    }
+    double wsecs = (double)(now_ns() - t0) / 1e9;
+    atomic_store_explicit(&writer_done, 1, memory_order_release);
+    pthread_join(t, NULL);
+    if (!paced) {
+        printf("{\"bench\":\"client_throughput\",\"readers\":1,\"record_bytes\":%u,\"events\":%llu,"
+               "\"writer_mevents_per_s\":%.1f,\"delivered\":%llu,\"lost\":%llu,"
+               "\"reader_mevents_per_s\":%.1f}\n",
+               (TP_RING_RECORD_HEADER + len + 7) & ~7u, (unsigned long long)n,
+               (double)n / wsecs / 1e6, (unsigned long long)ctx.events,
+               (unsigned long long)ctx.lost, (double)ctx.events / ctx.seconds / 1e6);
+    } else {
+        printf("{\"bench\":\"client_latency\",\"readers\":1,\"record_bytes\":%u,\"gap_ns\":2000,"
+               "\"lost\":%llu,\"one_way_ns\":",
+               (TP_RING_RECORD_HEADER + len + 7) & ~7u, (unsigned long long)ctx.lost);
+        tp_hist_print_json(stdout, &ctx.hist, ns_per_tick);
+        printf("}\n");
+    }
+    fflush(stdout);
+    tp_bus_writer_close(&w, 1);
+    unpin();
+}
+
 int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -404,5 +525,7 @@ int main(int argc, char **argv)
         run_bus(counts[i], 0, ring_bytes_opt, 32);
     for (int i = 1; i < 4; i++)
         run_bus(counts[i], 1, ring_bytes_opt, 0);
+    run_client(0);
+    run_client(1);
     return 0;
 }
