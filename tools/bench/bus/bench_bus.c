@@ -2,7 +2,9 @@
  * Shared-memory bus benchmark. One JSON object per line:
  *   pingpong        a bare cache line bounced between the two cores: the one-way floor;
  *   rte_ring        DPDK's rte_ring, single producer / single consumer: throughput and one-way;
- *   bus_throughput  events/s a writer publishes with 1, 2, 4 readers reading (and what they lost);
+ *   bus_throughput  events/s a writer publishes with 0, 1, 2, 4 readers reading (and what they
+ *                   lost), records visible one by one (burst 0) or 32 at a time;
+ *   bus_throughput_zero_loss  the same, the writer held back so that no reader loses anything;
  *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer);
  *   client          the same through libtickplane: tpout Trade messages, tp_poll, the trades view
  *                   and the strategy's callback (throughput and one-way latency, one reader).
@@ -217,7 +219,9 @@ struct reader_ctx {
     const char *instance;
     _Atomic int ready;
     int paced;
-    int share_core; /* other readers run on the same core: yield when idle */
+    int share_core;      /* other readers run on the same core: yield when idle */
+    uint64_t idle_ticks; /* pause this long when nothing is new (0: poll continuously) */
+    _Alignas(64) _Atomic uint64_t progress; /* last sequence read (for --zero-loss pacing) */
     uint64_t records;
     uint64_t lost;
     uint64_t lapped;
@@ -259,6 +263,8 @@ static void *bus_reader(void *arg)
             c->out_of_order += rec->sequence != expect;
             expect = rec->sequence + 1;
             c->records++;
+            if ((c->records & 255) == 0)
+                atomic_store_explicit(&c->progress, rec->sequence, memory_order_relaxed);
         } else if (rc == TP_RING_LAPPED) {
             c->lapped++;
             c->lost += lost;
@@ -268,6 +274,8 @@ static void *bus_reader(void *arg)
             break;
         } else if (c->share_core) {
             sched_yield(); /* several readers share one core: let the others run when idle */
+        } else if (c->idle_ticks) {
+            spin_ticks(c->idle_ticks); /* let the writer get ahead: then whole lines arrive */
         }
     }
     c->seconds = (double)(now_ns() - t0) / 1e9;
@@ -279,8 +287,11 @@ static void *bus_reader(void *arg)
  * readers: reader threads; paced: latency run (one event every 2 us carrying its TSC), else
  * throughput run; burst: 0 = every record visible at once (tp_bus_commit), N = records made
  * visible N at a time (tp_bus_commit_deferred + tp_bus_flush), as a data lcore does per rx burst.
+ * zero_loss: the benchmark (not the bus: its writer never waits) holds the writer back whenever
+ * a reader is more than half a ring behind, which measures the rate at which readers keep up.
  */
-static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
+static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst, int zero_loss,
+                    unsigned idle_ns)
 {
     static struct reader_ctx ctx[MAX_READERS];
     char err[256];
@@ -305,6 +316,7 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
         ctx[i].instance = "bench";
         ctx[i].paced = paced;
         ctx[i].share_core = readers > 1;
+        ctx[i].idle_ticks = (uint64_t)(idle_ns / ns_per_tick);
         tp_hist_reset(&ctx[i].hist);
         pthread_create(&ctx[i].thread, NULL, bus_reader, &ctx[i]);
     }
@@ -315,9 +327,14 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
     uint64_t n = paced ? latency_samples : throughput_events;
     uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
     uint64_t t0 = now_ns();
+    uint64_t window = ring_bytes / 2 / ((TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u);
     for (uint64_t i = 1; i <= n; i++) {
         if (paced)
             spin_ticks(gap);
+        if (zero_loss && (i & 255) == 0)
+            for (int k = 0; k < readers; k++)
+                while (i - atomic_load_explicit(&ctx[k].progress, memory_order_relaxed) > window)
+                    _mm_pause();
         uint8_t *dst = tp_bus_claim(&w, (uint32_t)(i & 1023), payload_bytes);
         uint64_t stamp = paced ? __rdtsc() : i;
         memcpy(dst, &stamp, sizeof(stamp));
@@ -338,10 +355,12 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst)
         pthread_join(ctx[i].thread, NULL);
 
     if (!paced) {
-        printf("{\"bench\":\"bus_throughput\",\"readers\":%d,\"burst\":%u,\"record_bytes\":%u,"
+        printf("{\"bench\":\"%s\",\"readers\":%d,\"burst\":%u,\"reader_idle_pause_ns\":%u,"
+               "\"record_bytes\":%u,"
                "\"ring_bytes\":%llu,\"events\":%llu,\"writer_mevents_per_s\":%.1f,\"per_reader\":[",
-               readers, burst, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
-               (unsigned long long)ring_bytes, (unsigned long long)n, (double)n / wsecs / 1e6);
+               zero_loss ? "bus_throughput_zero_loss" : "bus_throughput", readers, burst, idle_ns,
+               (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u, (unsigned long long)ring_bytes,
+               (unsigned long long)n, (double)n / wsecs / 1e6);
         for (int i = 0; i < readers; i++)
             printf("%s{\"received\":%llu,\"lost\":%llu,\"lapped\":%llu,\"out_of_order\":%llu,"
                    "\"mevents_per_s\":%.1f}",
@@ -520,11 +539,14 @@ int main(int argc, char **argv)
     bench_rte_ring();
     int counts[] = {0, 1, 2, 4};
     for (int i = 0; i < 4; i++)
-        run_bus(counts[i], 0, ring_bytes_opt, 0);
+        run_bus(counts[i], 0, ring_bytes_opt, 0, 0, 0);
     for (int i = 0; i < 4; i++)
-        run_bus(counts[i], 0, ring_bytes_opt, 32);
+        run_bus(counts[i], 0, ring_bytes_opt, 32, 0, 0);
     for (int i = 1; i < 4; i++)
-        run_bus(counts[i], 1, ring_bytes_opt, 0);
+        run_bus(counts[i], 1, ring_bytes_opt, 0, 0, 0);
+    for (int i = 1; i < 4; i++)
+        run_bus(counts[i], 0, ring_bytes_opt, 32, 1, 0);
+    run_bus(1, 0, ring_bytes_opt, 32, 1, 500);
     run_client(0);
     run_client(1);
     return 0;
