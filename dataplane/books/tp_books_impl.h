@@ -52,19 +52,8 @@ static inline struct tp_book_change *tp_change(struct tp_book_change *c, uint32_
                                                uint8_t kind, uint8_t book, uint8_t side,
                                                uint8_t action)
 {
-    c->instrument = instr;
-    c->kind = kind;
-    c->book = book;
-    c->side = side;
-    c->action = action;
-    c->level = 0;
-    c->flags = 0;
-    c->reserved = 0;
-    c->count = 0;
-    c->price = 0;
-    c->qty = 0;
-    c->order_id = 0;
-    c->aux = 0;
+    *c = (struct tp_book_change){
+        .instrument = instr, .kind = kind, .book = book, .side = side, .action = action};
     return c;
 }
 

@@ -12,48 +12,98 @@
 #define LEVEL_SCAN 8
 
 /*
+ * The order table's geometry, copied into locals: stores into the table could otherwise alias
+ * struct tp_books and force the compiler to reload these on every probe.
+ */
+struct order_table {
+    struct tp_order *t;
+    uint64_t mask;
+    unsigned shift;      /* log2 of the slots */
+    unsigned hash_shift; /* 64 - shift */
+};
+
+static inline struct order_table order_table(const struct tp_books *b)
+{
+    return (struct order_table){.t = b->orders,
+                                .mask = b->order_mask,
+                                .shift = b->order_shift,
+                                .hash_shift = 64 - b->order_shift};
+}
+
+/*
  * Home slot of an order id: the low bits of the id plus a multiplicative hash of its high bits.
  * Ids that differ only in their low bits (the venues hand them out in increasing order) land in
  * neighbouring slots; distant blocks of ids are scattered so they do not pile up.
  */
-static inline uint64_t order_home(const struct tp_books *b, uint64_t id)
+static inline uint64_t order_home(struct order_table ot, uint64_t id)
 {
-    uint64_t high = (id >> b->order_shift) * 0x9e3779b97f4a7c15ull;
-    return (id + (high >> (64 - b->order_shift))) & b->order_mask;
+    return (id + (((id >> ot.shift) * 0x9e3779b97f4a7c15ull) >> ot.hash_shift)) & ot.mask;
 }
+
+/* How far the order in slot j sits from its home slot. */
+static inline uint64_t order_distance(struct order_table ot, uint64_t j)
+{
+    return (j - order_home(ot, ot.t[j].id)) & ot.mask;
+}
+
+/*
+ * The table is a Robin Hood hash: along a probe run, orders are kept in the order of their home
+ * slots, so a lookup stops as soon as it meets an order closer to its home than the probe is to
+ * the key's home, and a removal stops at the first order that sits at its home. With increasing
+ * ids nearly every order sits at its home: lookups and removals touch one or two slots.
+ */
 
 /* Slot of a live order, or -1. */
 static inline int64_t order_find(const struct tp_books *b, uint64_t id)
 {
-    uint64_t i = order_home(b, id);
+    struct order_table ot = order_table(b);
+    uint64_t i = order_home(ot, id);
 
-    while (b->orders[i].qty) {
-        if (b->orders[i].id == id)
+    for (uint64_t d = 0; ot.t[i].qty; d++, i = (i + 1) & ot.mask) {
+        if (ot.t[i].id == id)
             return (int64_t)i;
-        i = (i + 1) & b->order_mask;
+        if (order_distance(ot, i) < d)
+            break;
     }
     return -1;
 }
 
-/* Frees slot i, moving later members of the probe run back so that no tombstone is needed. */
-static void order_remove(struct tp_books *b, uint64_t i)
+/* Stores an order whose id is not in the table (room checked); returns its slot. */
+static uint64_t order_place(struct order_table ot, struct tp_order o)
 {
-    struct tp_order *t = b->orders;
-    uint64_t mask = b->order_mask;
-    uint64_t j = i;
+    uint64_t i = order_home(ot, o.id), placed = UINT64_MAX;
 
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!t[j].qty)
-            break;
-        uint64_t home = order_home(b, t[j].id);
-        /* t[j] may move to i only if its home is not in the cyclic range (i, j]. */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            t[i] = t[j];
-            i = j;
+    for (uint64_t d = 0;; d++, i = (i + 1) & ot.mask) {
+        if (!ot.t[i].qty) {
+            ot.t[i] = o;
+            return placed == UINT64_MAX ? i : placed;
+        }
+        uint64_t di = order_distance(ot, i);
+        if (di < d) {
+            /* The resident is closer to home: it yields the slot and moves on instead. */
+            struct tp_order evicted = ot.t[i];
+            ot.t[i] = o;
+            o = evicted;
+            d = di;
+            if (placed == UINT64_MAX)
+                placed = i;
         }
     }
-    t[i].qty = 0;
+}
+
+/* Frees slot i, shifting the rest of the probe run back by one (no tombstones). */
+static void order_remove(struct tp_books *b, uint64_t i)
+{
+    struct order_table ot = order_table(b);
+
+    for (;;) {
+        uint64_t next = (i + 1) & ot.mask;
+        if (!ot.t[next].qty || order_distance(ot, next) == 0)
+            break;
+        ot.t[i] = ot.t[next];
+        i = next;
+    }
+    ot.t[i].qty = 0;
     b->live_orders--;
 }
 
@@ -95,14 +145,16 @@ static inline void level_record(struct tp_book_change *c, uint32_t instr, unsign
                                 uint8_t action, uint32_t index, const struct tp_level *lv,
                                 int64_t key)
 {
-    tp_change(c, instr, TP_CHANGE_LEVEL, TP_BOOK_ORDERS, (uint8_t)side, action);
-    c->level = (uint16_t)index;
-    c->flags = index == 1 ? TP_CHANGE_F_TOP : 0;
-    c->price = tp_level_key(side, key);
-    if (lv) {
-        c->qty = lv->qty;
-        c->count = lv->count;
-    }
+    *c = (struct tp_book_change){.instrument = instr,
+                                 .kind = TP_CHANGE_LEVEL,
+                                 .book = TP_BOOK_ORDERS,
+                                 .side = (uint8_t)side,
+                                 .action = action,
+                                 .level = (uint16_t)index,
+                                 .flags = index == 1 ? TP_CHANGE_F_TOP : 0,
+                                 .count = lv ? lv->count : 0,
+                                 .price = tp_level_key(side, key),
+                                 .qty = lv ? lv->qty : 0};
 }
 
 /*
@@ -126,7 +178,9 @@ static int level_add(struct tp_books *b, struct tp_book *bk, uint32_t instr, uns
         bk->counters.level_capacity++;
         return -ENOSPC;
     }
-    memmove(&lv[p + 1], &lv[p], (n - p) * sizeof(*lv));
+    /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
+    for (uint32_t i = n; i > p; i--)
+        lv[i] = lv[i - 1];
     lv[p].price = key;
     lv[p].qty = qty;
     lv[p].count = 1;
@@ -158,7 +212,8 @@ static int level_reduce(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
         return 1;
     }
     level_record(out, instr, side, TP_LEVEL_DELETE, n - p, NULL, key);
-    memmove(&lv[p], &lv[p + 1], (n - p - 1) * sizeof(*lv));
+    for (uint32_t i = p; i + 1 < n; i++)
+        lv[i] = lv[i + 1];
     bk->order_levels[side] = (uint16_t)(n - 1);
     return 1;
 }
@@ -168,11 +223,15 @@ static inline void order_record(struct tp_book_change *c, uint32_t instr, uint8_
 {
     unsigned side = o->instr_side & 1u;
 
-    tp_change(c, instr, TP_CHANGE_ORDER, TP_BOOK_ORDERS, (uint8_t)side, action);
-    c->price = tp_level_key(side, o->key);
-    c->qty = o->qty;
-    c->order_id = o->id;
-    c->aux = o->priority;
+    *c = (struct tp_book_change){.instrument = instr,
+                                 .kind = TP_CHANGE_ORDER,
+                                 .book = TP_BOOK_ORDERS,
+                                 .side = (uint8_t)side,
+                                 .action = action,
+                                 .price = tp_level_key(side, o->key),
+                                 .qty = o->qty,
+                                 .order_id = o->id,
+                                 .aux = o->priority};
 }
 
 /* The book of an instrument if it takes order-level updates, else counts and returns NULL. */
@@ -224,13 +283,9 @@ static int order_insert(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
         bk->counters.bad_quantity++;
         return -EINVAL;
     }
-    i = order_home(b, id);
-    while (b->orders[i].qty) {
-        if (b->orders[i].id == id) {
-            bk->counters.duplicate_order++;
-            return -EEXIST;
-        }
-        i = (i + 1) & b->order_mask;
+    if (order_find(b, id) >= 0) {
+        bk->counters.duplicate_order++;
+        return -EEXIST;
     }
     if (b->live_orders >= b->params.max_orders) {
         bk->counters.order_capacity++;
@@ -240,11 +295,11 @@ static int order_insert(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
     n = level_add(b, bk, instr, side, key, qty, out + 1);
     if (n < 0)
         return n;
-    b->orders[i] = (struct tp_order){.id = id,
-                                     .key = key,
-                                     .priority = priority,
-                                     .qty = (uint32_t)qty,
-                                     .instr_side = instr << 1 | side};
+    i = order_place(order_table(b), (struct tp_order){.id = id,
+                                                      .key = key,
+                                                      .priority = priority,
+                                                      .qty = (uint32_t)qty,
+                                                      .instr_side = instr << 1 | side});
     b->live_orders++;
     bk->live_orders++;
     order_record(out, instr, TP_ORDER_ADD, &b->orders[i]);
@@ -479,26 +534,28 @@ int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, e
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id)
 {
     if (b->params.max_orders)
-        __builtin_prefetch(&b->orders[order_home(b, order_id)], 1);
+        __builtin_prefetch(&b->orders[order_home(order_table(b), order_id)], 1);
     if (instr < b->params.instruments)
         __builtin_prefetch(&b->books[instr], 1);
 }
 
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
 {
+    const uint32_t per_side = b->params.levels_per_side;
+    const struct tp_level *bids, *asks;
+
     if (instr >= b->params.instruments)
         return;
-    for (unsigned s = 0; s < 2; s++) {
-        uint32_t n = b->books[instr].order_levels[s];
-        if ((side != TP_SIDE_NONE && s != (unsigned)side) || n == 0)
-            continue;
-        /* The best level is last; the scan goes down from it over a line or two. */
-        const struct tp_level *top =
-            &b->order_levels[((size_t)instr * 2 + s) * b->params.levels_per_side + n - 1];
-        __builtin_prefetch(top, 1);
-        if (n > 2)
-            __builtin_prefetch(top - 2, 1);
-    }
+    /*
+     * The best level is the last one of each side's array. With no level the address is the
+     * entry just before the array: still inside the table, and a prefetch never faults anyway.
+     */
+    bids = &b->order_levels[(size_t)instr * 2 * per_side];
+    asks = bids + per_side;
+    if (side != TP_SIDE_ASK)
+        __builtin_prefetch(bids + b->books[instr].order_levels[TP_SIDE_BID] - 1, 1);
+    if (side != TP_SIDE_BID)
+        __builtin_prefetch(asks + b->books[instr].order_levels[TP_SIDE_ASK] - 1, 1);
 }
 
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)

@@ -22,10 +22,17 @@ int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
     f->books = books;
     f->filter = filter;
     f->channel = channel;
+    f->locates = tp_instruments_locate_map(registry, channel);
     f->next_priority = 1;
     if (sink)
         f->sink = *sink;
     return 0;
+}
+
+/* Dense id of a message's stock locate, or TP_INSTRUMENT_NONE (the map stores id + 1). */
+static inline uint32_t locate_instrument(const struct tp_itch_feed *f, const uint8_t *msg)
+{
+    return f->locates[tp_itch_stock_locate(msg)] - 1;
 }
 
 static inline enum tp_side itch_side(char c)
@@ -197,7 +204,7 @@ int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
     default:
         break;
     }
-    instr = tp_instruments_by_locate(f->registry, f->channel, tp_itch_stock_locate(msg));
+    instr = locate_instrument(f, msg);
     if (instr == TP_INSTRUMENT_NONE) {
         f->counters.unknown_instrument++;
         return -ENOENT;
@@ -214,14 +221,18 @@ int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
     return 0;
 }
 
-/* Instrument of an order message (A F E C X D U, all >= 19 bytes), or TP_INSTRUMENT_NONE. */
+/* The order messages: each carries an order reference at offset 11 (and is >= 19 bytes). */
+static const uint8_t order_message[256] = {
+    ['A'] = 1, ['F'] = 1, ['E'] = 1, ['C'] = 1, ['X'] = 1, ['D'] = 1, ['U'] = 1,
+};
+
+/* Instrument of an order message, or TP_INSTRUMENT_NONE. */
 static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, const uint8_t *msg,
                                                 size_t len)
 {
-    if (len < 19 || !(msg[0] == 'A' || msg[0] == 'D' || msg[0] == 'E' || msg[0] == 'X' ||
-                      msg[0] == 'U' || msg[0] == 'C' || msg[0] == 'F'))
+    if (len < 19 || !order_message[msg[0]])
         return TP_INSTRUMENT_NONE;
-    return tp_instruments_by_locate(f->registry, f->channel, tp_itch_stock_locate(msg));
+    return locate_instrument(f, msg);
 }
 
 void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)

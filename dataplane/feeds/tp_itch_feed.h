@@ -46,8 +46,9 @@ struct tp_itch_feed {
     struct tp_books *books;
     const struct tp_instrument_filter *filter; /* NULL: keep every instrument */
     struct tp_feed_sink sink;
-    uint16_t channel;       /* the registry's locate map for this source */
-    uint64_t next_priority; /* time priority given to each new order */
+    uint16_t channel;        /* the registry's locate map for this source */
+    const uint32_t *locates; /* that map: dense id + 1 by stock locate (0: unknown) */
+    uint64_t next_priority;  /* time priority given to each new order */
     struct tp_itch_feed_counters counters;
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX];
 };

@@ -166,6 +166,11 @@ uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot,
     return r->locates[(size_t)slot * TP_ITCH_LOCATES + locate] - 1;
 }
 
+const uint32_t *tp_instruments_locate_map(const struct tp_instruments *r, uint16_t slot)
+{
+    return slot < r->itch_venues ? &r->locates[(size_t)slot * TP_ITCH_LOCATES] : NULL;
+}
+
 /*
  * Walks the symbol table's probe run for (venue, symbol); `channel` >= 0 also requires the
  * instrument's channel to match (ITCH). Returns the slot holding it, or the free slot that ends

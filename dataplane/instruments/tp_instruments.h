@@ -121,6 +121,12 @@ uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t s
 uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot, uint16_t locate);
 
 /*
+ * The locate map `slot` itself, for a feed's inner loop: entry [locate] holds the dense id + 1,
+ * 0 when the locate is not bound. NULL if there is no such map. The map does not move.
+ */
+const uint32_t *tp_instruments_locate_map(const struct tp_instruments *r, uint16_t slot);
+
+/*
  * Dense id for a symbol of a venue (NUL-terminated or space-padded, len bytes at most), or
  * TP_INSTRUMENT_NONE. With several ITCH channels trading the same symbol, the first defined wins.
  */
