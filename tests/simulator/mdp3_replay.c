@@ -11,11 +11,29 @@
 #include "mdp3_replay.h"
 #include "truth.h"
 
+/* Book index of an MDEntryType: 0 bid, 1 ask, 2 implied bid, 3 implied ask; -1 otherwise. */
+static int book_of(char type)
+{
+    switch (type) {
+    case '0':
+        return 0;
+    case '1':
+        return 1;
+    case 'E':
+        return 2;
+    case 'F':
+        return 3;
+    default:
+        return -1;
+    }
+}
+
 static void mbp_apply(struct replay *r, struct ref_mbp *b, int side, uint8_t action, uint32_t level,
                       int64_t px, int64_t qty, int32_t orders)
 {
     struct ref_level *lv = b->lv[side];
     uint32_t *n = &b->n[side];
+    const uint32_t depth = side >= 2 ? IMPLIED_DEPTH : DEPTH;
     uint32_t k = level - 1;
     r->actions[action < 6 ? action : 0]++;
     switch (action) {
@@ -24,9 +42,13 @@ static void mbp_apply(struct replay *r, struct ref_mbp *b, int side, uint8_t act
             r->errors++;
             return;
         }
-        memmove(lv + k + 1, lv + k, ((*n < DEPTH ? *n : DEPTH - 1) - k) * sizeof(*lv));
+        if (level > depth) {
+            r->errors++;
+            return;
+        }
+        memmove(lv + k + 1, lv + k, ((*n < depth ? *n : depth - 1) - k) * sizeof(*lv));
         lv[k] = (struct ref_level){px, qty, orders};
-        *n = *n < DEPTH ? *n + 1 : DEPTH;
+        *n = *n < depth ? *n + 1 : depth;
         return;
     case 1: /* Change */
     case 5: /* Overlay */
@@ -94,14 +116,25 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
             uint32_t id = instrument_of(
                 r, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
             check_rpt(r, id, mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g));
-            char type = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g);
-            assert_true(type == '0' || type == '1');
-            mbp_apply(r, &r->mbp[id], type == '1',
+            int book =
+                book_of(mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g));
+            if (book < 0) {
+                r->errors++;
+                continue;
+            }
+            int32_t orders =
+                mktdata_md_incremental_refresh_book46_no_md_entries_number_of_orders(&g);
+            /* The implied book has no order counts: null on the wire, 0 in the truth. */
+            if (book >= 2) {
+                assert_int_equal(orders, MKTDATA_INT32_NULL_NULL_VALUE);
+                orders = 0;
+            }
+            mbp_apply(r, &r->mbp[id], book,
                       mktdata_md_incremental_refresh_book46_no_md_entries_md_update_action(&g),
                       mktdata_md_incremental_refresh_book46_no_md_entries_md_price_level(&g),
                       mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(&g),
                       mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_size(&g),
-                      mktdata_md_incremental_refresh_book46_no_md_entries_number_of_orders(&g));
+                      orders);
         }
         break;
     }
@@ -275,7 +308,7 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
         /* Every book of the channel is cleared; RptSeqs restart; statistics carry on. */
         r->resets++;
         for (uint32_t i = 0; i < r->instruments; i++) {
-            r->mbp[i].n[0] = r->mbp[i].n[1] = 0;
+            memset(r->mbp[i].n, 0, sizeof(r->mbp[i].n));
             r->mbp[i].rpt_seq = 0;
         }
         memset(r->mbo.orders, 0, r->mbo.cap * sizeof(*r->mbo.orders));
@@ -314,10 +347,12 @@ static void snapshot_message(struct replay *r, const struct tp_mdp3_msg *m)
     assert_int_equal(mktdata_snapshot_full_refresh52_rpt_seq(&s), r->mbp[id].rpt_seq);
     assert_int_equal(mktdata_snapshot_full_refresh52_tot_num_reports(&s), r->instruments);
     assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_decode(&s, &g), 0);
-    uint32_t seen[2] = {0, 0};
+    uint32_t seen[4] = {0, 0, 0, 0};
     while (g.index < g.count) {
         assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_next(&g), 0);
-        int side = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_type(&g) == '1';
+        int side = book_of(mktdata_snapshot_full_refresh52_no_md_entries_md_entry_type(&g));
+        if (side < 0)
+            fail_msg("snapshot entry of an unknown type");
         int level = mktdata_snapshot_full_refresh52_no_md_entries_md_price_level(&g);
         assert_int_equal(level, seen[side] + 1);
         const struct ref_level *l = &r->mbp[id].lv[side][seen[side]++];
@@ -325,10 +360,10 @@ static void snapshot_message(struct replay *r, const struct tp_mdp3_msg *m)
                          l->px);
         assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_md_entry_size(&g), l->qty);
         assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_number_of_orders(&g),
-                         l->orders);
+                         side >= 2 ? MKTDATA_INT32_NULL_NULL_VALUE : l->orders);
     }
-    assert_int_equal(seen[0], r->mbp[id].n[0]);
-    assert_int_equal(seen[1], r->mbp[id].n[1]);
+    for (int book = 0; book < 4; book++)
+        assert_int_equal(seen[book], r->mbp[id].n[book]);
     r->snapshots_checked++;
 }
 
@@ -475,8 +510,10 @@ void check_mbp_truth(const struct replay *r, const char *path)
     for (uint32_t i = 0; i < r->instruments; i++) {
         json_t *in = json_array_get(instruments, i);
         assert_int_equal(json_integer_value(json_object_get(in, "volume")), r->mbp[i].volume);
-        for (int side = 0; side < 2; side++) {
-            json_t *levels = json_object_get(in, side ? "asks" : "bids");
+        static const char *const names[4] = {"bids", "asks", "implied_bids", "implied_asks"};
+        for (int side = 0; side < 4; side++) {
+            json_t *levels = json_object_get(in, names[side]);
+            assert_non_null(levels);
             assert_int_equal(json_array_size(levels), r->mbp[i].n[side]);
             for (uint32_t k = 0; k < r->mbp[i].n[side]; k++) {
                 json_t *l = json_array_get(levels, k);

@@ -17,8 +17,9 @@
 #include "packet.h"
 #include "sim_test_util.h"
 
-/* Book depth the replay keeps (the simulator's default MarketDepth). */
-#define DEPTH 10
+/* Book depths the replay keeps (the simulator's default MarketDepth, and the implied book's). */
+#define DEPTH         10
+#define IMPLIED_DEPTH 2
 
 /* Reference price-level book: arrays, CME semantics as documented in tools/sim/mdp3_feed.h. */
 struct ref_level {
@@ -27,8 +28,8 @@ struct ref_level {
 };
 
 struct ref_mbp {
-    struct ref_level lv[2][DEPTH];
-    uint32_t n[2];
+    struct ref_level lv[4][DEPTH]; /* books: bid, ask, implied bid, implied ask */
+    uint32_t n[4];
     uint32_t rpt_seq;
     int64_t volume;
     int64_t first_trade, trade_high, trade_low; /* from the trade summaries (0: none yet) */

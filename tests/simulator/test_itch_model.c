@@ -50,8 +50,8 @@ static void test_same_seed_same_bytes(void **state)
     char pa[256], pb[256];
     temp_path(pa, sizeof(pa), ".json");
     temp_path(pb, sizeof(pb), ".json");
-    assert_int_equal(tp_sim_truth_write(&ma, 10, pa), 0);
-    assert_int_equal(tp_sim_truth_write(&mb, 10, pb), 0);
+    assert_int_equal(tp_sim_truth_write(&ma, 10, 0, pa), 0);
+    assert_int_equal(tp_sim_truth_write(&mb, 10, 0, pb), 0);
     FILE *fa = fopen(pa, "rb"), *fb = fopen(pb, "rb");
     int ca, cb;
     do {
@@ -126,7 +126,7 @@ static void test_truth_equals_replay(void **state)
     generate(7, 60, 40000, &s, &m);
     char path[256];
     temp_path(path, sizeof(path), ".json");
-    assert_int_equal(tp_sim_truth_write(&m, 10, path), 0);
+    assert_int_equal(tp_sim_truth_write(&m, 10, 0, path), 0);
 
     struct ref_book book;
     ref_init(&book, 60, m.next_order_id);

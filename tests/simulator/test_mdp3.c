@@ -52,7 +52,7 @@ static struct replay *replay_against_truth(const struct captured *c, const struc
 {
     char path[256];
     temp_path(path, sizeof(path), ".json");
-    assert_int_equal(tp_sim_truth_write(m, DEPTH, path), 0);
+    assert_int_equal(tp_sim_truth_write(m, DEPTH, TP_SIM_IMPLIED_DEPTH, path), 0);
     struct replay *r = calloc(1, sizeof(*r));
     assert_non_null(r);
     replay_all(c->p, c->n, r, INSTRUMENTS, m->next_order_id);
@@ -73,6 +73,11 @@ static void test_replay_equals_truth(void **state)
     generate(5, 30000, 0, &c, &m, &f);
     struct replay *r = replay_against_truth(&c, &m);
 
+    /* The implied books were published too. */
+    size_t implied = 0;
+    for (int i = 0; i < INSTRUMENTS; i++)
+        implied += r->mbp[i].n[2] + r->mbp[i].n[3];
+    assert_true(implied > INSTRUMENTS);
     /* Every update action and message kind was exercised. */
     for (int a = 0; a < 6; a++)
         assert_true(r->actions[a] > 0);

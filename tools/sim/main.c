@@ -547,6 +547,9 @@ static int run_mdp3(struct options *o, struct tp_sim_model *m, json_t *report)
     o->mdp3.depth = o->depth;
     o->mdp3.reset_at_message = o->seq_reset_at;
     rc = tp_sim_mdp3_init(&feed, m, &o->mdp3, &to_faults);
+    if (rc == -EINVAL)
+        fprintf(stderr, "tickplane-sim mdp3: --depth must be %d..%d\n", TP_SIM_IMPLIED_DEPTH,
+                TP_SIM_MDP3_MAX_DEPTH);
     if (rc == 0)
         rc = tp_sim_mdp3_run(&feed, o->messages);
     int close_rc = outputs_close(&out);
@@ -582,7 +585,8 @@ int main(int argc, char **argv)
     rc = strcmp(o.protocol, "itch") == 0 ? run_itch(&o, &m, report) : run_mdp3(&o, &m, report);
     json_object_set_new(report, "events", json_integer((json_int_t)m.events_total));
     if (rc == 0 && o.truth_path != NULL) {
-        rc = tp_sim_truth_write(&m, o.depth, o.truth_path);
+        uint32_t implied = strcmp(o.protocol, "mdp3") == 0 ? TP_SIM_IMPLIED_DEPTH : 0;
+        rc = tp_sim_truth_write(&m, o.depth, implied, o.truth_path);
         if (rc < 0)
             fprintf(stderr, "tickplane-sim: %s: %s\n", o.truth_path, strerror(-rc));
     }

@@ -39,9 +39,13 @@ static uint16_t trade_date(const struct tp_sim_mdp3_feed *f)
     return (uint16_t)(f->params.midnight_epoch_ns / (86400ULL * 1000000000ULL));
 }
 
-static struct tp_sim_level *view_of(struct tp_sim_mdp3_feed *f, uint32_t id, int side)
+/* The books of an instrument: outright bid and ask, implied bid and ask, as MDEntryType. */
+enum { BOOK_BID, BOOK_ASK, BOOK_IMPLIED_BID, BOOK_IMPLIED_ASK, BOOKS };
+static const char book_entry_type[BOOKS] = {'0', '1', 'E', 'F'};
+
+static struct tp_sim_level *view_of(struct tp_sim_mdp3_feed *f, uint32_t id, int book)
 {
-    return &f->view[((size_t)id * 2 + (size_t)side) * f->params.depth];
+    return &f->view[((size_t)id * BOOKS + (size_t)book) * f->params.depth];
 }
 
 int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
@@ -52,11 +56,11 @@ int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
     f->model = m;
     f->sink = *sink;
     uint32_t n = m->params.instruments;
-    if (p->depth == 0 || p->depth > 127 || p->max_payload > TP_SIM_MAX_PAYLOAD ||
-        p->max_payload < 1000)
+    if (p->depth < TP_SIM_IMPLIED_DEPTH || p->depth > TP_SIM_MDP3_MAX_DEPTH ||
+        p->max_payload > TP_SIM_MAX_PAYLOAD || p->max_payload < 1000)
         return -EINVAL;
-    f->view = calloc((size_t)n * 2 * p->depth, sizeof(*f->view));
-    f->view_n = calloc((size_t)n * 2, sizeof(*f->view_n));
+    f->view = calloc((size_t)n * BOOKS * p->depth, sizeof(*f->view));
+    f->view_n = calloc((size_t)n * BOOKS, sizeof(*f->view_n));
     f->rpt_seq = calloc(n, sizeof(*f->rpt_seq));
     f->high9 = calloc(n, sizeof(*f->high9));
     f->low9 = calloc(n, sizeof(*f->low9));
@@ -224,7 +228,8 @@ static void emit_book(struct tp_sim_mdp3_feed *f, uint32_t id, const struct book
                 &g, TP_SIM_SECURITY_ID(id));
             mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(
-                &g, clears(e[i].action) ? INT32_MAX : e[i].orders);
+                &g, clears(e[i].action) || e[i].type == 'E' || e[i].type == 'F' ? INT32_MAX
+                                                                                : e[i].orders);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
             mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g,
                                                                                      e[i].action);
@@ -264,7 +269,7 @@ static uint32_t diff_side(struct tp_sim_level *work, uint32_t n, const struct tp
                           uint32_t nn, uint32_t depth, char type, struct book_entry *out)
 {
     uint32_t count = 0;
-    int bid = type == '0';
+    int bid = type == '0' || type == 'E';
     if (n > 0 && nn == 0) {
         add_entry(out, &count, NULL, 1, MKTDATA_MD_UPDATE_ACTION_DELETE_THRU, type);
         return count;
@@ -324,20 +329,23 @@ static uint32_t diff_side(struct tp_sim_level *work, uint32_t n, const struct tp
     return count;
 }
 
-/* Publishes the difference between the published levels and the model's, both sides. */
+/* Publishes the difference between the published levels and the model's, all four books. */
 static void publish_levels(struct tp_sim_mdp3_feed *f, uint32_t id)
 {
-    uint32_t depth = f->params.depth;
-    struct tp_sim_level want[128];
-    struct book_entry entries[2 * 3 * 128];
+    struct tp_sim_level want[TP_SIM_MDP3_MAX_DEPTH];
+    struct book_entry entries[BOOKS * (2 * TP_SIM_MDP3_MAX_DEPTH + 1)];
     uint32_t n = 0;
-    for (int side = 0; side < 2; side++) {
-        uint32_t nn = tp_sim_model_levels(f->model, id, side == 0 ? 'B' : 'S', want, depth);
-        struct tp_sim_level *work = view_of(f, id, side);
-        n += diff_side(work, f->view_n[id * 2 + side], want, nn, depth, side == 0 ? '0' : '1',
+    for (int book = 0; book < BOOKS; book++) {
+        uint8_t side = book == BOOK_BID || book == BOOK_IMPLIED_BID ? 'B' : 'S';
+        int implied = book >= BOOK_IMPLIED_BID;
+        uint32_t depth = implied ? TP_SIM_IMPLIED_DEPTH : f->params.depth;
+        uint32_t nn = implied ? tp_sim_model_implied_levels(f->model, id, side, want, depth)
+                              : tp_sim_model_levels(f->model, id, side, want, depth);
+        struct tp_sim_level *work = view_of(f, id, book);
+        n += diff_side(work, f->view_n[id * BOOKS + book], want, nn, depth, book_entry_type[book],
                        entries + n);
         memcpy(work, want, nn * sizeof(*want));
-        f->view_n[id * 2 + side] = nn;
+        f->view_n[id * BOOKS + book] = nn;
     }
     if (n > 0)
         emit_book(f, id, entries, n);
@@ -676,7 +684,7 @@ static int channel_reset(struct tp_sim_mdp3_feed *f)
     if ((rc = commit_event(f, 1)) < 0 || (rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL)) < 0)
         return rc;
     f->channel_resets++;
-    memset(f->view_n, 0, sizeof(*f->view_n) * 2 * f->model->params.instruments);
+    memset(f->view_n, 0, sizeof(*f->view_n) * BOOKS * f->model->params.instruments);
     memset(f->rpt_seq, 0, sizeof(*f->rpt_seq) * f->model->params.instruments);
     for (uint32_t id = 0; id < f->model->params.instruments && rc == 0; id++)
         rc = republish(f, id);
@@ -708,24 +716,27 @@ static int send_snapshot(struct tp_sim_mdp3_feed *f, uint32_t id)
     mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(&m, NULL_PRICE9);
     mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(&m, NULL_PRICE9);
     mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(&m, NULL_PRICE9);
-    uint32_t nb = f->view_n[id * 2], na = f->view_n[id * 2 + 1];
-    mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_encode(&m, &g, nb + na);
-    for (int side = 0; side < 2; side++) {
-        const struct tp_sim_level *lv = view_of(f, id, side);
-        for (uint32_t i = 0; i < f->view_n[id * 2 + side]; i++) {
+    uint32_t entries = 0;
+    for (int book = 0; book < BOOKS; book++)
+        entries += f->view_n[id * BOOKS + book];
+    mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_encode(&m, &g, entries);
+    for (int book = 0; book < BOOKS; book++) {
+        const struct tp_sim_level *lv = view_of(f, id, book);
+        int implied = book >= BOOK_IMPLIED_BID;
+        for (uint32_t i = 0; i < f->view_n[id * BOOKS + book]; i++) {
             mktdata_snapshot_full_refresh52_no_md_entries_next(&g);
             mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_px_mantissa(&g,
                                                                                    lv[i].price9);
             mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_size(&g, (int32_t)lv[i].qty);
             mktdata_snapshot_full_refresh52_no_md_entries_set_number_of_orders(
-                &g, (int32_t)lv[i].orders);
+                &g, implied ? INT32_MAX : (int32_t)lv[i].orders);
             mktdata_snapshot_full_refresh52_no_md_entries_set_md_price_level(&g, (int8_t)(i + 1));
             mktdata_snapshot_full_refresh52_no_md_entries_set_trading_reference_date(
                 &g, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);
             mktdata_snapshot_full_refresh52_no_md_entries_set_open_close_settl_flag(
                 &g, MKTDATA_U_INT8_NULL_VALUE);
             mktdata_snapshot_full_refresh52_no_md_entries_set_md_entry_type(&g,
-                                                                            side == 0 ? '0' : '1');
+                                                                            book_entry_type[book]);
         }
     }
     int rc = put_message(f, TP_SIM_STREAM_SNAPSHOT, buf,

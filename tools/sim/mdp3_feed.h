@@ -6,12 +6,14 @@
  * - Incremental: each model step is one matching event. Its messages are, in order: trade
  *   summaries (48, with the filled orders), volume (37), session statistics (51: open, high, low),
  *   price-level book changes (46: New, Change, Delete, DeleteThru, DeleteFrom, Overlay on levels
- *   1..depth, each entry with the instrument's next RptSeq), order-level changes (47) and
+ *   1..depth of the outright book, '0'/'1', and 1..2 of the implied book, 'E'/'F', NumberOfOrders
+ *   null; each entry with the instrument's next RptSeq), order-level changes (47) and
  *   security status (30). The last message of the event carries MatchEventIndicator EndOfEvent
  *   (and each kind's Last*Msg bit its last message). Packets (MsgSeqNum from 1, SendingTime in
  *   ns since the epoch) hold several messages; an event may span packets.
  * - Applying the 46 entries from the start gives, per instrument and side, exactly the model's
- *   top `depth` levels (tp_sim_model_levels) after every event; applying the 47 entries gives
+ *   top `depth` levels (tp_sim_model_levels) and its implied levels (tp_sim_model_implied_levels)
+ *   after every event; applying the 47 entries gives
  *   exactly the model's live orders.
  * - Snapshots (52), one instrument per packet, cycle over all instruments: every snapshot_every
  *   incremental packets a batch of snapshot_batch instruments is sent, after the incremental
@@ -34,8 +36,11 @@
 #include "model.h"
 #include "packet.h"
 
+/* Deepest outright book: a snapshot of both books must fit one packet. */
+#define TP_SIM_MDP3_MAX_DEPTH 25
+
 struct tp_sim_mdp3_params {
-    uint32_t depth;            /* price levels per side (MarketDepth) */
+    uint32_t depth;            /* price levels per side (MarketDepth), 2..TP_SIM_MDP3_MAX_DEPTH */
     uint32_t snapshot_every;   /* incremental packets between snapshot batches (0: none) */
     uint32_t snapshot_batch;   /* instruments per snapshot batch */
     uint32_t definition_every; /* incremental packets between definition batches (0: start only) */
@@ -74,8 +79,8 @@ struct tp_sim_mdp3_feed {
     struct tp_sim_model *model;
     struct tp_sim_packet_sink sink;
     struct tp_sim_mdp3_stream stream[TP_SIM_STREAMS];
-    struct tp_sim_level *view; /* published levels [instrument][side][depth] */
-    uint32_t *view_n;          /* [instrument][side] */
+    struct tp_sim_level *view; /* published levels [instrument][book][depth] */
+    uint32_t *view_n;          /* [instrument][book]: outright bid, ask, implied bid, ask */
     uint32_t *rpt_seq;         /* last RptSeq sent per instrument */
     int64_t *high9, *low9;     /* session high/low trade price (0: no trade yet) */
     uint32_t snapshot_cursor, definition_cursor;

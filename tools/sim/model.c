@@ -534,3 +534,16 @@ uint32_t tp_sim_model_levels(const struct tp_sim_model *m, uint32_t instrument, 
     }
     return levels;
 }
+
+uint32_t tp_sim_model_implied_levels(const struct tp_sim_model *m, uint32_t instrument,
+                                     uint8_t side, struct tp_sim_level *out, uint32_t depth)
+{
+    int64_t tick9 = m->instruments[instrument].tick9;
+    uint32_t n = tp_sim_model_levels(m, instrument, side, out, depth);
+    for (uint32_t i = 0; i < n; i++) {
+        out[i].price9 += side == 'B' ? -tick9 : tick9;
+        out[i].qty = (out[i].qty + 1) / 2;
+        out[i].orders = 0;
+    }
+    return n;
+}

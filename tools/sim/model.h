@@ -141,4 +141,12 @@ struct tp_sim_level {
 uint32_t tp_sim_model_levels(const struct tp_sim_model *m, uint32_t instrument, uint8_t side,
                              struct tp_sim_level *out, uint32_t depth);
 
+/*
+ * Implied levels (what spreads would imply; MDP3 only): the outright levels of the side moved one
+ * tick away from the top, with half their quantity rounded up; orders are unknown (0).
+ */
+#define TP_SIM_IMPLIED_DEPTH 2
+uint32_t tp_sim_model_implied_levels(const struct tp_sim_model *m, uint32_t instrument,
+                                     uint8_t side, struct tp_sim_level *out, uint32_t depth);
+
 #endif

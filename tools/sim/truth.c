@@ -7,10 +7,11 @@
 #include <string.h>
 
 static json_t *side_json(const struct tp_sim_model *m, uint32_t id, uint8_t side, uint32_t depth,
-                         struct tp_sim_level *levels)
+                         int implied, struct tp_sim_level *levels)
 {
     json_t *arr = json_array();
-    uint32_t n = tp_sim_model_levels(m, id, side, levels, depth);
+    uint32_t n = implied ? tp_sim_model_implied_levels(m, id, side, levels, depth)
+                         : tp_sim_model_levels(m, id, side, levels, depth);
     for (uint32_t i = 0; i < n; i++)
         json_array_append_new(
             arr, json_pack("{s:I,s:I,s:I}", "price9", (json_int_t)levels[i].price9, "qty",
@@ -18,9 +19,11 @@ static json_t *side_json(const struct tp_sim_model *m, uint32_t id, uint8_t side
     return arr;
 }
 
-int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, const char *path)
+int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, uint32_t implied_depth,
+                       const char *path)
 {
-    struct tp_sim_level *levels = malloc(sizeof(*levels) * (depth ? depth : 1));
+    uint32_t most = depth > implied_depth ? depth : implied_depth;
+    struct tp_sim_level *levels = malloc(sizeof(*levels) * (most ? most : 1));
     if (levels == NULL)
         return -ENOMEM;
     json_t *instruments = json_array();
@@ -36,8 +39,12 @@ int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, const char 
                               in->status == TP_SIM_STATUS_HALTED ? "halted" : "trading", "volume",
                               (json_int_t)in->volume, "trades", (json_int_t)in->trades,
                               "last_price9", (json_int_t)in->last_price9);
-        json_object_set_new(o, "bids", side_json(m, id, 'B', depth, levels));
-        json_object_set_new(o, "asks", side_json(m, id, 'S', depth, levels));
+        json_object_set_new(o, "bids", side_json(m, id, 'B', depth, 0, levels));
+        json_object_set_new(o, "asks", side_json(m, id, 'S', depth, 0, levels));
+        if (implied_depth > 0) {
+            json_object_set_new(o, "implied_bids", side_json(m, id, 'B', implied_depth, 1, levels));
+            json_object_set_new(o, "implied_asks", side_json(m, id, 'S', implied_depth, 1, levels));
+        }
         json_array_append_new(instruments, o);
     }
     free(levels);

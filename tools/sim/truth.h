@@ -22,7 +22,11 @@
 #define TP_SIM_LOCATE(id)      ((uint16_t)((id) + 1))
 #define TP_SIM_SECURITY_ID(id) ((int32_t)(100000 + (id)))
 
-/* Writes the truth file; returns 0 or a negative errno. */
-int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, const char *path);
+/*
+ * Writes the truth file; with implied_depth > 0 (MDP3) each instrument also has "implied_bids" and
+ * "implied_asks" (tp_sim_model_implied_levels, "orders" 0: unknown). Returns 0 or a negative errno.
+ */
+int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, uint32_t implied_depth,
+                       const char *path);
 
 #endif
