@@ -808,8 +808,9 @@ static unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path,
             if (!kinds[k].pair[side].present)
                 continue;
             refs[n].line = &kinds[k].pair[side];
-            snprintf(refs[n].path, sizeof(refs[n].path), "%s.%s.%s", path, kinds[k].name,
-                     side ? "b" : "a");
+            char kind_path[TP_JW_PATH_MAX];
+            tp_jw_path_key(kind_path, path, kinds[k].name);
+            tp_jw_path_key(refs[n].path, kind_path, side ? "b" : "a");
             n++;
         }
     }

@@ -9,13 +9,15 @@ void tp_render_price9(int64_t price9, char *out, size_t size)
     /* Work in unsigned magnitude so INT64_MIN is fine too. */
     uint64_t mag = price9 < 0 ? (uint64_t)0 - (uint64_t)price9 : (uint64_t)price9;
     uint64_t whole = mag / 1000000000u, frac = mag % 1000000000u;
+    /* Nine decimals, trailing zeros dropped: 250000000 -> ".25". */
     char digits[16] = "";
-    if (frac != 0) {
-        snprintf(digits, sizeof(digits), ".%09" PRIu64, frac);
-        size_t n = strlen(digits);
-        while (digits[n - 1] == '0')
-            digits[--n] = '\0';
+    int width = 9;
+    while (frac != 0 && frac % 10 == 0) {
+        frac /= 10;
+        width--;
     }
+    if (frac != 0)
+        snprintf(digits, sizeof(digits), ".%0*" PRIu64, width, frac);
     snprintf(out, size, "%s%" PRIu64 "%s", price9 < 0 ? "-" : "", whole, digits);
 }
 
