@@ -97,7 +97,7 @@ static int flush_stream(struct tp_sim_mdp3_feed *f, int s)
     st->pkt.len = (uint16_t)st->writer.len;
     st->pkt.stream = (uint8_t)s;
     st->pkt.index = st->index++;
-    st->pkt.time_ns = f->now_ns;
+    st->pkt.time_ns = st->last_time_ns; /* sent when its last message is ready */
     return f->sink.packet(f->sink.ctx, &st->pkt);
 }
 
@@ -132,6 +132,7 @@ static int put_message(struct tp_sim_mdp3_feed *f, int s, const uint8_t *msg, si
                 return rc;
             st->pkt.count++;
             st->messages++;
+            st->last_time_ns = f->now_ns;
             f->templates[mktdata_message_header_template_id(msg) & 63]++;
             return 0;
         }

@@ -59,7 +59,7 @@ struct tp_sim_mdp3_stream {
     struct tp_sim_packet pkt;
     uint32_t next_seq;
     uint32_t index;
-    uint64_t first_time_ns;
+    uint64_t first_time_ns, last_time_ns; /* of the open packet's first and last messages */
     uint64_t messages;
     int open;
 };
