@@ -167,12 +167,42 @@ static void test_same_seed_same_bytes(void **state)
     tp_sim_model_free(&mb);
 }
 
+/* A heartbeats-only line carries AdminHeartbeat12 under the previous MsgSeqNum. */
+static void test_heartbeat_packet(void **state)
+{
+    (void)state;
+    struct captured c;
+    struct tp_sim_model m;
+    struct tp_sim_mdp3_feed f;
+    generate(11, 2000, 0, &c, &m, &f);
+    const struct tp_sim_packet *src = NULL;
+    for (size_t i = 0; i < c.n && src == NULL; i++)
+        if (c.p[i].stream == TP_SIM_STREAM_INCREMENTAL && c.p[i].seq > 10)
+            src = &c.p[i];
+    assert_non_null(src);
+    uint8_t out[TP_SIM_MAX_PAYLOAD];
+    uint16_t len = tp_sim_mdp3_heartbeat(src, out);
+    struct tp_mdp3_packet pk = {0}, orig = {0};
+    struct tp_mdp3_msg msg = {0};
+    assert_int_equal(tp_mdp3_packet_init(&pk, out, len), 0);
+    assert_int_equal(tp_mdp3_packet_init(&orig, src->data, src->len), 0);
+    assert_int_equal(pk.seq, src->seq - 1);
+    assert_int_equal(pk.sending_time, orig.sending_time);
+    assert_int_equal(tp_mdp3_packet_next(&pk, &msg), 1);
+    assert_int_equal(msg.template_id, 12);
+    assert_int_equal(tp_mdp3_packet_next(&pk, &msg), 0);
+    free(c.p);
+    tp_sim_mdp3_free(&f);
+    tp_sim_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_equals_truth),
         cmocka_unit_test(test_channel_reset),
         cmocka_unit_test(test_same_seed_same_bytes),
+        cmocka_unit_test(test_heartbeat_packet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
