@@ -21,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct tp_ctl_server *srv;
 static char path[108];
 
+/* libFuzzer exits through exit(): close the server so its socket file is removed. */
+static void stop(void)
+{
+    tp_ctl_server_close(srv);
+}
+
 static void start(void)
 {
     static struct tp_config cfg;
@@ -37,6 +43,7 @@ static void start(void)
     if (tp_config_load_string(json, NULL, &cfg, &errs) != 0 ||
         tp_ctl_server_open(&srv, &cfg, &fake_ops) != 0)
         abort();
+    atexit(stop);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
