@@ -168,6 +168,11 @@ uint64_t tp_books_live_orders(const struct tp_books *b)
     return b->live_orders;
 }
 
+uint64_t tp_books_peak_live_orders(const struct tp_books *b)
+{
+    return b->peak_live_orders;
+}
+
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct tp_book_change *out)
 {
     struct tp_book *bk = tp_books_book(b, instr);

@@ -136,8 +136,9 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
 int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                    enum tp_side side, uint32_t index, struct tp_level *out);
 
-/* Live orders over all instruments, and the capacity of the order table. */
+/* Live orders over all instruments now, and the most there ever were at once. */
 uint64_t tp_books_live_orders(const struct tp_books *b);
+uint64_t tp_books_peak_live_orders(const struct tp_books *b);
 
 /*
  * Empties every book of the instrument (snapshot about to be applied, channel reset): levels,

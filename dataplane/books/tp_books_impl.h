@@ -25,7 +25,8 @@ struct tp_books {
     uint32_t order_shift; /* log2 of the order table slots */
     uint64_t order_mask;  /* slots - 1 */
     uint64_t live_orders;
-    uint32_t mbp_stride; /* levels per instrument in mbp_levels: 2 * (depth + implied) */
+    uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
+    uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t reserved;
     struct tp_book *books;         /* [instruments] */
     struct tp_order *orders;       /* [order_mask + 1] */

@@ -300,7 +300,8 @@ static int order_insert(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
                                                       .priority = priority,
                                                       .qty = (uint32_t)qty,
                                                       .instr_side = instr << 1 | side});
-    b->live_orders++;
+    if (++b->live_orders > b->peak_live_orders)
+        b->peak_live_orders = b->live_orders;
     bk->live_orders++;
     order_record(out, instr, TP_ORDER_ADD, &b->orders[i]);
     out[0].level = out[1].level;

@@ -321,12 +321,13 @@ int main(int argc, char **argv)
             "{\"summary\":true,\"file\":\"%s\",\"bytes\":%lld,\"messages\":%" PRIu64
             ",\"runs\":%" PRIu32 ",\"ns_per_msg_median\":%.2f,\"ns_per_msg_min\":%.2f,"
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
-            ",\"live_orders\":%" PRIu64 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
+            ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
+            ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
             o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
-            tp_instruments_count(r.registry), tp_books_live_orders(r.books), r.table_bytes,
-            ru.ru_maxrss);
+            tp_instruments_count(r.registry), tp_books_live_orders(r.books),
+            tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss);
     replay_close(&r);
     return rc == 0 ? 0 : 1;
 }

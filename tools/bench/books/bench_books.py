@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Books benchmark: full order-level books from a Nasdaq-like ITCH BinaryFILE.
+
+Generates the file with the exchange simulator (tools/sim: ~40% adds, 36% deletes, 10% replaces,
+12% executions and cancels, 2000 symbols with Zipf-skewed activity, orders near the top of book),
+replays it through tickplane-replay (the data plane's ITCH feed and books, no DPDK) several times
+and prints one JSON object per line: the median ns per message (wall and CPU time), the peak
+resident memory, the peak live orders and the table sizes. A second replay of the same flow with
+order ids spread over a 1000x larger id space shows that memory follows the live orders, not the
+largest id. With --compare BIN it also runs another ITCH book builder on the same file (e.g.
+charles-cooper/itch-order-book's a.out, which reads the file on stdin).
+
+usage: bench_books.py --sim SIM --replay REPLAY --workdir DIR [--messages N] [--symbols N]
+                      [--runs N] [--orders N] [--compare BIN]
+"""
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+
+
+def generate(sim, path, messages, symbols):
+    if not os.path.exists(path):
+        subprocess.run([sim, 'itch', '--seed', '1', '--symbols', str(symbols), '--messages',
+                        str(messages), '--binaryfile', path], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def spread_ids(src, dst, factor):
+    """Copies a BinaryFILE with every order reference multiplied by factor (same flow)."""
+    if os.path.exists(dst):
+        return
+    data = bytearray(open(src, 'rb').read())
+    off = 0
+    while off + 2 <= len(data):
+        n = struct.unpack_from('>H', data, off)[0]
+        m = off + 2
+        t = data[m:m + 1]
+        if t in (b'A', b'F', b'E', b'C', b'X', b'D', b'U'):
+            ref = struct.unpack_from('>Q', data, m + 11)[0]
+            struct.pack_into('>Q', data, m + 11, ref * factor)
+            if t == b'U':
+                new = struct.unpack_from('>Q', data, m + 19)[0]
+                struct.pack_into('>Q', data, m + 19, new * factor)
+        off = m + n
+    open(dst, 'wb').write(data)
+
+
+def replay(tool, path, runs, orders):
+    out = subprocess.run([tool, '--quiet', '--repeat', str(runs), '--instruments', '2048',
+                          '--orders', str(orders), '--levels', '256', path],
+                         check=True, capture_output=True, text=True)
+    lines = [json.loads(l) for l in out.stderr.splitlines() if l.startswith('{')]
+    return [l for l in lines if 'run' in l], next(l for l in lines if l.get('summary'))
+
+
+def compare(binary, path, runs):
+    """Median ns/message and peak RSS of another book builder reading the file on stdin."""
+    ns, rss = [], 0
+    for _ in range(runs):
+        with open(path, 'rb') as f:
+            out = subprocess.run(['/usr/bin/time', '-v', binary], stdin=f, capture_output=True,
+                                 text=True)
+        m = re.search(r'([0-9.]+) nanos per packet', out.stdout)
+        r = re.search(r'Maximum resident set size \(kbytes\): (\d+)', out.stderr)
+        if m:
+            ns.append(float(m.group(1)))
+        if r:
+            rss = max(rss, int(r.group(1)))
+    ns.sort()
+    return {'bench': 'books_compare', 'program': binary, 'runs': len(ns),
+            'ns_per_msg_median': ns[len(ns) // 2] if ns else None, 'peak_rss_kb': rss}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--sim', required=True)
+    ap.add_argument('--replay', required=True)
+    ap.add_argument('--workdir', required=True)
+    ap.add_argument('--messages', type=int, default=5000000)
+    ap.add_argument('--symbols', type=int, default=2000)
+    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--orders', type=int, default=65536)
+    ap.add_argument('--compare')
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    path = os.path.join(a.workdir, 'itch-%dm-%d.bin' % (a.messages // 1000000, a.symbols))
+    generate(a.sim, path, a.messages, a.symbols)
+    load = os.getloadavg()[0]
+    runs, s = replay(a.replay, path, a.runs, a.orders)
+    print(json.dumps({'bench': 'books_itch_replay', 'file': path, 'bytes': s['bytes'],
+                      'messages': s['messages'], 'symbols': a.symbols, 'runs': s['runs'],
+                      'ns_per_msg_median': s['ns_per_msg_median'],
+                      'cpu_ns_per_msg_median': s['cpu_ns_per_msg_median'],
+                      'ns_per_msg_min': s['ns_per_msg_min'],
+                      'peak_live_orders': s['peak_live_orders'], 'order_capacity': a.orders,
+                      'book_bytes': s['book_bytes'], 'peak_rss_kb': s['peak_rss_kb'],
+                      'file_kb_in_rss': s['bytes'] // 1024, 'loadavg_1m': load}))
+    # The same flow with order ids 1000x sparser: the tables and RSS must not grow.
+    sparse = path.replace('.bin', '-sparse.bin')
+    spread_ids(path, sparse, 1000)
+    _, t = replay(a.replay, sparse, 1, a.orders)
+    print(json.dumps({'bench': 'books_itch_replay_sparse_ids', 'id_factor': 1000,
+                      'ns_per_msg': t['ns_per_msg_median'],
+                      'cpu_ns_per_msg': t['cpu_ns_per_msg_median'],
+                      'book_bytes': t['book_bytes'], 'peak_rss_kb': t['peak_rss_kb']}))
+    if a.compare:
+        print(json.dumps(compare(a.compare, path, a.runs)))
+
+
+if __name__ == '__main__':
+    main()
