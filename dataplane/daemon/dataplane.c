@@ -198,8 +198,11 @@ int tp_dp_lcore_main(void *arg)
                 feed |= handle_frame(lc, p, burst[i], now);
             }
             /* Only feed traffic counts as activity (the idle exit of replays). */
-            if (feed)
-                atomic_store_explicit(&lc->last_rx_tsc, now, memory_order_relaxed);
+            if (feed) {
+                if (lc->first_rx_tsc == 0)
+                    lc->first_rx_tsc = now;
+                atomic_store_explicit(&lc->last_rx_tsc, rte_rdtsc(), memory_order_relaxed);
+            }
             atomic_store_explicit(&lc->rx_packets, lc->stats.rx_packets, memory_order_relaxed);
         }
         uint64_t now = rte_rdtsc();

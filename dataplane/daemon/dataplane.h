@@ -87,6 +87,7 @@ struct tp_dp_lcore {
     uint64_t tsc_hz;
     /* Written by this lcore, read by main (relaxed): when the last feed frame arrived. */
     _Atomic uint64_t last_rx_tsc;
+    uint64_t first_rx_tsc; /* the first feed frame (throughput over the busy span) */
     _Atomic uint64_t rx_packets;
     struct tp_dp_stats stats;
     unsigned n_exports;

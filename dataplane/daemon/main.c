@@ -289,7 +289,18 @@ static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
 static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *cfg,
                           double elapsed_s)
 {
-    printf("{\"summary\":{\"elapsed_s\":%.3f,\"rx_packets\":%lu,\"tx_frames\":%lu", elapsed_s,
+    /* Throughput over the span from the first to the last feed frame (a replay's busy time). */
+    uint64_t last = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
+    double busy_s = last > lc->first_rx_tsc && lc->first_rx_tsc
+                        ? (double)(last - lc->first_rx_tsc) / (double)lc->tsc_hz
+                        : 0.0;
+    uint64_t messages = 0;
+    for (unsigned c = 0; c < cfg->n_channels; c++)
+        if (lc->channels[c] != NULL)
+            messages += lc->channels[c]->counters.messages;
+    printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
+           "\"messages_per_s\":%.0f,\"rx_packets\":%lu,\"tx_frames\":%lu",
+           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0,
            lc->stats.rx_packets, lc->stats.tx_frames);
     const struct tp_classifier_counters *cc = tp_classifier_counters(lc->classifier);
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu}",

@@ -193,7 +193,10 @@ static enum tp_arb_verdict check_restart(struct tp_arb *arb, enum tp_line line, 
  */
 static bool jump_is_plausible(struct tp_arb *arb, uint64_t seq, uint64_t end)
 {
-    if (arb->params.max_jump == 0 || seq - arb->expected <= arb->params.max_jump)
+    /* Measured from the highest sequence seen: packets that keep coming in order behind a
+     * long gap are not jumps. */
+    if (arb->params.max_jump == 0 || seq <= arb->horizon ||
+        seq - arb->horizon <= arb->params.max_jump)
         return true;
     if (arb->have_jump && seq >= arb->jump_from && seq <= arb->jump_to) {
         arb->have_jump = false;

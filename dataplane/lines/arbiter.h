@@ -15,8 +15,8 @@
  *    id, believed when a second packet carries it: one alone may be corrupt) at sequence 1; MDP3
  * restarts at MsgSeqNum 1. The line that lags behind a reset keeps sending the old stream for a
  * while: those packets are dropped as stale, not taken as gaps.
- *  - A lone packet whose sequence jumps more than `max_jump` ahead is taken as corrupt and dropped;
- *    a second packet that continues the jump confirms it.
+ *  - A lone packet whose sequence jumps more than `max_jump` beyond the highest sequence seen is
+ *    taken as corrupt and dropped; a second packet that continues the jump confirms it.
  *  - No allocation after init, no locks, single thread (the data lcore that owns the channel).
  *    Held packets are opaque handles (mbufs in the daemon): the arbiter never reads them and hands
  *    every one back, either through tp_arb_next_ready() or through the release callback.

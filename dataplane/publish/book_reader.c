@@ -105,17 +105,17 @@ int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id)
     return bk != NULL && bk->type == TP_BOOK_TYPE_MBO;
 }
 
-int tp_pub_read_book(const struct tp_books *books, const struct tp_instruments *registry,
-                     uint32_t id, unsigned depth, struct tp_pub_book *out,
-                     struct tp_pub_level *bids, struct tp_pub_level *asks)
+int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned sides,
+                     struct tp_pub_book *out, struct tp_pub_level *bids, struct tp_pub_level *asks)
 {
     const struct tp_book *bk = tp_books_get(books, id);
     if (bk == NULL)
         return -EINVAL;
-    (void)registry;
     enum tp_book_kind kind = bk->type == TP_BOOK_TYPE_MBO ? TP_BOOK_ORDERS : TP_BOOK_DIRECT;
-    copy_side(books, id, kind, TP_SIDE_BID, depth, bids, &out->bid_levels);
-    copy_side(books, id, kind, TP_SIDE_ASK, depth, asks, &out->ask_levels);
+    if (sides & TP_PUB_SIDE_BID)
+        copy_side(books, id, kind, TP_SIDE_BID, depth, bids, &out->bid_levels);
+    if (sides & TP_PUB_SIDE_ASK)
+        copy_side(books, id, kind, TP_SIDE_ASK, depth, asks, &out->ask_levels);
     out->trading_status = tp_pub_status(bk->status);
     out->aggressor = bk->last_aggressor == TP_SIDE_BID   ? 1
                      : bk->last_aggressor == TP_SIDE_ASK ? 2

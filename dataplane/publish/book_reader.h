@@ -48,13 +48,16 @@ struct tp_pub_definition {
     uint8_t venue;         /* tpout Venue */
 };
 
+#define TP_PUB_SIDE_BID 1u
+#define TP_PUB_SIDE_ASK 2u
+
 /*
- * Copies up to `depth` levels per side of the instrument's main book (the aggregated order book
- * for MBO instruments, the outright book otherwise) and its session state. 0, or -EINVAL.
+ * Copies the instrument's session state and, for the sides in `sides` (TP_PUB_SIDE_*), up to
+ * `depth` levels of its main book (the aggregated order book for MBO instruments, the outright
+ * book otherwise); the level counts of other sides are left as they are. 0, or -EINVAL.
  */
-int tp_pub_read_book(const struct tp_books *books, const struct tp_instruments *registry,
-                     uint32_t id, unsigned depth, struct tp_pub_book *out,
-                     struct tp_pub_level *bids, struct tp_pub_level *asks);
+int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned sides,
+                     struct tp_pub_book *out, struct tp_pub_level *bids, struct tp_pub_level *asks);
 
 /* The instrument's reference data. 0, or -ENOENT for an id never handed out. */
 int tp_pub_read_definition(const struct tp_instruments *registry, uint32_t id,

@@ -42,9 +42,11 @@ struct tp_publisher {
     uint64_t last_sequence; /* ring sequence of the latest commit */
     uint64_t event;         /* events started, to mark instruments once per event */
     uint32_t n_dirty;
-    uint32_t *dirty;              /* instruments touched by the current event */
-    uint64_t *dirty_event;        /* per instrument: the event that last marked it */
-    uint8_t *flags;               /* per instrument: recovering / stale */
+    uint32_t *dirty;       /* instruments touched by the current event */
+    uint64_t *dirty_event; /* per instrument: the event that last marked it */
+    uint8_t *flags;        /* per instrument: recovering / stale */
+    uint8_t *sides;   /* per instrument: book sides the current event changed (TP_PUB_SIDE_*) */
+    uint8_t *defined; /* per instrument: reference data already in its state entry */
     struct tp_pub_level *scratch; /* 2 x depth levels */
 };
 
@@ -58,7 +60,7 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
     return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
-           align64(p->instruments * sizeof(uint64_t)) + align64(p->instruments) +
+           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments) +
            align64(2 * p->depth * sizeof(struct tp_pub_level));
 }
 
@@ -76,6 +78,10 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     pub->dirty_event = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
     pub->flags = at;
+    at += align64(p->instruments);
+    pub->sides = at;
+    at += align64(p->instruments);
+    pub->defined = at;
     at += align64(p->instruments);
     pub->scratch = (struct tp_pub_level *)at;
     pub->event = 1;
@@ -307,6 +313,19 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
     tpout_store_u64(b + TPOUT_STATISTICS_QUANTITY_OFFSET, (uint64_t)(is_count ? c->price : c->qty));
 }
 
+/* The sides of the state entry's depth a change record alters. */
+static unsigned changed_sides(const struct tp_publisher *pub, const struct tp_book_change *c)
+{
+    if (c->kind == TP_CHANGE_CLEAR)
+        return TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK;
+    if (c->kind != TP_CHANGE_LEVEL || c->book == TP_BOOK_IMPLIED)
+        return 0;
+    if (c->level > pub->params.depth && c->action != TP_LEVEL_DELETE_THRU &&
+        c->action != TP_LEVEL_DELETE_FROM)
+        return 0; /* below the levels the state table holds */
+    return c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
+}
+
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
@@ -336,43 +355,52 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
             continue;
         }
         mark_dirty(pub, c[i].instrument);
+        if (c[i].instrument < pub->params.instruments)
+            pub->sides[c[i].instrument] |= changed_sides(pub, &c[i]);
     }
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */
 
-static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info)
+/*
+ * Writes instrument id's state entry: the header always, the levels of `sides` only (the others
+ * did not change), and the reference data the first time or after a new definition.
+ */
+static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info,
+                        unsigned sides)
 {
     struct tp_state_table *table = pub->params.bus->state;
-    if (table == NULL || id >= table->instruments)
+    if (table == NULL || id >= table->instruments || id >= pub->params.instruments)
         return;
     unsigned depth = pub->params.depth < table->depth ? pub->params.depth : table->depth;
     struct tp_pub_book book;
     struct tp_pub_definition def;
     struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
-    if (tp_pub_read_book(pub->params.books, pub->params.registry, id, depth, &book, bids, asks) !=
-            0 ||
-        tp_pub_read_definition(pub->params.registry, id, &def) != 0)
+    if (tp_pub_read_book(pub->params.books, id, depth, sides, &book, bids, asks) != 0)
+        return;
+    bool define = !pub->defined[id];
+    if (define && tp_pub_read_definition(pub->params.registry, id, &def) != 0)
         return;
     struct tp_state_entry *e = tp_state_write_begin(table, id);
     struct tp_book_header *h = &e->book;
-    h->instrument_id = id;
+    if (define) {
+        h->instrument_id = id;
+        h->venue = def.venue;
+        h->security_kind = def.security_kind;
+        memcpy(h->symbol, def.symbol, TP_SYMBOL_LEN);
+        h->tick_size = def.tick;
+        h->rpt_seq = TPOUT_RPT_SEQ_NULL_VALUE;
+        pub->defined[id] = 1;
+    }
     h->trading_status = book.trading_status;
-    h->venue = def.venue;
     h->flags = pub->flags[id];
-    h->security_kind = def.security_kind;
-    memcpy(h->symbol, def.symbol, TP_SYMBOL_LEN);
     h->bus_sequence = pub->last_sequence;
     if (info != NULL) {
         h->venue_seq = info->packet_seq;
         h->venue_time_ns = info->venue_time;
         h->recv_tsc = info->rx_tsc;
     }
-    h->rpt_seq = TPOUT_RPT_SEQ_NULL_VALUE;
-    h->bid_levels = book.bid_levels;
-    h->ask_levels = book.ask_levels;
     h->updates++;
-    h->tick_size = def.tick;
     h->last_trade.price = book.last_price;
     h->last_trade.qty = book.last_qty;
     h->last_trade.aggressor = book.aggressor;
@@ -381,8 +409,14 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
     h->low = book.low;
     h->settle = book.settle;
     h->volume = book.volume;
-    memcpy(tp_state_bids(e), bids, book.bid_levels * sizeof(*bids));
-    memcpy(tp_state_asks(table, e), asks, book.ask_levels * sizeof(*asks));
+    if (sides & TP_PUB_SIDE_BID) {
+        h->bid_levels = book.bid_levels;
+        memcpy(tp_state_bids(e), bids, book.bid_levels * sizeof(*bids));
+    }
+    if (sides & TP_PUB_SIDE_ASK) {
+        h->ask_levels = book.ask_levels;
+        memcpy(tp_state_asks(table, e), asks, book.ask_levels * sizeof(*asks));
+    }
     tp_state_write_end(e);
     pub->counters.state_writes++;
 }
@@ -392,8 +426,11 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     struct tp_publisher *pub = ctx;
     int published = pub->pending != NULL;
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
-    for (uint32_t i = 0; i < pub->n_dirty; i++)
-        write_state(pub, pub->dirty[i], info);
+    for (uint32_t i = 0; i < pub->n_dirty; i++) {
+        uint32_t id = pub->dirty[i];
+        write_state(pub, id, info, pub->sides[id]);
+        pub->sides[id] = 0;
+    }
     pub->n_dirty = 0;
     pub->event++;
     pub->counters.events++;
@@ -428,7 +465,8 @@ static void on_instrument(void *ctx, uint32_t id)
     }
     /* A definition is complete in itself. */
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
-    write_state(pub, id, NULL);
+    pub->defined[id] = 0;
+    write_state(pub, id, NULL, TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK);
 }
 
 static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
@@ -449,7 +487,7 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
     bool in_event = pub->pending != NULL || pub->n_dirty > 0;
     struct tp_pub_book book;
     struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
-    if (tp_pub_read_book(pub->params.books, pub->params.registry, id, 0, &book, bids, asks) != 0)
+    if (tp_pub_read_book(pub->params.books, id, 0, 0, &book, bids, asks) != 0)
         return;
     struct tp_feed_info info = {0};
     publish_status(pub, id, book.trading_status, 0, &info);
@@ -458,7 +496,7 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
         return;
     }
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
-    write_state(pub, id, NULL);
+    write_state(pub, id, NULL, 0);
 }
 
 void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id)
@@ -496,7 +534,7 @@ void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_ev
 void tp_publisher_refresh_all(struct tp_publisher *pub)
 {
     for (uint32_t id = 0; id < pub->params.instruments; id++)
-        write_state(pub, id, NULL);
+        write_state(pub, id, NULL, TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK);
 }
 
 const struct tp_publisher_counters *tp_publisher_counters(const struct tp_publisher *pub)

@@ -11,7 +11,9 @@
  *   --late       join mid-stream: start from the state table (entries carry the bus sequence
  *                they reflect) and apply only ring events newer than each entry;
  *   --die-after  kill itself with SIGKILL after N events (the daemon must not notice);
- *   --ready      create FILE once attached (the test starts the traffic after that).
+ *   --ready      create FILE once attached (the test starts the traffic after that);
+ *   --latency    measure, per event, TSC now minus the event's recvTsc (the daemon's rx_burst
+ *                time) when the callback sees it, and print the histogram in ns (benchmark).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,8 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <x86intrin.h>
+
 #include "bus/bus.h"
 #include "tpout_sbe.h"
+#include "util/histogram.h"
 
 #define MAX_INSTRUMENTS 4096
 #define MAX_LEVELS      64
@@ -48,6 +53,7 @@ struct options {
     const char *truth;
     const char *ready;
     bool late;
+    bool latency;
     uint64_t die_after;
     uint64_t idle_ms;
     uint64_t timeout_s;
@@ -164,15 +170,12 @@ static int compare_side(const char *symbol, const char *what, json_t *truth_leve
 
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option opts[] = {{"instance", required_argument, NULL, 'i'},
-                                         {"dir", required_argument, NULL, 'd'},
-                                         {"truth", required_argument, NULL, 't'},
-                                         {"ready", required_argument, NULL, 'r'},
-                                         {"late", no_argument, NULL, 'l'},
-                                         {"die-after", required_argument, NULL, 'k'},
-                                         {"idle-ms", required_argument, NULL, 'm'},
-                                         {"timeout-s", required_argument, NULL, 's'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"instance", required_argument, NULL, 'i'}, {"dir", required_argument, NULL, 'd'},
+        {"truth", required_argument, NULL, 't'},    {"ready", required_argument, NULL, 'r'},
+        {"late", no_argument, NULL, 'l'},           {"die-after", required_argument, NULL, 'k'},
+        {"idle-ms", required_argument, NULL, 'm'},  {"timeout-s", required_argument, NULL, 's'},
+        {"latency", no_argument, NULL, 'L'},        {NULL, 0, NULL, 0}};
     o->dir = "/dev/shm";
     o->idle_ms = 700;
     o->timeout_s = 50;
@@ -193,6 +196,9 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'l':
             o->late = true;
+            break;
+        case 'L':
+            o->latency = true;
             break;
         case 'k':
             o->die_after = strtoull(optarg, NULL, 10);
@@ -263,6 +269,8 @@ int main(int argc, char **argv)
         if (f)
             fclose(f);
     }
+    static struct tp_histogram latency;
+    tp_hist_reset(&latency);
     const struct tp_counter *rx = NULL;
     uint64_t events = 0, lost = 0, last_rx = 0;
     double quiet_since = now_s();
@@ -271,6 +279,15 @@ int main(int argc, char **argv)
         uint64_t n_lost;
         int rc = tp_ring_read(&rr, &rec, &n_lost);
         if (rc == TP_RING_RECORD) {
+            /* Definitions carry no receive time (recvTsc 0): not a packet's latency. */
+            if (o.latency && rec->type == TP_REC_SBE &&
+                rec->length >= TP_RING_RECORD_HEADER + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + 24) {
+                const uint8_t *b =
+                    (const uint8_t *)tp_ring_payload(rec) + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+                uint64_t rx = tpout_load_u64(b + 16);
+                if (rx != 0)
+                    tp_hist_record(&latency, __rdtsc() - rx);
+            }
             if (rec->type == TP_REC_SBE)
                 apply_book_update(rec);
             if (++events == o.die_after)
@@ -337,6 +354,16 @@ int main(int argc, char **argv)
            "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu}\n",
            events, lost, json_array_size(json_object_get(truth, "instruments")), missing, stale,
            ring_bad, state_bad, last_rx);
+    if (o.latency) {
+        /* TSC rate from the monotonic clock over 100 ms. */
+        double t0 = now_s();
+        uint64_t c0 = __rdtsc();
+        usleep(100000);
+        double hz = (double)(__rdtsc() - c0) / (now_s() - t0);
+        printf("{\"rx_burst_to_consumer_ns\":");
+        tp_hist_print_json(stdout, &latency, 1e9 / hz);
+        printf("}\n");
+    }
     tp_bus_reader_close(&r);
     json_decref(truth);
     return missing || state_bad || (ring_bad && !lost) ? 1 : 0;

@@ -1,0 +1,252 @@
+/*
+ * bench_pipeline: the data lcore's work per packet, with the traffic preloaded in memory and no
+ * PMD in the way: classify -> A/B arbitration -> decode -> books -> publish (tpout events into a
+ * real shared-memory bus ring + state table at event boundaries).
+ *
+ *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B]
+ *
+ * The capture is read once into memory (libpcap); each run re-initialises every table and feeds
+ * every frame through the same code the daemon runs (dataplane/daemon/channel.c), B frames per
+ * "burst" sharing one receive timestamp, as rx_burst does. Prints one JSON line per run (messages,
+ * seconds, messages/s, ns/message, gaps, rx-to-publish latency histogram) and a final line with
+ * the median run. Zero loss is checked: every run must apply as many messages as the first and
+ * give none up.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "bus_setup.h"
+#include "channel.h"
+#include "classifier.h"
+#include "config.h"
+#include "publisher.h"
+#include "tp_books.h"
+#include "tp_instruments.h"
+#include "util/histogram.h"
+
+struct frame {
+    const uint8_t *data;
+    uint32_t len;
+};
+
+static struct frame *frames;
+static size_t n_frames;
+
+static uint64_t tsc(void)
+{
+    return __rdtsc();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Channel io over frames in memory: a handle is the frame index + 1 (held frames stay put). */
+static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx_tsc)
+{
+    (void)ctx;
+    const struct frame *f = &frames[(uintptr_t)handle - 1];
+    struct tp_udp_view v;
+    if (tp_net_parse_udp(f->data, f->len, 0, &v) == 0) {
+        *payload = v.payload;
+        *len = v.payload_len;
+    } else {
+        *payload = NULL;
+        *len = 0;
+    }
+    *rx_tsc = tsc();
+}
+
+static void release(void *ctx, void *handle)
+{
+    (void)ctx;
+    (void)handle;
+}
+
+static int load(const char *path)
+{
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline(path, err);
+    if (p == NULL) {
+        fprintf(stderr, "bench_pipeline: %s\n", err);
+        return -1;
+    }
+    size_t cap = 1 << 16;
+    frames = malloc(cap * sizeof(*frames));
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    while (frames && pcap_next_ex(p, &h, &data) == 1) {
+        if (n_frames == cap)
+            frames = realloc(frames, (cap *= 2) * sizeof(*frames));
+        uint8_t *copy = frames ? malloc(h->caplen) : NULL;
+        if (copy == NULL)
+            return -1;
+        memcpy(copy, data, h->caplen);
+        frames[n_frames++] = (struct frame){.data = copy, .len = h->caplen};
+    }
+    pcap_close(p);
+    return frames ? 0 : -1;
+}
+
+static void *zalloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *pcap_path = NULL, *protocol = "itch";
+    int runs = 5, burst = 32;
+    static const struct option opts[] = {{"pcap", required_argument, NULL, 'p'},
+                                         {"protocol", required_argument, NULL, 'P'},
+                                         {"runs", required_argument, NULL, 'r'},
+                                         {"burst", required_argument, NULL, 'b'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'p')
+            pcap_path = optarg;
+        else if (c == 'P')
+            protocol = optarg;
+        else if (c == 'r')
+            runs = atoi(optarg);
+        else if (c == 'b')
+            burst = atoi(optarg);
+        else
+            return 2;
+    }
+    bool itch = strcmp(protocol, "itch") == 0;
+    if (pcap_path == NULL || runs < 1 || runs > 50 || burst < 1 || load(pcap_path) != 0) {
+        fprintf(stderr, "usage: bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] "
+                        "[--burst B]\n");
+        return 2;
+    }
+
+    static struct tp_config cfg;
+    snprintf(cfg.name, sizeof(cfg.name), "tpbench%d", (int)getpid());
+    cfg.bus.ring_bytes = 64u << 20;
+    cfg.bus.state_depth = 10;
+    cfg.instruments.capacity = 4096;
+    char err[256];
+    struct tp_bus_writer *bus = tp_daemon_bus_open(&cfg, 64, err, sizeof(err));
+    if (bus == NULL) {
+        fprintf(stderr, "bench_pipeline: bus: %s\n", err);
+        return 1;
+    }
+    struct tp_instruments_params ip = {.capacity = 4096, .itch_venues = 1};
+    struct tp_books_params bp = {.instruments = 4096,
+                                 .max_orders = 1 << 21,
+                                 .levels_per_side = 256,
+                                 .mbp_depth = 10,
+                                 .implied_depth = 2};
+    struct tp_classifier_params cp = {.max_flows = 8};
+    void *registry = zalloc(tp_instruments_memsize(&ip));
+    void *books = zalloc(tp_books_memsize(&bp));
+    void *cls = zalloc(tp_classifier_memsize(&cp));
+    static struct tp_histogram latency;
+    struct tp_publisher_params pp = {.bus = bus,
+                                     .books = books,
+                                     .registry = registry,
+                                     .instruments = 4096,
+                                     .depth = 10,
+                                     .latency = &latency,
+                                     .clock = tsc};
+    void *pub = zalloc(tp_publisher_memsize(&pp));
+    struct tp_channel_params chp = {
+        .protocol = itch ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
+        .held_max = 4096,
+        .gap_wait_tsc = UINT64_MAX / 4, /* nothing is lost in memory: a gap would be a bug */
+        .start_seq = 1,
+        .registry = registry,
+        .books = books,
+        .publisher = pub,
+        .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+        .replay_bytes = 1 << 20,
+        .io = {.view = view, .release = release},
+    };
+    void *chmem = zalloc(tp_channel_memsize(&chp));
+    if (!registry || !books || !cls || !pub || !chmem)
+        return 1;
+
+    /* TSC rate for the histogram. */
+    double t0 = now_s();
+    uint64_t c0 = tsc();
+    while (now_s() - t0 < 0.05)
+        ;
+    double hz = (double)(tsc() - c0) / (now_s() - t0);
+
+    double rates[50];
+    uint64_t first_messages = 0;
+    for (int r = 0; r < runs; r++) {
+        tp_instruments_init(registry, &ip);
+        tp_books_init(books, &bp);
+        tp_classifier_init(cls, &cp);
+        tp_hist_reset(&latency);
+        tp_publisher_init(pub, &pp);
+        tp_channel_init(chmem, &chp);
+        struct tp_channel *ch = chmem;
+        /* Every multicast flow of the capture is one of the channel's lines. */
+        if (itch) {
+            tp_classifier_add(cls, 0xe9360c6f, 26477, TP_CLASSIFY_ANY_VLAN, TP_ROLE_INCR_A);
+            tp_classifier_add(cls, 0xe931c46f, 26477, TP_CLASSIFY_ANY_VLAN, TP_ROLE_INCR_B);
+        } else {
+            tp_classifier_add(cls, 0xe0001901, 17901, TP_CLASSIFY_ANY_VLAN, TP_ROLE_INCR_A);
+            tp_classifier_add(cls, 0xe0001909, 18901, TP_CLASSIFY_ANY_VLAN, TP_ROLE_INCR_B);
+            tp_classifier_add(cls, 0xe000197e, 16901, TP_CLASSIFY_ANY_VLAN, TP_ROLE_DEF_A);
+            tp_classifier_add(cls, 0xe000197e, 19901, TP_CLASSIFY_ANY_VLAN, TP_ROLE_SNAP_A);
+        }
+        double start = now_s();
+        uint64_t rx = 0;
+        for (size_t i = 0; i < n_frames; i++) {
+            if (i % (size_t)burst == 0)
+                rx = tsc();
+            struct tp_udp_view v;
+            uint32_t line = tp_classify_frame(cls, frames[i].data, frames[i].len, &v);
+            if (line != TP_CLASSIFY_NONE)
+                tp_channel_packet(ch, (enum tp_line_role)line, v.payload, v.payload_len,
+                                  (void *)(uintptr_t)(i + 1), rx);
+        }
+        double secs = now_s() - start;
+        const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
+        uint64_t msgs = itch ? ch->counters.messages : ch->mdp3.counters.messages;
+        if (r == 0)
+            first_messages = msgs;
+        if (msgs != first_messages || ac->skipped_msgs != 0 || ch->counters.malformed != 0) {
+            fprintf(stderr, "bench_pipeline: loss: %lu messages (first run %lu), %lu skipped\n",
+                    msgs, first_messages, ac->skipped_msgs);
+            return 1;
+        }
+        rates[r] = (double)msgs / secs;
+        printf("{\"run\":%d,\"protocol\":\"%s\",\"frames\":%zu,\"messages\":%lu,\"seconds\":%.4f,"
+               "\"messages_per_s\":%.0f,\"ns_per_message\":%.1f,\"published\":%lu,"
+               "\"gaps\":%lu,\"rx_to_publish_ns\":",
+               r, protocol, n_frames, msgs, secs, rates[r], secs * 1e9 / (double)msgs,
+               tp_publisher_counters(pub)->records, ac->gaps);
+        tp_hist_print_json(stdout, &latency, 1e9 / hz);
+        printf("}\n");
+        fflush(stdout);
+    }
+    for (int i = 1; i < runs; i++)
+        for (int j = i; j > 0 && rates[j - 1] > rates[j]; j--) {
+            double t = rates[j];
+            rates[j] = rates[j - 1];
+            rates[j - 1] = t;
+        }
+    printf("{\"median_messages_per_s\":%.0f,\"runs\":%d,\"messages\":%lu}\n", rates[runs / 2], runs,
+           first_messages);
+    tp_daemon_bus_close(bus, true);
+    return 0;
+}
