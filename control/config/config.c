@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1538,7 +1539,11 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
         strcpy(dir, "/");
     int rc = tp_config_load_string(text, dir, cfg, errs);
     free(text);
-    snprintf(cfg->source, sizeof(cfg->source), "%s", file);
+    /* Absolute, so a reload finds the same file whatever the working directory is by then. */
+    char resolved[PATH_MAX];
+    const char *source = realpath(file, resolved) != NULL ? resolved : file;
+    if (strlen(source) < sizeof(cfg->source))
+        strcpy(cfg->source, source);
     return rc;
 }
 

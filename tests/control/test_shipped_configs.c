@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -38,6 +39,16 @@ static void test_demo(void **state)
     assert_non_null(strstr(cfg->ports[0].device, "rx_pcap="));
     assert_int_equal(cfg->n_channels, 2);
     assert_true(tp_config_memory_estimate(cfg) <= (uint64_t)cfg->eal.memory_mb << 20);
+    /* Loaded by a relative name, the source is still recorded absolute, for reloads. */
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(TP_CONFIGS_DIR), 0);
+    static struct tp_config again;
+    static struct tp_config_errors errs;
+    assert_int_equal(tp_config_load_file("demo.json", &again, &errs), 0);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(again.source[0], '/');
+    assert_non_null(strstr(again.source, "configs/demo.json"));
 }
 
 static void test_af_packet(void **state)
