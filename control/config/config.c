@@ -31,6 +31,8 @@ static const char *const topic_names[] = {"depth",  "top",         "trades", "mb
 
 uint32_t tp_cfg_topic_from_name(const char *name)
 {
+    if (strcmp(name, "orders") == 0)
+        return TP_CFG_TOPIC_MBO;
     for (unsigned i = 0; topic_names[i] != NULL; i++)
         if (strcmp(name, topic_names[i]) == 0)
             return 1u << i;

@@ -47,7 +47,11 @@ enum tp_cfg_protocol {
     TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
 };
 
-/* Topics (views) a consumer can subscribe to; a bitmask in subscriptions and entitlements. */
+/*
+ * Topics (views) a consumer can subscribe to; a bitmask in subscriptions and entitlements.
+ * Bit i is libtickplane's enum tp_topic value i (TP_TOPIC_DEPTH = 0 ... TP_TOPIC_DEFINITIONS = 5),
+ * so 1u << topic converts one to the other.
+ */
 enum tp_cfg_topic {
     TP_CFG_TOPIC_DEPTH = 1u << 0,       /* full depth price levels */
     TP_CFG_TOPIC_TOP = 1u << 1,         /* top of book */
@@ -58,7 +62,10 @@ enum tp_cfg_topic {
 };
 #define TP_CFG_TOPIC_ALL 0x3fu
 
-/* Parse a topic name ("depth", "top", "trades", "mbo", "status", "definitions"); 0 if unknown. */
+/*
+ * Parse a topic name ("depth", "top", "trades", "mbo", "status", "definitions"; "orders" is
+ * libtickplane's name for mbo and is accepted too); 0 if unknown.
+ */
 uint32_t tp_cfg_topic_from_name(const char *name);
 /* Name of a single topic bit, or NULL. */
 const char *tp_cfg_topic_name(uint32_t topic_bit);

@@ -222,6 +222,8 @@ static void test_topics(void **state)
 {
     (void)state;
     assert_int_equal(tp_cfg_topic_from_name("mbo"), TP_CFG_TOPIC_MBO);
+    assert_int_equal(tp_cfg_topic_from_name("orders"), TP_CFG_TOPIC_MBO);
+    assert_int_equal(tp_cfg_topic_from_name("top"), 1u << 1); /* libtickplane's TP_TOPIC_TOP */
     assert_int_equal(tp_cfg_topic_from_name("nope"), 0);
     assert_string_equal(tp_cfg_topic_name(TP_CFG_TOPIC_DEFINITIONS), "definitions");
     assert_null(tp_cfg_topic_name(3));
