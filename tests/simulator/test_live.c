@@ -1,7 +1,7 @@
 /*
  * Simulator: live output. MoldUDP64 packets of a small ITCH session are sent as UDP multicast
- * on the loopback interface (never anything else) to lines A and B at a given rate; receivers
- * joined to both groups get every packet, byte for byte, and the pacing holds the rate.
+ * on the loopback interface (never anything else) to lines A and B, at a given rate or in venue
+ * time; receivers joined to both groups get every packet, byte for byte, and the pacing holds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -73,9 +73,13 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void test_live_multicast_on_loopback(void **state)
+/*
+ * Sends a 400-event ITCH session live (rate > 0: packets per second; speed > 0: venue time) and
+ * checks that both receivers got every packet byte for byte. Returns the elapsed time; the
+ * packets sent are left in *rec.
+ */
+static uint64_t live_session(uint64_t rate, double speed, struct recorded *rec)
 {
-    (void)state;
     uint16_t port_a, port_b;
     int fd_a = receiver(GROUP_A, &port_a), fd_b = receiver(GROUP_B, &port_b);
 
@@ -86,13 +90,15 @@ static void test_live_multicast_on_loopback(void **state)
     ep.ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_B].group = GROUP_B;
     ep.ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_B].port = port_b;
     struct tp_sim_live_out live;
-    assert_int_equal(tp_sim_live_open(&live, &ep, "lo", 4000, NULL), 0);
-
-    struct recorded rec = {.live = &live};
+    assert_int_equal(tp_sim_live_open(&live, &ep, "lo", rate, NULL), 0);
+    if (speed > 0)
+        tp_sim_live_follow_venue_time(&live, speed);
+    memset(rec, 0, sizeof(*rec));
+    rec->live = &live;
     struct tp_sim_fault_params fp = {.seed = 1};
     fp.line[0].enabled = fp.line[1].enabled = 1;
     struct tp_sim_faults faults;
-    struct tp_sim_packet_sink to_live = {.packet = record_and_send, .ctx = &rec};
+    struct tp_sim_packet_sink to_live = {.packet = record_and_send, .ctx = rec};
     assert_int_equal(tp_sim_faults_init(&faults, &fp, &to_live), 0);
     struct tp_sim_mold_params mp;
     tp_sim_mold_params_default(&mp);
@@ -112,34 +118,54 @@ static void test_live_multicast_on_loopback(void **state)
     assert_int_equal(tp_sim_faults_finish(&faults), 0);
     uint64_t elapsed = now_ns() - start;
 
-    assert_true(rec.packets.n > 100);
-    assert_int_equal(live.sent, rec.packets.n);
+    assert_true(rec->packets.n > 100);
+    assert_int_equal(live.sent, rec->packets.n);
     assert_int_equal(live.errors, 0);
-    /* 4000 packets/s: n packets take at least (n - 1) / 4000 s. */
-    assert_true(elapsed >= (rec.packets.n - 1) * 250000ULL * 9 / 10);
 
     uint8_t buf[2048];
     size_t got[2] = {0, 0};
-    for (size_t i = 0; i < rec.packets.n; i++) {
-        int line = rec.packets.p[i].line;
+    for (size_t i = 0; i < rec->packets.n; i++) {
+        int line = rec->packets.p[i].line;
         ssize_t n = recv(line == 0 ? fd_a : fd_b, buf, sizeof(buf), 0);
-        assert_int_equal(n, rec.packets.p[i].len);
-        assert_memory_equal(buf, rec.packets.p[i].data, rec.packets.p[i].len);
+        assert_int_equal(n, rec->packets.p[i].len);
+        assert_memory_equal(buf, rec->packets.p[i].data, rec->packets.p[i].len);
         got[line]++;
     }
     assert_int_equal(got[0], got[1]);
     tp_sim_faults_free(&faults);
     tp_sim_live_close(&live);
     tp_sim_model_free(&m);
-    free(rec.packets.p);
     close(fd_a);
     close(fd_b);
+    return elapsed;
+}
+
+static void test_live_at_a_rate(void **state)
+{
+    (void)state;
+    struct recorded rec;
+    uint64_t elapsed = live_session(4000, 0.0, &rec);
+    /* 4000 packets/s: n packets take at least (n - 1) / 4000 s. */
+    assert_true(elapsed >= (rec.packets.n - 1) * 250000ULL * 9 / 10);
+    free(rec.packets.p);
+}
+
+static void test_live_in_venue_time(void **state)
+{
+    (void)state;
+    struct recorded rec;
+    uint64_t elapsed = live_session(0, 0.02, &rec); /* 50 times slower than the venue */
+    uint64_t span = rec.packets.p[rec.packets.n - 1].time_ns - rec.packets.p[0].time_ns;
+    assert_true(span > 100000);
+    assert_true(elapsed >= span * 50 * 9 / 10);
+    free(rec.packets.p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live_multicast_on_loopback),
+        cmocka_unit_test(test_live_at_a_rate),
+        cmocka_unit_test(test_live_in_venue_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

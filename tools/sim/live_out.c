@@ -47,16 +47,38 @@ int tp_sim_live_open(struct tp_sim_live_out *o, const struct tp_sim_endpoints *e
     return rc;
 }
 
-/* Waits until the next send slot, answering re-requests meanwhile. */
-static void pace(struct tp_sim_live_out *o)
+void tp_sim_live_follow_venue_time(struct tp_sim_live_out *o, double speed)
 {
+    o->speed = speed;
+    o->clock_start = 0;
+}
+
+/* When packet p may leave (CLOCK_MONOTONIC ns), 0: now. */
+static uint64_t due_time(struct tp_sim_live_out *o, const struct tp_sim_packet *p)
+{
+    if (o->speed > 0) {
+        if (o->clock_start == 0) {
+            o->clock_start = monotonic_ns();
+            o->venue_start = p->time_ns;
+        }
+        uint64_t venue = p->time_ns > o->venue_start ? p->time_ns - o->venue_start : 0;
+        return o->clock_start + (uint64_t)((double)venue / o->speed);
+    }
     if (o->rate_pps == 0)
-        return;
+        return 0;
+    uint64_t due = o->next_send_ns;
+    o->next_send_ns += 1000000000ULL / o->rate_pps;
+    return due;
+}
+
+/* Waits until due, answering re-requests meanwhile. */
+static void wait_until(struct tp_sim_live_out *o, uint64_t due)
+{
     for (;;) {
         uint64_t now = monotonic_ns();
-        if (now >= o->next_send_ns)
-            break;
-        uint64_t wait = o->next_send_ns - now;
+        if (now >= due)
+            return;
+        uint64_t wait = due - now;
         if (o->server != NULL && wait > 1000000) {
             tp_sim_rerequest_serve(o->server, (int)(wait / 1000000));
             continue;
@@ -65,7 +87,6 @@ static void pace(struct tp_sim_live_out *o)
                               .tv_nsec = (long)(wait % 1000000000ULL)};
         nanosleep(&ts, NULL);
     }
-    o->next_send_ns += 1000000000ULL / o->rate_pps;
 }
 
 int tp_sim_live_packet(void *ctx, const struct tp_sim_packet *p)
@@ -74,7 +95,7 @@ int tp_sim_live_packet(void *ctx, const struct tp_sim_packet *p)
     const struct tp_sim_endpoint *ep = &o->endpoints.ep[p->stream][p->line];
     if (ep->group == 0)
         return 0;
-    pace(o);
+    wait_until(o, due_time(o, p));
     if (o->server != NULL)
         tp_sim_rerequest_serve(o->server, 0);
     struct sockaddr_in to = {

@@ -33,6 +33,7 @@ struct options {
     const char *live_iface;
     int live;
     uint64_t rate_pps;
+    double realtime;            /* > 0: live packets follow venue time at this speed */
     const char *rerequest_addr; /* host:port */
     uint64_t rerequest_window;
     uint64_t linger_ms;
@@ -82,6 +83,7 @@ enum {
     OPT_LIVE,
     OPT_IFACE,
     OPT_RATE,
+    OPT_REALTIME,
     OPT_REREQUEST,
     OPT_REREQUEST_WINDOW,
     OPT_LINGER,
@@ -105,7 +107,8 @@ static void usage(FILE *out)
             "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
             "model:   --seed X --symbols N --messages N --zipf S\n"
             "truth:   --truth F.json --depth D\n"
-            "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate PPS]\n"
+            "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate "
+            "PPS|--realtime X]\n"
             "         --report F.json  --vlan ID  --line-a G:P --line-b G:P --no-line-b\n"
             "         --snapshot-addr G:P --snapshot-mbo-addr G:P --definition-addr G:P (mdp3)\n"
             "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
@@ -195,6 +198,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"live", no_argument, NULL, OPT_LIVE},
         {"iface", required_argument, NULL, OPT_IFACE},
         {"rate", required_argument, NULL, OPT_RATE},
+        {"realtime", required_argument, NULL, OPT_REALTIME},
         {"rerequest", required_argument, NULL, OPT_REREQUEST},
         {"rerequest-window", required_argument, NULL, OPT_REREQUEST_WINDOW},
         {"linger-ms", required_argument, NULL, OPT_LINGER},
@@ -284,6 +288,12 @@ static int parse_options(int argc, char **argv, struct options *o)
         case OPT_RATE:
             rc = parse_u64(optarg, &o->rate_pps);
             break;
+        case OPT_REALTIME: {
+            char *end;
+            o->realtime = strtod(optarg, &end);
+            rc = *end == '\0' && o->realtime > 0.0 ? 0 : -EINVAL;
+            break;
+        }
         case OPT_REREQUEST:
             o->rerequest_addr = optarg;
             break;
@@ -395,6 +405,8 @@ static int outputs_open(struct outputs *out, struct options *o, enum tp_sim_venu
     if (rc == 0 && o->live) {
         rc = tp_sim_live_open(&out->live, &o->endpoints, o->live_iface, o->rate_pps, server);
         out->has_live = rc == 0;
+        if (rc == 0 && o->realtime > 0.0)
+            tp_sim_live_follow_venue_time(&out->live, o->realtime);
         if (rc < 0)
             fprintf(stderr, "tickplane-sim: live output: %s\n", strerror(-rc));
     }
