@@ -271,9 +271,12 @@ static void retry_deferred(struct tp_ctl_server *srv)
     srv->n_deferred -= done;
 }
 
+/* At most this many accepts per poll: a connection storm cannot starve connected clients. */
+#define ACCEPTS_PER_POLL 16
+
 static void accept_clients(struct tp_ctl_server *srv)
 {
-    for (;;) {
+    for (unsigned round = 0; round < ACCEPTS_PER_POLL; round++) {
         int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return; /* EAGAIN, or a transient error: try again at the next event */
