@@ -475,6 +475,29 @@ static void test_too_many_clients(void **state)
         close_client(fds[i]);
 }
 
+static void test_connection_storm(void **state)
+{
+    (void)state;
+    int good = client_connect();
+    json_t *r = request(good, "{\"cmd\": \"status\"}");
+    assert_ok(r);
+    json_decref(r);
+    /* 30 connections at once: 3 fit (limit 4), 27 are told and closed, a few per poll. */
+    int storm[30];
+    for (int i = 0; i < 30; i++)
+        storm[i] = client_connect();
+    for (int i = 0; i < 20; i++)
+        tp_ctl_server_poll(srv, 2);
+    assert_int_equal(stats().rejected_full, 27);
+    assert_int_equal(stats().clients, 4);
+    r = request(good, "{\"cmd\": \"status\"}");
+    assert_ok(r);
+    json_decref(r);
+    for (int i = 0; i < 30; i++)
+        close(storm[i]);
+    close_client(good);
+}
+
 static void test_full_ring(void **state)
 {
     (void)state;
@@ -756,6 +779,7 @@ int main(void)
                                         setup_slow_rate, teardown),
         cmocka_unit_test_setup_teardown(test_client_that_never_reads_is_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_too_many_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connection_storm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_ring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_socket_is_not_stolen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_socket_is_replaced, setup, teardown),
