@@ -151,6 +151,10 @@ static int map_instance(struct tp_client *c, char *err, size_t err_len)
     if (rc != 0)
         return rc;
     uint32_t n = c->bus.state->instruments;
+    for (uint32_t id = n; id < c->instruments; id++) {
+        free(c->books[id]); /* a restarted writer with fewer instruments */
+        c->books[id] = NULL;
+    }
     if (n != c->instruments) {
         uint32_t *interest = realloc(c->interest, n * sizeof(*interest));
         struct tp_local_book **books = realloc(c->books, n * sizeof(*books));

@@ -345,6 +345,34 @@ static void test_writer_restart_noticed(void **state)
     tp_bus_reader_close(&b);
 }
 
+/* The writer skips instruments nobody is interested in (counted); channel-wide events always go. */
+static void test_writer_interest(void **state)
+{
+    (void)state;
+    char err[256];
+    struct tp_bus_writer w;
+    open_writer(&w, "interest", 1 << 16);
+    uint8_t x[16] = {0};
+    tp_bus_set_interest_all(&w, 0);
+    tp_bus_set_interest(&w, 3, 1);
+    tp_bus_set_interest(&w, INSTRUMENTS, 1); /* out of range: ignored */
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, 2, 0, x, sizeof(x)), 0);
+    assert_null(tp_bus_claim(&w, 5, sizeof(x)));
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, 3, 0, x, sizeof(x)), 1);
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, UINT32_MAX, 0, x, sizeof(x)), 2);
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, INSTRUMENTS, 0, x, sizeof(x)), 0);
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, 3, 0, x, 1000), 0); /* over max_record */
+    /* A side-car reads the writer's counters from the read-only counters segment. */
+    struct tp_bus_reader b;
+    assert_int_equal(tp_bus_reader_open(&b, dir, "interest", err, sizeof(err)), 0);
+    assert_int_equal(tp_counter_get(tp_counters_find(b.counters, "bus.published")), 2);
+    assert_int_equal(tp_counter_get(tp_counters_find(b.counters, "bus.skipped_no_interest")), 3);
+    assert_int_equal(tp_counter_get(tp_counters_find(b.counters, "bus.refused_too_large")), 1);
+    assert_int_equal(tp_counter_get(tp_counters_find(b.counters, "bus.published_bytes")), 2 * 40);
+    tp_bus_reader_close(&b);
+    tp_bus_writer_close(&w, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +380,7 @@ int main(void)
         cmocka_unit_test_setup(test_slow_reader_is_lapped_others_unaffected, reset),
         cmocka_unit_test_setup(test_reader_killed_mid_read, reset),
         cmocka_unit_test_setup(test_writer_restart_noticed, reset),
+        cmocka_unit_test_setup(test_writer_interest, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
