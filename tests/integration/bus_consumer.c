@@ -309,7 +309,8 @@ int main(int argc, char **argv)
         if (tp_bus_reader_stale(&r) || (now_s() - quiet_since) * 1000 >= (double)o.idle_ms ||
             now_s() > deadline)
             break;
-        usleep(1000);
+        if (!o.latency)
+            usleep(1000); /* a latency run busy-polls, as a strategy would */
     }
 
     /* Compare the ring-built books and the state table with the truth, by symbol. */
