@@ -1,11 +1,11 @@
 /*
  * Order-level books (MBO): ITCH order messages and MDP3 order book entries.
  *
- * Orders live in one open-addressing table per tp_books (linear probing with Robin Hood
- * ordering, backward-shift deletion, no tombstones). The hash keeps consecutive order ids in
- * consecutive slots, so the venues' increasing ids touch a few hot cache lines instead of the whole
- * table; the table holds at most max_orders live orders, so memory follows the live orders, not the
- * largest id. Each order: instrument, side, price, remaining qty, priority.
+ * Orders live in one open-addressing table per tp_books (Fibonacci hashing, linear probing with
+ * Robin Hood ordering, backward-shift deletion, no tombstones), at most half full: a lookup or
+ * removal touches a slot or two whatever the id pattern. The table holds at most max_orders live
+ * orders, so memory follows the live orders, not the largest id. Each order: instrument, side,
+ * price, remaining qty, priority.
  *
  * Each side's price levels (price, total qty, order count) are kept in a sorted array with the
  * best level at the END, so the frequent changes near the top of book move only a few entries.
