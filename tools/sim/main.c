@@ -247,6 +247,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         switch (c) {
         case OPT_SEED:
             rc = parse_u64(optarg, &o->model.seed);
+            if (rc == 0 && o->model.seed > INT64_MAX)
+                rc = -EINVAL; /* the reports hold it as a JSON integer */
             break;
         case OPT_SYMBOLS:
             rc = parse_u32(optarg, &o->model.instruments);
