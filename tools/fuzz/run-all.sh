@@ -6,7 +6,9 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 build_dir=build-fuzz
 if [ ! -f "$build_dir/build.ninja" ]; then
-    CC=clang meson setup "$build_dir" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false
+    # fuzzer-no-link instruments every library for coverage; only the fuzz_* targets link libFuzzer.
+    CC=clang meson setup "$build_dir" -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fsanitize=fuzzer-no-link
 fi
 ninja -C "$build_dir"
 
