@@ -3,10 +3,13 @@
  */
 #include "bus_setup.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bus/bus.h"
 #include "config.h"
+#include "glob.h"
 
 struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t counters, char *err,
                                          size_t err_len)
@@ -43,4 +46,83 @@ void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files)
         return;
     tp_bus_writer_close(bus, unlink_files);
     free(bus);
+}
+
+void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool interested)
+{
+    if (id == UINT32_MAX)
+        tp_bus_set_interest_all(bus, interested);
+    else
+        tp_bus_set_interest(bus, id, interested);
+}
+
+static const char *status_name(uint8_t status)
+{
+    static const char *const names[] = {"unknown", "pre_open",   "trading",
+                                        "halted",  "paused",     "quotation_only",
+                                        "closed",  "post_close", "not_available"};
+    return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
+}
+
+/* The entry's symbol as a C string (state symbols are NUL-padded, not always terminated). */
+static void entry_symbol(const struct tp_instrument_state *st, char out[TP_SYMBOL_LEN + 1])
+{
+    memcpy(out, st->book.symbol, TP_SYMBOL_LEN);
+    out[TP_SYMBOL_LEN] = '\0';
+}
+
+json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const venue_names[2],
+                                  const char *pattern, unsigned limit)
+{
+    static struct tp_instrument_state st;
+    json_t *list = json_array();
+    for (uint32_t id = 0; id < bus->state->instruments && json_array_size(list) < limit; id++) {
+        char symbol[TP_SYMBOL_LEN + 1];
+        if (tp_state_read(bus->state, id, &st, 100) != 0 || st.book.symbol[0] == '\0')
+            continue;
+        entry_symbol(&st, symbol);
+        if (pattern != NULL && !tp_glob_match(pattern, symbol))
+            continue;
+        json_array_append_new(list,
+                              json_pack("{s:i, s:s, s:s, s:s}", "id", (json_int_t)id, "symbol",
+                                        symbol, "venue", venue_names[st.book.venue & 1], "status",
+                                        status_name(st.book.trading_status)));
+    }
+    return list;
+}
+
+static json_t *levels_json(const struct tp_level *levels, unsigned n)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:I, s:I, s:i}", "price9", (json_int_t)levels[i].price,
+                                           "qty", (json_int_t)levels[i].qty, "orders",
+                                           levels[i].orders));
+    return a;
+}
+
+json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_names[2],
+                           const char *venue, const char *symbol, unsigned depth, char *err,
+                           size_t err_size)
+{
+    static struct tp_instrument_state st;
+    for (uint32_t id = 0; id < bus->state->instruments; id++) {
+        char name[TP_SYMBOL_LEN + 1];
+        if (tp_state_read(bus->state, id, &st, 100) != 0 || st.book.symbol[0] == '\0')
+            continue;
+        entry_symbol(&st, name);
+        if (strcmp(name, symbol) != 0 ||
+            (venue != NULL && strcmp(venue, venue_names[st.book.venue & 1]) != 0))
+            continue;
+        unsigned bids = st.book.bid_levels < depth ? st.book.bid_levels : depth;
+        unsigned asks = st.book.ask_levels < depth ? st.book.ask_levels : depth;
+        return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:b}", "venue",
+                         venue_names[st.book.venue & 1], "symbol", name, "status",
+                         status_name(st.book.trading_status), "bids", levels_json(st.bids, bids),
+                         "asks", levels_json(st.asks, asks), "recovering",
+                         (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
+                         (st.book.flags & TP_EVENT_F_STALE) != 0);
+    }
+    snprintf(err, err_size, "no instrument %s", symbol);
+    return NULL;
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct tp_bus_writer;
 struct tp_counters;
 struct tp_config;
@@ -21,6 +23,21 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
                                          size_t err_len);
 
 struct tp_counters *tp_daemon_bus_counters(struct tp_bus_writer *bus);
+
+/* Data lcore: whether records of instrument id are published (all of them, with id UINT32_MAX). */
+void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool interested);
+
+/*
+ * Control plane (main lcore), from the conflated state table (consistent copies): the instruments
+ * whose symbol matches pattern, at most limit, as [{"id", "symbol", "venue", "status"}], and one
+ * instrument's book as the control socket's "book" verb shows it. venue_names[v] names tpout
+ * venue v (0 cme, 1 nasdaq) as the config does.
+ */
+json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const venue_names[2],
+                                  const char *pattern, unsigned limit);
+json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_names[2],
+                           const char *venue, const char *symbol, unsigned depth, char *err,
+                           size_t err_size);
 
 /* Marks the segments closed (and removes them with unlink_files). */
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files);

@@ -10,11 +10,15 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_ring.h>
 
 #include "bus/counters.h"
+#include "bus_setup.h"
+#include "interest.h"
 #include "net_build.h"
 #include "net_parse.h"
 #include "publisher.h"
+#include "tp_instruments.h"
 
 #define BURST          32
 #define TIMER_US       100   /* gap windows, re-requests, IGMP: checked every 100 us */
@@ -126,8 +130,65 @@ void tp_dp_membership(void *ctx, uint32_t channel, enum tp_line_role role, bool 
         tp_host_leave(host, l->group, rte_rdtsc());
 }
 
+static void export_counters(struct tp_dp_lcore *lc)
+{
+    for (unsigned i = 0; i < lc->n_exports; i++)
+        tp_counter_set(lc->exports[i].dst, *lc->exports[i].src);
+    uint64_t seq = atomic_load_explicit(&lc->latency_seq, memory_order_relaxed);
+    atomic_store_explicit(&lc->latency_seq, seq + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    memcpy(&lc->latency_export, &lc->latency, sizeof(lc->latency));
+    atomic_store_explicit(&lc->latency_seq, seq + 2, memory_order_release);
+}
+
+void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *out)
+{
+    for (;;) {
+        uint64_t before = atomic_load_explicit(&lc->latency_seq, memory_order_acquire);
+        memcpy(out, &lc->latency_export, sizeof(*out));
+        atomic_thread_fence(memory_order_acquire);
+        if (!(before & 1) && atomic_load_explicit(&lc->latency_seq, memory_order_relaxed) == before)
+            return;
+    }
+}
+
+static const char *venue_name(uint8_t venue)
+{
+    return venue == TP_VENUE_NASDAQ_ITCH ? "NASDAQ" : "CME";
+}
+
+/*
+ * Applies subscription commands, then brings the bus's per-instrument interest up to date when
+ * the subscriptions or the instruments changed. Without any subscription everything is
+ * published (consumers may read the bus without using the control socket).
+ */
+static void apply_subscriptions(struct tp_dp_lcore *lc)
+{
+    struct tp_ctl_cmd cmds[8];
+    unsigned n = rte_ring_dequeue_burst_elem(lc->commands, cmds, sizeof(cmds[0]), 8, NULL);
+    for (unsigned i = 0; i < n; i++)
+        tp_interest_apply(lc->interest, &cmds[i]);
+    uint32_t count = tp_instruments_count(lc->registry);
+    if (lc->interest->generation == lc->interest_generation && count == lc->interest_instruments)
+        return;
+    if (lc->interest->used == 0) {
+        tp_daemon_bus_set_interest(lc->bus, UINT32_MAX, true);
+    } else {
+        for (uint32_t id = 0; id < count; id++) {
+            const struct tp_instrument *in = tp_instruments_get(lc->registry, id);
+            tp_daemon_bus_set_interest(
+                lc->bus, id,
+                tp_interest_topics(lc->interest, venue_name(in->venue), in->symbol) != 0);
+        }
+    }
+    lc->interest_generation = lc->interest->generation;
+    lc->interest_instruments = count;
+}
+
 static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
 {
+    if (lc->commands != NULL)
+        apply_subscriptions(lc);
     for (unsigned c = 0; c < lc->n_channels; c++)
         if (lc->channels[c] != NULL)
             tp_channel_poll(lc->channels[c], now);
@@ -140,12 +201,6 @@ static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
         while ((len = tp_host_next_frame(p->host, now, frame, sizeof(frame))) > 0)
             send_frame(lc, p, frame, len);
     }
-}
-
-static void export_counters(struct tp_dp_lcore *lc)
-{
-    for (unsigned i = 0; i < lc->n_exports; i++)
-        tp_counter_set(lc->exports[i].dst, *lc->exports[i].src);
 }
 
 /* One frame: to its channel (returns true), to the host side, or dropped. */

@@ -31,6 +31,10 @@
 
 struct tp_counter;
 struct tp_publisher;
+struct tp_bus_writer;
+struct tp_interest;
+struct tp_instruments;
+struct rte_ring;
 
 /* A port as the data lcore sees it. */
 struct tp_dp_port {
@@ -89,6 +93,16 @@ struct tp_dp_lcore {
     _Atomic uint64_t last_rx_tsc;
     uint64_t first_rx_tsc; /* the first feed frame (throughput over the busy span) */
     _Atomic uint64_t rx_packets;
+    /* Subscriptions: commands from the control socket, applied here (the only writer). */
+    struct rte_ring *commands; /* struct tp_ctl_cmd elements, control plane -> this lcore */
+    struct tp_interest *interest;
+    struct tp_bus_writer *bus;
+    struct tp_instruments *registry;
+    uint64_t interest_generation;  /* of the interest table when last applied to the bus */
+    uint32_t interest_instruments; /* instruments the bus interest flags cover */
+    /* A copy of `latency` for the control plane, under a sequence count (odd: being written). */
+    _Atomic uint64_t latency_seq;
+    struct tp_histogram latency_export;
     struct tp_dp_stats stats;
     unsigned n_exports;
     struct tp_dp_export exports[TP_DP_MAX_EXPORTS];
@@ -97,6 +111,9 @@ struct tp_dp_lcore {
 
 /* The lcore's main loop (rte_eal_remote_launch); returns when *quit becomes true. */
 int tp_dp_lcore_main(void *arg);
+
+/* Control plane: a consistent copy of the lcore's rx -> publish histogram. */
+void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *out);
 
 /* The rx timestamp field of mbufs (registered once at start-up). */
 int tp_dp_register_timestamp(void);

@@ -30,20 +30,31 @@
 #include <rte_eal.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "bus/counters.h"
 #include "bus_setup.h"
+#include "control_plane.h"
+#include "interest.h"
 #include "config.h"
 #include "dataplane.h"
 #include "publisher.h"
 #include "tp_instrument_filter.h"
 
 static atomic_bool quit;
+static struct tp_control_plane *control;
 
 static void on_signal(int sig)
 {
     (void)sig;
     atomic_store(&quit, true);
+}
+
+static void on_sighup(int sig)
+{
+    (void)sig;
+    if (control != NULL)
+        tp_control_plane_request_reload(control);
 }
 
 static uint64_t tsc_now(void)
@@ -360,6 +371,7 @@ struct daemon {
     struct tp_instruments *registry;
     struct tp_books *books;
     struct tp_instrument_filter filter;
+    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
     struct tp_dp_lcore lc;
 };
 
@@ -528,7 +540,10 @@ static void control_loop(struct daemon *d, const struct options *o)
     uint64_t hz = rte_get_tsc_hz();
     uint64_t start = rte_rdtsc();
     while (!atomic_load(&quit)) {
-        usleep(10000);
+        if (control != NULL)
+            tp_control_plane_poll(control, 10);
+        else
+            usleep(10000);
         if (o->idle_exit_ms == 0)
             continue;
         uint64_t now = rte_rdtsc();
@@ -538,6 +553,102 @@ static void control_loop(struct daemon *d, const struct options *o)
         if (now > last && (now - last) * 1000 / hz >= o->idle_exit_ms)
             atomic_store(&quit, true);
     }
+}
+
+/* ---- the control plane's view of the daemon (main lcore) ---------------------------------- */
+
+static int op_send_command(void *ctx, const struct tp_ctl_cmd *cmd)
+{
+    struct daemon *d = ctx;
+    struct tp_ctl_cmd copy = *cmd; /* rte_ring takes a non-const source */
+    return rte_ring_enqueue_elem(d->lc.commands, &copy, sizeof(copy)) == 0 ? 0 : -ENOBUFS;
+}
+
+/* Every exported counter by name: the data lcore writes them, readers see whole values. */
+static json_t *op_stats(void *ctx)
+{
+    struct daemon *d = ctx;
+    json_t *o = json_object();
+    for (unsigned i = 0; i < d->lc.n_exports; i++)
+        json_object_set_new(o, d->lc.exports[i].dst->name,
+                            json_integer((json_int_t)tp_counter_get(d->lc.exports[i].dst)));
+    return o;
+}
+
+static json_t *op_status(void *ctx)
+{
+    struct daemon *d = ctx;
+    json_t *channels = json_array();
+    for (unsigned c = 0; c < d->cfg->n_channels; c++) {
+        const struct tp_cfg_channel *cc = &d->cfg->channels[c];
+        json_array_append_new(channels,
+                              json_pack("{s:s, s:s, s:s, s:i}", "name", cc->name, "protocol",
+                                        cc->protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3",
+                                        "venue", cc->venue, "lcore", (int)d->lc.lcore_id));
+    }
+    return json_pack("{s:s, s:o, s:[i]}", "instance", d->cfg->name, "channels", channels,
+                     "data_lcores", (int)d->lc.lcore_id);
+}
+
+static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)
+{
+    struct daemon *d = ctx;
+    return tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
+}
+
+static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigned depth, char *err,
+                       size_t err_size)
+{
+    struct daemon *d = ctx;
+    return tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
+}
+
+static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
+{
+    struct daemon *d = ctx;
+    tp_dp_latency_copy(&d->lc, out);
+    *ns_per_unit = 1e9 / (double)d->lc.tsc_hz;
+}
+
+/*
+ * The command ring and subscription table of the data lcore, then the control plane: socket,
+ * reload (verb or SIGHUP; changes that need a restart are refused), metrics.
+ */
+static int build_control(struct daemon *d)
+{
+    const struct tp_config *cfg = d->cfg;
+    d->venue_names[0] = "CME";
+    d->venue_names[1] = "NASDAQ";
+    for (unsigned c = cfg->n_channels; c-- > 0;)
+        d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
+    d->lc.commands = rte_ring_create_elem("tp_ctl_commands", sizeof(struct tp_ctl_cmd), 1024,
+                                          (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+    struct tp_interest_params ip = {.max_subscriptions =
+                                        cfg->control.max_clients * cfg->control.max_subscriptions};
+    d->lc.interest = dp_alloc("interest", tp_interest_memsize(&ip));
+    if (d->lc.commands == NULL || d->lc.interest == NULL || tp_interest_init(d->lc.interest, &ip))
+        return -ENOMEM;
+    d->lc.bus = d->bus;
+    d->lc.registry = d->registry;
+    struct tp_control_plane_hooks hooks = {
+        .ops = {.ctx = d,
+                .send_command = op_send_command,
+                .status = op_status,
+                .stats = op_stats,
+                .instruments = op_instruments,
+                .book = op_book},
+        .counters = tp_daemon_bus_counters(d->bus),
+        .latency = op_latency,
+        .ctx = d,
+    };
+    int rc = tp_control_plane_open(&control, cfg, &hooks);
+    if (rc != 0) {
+        /* The data plane runs without it: feeds matter more than the socket. */
+        fprintf(stderr, "tickplane: control socket %s: %s (running without control plane)\n",
+                cfg->control.socket_path, strerror(-rc));
+        control = NULL;
+    }
+    return 0;
 }
 
 static void teardown(struct daemon *d, bool unlink_bus)
@@ -581,6 +692,7 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_sighup);
 
     int rc = tp_dp_register_timestamp();
     if (rc >= 0)
@@ -592,6 +704,8 @@ int main(int argc, char **argv)
         rc = build_tables(&d);
     if (rc >= 0)
         rc = build_lcore(&d);
+    if (rc >= 0)
+        rc = build_control(&d);
     if (rc < 0) {
         fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
         teardown(&d, true);
@@ -612,6 +726,8 @@ int main(int argc, char **argv)
     control_loop(&d, &o);
     rte_eal_mp_wait_lcore();
     print_summary(&d.lc, d.cfg, mono_s() - t0);
+    if (control != NULL)
+        tp_control_plane_close(control);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
     free(d.cfg);

@@ -54,7 +54,8 @@ cat > "$work/config.json" <<EOF
                              "give_up_ms": 5000}}],
   "instruments": {"capacity": 1024},
   "books": {"max_orders": 65536, "levels_per_side": 10},
-  "bus": {"ring_bytes": 16777216}
+  "bus": {"ring_bytes": 16777216},
+  "control": {"socket": "control.sock"}
 }
 EOF
 

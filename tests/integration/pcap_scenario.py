@@ -59,11 +59,39 @@ def config(workdir, instance, channel, gap_wait_us):
         "instruments": {"capacity": 1024},
         "books": {"max_orders": 65536, "levels_per_side": 10},
         "bus": {"ring_bytes": 16777216},
+        "control": {"socket": "control.sock"},
     }
     path = os.path.join(workdir, "config.json")
     with open(path, "w") as f:
         json.dump(cfg, f)
     return path
+
+
+CONTROL_CHECK = SCENARIO == "consumers"
+
+
+def control_check(path):
+    """The main lcore serves the control socket while the data lcore runs."""
+    import socket
+    deadline = time.time() + 10
+    while not os.path.exists(path) and time.time() < deadline:
+        time.sleep(0.02)
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    f = s.makefile("rw")
+    replies = []
+    for req in ({"id": 1, "cmd": "status"}, {"id": 2, "cmd": "stats"},
+                {"id": 3, "cmd": "instruments", "pattern": "*", "limit": 100}):
+        f.write(json.dumps(req) + "\n")
+        f.flush()
+        replies.append(json.loads(f.readline()))
+    s.close()
+    if not all(r.get("ok") for r in replies):
+        fail("control socket: %s" % replies)
+    if replies[0]["channels"][0]["name"] != "cme" or "dp.rx_packets" not in replies[1]:
+        fail("control socket status/stats: %s" % replies[:2])
+    print("control socket: status, stats (%d counters), %d instruments" %
+          (len(replies[1]) - 2, len(replies[2]["instruments"])))
 
 
 def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
@@ -104,6 +132,8 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
         if "--late" in extra:
             time.sleep(0.02)
             consumer(i, extra)
+    if CONTROL_CHECK:
+        control_check(os.path.join(workdir, "control.sock"))
     out, err = daemon.communicate(timeout=55)
     if daemon.returncode != 0:
         fail("daemon exit %d: %s" % (daemon.returncode, err))

@@ -26,7 +26,8 @@ cat >"$work/config.json" <<JSON
                           "b": {"group": "233.49.196.111", "port": 26477}}}],
   "instruments": {"capacity": 1024},
   "books": {"max_orders": 1048576, "levels_per_side": 10},
-  "bus": {"ring_bytes": 67108864}
+  "bus": {"ring_bytes": 67108864},
+  "control": {"socket": "control.sock"}
 }
 JSON
 # The consumer busy-polls on CPU 0 (the main lcore's, which sleeps); the data lcore owns CPU 1.
