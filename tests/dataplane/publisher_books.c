@@ -1,0 +1,35 @@
+/* Test helper: see publisher_books.h. */
+#include "publisher_books.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_books.h"
+#include "tp_instruments.h"
+#include "tp_mbo.h"
+
+void test_books_make(struct tp_books **books, struct tp_instruments **registry)
+{
+    struct tp_instruments_params ip = {.capacity = 16, .itch_venues = 1};
+    struct tp_books_params bp = {.instruments = 16, .max_orders = 1024, .levels_per_side = 64};
+    *registry = aligned_alloc(64, (tp_instruments_memsize(&ip) + 63) & ~(size_t)63);
+    *books = aligned_alloc(64, (tp_books_memsize(&bp) + 63) & ~(size_t)63);
+    tp_instruments_init(*registry, &ip);
+    tp_books_init(*books, &bp);
+    struct tp_instrument def;
+    memset(&def, 0, sizeof(def));
+    def.venue = TP_VENUE_NASDAQ_ITCH;
+    def.kind = TP_KIND_EQUITY;
+    def.book_type = TP_BOOK_TYPE_MBO;
+    def.itch_locate = 1;
+    def.display_factor = 1000000000;
+    strcpy(def.symbol, "TEST");
+    int64_t id = tp_instruments_define(*registry, &def);
+    tp_books_configure(*books, (uint32_t)id, TP_BOOK_TYPE_MBO, 0, 0);
+}
+
+int test_books_add(struct tp_books *books, uint64_t order, int ask, int64_t price, int64_t qty,
+                   struct tp_book_change *out)
+{
+    return tp_mbo_add(books, 0, order, ask ? TP_SIDE_ASK : TP_SIDE_BID, price, qty, order, out);
+}

@@ -1,0 +1,23 @@
+/*
+ * Test helper for test_publisher.c: a registry and books with one ITCH instrument, kept in a
+ * file of its own because the data plane's book headers and the client's bus headers share names
+ * (see dataplane/publish/book_reader.h).
+ */
+#ifndef TP_TEST_PUBLISHER_BOOKS_H
+#define TP_TEST_PUBLISHER_BOOKS_H
+
+#include <stdint.h>
+
+#include "tp_book_change.h"
+
+struct tp_books;
+struct tp_instruments;
+
+/* Creates both (aligned_alloc) with instrument 0 = "TEST" (ITCH, order book). */
+void test_books_make(struct tp_books **books, struct tp_instruments **registry);
+
+/* Adds an order; returns the change records written into out (TP_BOOK_CHANGES_MAX). */
+int test_books_add(struct tp_books *books, uint64_t order, int ask, int64_t price, int64_t qty,
+                   struct tp_book_change *out);
+
+#endif

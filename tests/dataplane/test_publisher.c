@@ -1,0 +1,253 @@
+/*
+ * Tests for dataplane/publish: one tpout record per change record, endOfEvent on the last record
+ * of each venue event only, the state table written at event boundaries from the books, level
+ * actions mapped to tpout (DELETE_FROM, DELETE_THRU, CLEAR), recovery flags, no-interest skips.
+ * A real bus (segments in /dev/shm) is written and read back with the ring reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bus/bus.h"
+#include "publisher.h"
+#include "publisher_books.h"
+#include "tpout_sbe.h"
+
+struct fixture {
+    struct tp_bus_writer bus;
+    struct tp_books *books;
+    struct tp_instruments *registry;
+    struct tp_publisher *pub;
+    struct tp_feed_sink sink;
+    struct tp_ring_reader reader;
+    uint8_t batch[1 << 16];
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    char instance[64], err[256];
+    snprintf(instance, sizeof(instance), "tptestpub%d", (int)getpid());
+    struct tp_bus_params bp = {.instance = instance,
+                               .ring_bytes = 1 << 20,
+                               .max_record = 8192,
+                               .instruments = 16,
+                               .depth = 4,
+                               .counters = 16,
+                               .mode = 0600,
+                               .gid = (gid_t)-1};
+    if (f == NULL || tp_bus_writer_open(&f->bus, &bp, err, sizeof(err)) != 0)
+        return -1;
+    test_books_make(&f->books, &f->registry);
+    struct tp_publisher_params pp = {
+        .bus = &f->bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
+    f->pub = aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
+    if (f->pub == NULL || tp_publisher_init(f->pub, &pp) != 0)
+        return -1;
+    tp_publisher_select(f->pub, 1, 7);
+    f->sink = tp_publisher_sink(f->pub);
+    if (tp_ring_reader_init(&f->reader, f->bus.ring.shared, f->batch, sizeof(f->batch)) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    tp_bus_writer_close(&f->bus, 1);
+    free(f->pub);
+    free(f->books);
+    free(f->registry);
+    free(f);
+    return 0;
+}
+
+/* The next record: its template, SBE flags byte and ring flags. Fails when the ring is empty. */
+static const uint8_t *next_record(struct fixture *f, uint16_t *template_id, uint32_t *ring_flags)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+    assert_int_equal(rec->type, TP_REC_SBE);
+    const uint8_t *msg = tp_ring_payload(rec);
+    assert_int_equal(tpout_message_header_schema_id(msg), TPOUT_SCHEMA_ID);
+    *template_id = tpout_message_header_template_id(msg);
+    *ring_flags = rec->flags;
+    return msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+}
+
+static void expect_empty(struct fixture *f)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_EMPTY);
+}
+
+static void test_event_records_and_state(void **state)
+{
+    struct fixture *f = *state;
+    /* The definition is an event of its own. */
+    f->sink.instrument(f->sink.ctx, 0);
+    uint16_t tid;
+    uint32_t rflags;
+    const uint8_t *b = next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    assert_memory_equal(b + TPOUT_INSTRUMENT_DEFINITION_SYMBOL_OFFSET, "TEST", 5);
+
+    /* One event of two adds (2 records each: order + level): 4 records, only the last marked. */
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_feed_info info = {.rx_tsc = 1234, .packet_seq = 42, .venue_time = 99};
+    int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
+    assert_int_equal(n, 2);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    n = test_books_add(f->books, 2, 1, 101000000000, 200, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    /* Before the end of the event the last record is still held back (claimed, uncommitted). */
+    int seen = 0;
+    for (int i = 0; i < 3; i++) {
+        b = next_record(f, &tid, &rflags);
+        assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_END_OF_EVENT, 0);
+        assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET), 1234);
+        assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET), 42);
+        assert_int_equal(b[TPOUT_BOOK_UPDATE_VENUE_OFFSET], 1);
+        seen += tid == TPOUT_BOOK_UPDATE_TEMPLATE_ID;
+    }
+    expect_empty(f);
+    /* The state table is not touched mid-event. */
+    struct tp_instrument_state st;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels, 0);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    b = next_record(f, &tid, &rflags);
+    seen += tid == TPOUT_BOOK_UPDATE_TEMPLATE_ID;
+    assert_int_equal(seen, 2);
+    assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_END_OF_EVENT,
+                     TP_PUB_F_END_OF_EVENT);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    expect_empty(f);
+    /* Now the state has both sides, from the books. */
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels, 1);
+    assert_int_equal(st.book.ask_levels, 1);
+    assert_int_equal(st.bids[0].price, 100000000000);
+    assert_int_equal(st.bids[0].qty, 300);
+    assert_int_equal(st.asks[0].price, 101000000000);
+    assert_int_equal(st.book.venue_seq, 42);
+    assert_true(st.book.bus_sequence > 0);
+    assert_memory_equal(st.book.symbol, "TEST", 5);
+    const struct tp_publisher_counters *pc = tp_publisher_counters(f->pub);
+    assert_int_equal(pc->records, 5);
+}
+
+static void test_level_actions_mapping(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 1};
+    struct tp_book_change c[3];
+    memset(c, 0, sizeof(c));
+    c[0] = (struct tp_book_change){.instrument = 0,
+                                   .kind = TP_CHANGE_LEVEL,
+                                   .book = TP_BOOK_DIRECT,
+                                   .side = TP_SIDE_ASK,
+                                   .action = TP_LEVEL_DELETE_FROM,
+                                   .level = 3};
+    c[1] = (struct tp_book_change){.instrument = 0,
+                                   .kind = TP_CHANGE_LEVEL,
+                                   .book = TP_BOOK_IMPLIED,
+                                   .side = TP_SIDE_BID,
+                                   .action = TP_LEVEL_DELETE_THRU};
+    c[2] = (struct tp_book_change){.instrument = 0, .kind = TP_CHANGE_CLEAR};
+    f->sink.changes(f->sink.ctx, &info, c, 3);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    uint16_t tid;
+    uint32_t rflags;
+    /* DELETE_FROM 3: one BookUpdate of three deletes at level 1. */
+    const uint8_t *b = next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+    const uint8_t *g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
+    assert_int_equal(tpout_load_u16(g + 2), 3);
+    for (int i = 0; i < 3; i++) {
+        const uint8_t *e = g + 4 + i * TPOUT_BOOK_UPDATE_LEVELS_BLOCK_LENGTH;
+        assert_int_equal(e[TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET], 1);
+        assert_int_equal(e[TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET], 1);
+        assert_int_equal(e[TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET], 2);
+    }
+    /* DELETE_THRU of the implied book: a clear of the side, flagged implied. */
+    b = next_record(f, &tid, &rflags);
+    g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
+    assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_IMPLIED, TP_PUB_F_IMPLIED);
+    assert_int_equal(tpout_load_u16(g + 2), 1);
+    assert_int_equal(g[4 + TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET], 3);
+    /* CLEAR: both sides cleared; last record of the event. */
+    b = next_record(f, &tid, &rflags);
+    g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
+    assert_int_equal(tpout_load_u16(g + 2), 2);
+    assert_int_equal(g[4 + TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET], 3);
+    assert_int_equal(g[4 + 24 + TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET], 1);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    expect_empty(f);
+}
+
+static void test_flags_and_interest(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 1};
+    /* Stale outside an event: a status record of its own, flags in the state entry. */
+    f->sink.stale(f->sink.ctx, 0, 1, 5, 9);
+    uint16_t tid;
+    uint32_t rflags;
+    const uint8_t *b = next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID);
+    assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & (TP_PUB_F_RECOVERING | TP_PUB_F_STALE),
+                     TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    struct tp_instrument_state st;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.flags & TP_PUB_F_STALE, TP_PUB_F_STALE);
+    /* Later events of the instrument carry the flags too. */
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    int n = test_books_add(f->books, 3, 0, 99000000000, 10, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    /* Recovered in the middle of an event: its status record joins the event, unmarked. */
+    f->sink.stale(f->sink.ctx, 0, 0, 0, 0);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    int marked = 0, records = 0;
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    while (tp_ring_read(&f->reader, &rec, &lost) == TP_RING_RECORD) {
+        records++;
+        marked += (rec->flags & TP_PUB_F_END_OF_EVENT) != 0;
+    }
+    assert_int_equal(records, n + 1);
+    assert_int_equal(marked, 1);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.flags & TP_PUB_F_STALE, 0);
+    /* Nobody interested: nothing published, the state is still kept. */
+    tp_bus_set_interest(&f->bus, 0, 0);
+    n = test_books_add(f->books, 4, 1, 102000000000, 10, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    expect_empty(f);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.ask_levels, 1);
+    assert_int_equal(st.asks[0].price, 102000000000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_event_records_and_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_level_actions_mapping, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
