@@ -596,7 +596,8 @@ class Gen:
                ' *   %s_<msg>_<chararray>(&m)        const char * into the buffer, <..>_LENGTH bytes' % p,
                ' *   %s_<msg>_<array>(&m, i)         element i of a non-char array' % p,
                ' *   Fields added after the acting version (sinceVersion) read as the null value.',
-               ' *   Groups, in schema order (each entry checked against the remaining length):',
+               ' *   Groups, in schema order (fixed-size groups are checked whole by wrap and may',
+               ' *   be left unvisited; others check each entry against the remaining length):',
                ' *     struct %s_<msg>_<group> g;' % p,
                ' *     %s_<msg>_<group>_wrap_for_decode(&m, &g);  0 or -EBADMSG; g.count entries' % p,
                ' *     while (g.index < g.count) { if (%s_<msg>_<group>_next(&g) < 0) error; ' % p +
@@ -946,25 +947,30 @@ class Gen:
         ng = dim.member('numInGroup').type
         max_count = ng.max
         parent_pos = 'parent->pos' if parent.is_group else '&parent->pos'
-        self.w('/* group %s: entries of %d bytes (dimension %s, %d bytes) */' %
-               (g.name, g.block_length, dim.name, dim.size),
+        # Entries of a fixed size (no nested group, no var data) are checked all at once when the
+        # group is wrapped, so next() is a pointer step and the group can be skipped unvisited.
+        fixed = not g.groups and not g.datas
+        self.w('/* group %s: entries of %d bytes (dimension %s, %d bytes)%s */' %
+               (g.name, g.block_length, dim.name, dim.size,
+                ', fixed size: the whole group is checked by wrap' if fixed else ''),
                'struct %s {' % n,
                '    uint8_t *buf;',
                '    size_t len;',
                '    size_t *pos;           /* the message\'s cursor, shared by every group */',
                '    uint8_t *block;        /* current entry */',
+               '    uint8_t *entries;      /* entry 0 */',
                '    uint16_t block_length; /* acting entry length */',
                '    uint16_t version;',
                '    uint32_t count;',
                '    uint32_t index;        /* entries visited so far */',
                '    int short_error;       /* -EBADMSG when decoding, -ENOSPC when encoding */',
                '};', '',
-               'static inline int %s_wrap_for_decode(%sstruct %s *parent, struct %s *g)' %
-               (n, '', pn, n), '{',
+               'static inline int %s_wrap_for_decode(struct %s *parent, struct %s *g)' % (n, pn, n),
+               '{',
                '    g->buf = parent->buf;', '    g->len = parent->len;',
                '    g->pos = %s;' % parent_pos,
                '    g->version = parent->version;', '    g->index = 0;',
-               '    g->block = NULL;', '    g->short_error = -EBADMSG;',
+               '    g->block = g->entries = g->buf + *g->pos;', '    g->short_error = -EBADMSG;',
                '    g->count = 0; /* a refused group is empty */', '    g->block_length = 0;')
         if g.since > g.parent.since:
             self.w('    if (parent->version < %d)' % g.since, '        return 0;')
@@ -972,41 +978,59 @@ class Gen:
                '        return -EBADMSG;',
                '    const uint8_t *d = g->buf + *g->pos;',
                '    uint16_t block_length = (uint16_t)%s_block_length(d);' % dn,
-               '    if (block_length < %d)' % g.base_length() if g.base_length() else '',
-               '        return -EBADMSG;' if g.base_length() else '',
-               '    g->block_length = block_length;',
-               '    g->count = (uint32_t)%s_num_in_group(d);' % dn,
-               '    *g->pos += %d;' % dim.size,
-               '    return 0;', '}', '',
-               '/* count must not exceed %s. */' % max_count,
+               '    uint32_t count = (uint32_t)%s_num_in_group(d);' % dn)
+        if g.base_length():
+            self.w('    if (block_length < %d)' % g.base_length(), '        return -EBADMSG;')
+        self.w('    *g->pos += %d;' % dim.size)
+        if fixed:
+            self.w('    size_t bytes = (size_t)count * block_length;',
+                   '    if (bytes > g->len - *g->pos)', '        return -EBADMSG;',
+                   '    g->entries = g->buf + *g->pos;', '    *g->pos += bytes;')
+        self.w('    g->block_length = block_length;', '    g->count = count;',
+               '    return 0;', '}', '')
+        self.w('/* count must not exceed %s. */' % max_count,
                'static inline int %s_wrap_for_encode(struct %s *parent, struct %s *g, uint32_t count)' %
                (n, pn, n), '{',
                '    g->buf = parent->buf;', '    g->len = parent->len;',
                '    g->pos = %s;' % parent_pos,
-               '    g->version = parent->version;', '    g->index = 0;', '    g->block = NULL;',
+               '    g->version = parent->version;', '    g->index = 0;',
+               '    g->block = g->entries = g->buf + *g->pos;',
                '    g->short_error = -ENOSPC;',
                '    g->block_length = %d;' % g.block_length,
-               '    g->count = count;',
+               '    g->count = 0;',
                '    if (count > %s)' % c_literal(ng.prim, max_count), '        return -EINVAL;',
                '    if (g->len < %d || *g->pos > g->len - %d)' % (dim.size, dim.size),
-               '        return -ENOSPC;',
-               '    uint8_t *d = g->buf + *g->pos;',
+               '        return -ENOSPC;')
+        if fixed:
+            self.w('    size_t bytes = (size_t)count * %d;' % g.block_length,
+                   '    if (bytes > g->len - *g->pos - %d)' % dim.size, '        return -ENOSPC;')
+        self.w('    uint8_t *d = g->buf + *g->pos;',
                '    memset(d, 0, %d);' % dim.size,
                '    %s_set_block_length(d, (%s)%d);' % (dn, bl.ctype, g.block_length),
                '    %s_set_num_in_group(d, (%s)count);' % (dn, ng.ctype),
-               '    *g->pos += %d;' % dim.size,
-               '    return 0;', '}', '',
-               '/* Moves to the next entry: checks it against the remaining length. */',
-               'static inline int %s_next(struct %s *g)' % (n, n), '{',
-               '    if (g->index >= g->count)', '        return -ERANGE;',
-               '    if (*g->pos > g->len || g->len - *g->pos < g->block_length)',
-               '        return g->short_error;',
-               '    g->block = g->buf + *g->pos;',
-               '    if (g->short_error == -ENOSPC)',
-               '        memset(g->block, 0, g->block_length);',
-               '    *g->pos += g->block_length;',
-               '    g->index++;',
-               '    return 0;', '}', '')
+               '    *g->pos += %d;' % dim.size)
+        if fixed:
+            self.w('    g->entries = g->buf + *g->pos;', '    memset(g->entries, 0, bytes);',
+                   '    *g->pos += bytes;')
+        self.w('    g->count = count;', '    return 0;', '}', '')
+        if fixed:
+            self.w('/* Moves to the next entry (already checked by wrap). */',
+                   'static inline int %s_next(struct %s *g)' % (n, n), '{',
+                   '    if (g->index >= g->count)', '        return -ERANGE;',
+                   '    g->block = g->entries + (size_t)g->index * g->block_length;',
+                   '    g->index++;', '    return 0;', '}', '')
+        else:
+            self.w('/* Moves to the next entry: checks it against the remaining length. */',
+                   'static inline int %s_next(struct %s *g)' % (n, n), '{',
+                   '    if (g->index >= g->count)', '        return -ERANGE;',
+                   '    if (*g->pos > g->len || g->len - *g->pos < g->block_length)',
+                   '        return g->short_error;',
+                   '    g->block = g->buf + *g->pos;',
+                   '    if (g->short_error == -ENOSPC)',
+                   '        memset(g->block, 0, g->block_length);',
+                   '    *g->pos += g->block_length;',
+                   '    g->index++;',
+                   '    return 0;', '}', '')
         self.block_body(g, n, 'g->pos', 'g')
 
     def data(self, d, blk, n, pos_expr, var):

@@ -226,10 +226,13 @@ static void test_writer_limits(void **state)
     struct mktdata_channel_reset4 r;
     assert_int_equal(mktdata_channel_reset4_wrap_and_apply_header(&r, p, room), 0);
     struct mktdata_channel_reset4_no_md_entries g;
-    assert_int_equal(mktdata_channel_reset4_no_md_entries_wrap_for_encode(&r, &g, 5), 0);
-    for (int i = 0; i < 3; i++) /* 26 - 8 = 18 bytes: root 9, dimension 3, 3 entries of 2 */
+    /* 26 - 8 = 18 bytes for the body: root 9, dimension 3, room for 3 entries of 2 */
+    assert_int_equal(mktdata_channel_reset4_no_md_entries_wrap_for_encode(&r, &g, 4), -ENOSPC);
+    assert_int_equal(mktdata_channel_reset4_no_md_entries_wrap_for_encode(&r, &g, 3), 0);
+    for (int i = 0; i < 3; i++)
         assert_int_equal(mktdata_channel_reset4_no_md_entries_next(&g), 0);
-    assert_int_equal(mktdata_channel_reset4_no_md_entries_next(&g), -ENOSPC);
+    assert_int_equal(mktdata_channel_reset4_no_md_entries_next(&g), -ERANGE);
+    assert_int_equal(mktdata_channel_reset4_encoded_length(&r), 18);
     assert_int_equal(tp_mdp3_writer_commit(&w, 27), -ENOSPC);
     assert_int_equal(tp_mdp3_writer_commit(&w, 70000), -EMSGSIZE);
     assert_int_equal(tp_mdp3_writer_commit(&w, 8 + 9 + 3 + 6), 0);

@@ -123,6 +123,17 @@ static void test_newer_block_lengths_are_skipped(void **state)
         mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o), 0);
     assert_int_equal(o.count, 0);
     assert_int_equal(mktdata_md_incremental_refresh_book46_encoded_length(&m), len);
+
+    /* a fixed-size group need not be visited: wrapping it moves the cursor past all entries */
+    assert_int_equal(mktdata_md_incremental_refresh_book46_wrap_for_decode(&m, body, len, 19, 10),
+                     0);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g),
+                     0);
+    assert_int_equal(
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o), 0);
+    assert_int_equal(o.count, 0);
+    assert_int_equal(o.block_length, 24);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_encoded_length(&m), len);
 }
 
 /* Lengths and counts that lie are rejected, never followed. */
@@ -148,7 +159,7 @@ static void test_lying_mdp3_messages(void **state)
     assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g),
                      -EBADMSG);
 
-    /* a count of 200 with 2 entries present: the third entry is refused */
+    /* a count of 200 with 2 entries present: a fixed-size group is checked whole by wrap */
     len = build_book46(body, 11, 32, 200, 2);
     uint8_t *exact = malloc(len);
     assert_non_null(exact);
@@ -156,10 +167,9 @@ static void test_lying_mdp3_messages(void **state)
     assert_int_equal(mktdata_md_incremental_refresh_book46_wrap_for_decode(&m, exact, len, 11, 9),
                      0);
     assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g),
-                     0);
-    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_next(&g), 0);
-    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_next(&g), 0);
-    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_next(&g), -EBADMSG);
+                     -EBADMSG);
+    assert_int_equal(g.count, 0);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_next(&g), -ERANGE);
     assert_int_equal(mktdata_message_print_json(46, exact, len, 11, 9, out, sizeof(out)), -EBADMSG);
     free(exact);
 }
