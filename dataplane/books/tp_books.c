@@ -163,6 +163,31 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
     return 0;
 }
 
+uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                              enum tp_side side, struct tp_level *out, uint32_t max)
+{
+    uint32_t n = tp_books_levels(b, instr, book, side);
+    const struct tp_level *lv;
+
+    if (n > max)
+        n = max;
+    if (n == 0)
+        return 0;
+    if (book == TP_BOOK_ORDERS) {
+        /* Stored best last, with ask keys negated. */
+        lv = &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side];
+        uint32_t total = b->books[instr].order_levels[side];
+        for (uint32_t i = 0; i < n; i++) {
+            out[i] = lv[total - 1 - i];
+            out[i].price = tp_level_key(side, out[i].price);
+        }
+        return n;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        tp_books_level(b, instr, book, side, i + 1, &out[i]);
+    return n;
+}
+
 uint64_t tp_books_live_orders(const struct tp_books *b)
 {
     return b->live_orders;

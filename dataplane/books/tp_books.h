@@ -136,6 +136,14 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
 int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                    enum tp_side side, uint32_t index, struct tp_level *out);
 
+/*
+ * Copies up to `max` levels of one side of one book, best first, into out[] (the publisher's
+ * state table writes a whole side per event with one call). Returns the number copied; MBP
+ * empty slots are copied as levels of qty 0 so that out[k] is always level k + 1.
+ */
+uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
+                              enum tp_side side, struct tp_level *out, uint32_t max);
+
 /* Live orders over all instruments now, and the most there ever were at once. */
 uint64_t tp_books_live_orders(const struct tp_books *b);
 uint64_t tp_books_peak_live_orders(const struct tp_books *b);

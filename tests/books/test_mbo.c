@@ -74,6 +74,15 @@ static void test_add_aggregates_levels_best_first(void **state)
     expect_level(f->b, 0, TP_SIDE_BID, 2, PX(10), 150, 2);
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(10.75), 8, 1);
     expect_level(f->b, 0, TP_SIDE_ASK, 2, PX(11), 7, 1);
+    /* The bulk copy agrees with the level-by-level reads, best first, and honours max. */
+    struct tp_level copy[4];
+    assert_int_equal(tp_books_copy_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_ASK, copy, 4), 2);
+    assert_int_equal(copy[0].price, PX(10.75));
+    assert_int_equal(copy[1].price, PX(11));
+    assert_int_equal(copy[1].qty, 7);
+    assert_int_equal(tp_books_copy_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_BID, copy, 1), 1);
+    assert_int_equal(copy[0].price, PX(10.5));
+    assert_int_equal(copy[0].count, 1);
     int64_t price, qty;
     uint64_t priority;
     enum tp_side side;

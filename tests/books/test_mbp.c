@@ -179,6 +179,10 @@ static void test_snapshot_overlay_in_any_order_after_clear(void **state)
     update(f, TP_LEVEL_OVERLAY, 2, PX(98), 20);
     expect_bids(f->b, TP_BOOK_DIRECT, 3, (int64_t[]){PX(99), PX(98), PX(97)},
                 (int64_t[]){10, 20, 30});
+    struct tp_level copy[5];
+    assert_int_equal(tp_books_copy_levels(f->b, 1, TP_BOOK_DIRECT, TP_SIDE_BID, copy, 5), 3);
+    assert_int_equal(copy[2].price, PX(97));
+    assert_int_equal(copy[2].qty, 30);
 }
 
 static void test_hostile_input_counted(void **state)
