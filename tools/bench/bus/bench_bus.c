@@ -547,6 +547,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < 4; i++)
         run_bus(counts[i], 0, ring_bytes_opt, 32, 1, 0);
     run_bus(1, 0, ring_bytes_opt, 32, 1, 500);
+    run_bus(1, 0, ring_bytes_opt, 32, 1, 30);
     run_client(0);
     run_client(1);
     return 0;
