@@ -3,9 +3,9 @@
  *
  * Promises:
  *   - The writer never waits: it overwrites the oldest records whatever the readers do.
- *   - A reader never hands a torn or mixed record to its caller. Readers copy a run of records
- *     into private memory, then check the writer's tail-intent counter (the position the writer
- *     has announced it may be writing up to). If the writer may have overwritten the first copied
+ *   - A reader never hands a torn or mixed record to its caller. Readers copy records into
+ *     private memory, then check the writer's tail-intent counter (the position the writer has
+ *     announced it may be writing up to). If the writer may have overwritten the first copied
  *     byte, the whole copy is thrown away: the reader was lapped. Records also carry the writer's
  *     record sequence, which the reader checks for continuity.
  *   - A lapped reader jumps to the writer's latest record and learns exactly how many records it
@@ -13,14 +13,14 @@
  *   - Ordering: record sequence numbers are 1, 2, 3... per writer epoch, delivered in order.
  *
  * Layout of ring memory (tp_ring_memsize): a read-mostly line with the geometry; a line with the
- * tail intent, which the writer announces a chunk (capacity / 16, at most 64 KiB) ahead of what it
+ * tail intent, which the writer announces a chunk (capacity / 16, at most 4 KiB) ahead of what it
  * writes, so it changes once per chunk rather than once per record and stays in the readers'
- * caches; one line the writer updates per record (tail, latest, next sequence), which readers read
- * once per batch; then the data area of `capacity` bytes (a power of two). Announcing ahead only
- * makes readers more careful: a reader less than a chunk from being lapped counts as lapped.
- * Records are 8-byte aligned and never wrap: at the end of the data area the writer puts a
- * padding record (or, when fewer than TP_RING_RECORD_HEADER bytes remain, nothing: both sides
- * skip such a tail implicitly).
+ * caches; one line the writer updates per record or burst (tail, latest, next sequence), which
+ * only readers that are behind read, once per batch; then the data area of `capacity` bytes (a
+ * power of two). Announcing ahead only makes readers more careful: a reader less than a chunk from
+ * being lapped counts as lapped. Records are 8-byte aligned and never wrap: at the end of the data
+ * area the writer puts a padding record (or, when fewer than TP_RING_RECORD_HEADER bytes remain,
+ * nothing: both sides skip such a tail implicitly).
  *
  * Two ways to find new records. A reader that follows closely polls the header at its cursor: the
  * writer stores a record's sequence last (release), so seeing the expected sequence there means

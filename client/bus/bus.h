@@ -76,7 +76,7 @@ static inline int tp_bus_wants(const struct tp_bus_writer *w, uint32_t id)
 /*
  * Reserve a record for instrument id (UINT32_MAX: channel-wide). Returns where to write the
  * payload, or NULL when nobody is interested or the payload is too large (counted). A non-NULL
- * claim must be followed by tp_bus_commit.
+ * claim must be followed by tp_bus_commit or tp_bus_commit_deferred.
  */
 void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
 
@@ -84,7 +84,11 @@ void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
 uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                        uint32_t flags);
 
-/* Publish the claimed record at the next tp_bus_flush (one shared store per burst). */
+/*
+ * Complete the claimed record without moving the shared tail: readers following at their cursor
+ * see it at once, lagging readers and lag reports at the next tp_bus_flush (one shared store
+ * per burst).
+ */
 uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                                 uint32_t flags);
 
