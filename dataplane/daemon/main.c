@@ -259,6 +259,7 @@ static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
     EXPORT("dp.classify", cc, no_flow);
     EXPORT("dp.classify", cc, not_udp);
     EXPORT("dp.classify", cc, malformed);
+    EXPORT("dp.classify", cc, bad_checksum);
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     EXPORT("dp.publish", pc, records);
     EXPORT("dp.publish", pc, events);
@@ -314,8 +315,9 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
            elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0,
            lc->stats.rx_packets, lc->stats.tx_frames);
     const struct tp_classifier_counters *cc = tp_classifier_counters(lc->classifier);
-    printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu}",
-           cc->matched, cc->no_flow, cc->not_udp, cc->malformed);
+    printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
+           "\"bad_checksum\":%lu}",
+           cc->matched, cc->no_flow, cc->not_udp, cc->malformed, cc->bad_checksum);
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     printf(",\"publish\":{\"records\":%lu,\"events\":%lu,\"skipped\":%lu}", pc->records, pc->events,
            pc->skipped);
@@ -432,7 +434,13 @@ static int build_lcore(struct daemon *d)
         lc->rxq[q].queue = cl->rxq[q].queue;
     }
 
-    struct tp_classifier_params cp = {.max_flows = cfg->n_channels * TP_ROLES};
+    /* UDP checksums are verified unless a port is an af_packet vdev: Linux hands frames sent
+     * over veth to packet sockets with the checksum still to be finished by offload. */
+    struct tp_classifier_params cp = {.max_flows = cfg->n_channels * TP_ROLES,
+                                      .verify_udp_checksum = true};
+    for (unsigned i = 0; i < cfg->n_ports; i++)
+        if (strncmp(cfg->ports[i].dev_name, "net_af_packet", 13) == 0)
+            cp.verify_udp_checksum = false;
     lc->classifier = dp_alloc("classifier", tp_classifier_memsize(&cp));
     if (lc->classifier == NULL || tp_classifier_init(lc->classifier, &cp) != 0)
         return -ENOMEM;

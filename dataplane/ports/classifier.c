@@ -5,6 +5,7 @@
 #include "classifier.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 struct flow_slot {
@@ -17,6 +18,7 @@ struct tp_classifier {
     struct tp_classifier_counters counters;
     uint32_t mask;
     uint32_t max_flows;
+    bool verify_udp_checksum;
     uint32_t flows;
     struct flow_slot slots[];
 };
@@ -47,6 +49,7 @@ int tp_classifier_init(void *mem, const struct tp_classifier_params *params)
     uint32_t size = table_size(params->max_flows);
     cls->mask = size - 1;
     cls->max_flows = params->max_flows;
+    cls->verify_udp_checksum = params->verify_udp_checksum;
     for (uint32_t i = 0; i < size; i++)
         cls->slots[i] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
     return 0;
@@ -98,6 +101,31 @@ uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_f
     return line;
 }
 
+/* Ones-complement sum of len bytes, big-endian 16-bit words (odd tail padded with zero). */
+static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
+{
+    for (; len >= 2; p += 2, len -= 2)
+        sum += tp_load_be16(p);
+    if (len)
+        sum += (uint32_t)p[0] << 8;
+    return sum;
+}
+
+/* RFC 768: a zero checksum means none was computed; otherwise the pseudo-header sum is 0xffff. */
+static bool udp_checksum_ok(const uint8_t *frame, const struct tp_udp_view *v)
+{
+    const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
+    if (tp_load_be16(udp + 6) == 0)
+        return true;
+    const uint8_t *ip = frame + v->ip_offset;
+    uint16_t udp_len = (uint16_t)(v->payload_len + TP_UDP_HDR_LEN);
+    uint32_t sum = sum16(ip + 12, 8, 0) + TP_IPPROTO_UDP + udp_len;
+    sum = sum16(udp, udp_len, sum);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
+}
+
 uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
                            struct tp_udp_view *view)
 {
@@ -111,10 +139,15 @@ uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size
         return TP_CLASSIFY_NONE;
     }
     uint32_t line = tp_classifier_lookup(cls, &view->key);
-    if (line == TP_CLASSIFY_NONE)
+    if (line == TP_CLASSIFY_NONE) {
         cls->counters.no_flow++;
-    else
-        cls->counters.matched++;
+        return line;
+    }
+    if (cls->verify_udp_checksum && !udp_checksum_ok(frame, view)) {
+        cls->counters.bad_checksum++;
+        return TP_CLASSIFY_NONE;
+    }
+    cls->counters.matched++;
     return line;
 }
 

@@ -6,6 +6,9 @@
  *    table (linear probing, load factor <= 1/2, sized at init). No allocation after init.
  *  - A flow added with vlan TP_CLASSIFY_ANY_VLAN matches that group and port with any tag and
  *    untagged; an exact-VLAN flow wins over it.
+ *  - A UDP checksum, when the sender computed one (non-zero) and verify_udp_checksum is set, is
+ *    verified for frames of a configured flow: a corrupt copy is refused here, so the copy on
+ *    the other line fills in.
  *  - Frames that are not UDP over IPv4, malformed, or of no configured flow are counted (by
  *    reason) and reported as TP_CLASSIFY_NONE; the caller drops them or hands them to the
  *    exception path (IGMP, ARP: see host.h).
@@ -14,6 +17,7 @@
 #ifndef TP_PORTS_CLASSIFIER_H
 #define TP_PORTS_CLASSIFIER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,15 +28,19 @@
 
 struct tp_classifier_params {
     uint32_t max_flows; /* flows that will be added (table size is the next power of two >= 2x) */
+    /* Verify UDP checksums. Off where frames may carry a checksum the sender's NIC was meant to
+     * finish (Linux veth / af_packet with checksum offload delivers partial sums). */
+    bool verify_udp_checksum;
 };
 
 /* Why frames were not classified; single writer (the data lcore). */
 struct tp_classifier_counters {
-    uint64_t frames;    /* offered */
-    uint64_t matched;   /* returned a line */
-    uint64_t not_udp;   /* well-formed, but not UDP over IPv4 (ARP, IGMP, IPv6, LLDP, ...) */
-    uint64_t malformed; /* lengths or headers that do not add up */
-    uint64_t no_flow;   /* UDP to a destination nobody configured */
+    uint64_t frames;       /* offered */
+    uint64_t matched;      /* returned a line */
+    uint64_t not_udp;      /* well-formed, but not UDP over IPv4 (ARP, IGMP, IPv6, LLDP, ...) */
+    uint64_t malformed;    /* lengths or headers that do not add up */
+    uint64_t no_flow;      /* UDP to a destination nobody configured */
+    uint64_t bad_checksum; /* UDP checksum present and wrong */
 } __attribute__((aligned(64)));
 
 struct tp_classifier;

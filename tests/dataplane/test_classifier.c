@@ -19,7 +19,7 @@
 
 static struct tp_classifier *make(uint32_t max_flows)
 {
-    struct tp_classifier_params p = {.max_flows = max_flows};
+    struct tp_classifier_params p = {.max_flows = max_flows, .verify_udp_checksum = true};
     size_t size = tp_classifier_memsize(&p);
     assert_true(size > 0);
     void *mem = aligned_alloc(64, size);
@@ -145,6 +145,59 @@ static void test_frames_counted_by_reason(void **state)
     free(cls);
 }
 
+/* Fills in the UDP checksum of a frame built with tp_net_build_udp (which leaves it zero). */
+static void set_udp_checksum(uint8_t *frame, size_t len)
+{
+    struct tp_udp_view v = {0};
+    assert_int_equal(tp_net_parse_udp(frame, len, 0, &v), 0);
+    uint8_t *udp = (uint8_t *)v.payload - 8;
+    const uint8_t *ip = frame + v.ip_offset;
+    uint32_t sum = 17 + (uint32_t)(v.payload_len + 8);
+    for (int i = 12; i < 20; i += 2)
+        sum += tp_load_be16(ip + i);
+    for (size_t i = 0; i + 1 < (size_t)v.payload_len + 8; i += 2)
+        sum += tp_load_be16(udp + i);
+    if ((v.payload_len + 8) & 1)
+        sum += (uint32_t)udp[v.payload_len + 7] << 8;
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t csum = (uint16_t)~sum;
+    tp_store_be16(udp + 6, csum ? csum : 0xffff);
+}
+
+static void test_udp_checksum(void **state)
+{
+    (void)state;
+    struct tp_classifier *cls = make(4);
+    uint32_t g = GROUP(224, 0, 31, 1);
+    assert_int_equal(tp_classifier_add(cls, g, 14310, TP_CLASSIFY_ANY_VLAN, 1), 0);
+    uint8_t buf[256];
+    struct tp_udp_view view;
+    /* Odd payload length exercises the padded last byte. */
+    size_t len = frame_to(buf, sizeof(buf), g, 14310, -1, 41);
+    set_udp_checksum(buf, len);
+    assert_int_equal(tp_classify_frame(cls, buf, len, &view), 1);
+    /* One flipped payload bit: refused and counted. */
+    buf[len - 5] ^= 0x10;
+    assert_int_equal(tp_classify_frame(cls, buf, len, &view), TP_CLASSIFY_NONE);
+    assert_int_equal(tp_classifier_counters(cls)->bad_checksum, 1);
+    /* No checksum (zero): accepted as UDP allows. */
+    len = frame_to(buf, sizeof(buf), g, 14310, -1, 40);
+    assert_int_equal(tp_classify_frame(cls, buf, len, &view), 1);
+    assert_int_equal(tp_classifier_counters(cls)->matched, 2);
+    free(cls);
+    /* Verification off: the corrupt frame passes (the framing checks are all that is left). */
+    struct tp_classifier_params p = {.max_flows = 4, .verify_udp_checksum = false};
+    cls = aligned_alloc(64, tp_classifier_memsize(&p));
+    assert_int_equal(tp_classifier_init(cls, &p), 0);
+    assert_int_equal(tp_classifier_add(cls, g, 14310, TP_CLASSIFY_ANY_VLAN, 1), 0);
+    len = frame_to(buf, sizeof(buf), g, 14310, -1, 41);
+    set_udp_checksum(buf, len);
+    buf[len - 5] ^= 0x10;
+    assert_int_equal(tp_classify_frame(cls, buf, len, &view), 1);
+    free(cls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_exact_and_any_vlan),
         cmocka_unit_test(test_many_flows_and_capacity),
         cmocka_unit_test(test_frames_counted_by_reason),
+        cmocka_unit_test(test_udp_checksum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

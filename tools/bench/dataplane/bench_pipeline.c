@@ -168,7 +168,7 @@ int main(int argc, char **argv)
                                  .levels_per_side = 256,
                                  .mbp_depth = 10,
                                  .implied_depth = 2};
-    struct tp_classifier_params cp = {.max_flows = 8};
+    struct tp_classifier_params cp = {.max_flows = 8, .verify_udp_checksum = true};
     void *registry = zalloc(tp_instruments_memsize(&ip));
     void *books = zalloc(tp_books_memsize(&bp));
     void *cls = zalloc(tp_classifier_memsize(&cp));
