@@ -139,11 +139,19 @@ static void mold_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t l
         return;
     memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
     struct tp_feed_info info = {.rx_tsc = rx_tsc};
-    const uint8_t *msg;
-    uint16_t n;
-    for (uint32_t i = 0; tp_mold_next(&p, &msg, &n) == 1; i++) {
+    const uint8_t *msg, *next;
+    uint16_t n, next_n;
+    /* One message ahead: the order-table slot of the next message is prefetched while the
+     * current one is applied (order ids scatter over the table). */
+    int more = tp_mold_next(&p, &next, &next_n) == 1;
+    for (uint32_t i = 0; more; i++) {
+        msg = next;
+        n = next_n;
+        more = tp_mold_next(&p, &next, &next_n) == 1;
         if (i < skip)
             continue;
+        if (more)
+            tp_itch_feed_prefetch(&ch->itch, next, next_n);
         info.packet_seq = p.sequence + i;
         ch->counters.messages++;
         if (tp_itch_feed_message(&ch->itch, msg, n, &info) < 0)
