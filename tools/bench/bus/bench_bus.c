@@ -283,6 +283,25 @@ static void *bus_reader(void *arg)
     return NULL;
 }
 
+/* The bench instance: 1024 instruments, records up to 1 KiB. Exits on failure. */
+static void open_writer(struct tp_bus_writer *w, uint64_t ring_bytes)
+{
+    char err[256];
+    struct tp_bus_params p = {.instance = "bench",
+                              .dir = shm_dir,
+                              .ring_bytes = ring_bytes,
+                              .max_record = 1024,
+                              .instruments = 1024,
+                              .depth = 10,
+                              .counters = 16,
+                              .mode = 0600,
+                              .gid = (gid_t)-1};
+    if (tp_bus_writer_open(w, &p, err, sizeof(err)) != 0) {
+        fprintf(stderr, "writer: %s\n", err);
+        exit(1);
+    }
+}
+
 /*
  * readers: reader threads; paced: latency run (one event every 2 us carrying its TSC), else
  * throughput run; burst: 0 = every record visible at once (tp_bus_commit), N = records made
@@ -294,21 +313,8 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst,
                     unsigned idle_ns)
 {
     static struct reader_ctx ctx[MAX_READERS];
-    char err[256];
     struct tp_bus_writer w;
-    struct tp_bus_params p = {.instance = "bench",
-                              .dir = shm_dir,
-                              .ring_bytes = ring_bytes,
-                              .max_record = 1024,
-                              .instruments = 1024,
-                              .depth = 10,
-                              .counters = 16,
-                              .mode = 0600,
-                              .gid = (gid_t)-1};
-    if (tp_bus_writer_open(&w, &p, err, sizeof(err)) != 0) {
-        fprintf(stderr, "writer: %s\n", err);
-        exit(1);
-    }
+    open_writer(&w, ring_bytes);
     atomic_store(&writer_done, 0);
     atomic_store(&writer_last, 0);
     for (int i = 0; i < readers; i++) {
@@ -445,21 +451,8 @@ static void *client_reader(void *arg)
 static void run_client(int paced)
 {
     static struct client_ctx ctx;
-    char err[256];
     struct tp_bus_writer w;
-    struct tp_bus_params p = {.instance = "bench",
-                              .dir = shm_dir,
-                              .ring_bytes = ring_bytes_opt,
-                              .max_record = 1024,
-                              .instruments = 1024,
-                              .depth = 10,
-                              .counters = 16,
-                              .mode = 0600,
-                              .gid = (gid_t)-1};
-    if (tp_bus_writer_open(&w, &p, err, sizeof(err)) != 0) {
-        fprintf(stderr, "writer: %s\n", err);
-        exit(1);
-    }
+    open_writer(&w, ring_bytes_opt);
     memset(&ctx, 0, offsetof(struct client_ctx, hist));
     ctx.paced = paced;
     tp_hist_reset(&ctx.hist);
