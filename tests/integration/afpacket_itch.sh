@@ -87,6 +87,26 @@ ip netns exec "$ns" "$SIM" itch --seed 5 --symbols 20 --messages 20000 --live --
     --both-loss 0.003 --truth "$work/truth.json" --report "$work/report.json" \
     >"$work/sim.log" 2>&1 || fail "simulator failed"
 
+# A router's IGMPv3 general query (Max Resp 1 s) on the simulator's side: the data plane must
+# answer with a report for each joined group (checked on the wire below).
+ip netns exec "$ns" python3 - "$simdev" <<'PY'
+import socket, struct, sys
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return (~s) & 0xffff
+igmp = struct.pack("!BBHIBBH", 0x11, 10, 0, 0, 2, 125, 0)
+igmp = igmp[:2] + struct.pack("!H", csum(igmp)) + igmp[4:]
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0xc0, 20 + len(igmp), 0, 0, 1, 2, 0,
+                 socket.inet_aton("10.77.0.1"), socket.inet_aton("224.0.0.1"))
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+eth = bytes.fromhex("01005e000001") + bytes.fromhex("020000000001") + b"\x08\x00"
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+s.send(eth + ip + igmp)
+PY
+
 # The daemon exits 4 s after the last feed packet; SIGTERM (a graceful stop) if it has not.
 for _ in $(seq 200); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
 kill -TERM "$daemon" 2>/dev/null || true
@@ -118,5 +138,8 @@ kill -INT "$tshark" 2>/dev/null || true
 wait "$tshark" 2>/dev/null || true
 grep -q "233.54.12.111" "$work/igmp.out" || fail "no IGMP report for line A's group"
 grep -q "233.49.196.111" "$work/igmp.out" || fail "no IGMP report for line B's group"
-echo "IGMP seen on the wire: $(sort -u "$work/igmp.out" | tr '\n' ';')"
+# After the query, a report for each group again (the answer, within Max Resp Time).
+answers=$(sed -n '/^0x11/,$p' "$work/igmp.out" | grep -c "^0x22" || true)
+[ "$answers" -ge 2 ] || fail "the IGMP query was not answered ($(tr '\n' ';' <"$work/igmp.out"))"
+echo "IGMP seen on the wire: $(tr '\n' ';' <"$work/igmp.out")"
 echo "PASS afpacket_itch"
