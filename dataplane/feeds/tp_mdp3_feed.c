@@ -207,7 +207,15 @@ static void define(struct tp_mdp3_feed *f, const struct definition *d)
     def.display_factor = d->display_factor == PRICE_NULL ? 0 : d->display_factor;
     def.market_depth = d->depth ? d->depth : DEFAULT_DEPTH;
     def.implied_depth = d->implied_depth;
-    def.trading_status = mdp3_status(d->trading_status);
+    /*
+     * The definition channel repeats definitions all session long, with the status as of when the
+     * loop was cut: it only sets the status of an instrument that has none yet; after that the
+     * security status messages and snapshots own it.
+     */
+    id = tp_instruments_by_security_id(f->registry, d->security_id);
+    if (id == TP_INSTRUMENT_NONE ||
+        tp_instruments_get(f->registry, (uint32_t)id)->trading_status == TP_STATUS_UNKNOWN)
+        def.trading_status = mdp3_status(d->trading_status);
     id = tp_instruments_define(f->registry, &def);
     if (id < 0 || (uint32_t)id >= f->capacity ||
         tp_books_configure(f->books, (uint32_t)id, f->book_type, def.market_depth,
@@ -215,7 +223,8 @@ static void define(struct tp_mdp3_feed *f, const struct definition *d)
         f->counters.registry_full++;
         return;
     }
-    if (def.trading_status != TP_STATUS_UNKNOWN)
+    if (def.trading_status != TP_STATUS_UNKNOWN &&
+        tp_books_get(f->books, (uint32_t)id)->status == TP_STATUS_UNKNOWN)
         took(f, tp_books_status(f->books, (uint32_t)id, def.trading_status, room(f)));
     f->counters.definitions++;
     if (f->sink.instrument)

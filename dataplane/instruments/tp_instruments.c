@@ -293,7 +293,11 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
             instrument_store(in, def, id);
             symbol_insert(r, id);
         } else {
+            uint8_t status = in->trading_status;
             instrument_store(in, def, id);
+            /* A definition that carries no status keeps the one the status messages gave. */
+            if (def->trading_status == TP_STATUS_UNKNOWN)
+                in->trading_status = status;
         }
     }
     if (def->venue == TP_VENUE_NASDAQ_ITCH)

@@ -109,7 +109,8 @@ struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id);
  * Registers an instrument, or updates it if its key is already known: the key is the MDP3
  * SecurityID for TP_VENUE_CME_MDP3, (channel, symbol) for ITCH. `def` carries the fields; its id is
  * ignored. On success returns the dense id (>= 0); -ENOSPC if the registry is full, -EINVAL for a
- * malformed definition (unknown venue, empty symbol, locate map index out of range).
+ * malformed definition (unknown venue, empty symbol, locate map index out of range). An update
+ * with trading_status TP_STATUS_UNKNOWN keeps the instrument's current status.
  * For ITCH, the locate is bound to the instrument in locate map `def->channel`.
  */
 int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def);

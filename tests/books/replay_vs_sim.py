@@ -52,7 +52,7 @@ def main():
     p = lambda name: os.path.join(work, name)
 
     # ITCH: BinaryFILE and the same flow as MoldUDP64 in a pcap (A and B lines, VLAN tag).
-    run([sim, 'itch', '--seed', '11', '--symbols', '50', '--messages', '60000',
+    run([sim, 'itch', '--seed', '11', '--symbols', '50', '--messages', '30000',
          '--binaryfile', p('itch.bin'), '--pcap', p('itch.pcap'), '--vlan', '141',
          '--truth', p('itch.truth.json')])
     truth = json.load(open(p('itch.truth.json')))
@@ -64,7 +64,7 @@ def main():
     assert got['counters']['duplicates'] > 0  # line B's copies were dropped
 
     # MDP3 with line A losing packets: line B fills every gap, books exact.
-    run([sim, 'mdp3', '--seed', '12', '--symbols', '30', '--messages', '30000',
+    run([sim, 'mdp3', '--seed', '12', '--symbols', '30', '--messages', '15000',
          '--loss-a', '0.05', '--pcap', p('mdp3.pcap'), '--truth', p('mdp3.truth.json')])
     truth = json.load(open(p('mdp3.truth.json')))
     got = replay(tool, p('mdp3.pcap'))
@@ -77,7 +77,7 @@ def main():
     # MDP3 with packets lost on both lines: RptSeq jumps make instruments stale, snapshots
     # recover them; every instrument not stale at the end has exact books (the trades lost in the
     # gaps stay lost, so volume is not compared).
-    run([sim, 'mdp3', '--seed', '13', '--symbols', '30', '--messages', '30000',
+    run([sim, 'mdp3', '--seed', '13', '--symbols', '30', '--messages', '15000',
          '--both-loss', '0.02', '--pcap', p('mdp3loss.pcap'), '--truth', p('mdp3loss.truth.json')])
     truth = json.load(open(p('mdp3loss.truth.json')))
     got = replay(tool, p('mdp3loss.pcap'))

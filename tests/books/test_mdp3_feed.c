@@ -290,6 +290,18 @@ static void test_definitions(void **state)
     assert_int_equal(tp_books_get(f->books, es)->depth, 5);
     assert_int_equal(tp_instruments_by_symbol(f->reg, TP_VENUE_CME_MDP3, "NQZ6", 4),
                      tp_instruments_by_security_id(f->reg, 1002));
+    /* A halt, then the definition loop repeats ESZ6 as "ready to trade": the halt stands. */
+    packet_begin(f);
+    add_snapshot52(f, 1001, 1, NULL, 0);
+    assert_int_equal(packet_send(f), 0);
+    tp_books_status(f->books, es, TP_STATUS_HALTED,
+                    (struct tp_book_change[TP_BOOK_CHANGES_MAX]){0});
+    tp_instruments_get(f->reg, es)->trading_status = TP_STATUS_HALTED;
+    packet_begin(f);
+    add_definition(f, 1001, "ESZ6", "ES", 5);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(tp_books_get(f->books, es)->status, TP_STATUS_HALTED);
+    assert_int_equal(tp_instruments_get(f->reg, es)->trading_status, TP_STATUS_HALTED);
 }
 
 static void test_end_of_event_and_levels(void **state)
