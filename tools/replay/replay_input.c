@@ -45,8 +45,38 @@ static int is_pcap(const uint8_t *d, size_t len)
            magic == 0x4d3cb2a1u;
 }
 
+/*
+ * The replay's feed sink: it counts what the daemon's publisher would publish, so a replay runs
+ * the feeds exactly as the data plane does, change delivery included.
+ */
+static void count_changes(void *ctx, const struct tp_feed_info *info,
+                          const struct tp_book_change *c, uint32_t n)
+{
+    struct replay *r = ctx;
+
+    (void)info;
+    for (uint32_t i = 0; i < n; i++)
+        r->changes[c[i].kind <= TP_CHANGE_STAT ? c[i].kind : 0]++;
+}
+
+static void count_event(void *ctx, const struct tp_feed_info *info)
+{
+    (void)info;
+    ((struct replay *)ctx)->events++;
+}
+
+static void count_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    (void)instrument;
+    (void)expected;
+    (void)got;
+    ((struct replay *)ctx)->stale += stale != 0;
+}
+
 int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len)
 {
+    struct tp_feed_sink sink = {
+        .ctx = r, .changes = count_changes, .end_of_event = count_event, .stale = count_stale};
     struct tp_instruments_params ip = {.capacity = p->instruments, .itch_venues = 1};
     struct tp_books_params bp = {.instruments = p->instruments,
                                  .max_orders = p->orders,
@@ -76,11 +106,11 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
     if (tp_instruments_init(r->registry, &ip) != 0 || tp_books_init(r->books, &bp) != 0)
         return -EINVAL;
-    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0, NULL);
+    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0, &sink);
     if (rc == 0)
         rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
                                r->books, p->filter, 0,
-                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP, NULL);
+                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP, &sink);
     return rc;
 }
 
@@ -326,6 +356,13 @@ void replay_print_counters(FILE *out, const struct replay *r)
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
             ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64,
             r->messages, r->packets, r->not_udp, r->bad_packets, r->duplicates, r->gaps);
+    fprintf(out,
+            ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
+            ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"stale\":%" PRIu64 "}",
+            r->changes[TP_CHANGE_LEVEL], r->changes[TP_CHANGE_ORDER], r->changes[TP_CHANGE_TRADE],
+            r->changes[TP_CHANGE_CLEAR], r->changes[TP_CHANGE_STATUS], r->changes[TP_CHANGE_STAT],
+            r->events, r->stale);
     fprintf(out,
             ",\"itch\":{\"malformed\":%" PRIu64 ",\"unknown_instrument\":%" PRIu64
             ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64 ",\"filtered\":%" PRIu64

@@ -66,6 +66,10 @@ struct replay {
     uint64_t bad_packets; /* UDP payloads the framing refused */
     uint64_t duplicates;  /* messages or packets already seen (the other line) */
     uint64_t gaps;        /* sequence jumps */
+    /* What the feeds reported through their sink (the same interface the publisher uses). */
+    uint64_t changes[TP_CHANGE_STAT + 1]; /* change records by kind */
+    uint64_t events;                      /* end-of-event marks */
+    uint64_t stale;                       /* instruments reported stale */
     uint32_t n_lines;
     struct replay_line lines[REPLAY_LINES_MAX];
     uint32_t recent_next;
