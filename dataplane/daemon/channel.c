@@ -272,12 +272,14 @@ static void drain(struct tp_channel *ch)
         mdp3_membership(ch);
 }
 
-/* A new MoldUDP64 session (a new trading day) or an MDP3 sequence restart. */
+/*
+ * A new MoldUDP64 session or an MDP3 sequence restart: consumers are told. Books stay: a session
+ * change (failover) continues the day's state, and a new day's stock directory rebinds every
+ * locate as it comes; MDP3 says what to clear with ChannelReset4, which the feed applies.
+ */
 static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
 {
     ch->counters.resets++;
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
-        tp_instruments_reset_locates(ch->params.registry, ch->params.itch_slot);
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
 }
 

@@ -81,14 +81,10 @@ pids+=($daemon)
 
 for _ in $(seq 300); do [ -e "$work/ready" ] && break; sleep 0.05; done
 [ -e "$work/ready" ] || fail "consumer never attached"
-sleep 0.5
-ip netns exec "$ns" "$SIM" itch --seed 5 --symbols 20 --messages 20000 --live --iface "$simdev" \
-    --rate 20000 --rerequest 10.77.0.1:9000 --linger-ms 3000 --loss-a 0.02 --loss-b 0.02 \
-    --both-loss 0.003 --truth "$work/truth.json" --report "$work/report.json" \
-    >"$work/sim.log" 2>&1 || fail "simulator failed"
-
-# A router's IGMPv3 general query (Max Resp 1 s) on the simulator's side: the data plane must
-# answer with a report for each joined group (checked on the wire below).
+# A router's IGMPv3 general query (Max Resp 1 s) on the simulator's side, once the two unsolicited
+# join reports (1 s apart) are out: the data plane must answer with a report for each joined group
+# (checked on the wire below).
+sleep 1.5
 ip netns exec "$ns" python3 - "$simdev" <<'PY'
 import socket, struct, sys
 def csum(b):
@@ -106,6 +102,12 @@ s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
 s.send(eth + ip + igmp)
 PY
+sleep 0.5
+ip netns exec "$ns" "$SIM" itch --seed 5 --symbols 20 --messages 20000 --live --iface "$simdev" \
+    --rate 20000 --rerequest 10.77.0.1:9000 --linger-ms 3000 --loss-a 0.02 --loss-b 0.02 \
+    --both-loss 0.003 --truth "$work/truth.json" --report "$work/report.json" \
+    >"$work/sim.log" 2>&1 || fail "simulator failed"
+
 
 # The daemon exits 4 s after the last feed packet; SIGTERM (a graceful stop) if it has not.
 for _ in $(seq 200); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done

@@ -6,7 +6,8 @@ bus_consumer processes rebuild the books from the bus and compare them with the 
 usage: pcap_scenario.py TICKPLANE SIM CONSUMER SCENARIO
 
 Scenarios (issue 6): mdp3_ab_faults, mdp3_both_loss, corrupt_truncated, itch_ab_faults,
-consumers (attached before start, late joiner from the state table, one killed mid-run).
+consumers (attached before start, late joiner from the state table, one killed mid-run, and the
+control socket), itch_session_reset and mdp3_sequence_reset (venue sequence restarts).
 Each checks the consumers' verdicts and the daemon's counters against the simulator's report.
 """
 import json
@@ -254,6 +255,18 @@ def main():
             summary, report, verdicts = run(workdir, "mdp3", ["--loss-a", "0.01"],
                                             [[], ["--die-after", "2000"], ["--late"]])
             check_consumers(verdicts, expect_killed=(1,))
+        elif SCENARIO in ("itch_session_reset", "mdp3_sequence_reset"):
+            # The venue restarts its sequence mid-stream (ITCH: a new MoldUDP64 session from
+            # sequence 1; MDP3: ChannelReset4 with MsgSeqNum 1), with losses on line A.
+            protocol = "itch" if SCENARIO.startswith("itch") else "mdp3"
+            faults = ["--seq-reset-at", "10000", "--loss-a", "0.01"]
+            summary, report, verdicts = run(workdir, protocol, faults, [[]], seed=12,
+                                            gap_wait_us=50000)
+            check_consumers(verdicts)
+            ch = summary["channels"][0]
+            if ch["resets"] != 1:
+                fail("%d resets seen, the simulator made one" % ch["resets"])
+            print("resets: %d" % ch["resets"])
         else:
             fail("unknown scenario " + SCENARIO)
     print("PASS " + SCENARIO)
