@@ -6,7 +6,9 @@
  *   tickplane-top [--dir DIR] [--seconds N] [--quiet] INSTANCE INSTRUMENT...
  *
  * It busy-polls (as a strategy on an isolated core would) and stops after N seconds, on
- * SIGINT/SIGTERM, or when the writer closes the instance.
+ * SIGINT/SIGTERM, or when the writer closes the instance. A symbol that the instance does not
+ * know yet (its definition has not arrived) is looked up again while polling and subscribed as
+ * soon as it appears.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,7 +20,8 @@
 
 #include "tickplane/tickplane.h"
 
-#define MAX_WATCH 64
+#define MAX_WATCH  64
+#define UNRESOLVED UINT32_MAX /* a watched symbol whose definition has not arrived yet */
 
 struct watch {
     uint32_t ids[MAX_WATCH];
@@ -26,6 +29,7 @@ struct watch {
     uint64_t top_changes[MAX_WATCH];
     uint64_t trades[MAX_WATCH];
     size_t n;
+    size_t unresolved;
     int quiet;
     uint64_t losses;
 };
@@ -44,6 +48,33 @@ static int slot_of(const struct watch *w, uint32_t id)
         if (w->ids[i] == id)
             return (int)i;
     return -1;
+}
+
+/* A symbol, or a decimal id below the instance's instrument count; -ENOENT if neither. */
+static int64_t lookup(const struct tp_client *c, const char *name)
+{
+    int64_t id = tp_find_instrument(c, name);
+    char *end;
+    unsigned long num = strtoul(name, &end, 10);
+    if (id < 0 && *end == '\0' && num < tp_instrument_count(c))
+        id = (int64_t)num;
+    return id;
+}
+
+static const uint32_t watched_topics = TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_TRADES);
+
+/* Subscribes the watched symbols whose definitions have arrived since the last look. */
+static void resolve_pending(struct tp_client *c, struct watch *w)
+{
+    for (size_t k = 0; k < w->n; k++) {
+        if (w->ids[k] != UNRESOLVED)
+            continue;
+        int64_t id = lookup(c, w->names[k]);
+        if (id < 0 || tp_subscribe(c, &(uint32_t){(uint32_t)id}, 1, watched_topics) != 0)
+            continue;
+        w->ids[k] = (uint32_t)id;
+        w->unresolved--;
+    }
 }
 
 /* price9 -> "123.456789000" (or "-" when absent). */
@@ -128,26 +159,11 @@ int main(int argc, char **argv)
         return 1;
     }
     for (; i < argc && w.n < MAX_WATCH; i++) {
-        int64_t id = tp_find_instrument(c, argv[i]);
-        char *end;
-        unsigned long num = strtoul(argv[i], &end, 10);
-        if (id < 0 && *end == '\0' && num < tp_instrument_count(c))
-            id = (int64_t)num;
-        if (id < 0) {
-            fprintf(stderr, "tickplane-top: unknown instrument '%s'\n", argv[i]);
-            tp_detach(c);
-            return 1;
-        }
-        w.ids[w.n] = (uint32_t)id;
         snprintf(w.names[w.n], sizeof(w.names[w.n]), "%s", argv[i]);
-        w.n++;
+        w.ids[w.n++] = UNRESOLVED;
+        w.unresolved++;
     }
-    rc = tp_subscribe(c, w.ids, w.n, TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_TRADES));
-    if (rc != 0) {
-        fprintf(stderr, "tickplane-top: subscribe: %s\n", strerror(-rc));
-        tp_detach(c);
-        return 1;
-    }
+    resolve_pending(c, &w);
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
 
@@ -155,6 +171,10 @@ int main(int argc, char **argv)
     static struct tp_instrument_state s;
     char b[32], a[32];
     for (size_t k = 0; k < w.n; k++) {
+        if (w.ids[k] == UNRESOLVED) {
+            printf("%-12s not defined yet: subscribed when its definition arrives\n", w.names[k]);
+            continue;
+        }
         if (tp_read_state(c, w.ids[k], &s) != 0)
             continue;
         printf("%-12s bid %10" PRId64 " @ %-16s ask %10" PRId64 " @ %-16s (state)\n", w.names[k],
@@ -173,9 +193,14 @@ int main(int argc, char **argv)
             why = "writer closed";
             break;
         }
-        /* Look at the clock only now and then: polling itself makes no syscalls. */
-        if (rc == 0 && ++idle % 4096 == 0 && now_s() > end)
-            break;
+        /* Look at the clock and for new definitions only now and then: polling itself makes no
+         * syscalls. */
+        if (rc == 0 && ++idle % 4096 == 0) {
+            if (w.unresolved)
+                resolve_pending(c, &w);
+            if (now_s() > end)
+                break;
+        }
     }
     if (stop)
         why = "signal";
@@ -187,6 +212,10 @@ int main(int argc, char **argv)
            why, st.records, st.delivered, st.filtered, st.lapped, st.lost, st.resyncs,
            st.malformed);
     for (size_t k = 0; k < w.n; k++) {
+        if (w.ids[k] == UNRESOLVED) {
+            printf("  %-12s never defined by the instance\n", w.names[k]);
+            continue;
+        }
         if (tp_read_state(c, w.ids[k], &s) != 0)
             continue;
         printf("  %-12s top changes %" PRIu64 ", trades %" PRIu64 ", last bid %s ask %s\n",
@@ -195,5 +224,5 @@ int main(int argc, char **argv)
                price(a, sizeof(a), s.book.ask_levels ? s.asks[0].price : TP_PRICE_NULL));
     }
     tp_detach(c);
-    return 0;
+    return w.unresolved ? 1 : 0;
 }
