@@ -38,6 +38,7 @@
 #include "interest.h"
 #include "config.h"
 #include "dataplane.h"
+#include "hostcheck_config.h"
 #include "publisher.h"
 #include "tp_instrument_filter.h"
 
@@ -691,6 +692,8 @@ int main(int argc, char **argv)
                 d.cfg->n_lcores);
         return 2;
     }
+    /* The host checks only advise (tickplane-doctor explains each one): start regardless. */
+    tp_hostcheck_startup(d.cfg, "/", stderr);
     char *eal_argv[TP_CFG_MAX_EAL_ARGS + 2 * TP_CFG_MAX_PORTS + 2 * TP_CFG_MAX_VDEVS + 16];
     int eal_argc =
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
