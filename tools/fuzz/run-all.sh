@@ -26,6 +26,7 @@ for target in "${targets[@]}"; do
     UBSAN_OPTIONS=halt_on_error=1 "$target" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$build_dir/$name-" "$work" 2>"$build_dir/$name.log" ||
         { tail -50 "$build_dir/$name.log"; echo "fuzz: $name FAILED" >&2; exit 1; }
-    grep -E '^stat::number_of_executed_runs' "$build_dir/$name.log" | sed "s/^/fuzz: $name /"
+    grep -E '^stat::(number_of_executed_units|new_units_added)' "$build_dir/$name.log" |
+        sed "s/^/fuzz: $name /" || true
     rm -rf "$work"
 done
