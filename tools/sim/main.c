@@ -144,10 +144,10 @@ static int parse_u32(const char *s, uint32_t *out)
 {
     uint64_t v;
     int rc = parse_u64(s, &v);
-    if (rc == 0 && v > UINT32_MAX)
-        rc = -EINVAL;
+    if (rc != 0 || v > UINT32_MAX)
+        return -EINVAL;
     *out = (uint32_t)v;
-    return rc;
+    return 0;
 }
 
 static int parse_fault(const struct fault_flag *flag, const char *arg,

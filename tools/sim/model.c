@@ -322,7 +322,7 @@ static int emit_sweep(struct tp_sim_model *m, size_t *n, uint32_t instrument, ui
     if (!best_ticks(m, instrument, side, &unused))
         return emit_add(m, n, instrument, side); /* nothing to take: every step yields events */
     for (uint32_t l = 0; l < levels; l++) {
-        int64_t best;
+        int64_t best = 0;
         if (!best_ticks(m, instrument, side, &best))
             break;
         /* Fill in time priority: collect the level's orders, sort by id, execute in full. */
