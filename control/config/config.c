@@ -376,6 +376,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
                                        "mbuf_cache_size",
                                        "mtu",
                                        "promiscuous",
+                                       "ipv4",
                                        NULL};
     struct tp_cfg_port *port = &ld->cfg->ports[index];
     /* Field by field on zeroed memory: reload compares sections with memcmp, padding included. */
@@ -446,6 +447,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
     if (tp_jw_uint(ld->errs, path, obj, "mtu", 68, 9600, false, &v))
         port->mtu = (uint16_t)v;
     tp_jw_bool(ld->errs, path, obj, "promiscuous", false, &port->promiscuous);
+    tp_jw_ipv4(ld->errs, path, obj, "ipv4", TP_JW_ADDR_UNICAST, false, &port->ipv4);
 
     /* DPDK's mempool rule: the per-core cache may hold at most 2/3 of the pool. */
     if ((uint64_t)port->mbuf_cache_size * 3 > (uint64_t)port->mbuf_pool_size * 2) {

@@ -112,6 +112,7 @@ struct tp_cfg_port {
     uint16_t mbuf_cache_size;       /* default 256 */
     uint16_t mtu;                   /* default 1500 */
     bool promiscuous;               /* default false */
+    uint32_t ipv4; /* source of re-requests, ARP/IGMP replies; 0 = none (af_packet: the iface's) */
 };
 
 /* One (port, queue) pair polled by a data lcore. */

@@ -200,7 +200,10 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         }
         ports[i].can_send = ports[i].port.tx_queues > 0;
         ports[i].tx_queue = 0;
-        ports[i].ip = cp->kind == TP_CFG_PORT_VDEV ? iface_ipv4(cp->device) : 0;
+        /* The configured address wins; an af_packet vdev falls back to its interface's. */
+        ports[i].ip = cp->ipv4 != 0                  ? cp->ipv4
+                      : cp->kind == TP_CFG_PORT_VDEV ? iface_ipv4(cp->device)
+                                                     : 0;
         ports[i].host = dp_alloc("host", tp_host_memsize());
         if (ports[i].host == NULL)
             return -ENOMEM;

@@ -115,6 +115,7 @@ static void test_base_is_valid(void **state)
     assert_string_equal(cfg->ports[0].dev_name, "net_null0");
     assert_int_equal(cfg->ports[0].rx_queues, 1);        /* default */
     assert_int_equal(cfg->ports[0].tx_descriptors, 512); /* default */
+    assert_int_equal(cfg->ports[0].ipv4, 0);             /* default: none */
     assert_int_equal(cfg->n_channels, 2);
     const struct tp_cfg_channel *c0 = &cfg->channels[0], *c1 = &cfg->channels[1];
     assert_int_equal(c0->protocol, TP_CFG_PROTO_MDP3);
@@ -359,6 +360,40 @@ static void test_bad_descriptors_power_of_two(void **state)
     (void)state;
     assert_int_equal(load_mutated(1, "ports[0].rx_descriptors", "1000"), -EINVAL);
     expect_error(1, "ports[0].rx_descriptors", "must be a power of two, got 1000");
+}
+
+static void test_port_ipv4_is_host_order(void **state)
+{
+    (void)state;
+    int rc = load_mutated(1, "ports[0].ipv4", "\"10.1.2.3\"");
+    if (rc != 0)
+        print_errors();
+    assert_int_equal(rc, 0);
+    assert_int_equal(cfg->ports[0].ipv4, 0x0a010203u);
+}
+
+static void test_bad_port_ipv4_not_an_address(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].ipv4", "\"10.0.0\""), -EINVAL);
+    expect_error(1, "ports[0].ipv4", "\"10.0.0\" is not an IPv4 address");
+}
+
+static void test_bad_port_ipv4_multicast_and_other_errors_together(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        load_mutated(2, "ports[0].ipv4", "\"224.0.31.1\"", "ports[0].rx_descriptors", "1000"),
+        -EINVAL);
+    expect_error(2, "ports[0].ipv4", "\"224.0.31.1\" is not a unicast host address");
+    expect_error(2, "ports[0].rx_descriptors", "must be a power of two, got 1000");
+}
+
+static void test_bad_port_ipv4_did_you_mean(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].ipv", "\"10.0.0.5\""), -EINVAL);
+    expect_error(1, "ports[0].ipv", "unknown key (did you mean \"ipv4\"?)");
 }
 
 static void test_bad_queue_does_not_exist(void **state)
@@ -697,6 +732,10 @@ int main(void)
         cmocka_unit_test(test_bad_missing_eal),
         cmocka_unit_test(test_bad_port_kind),
         cmocka_unit_test(test_bad_descriptors_power_of_two),
+        cmocka_unit_test(test_port_ipv4_is_host_order),
+        cmocka_unit_test(test_bad_port_ipv4_not_an_address),
+        cmocka_unit_test(test_bad_port_ipv4_multicast_and_other_errors_together),
+        cmocka_unit_test(test_bad_port_ipv4_did_you_mean),
         cmocka_unit_test(test_bad_queue_does_not_exist),
         cmocka_unit_test(test_bad_queue_not_polled),
         cmocka_unit_test(test_bad_channel_on_no_lcore),
