@@ -87,3 +87,34 @@ int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec 
     memmove(frame + tp_net_udp_headers_len(spec), payload, payload_len);
     return n;
 }
+
+/* Adds big-endian 16-bit words to a ones-complement sum; an odd last byte is padded with zero. */
+static uint32_t sum_be16(const uint8_t *p, size_t len, uint32_t sum)
+{
+    for (; len >= 2; p += 2, len -= 2)
+        sum += tp_load_be16(p);
+    if (len)
+        sum += (uint32_t)p[0] << 8;
+    return sum;
+}
+
+uint16_t tp_udp_checksum(uint32_t src_ip, uint32_t dst_ip, const uint8_t *udp, size_t udp_len)
+{
+    uint32_t sum = (src_ip >> 16) + (src_ip & 0xffff) + (dst_ip >> 16) + (dst_ip & 0xffff) +
+                   TP_IPPROTO_UDP + (uint32_t)udp_len;
+    sum = sum_be16(udp, udp_len < 6 ? udp_len : 6, sum); /* ports and length */
+    if (udp_len > TP_UDP_HDR_LEN)
+        sum = sum_be16(udp + TP_UDP_HDR_LEN, udp_len - TP_UDP_HDR_LEN, sum);
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t csum = (uint16_t)~sum;
+    return csum == 0 ? 0xffff : csum;
+}
+
+void tp_net_write_udp_checksum(uint8_t *frame, const struct tp_udp_frame_spec *spec,
+                               size_t payload_len)
+{
+    uint8_t *udp = frame + tp_net_udp_headers_len(spec) - TP_UDP_HDR_LEN;
+    size_t udp_len = TP_UDP_HDR_LEN + payload_len;
+    tp_store_be16(udp + 6, tp_udp_checksum(spec->src_ip, spec->dst_ip, udp, udp_len));
+}

@@ -3,7 +3,8 @@
  *
  * Promise: tp_net_build_udp writes a frame that tp_net_parse_udp accepts with the same flow key,
  * source and payload, with a correct IPv4 header checksum (UDP checksum 0, "not computed", which
- * UDP over IPv4 allows). Nothing is written past cap.
+ * UDP over IPv4 allows). tp_net_write_udp_checksum then fills in a real UDP checksum for callers
+ * that want one. Nothing is written past cap.
  */
 #ifndef TP_NET_BUILD_H
 #define TP_NET_BUILD_H
@@ -42,6 +43,20 @@ int tp_net_write_udp_headers(uint8_t *frame, size_t cap, const struct tp_udp_fra
 /* Headers plus a copy of the payload; same returns as tp_net_write_udp_headers. */
 int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec *spec,
                      const uint8_t *payload, size_t payload_len);
+
+/*
+ * The UDP checksum (RFC 768) of a segment of udp_len bytes (header and payload) between src_ip and
+ * dst_ip (host order), IPv4 pseudo-header included: the value that belongs in the checksum field.
+ * The field's current content is ignored; a computed 0 is returned as 0xffff (0 means "none").
+ */
+uint16_t tp_udp_checksum(uint32_t src_ip, uint32_t dst_ip, const uint8_t *udp, size_t udp_len);
+
+/*
+ * Stores the UDP checksum into a frame that tp_net_write_udp_headers / tp_net_build_udp wrote for
+ * spec and payload_len, once the payload is in place.
+ */
+void tp_net_write_udp_checksum(uint8_t *frame, const struct tp_udp_frame_spec *spec,
+                               size_t payload_len);
 
 /* The Ethernet address of an IPv4 multicast group (01:00:5e + low 23 bits). */
 void tp_net_multicast_mac(uint32_t group, uint8_t mac[6]);

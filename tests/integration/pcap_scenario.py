@@ -226,10 +226,11 @@ def main():
                   (rec["stale_events"], rec["instruments_recovered"], rec["replayed"]))
         elif SCENARIO == "corrupt_truncated":
             # Line A is cut short now and then, line B corrupted and late (so its copies lose to
-            # A's). Truncation is caught by the framing checks and B's copy fills in; corrupt
-            # copies that frame badly are counted, the others arrive second and are duplicates.
-            # (Without UDP checksums a corrupt byte inside a message cannot be detected, so the
-            # two faults must not hit the same packet: checked below on the report.)
+            # A's). Truncation is caught by the framing checks and B's copy fills in. The
+            # simulator corrupts after computing the UDP checksum, so every corrupt copy on B is
+            # dropped by the classifier's checksum check (classify bad_checksum), never reaching
+            # the framing checks: malformed counts exactly the truncated packets. (A packet hit
+            # by both faults would be lost on both lines: checked below on the report.)
             faults = ["--truncate-a", "0.02", "--corrupt-b", "0.005", "--delay-b", "200000"]
             summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=50000)
             ra, rb = report["lines"]["A"], report["lines"]["B"]
@@ -237,11 +238,14 @@ def main():
                 fail("scenario invalid: a packet truncated on A and corrupted on B")
             check_consumers(verdicts)
             ch = summary["channels"][0]
-            truncated = len(ra["truncated"])
-            if truncated == 0 or ch["malformed"] < truncated:
-                fail("malformed %d < %d truncated packets" % (ch["malformed"], truncated))
-            print("malformed counted: %d (truncated %d, corrupted %d)" %
-                  (ch["malformed"], truncated, len(rb["corrupted"])))
+            truncated, corrupted = len(ra["truncated"]), len(rb["corrupted"])
+            if truncated == 0 or ch["malformed"] != truncated:
+                fail("malformed %d != %d truncated packets" % (ch["malformed"], truncated))
+            bad_checksum = summary["classify"]["bad_checksum"]
+            if corrupted == 0 or bad_checksum != corrupted:
+                fail("bad_checksum %d != %d corrupted packets" % (bad_checksum, corrupted))
+            print("malformed counted: %d (truncated %d); bad_checksum %d (corrupted %d)" %
+                  (ch["malformed"], truncated, bad_checksum, corrupted))
         elif SCENARIO == "itch_ab_faults":
             # No re-request server in a capture: line B never loses (the live af_packet test
             # covers losses on both lines with re-requests).

@@ -231,6 +231,52 @@ static void test_build_limits(void **state)
     assert_memory_equal(frame, "\x02\x00\x00\x00\x00\x01", 6);
 }
 
+/* RFC 768 receiver check, written out independently: pseudo-header plus segment sums to 0xffff. */
+static int udp_segment_sums_to_ones(const uint8_t *ip, const uint8_t *udp, size_t udp_len)
+{
+    uint32_t sum = TP_IPPROTO_UDP + (uint32_t)udp_len;
+    for (size_t i = 12; i < 20; i += 2)
+        sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+    for (size_t i = 0; i < udp_len; i += 2)
+        sum += (uint32_t)(udp[i] << 8 | (i + 1 < udp_len ? udp[i + 1] : 0));
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
+}
+
+static void test_udp_checksum(void **state)
+{
+    (void)state;
+    uint8_t frame[128];
+    struct tp_udp_frame_spec s = base_spec();
+    s.vlan_count = 1;
+    s.vlan[0] = 5;
+    /* even and odd payload lengths */
+    for (size_t len = sizeof(payload); len >= sizeof(payload) - 1; len--) {
+        int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, len);
+        assert_int_equal(n, 46 + (int)len);
+        const uint8_t *ip = frame + 18, *udp = frame + 38;
+        assert_int_equal(tp_load_be16(udp + 6), 0); /* the builder alone still writes 0 */
+        tp_net_write_udp_checksum(frame, &s, len);
+        assert_int_not_equal(tp_load_be16(udp + 6), 0);
+        assert_true(udp_segment_sums_to_ones(ip, udp, 8 + len));
+        /* the stored field does not feed its own computation */
+        assert_int_equal(tp_udp_checksum(s.src_ip, s.dst_ip, udp, 8 + len), tp_load_be16(udp + 6));
+        frame[46 + len / 2] ^= 0x10; /* one flipped payload bit is detected */
+        assert_false(udp_segment_sums_to_ones(ip, udp, 8 + len));
+        struct tp_udp_view v;
+        assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
+    }
+    /* hand-worked: 0xcec8+0x7f8a+0xe936+0x0c6f+17+11 + 0xc1f5+0x676d+11 + 0x4d6f+0x6c00 folds to
+     * 0x26f3, whose complement is 0xd90c (the 0xaaaa in the checksum field is skipped) */
+    assert_int_equal(tp_udp_checksum(0xcec87f8a, 0xe9360c6f,
+                                     (const uint8_t *)"\xc1\xf5\x67\x6d\x00\x0b\xaa\xaaMol", 11),
+                     0xd90c);
+    /* a sum of 0xffff would give checksum 0, which means "none": it is sent as 0xffff */
+    uint8_t zero_sum[8] = {0xff, 0xde, 0, 0, 0, 8, 0, 0}; /* 17 + 8 + 0xffde + 8 = 0xffff */
+    assert_int_equal(tp_udp_checksum(0, 0, zero_sum, 8), 0xffff);
+}
+
 static void test_pcap_writer_reads_back_with_libpcap(void **state)
 {
     (void)state;
@@ -276,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_every_truncation_refused),
         cmocka_unit_test(test_bad_lengths_and_types),
         cmocka_unit_test(test_build_limits),
+        cmocka_unit_test(test_udp_checksum),
         cmocka_unit_test(test_pcap_writer_reads_back_with_libpcap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

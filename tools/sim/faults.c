@@ -128,6 +128,7 @@ static int line_packet(struct tp_sim_faults *f, int l, const struct tp_sim_packe
         return 0;
     memcpy(copy, src, offsetof(struct tp_sim_packet, data) + src->len);
     copy->line = (uint8_t)l;
+    copy->corrupt_xor = 0;
     copy->time_ns += lf->delay_ns;
     if (src->stream != TP_SIM_STREAM_INCREMENTAL)
         return st->joined ? emit(f, copy) : 0;
@@ -170,7 +171,9 @@ static int line_packet(struct tp_sim_faults *f, int l, const struct tp_sim_packe
         }
         if (copy->len > 0 && tp_sim_rng_chance(rng, lf->corrupt)) {
             uint32_t offset = (uint32_t)tp_sim_rng_below(rng, copy->len);
-            copy->data[offset] ^= (uint8_t)(1 + tp_sim_rng_below(rng, 255));
+            copy->corrupt_at = (uint16_t)offset;
+            copy->corrupt_xor = (uint8_t)(1 + tp_sim_rng_below(rng, 255));
+            copy->data[offset] ^= copy->corrupt_xor;
             record(st, TP_SIM_F_CORRUPTED, src, offset);
         }
     }

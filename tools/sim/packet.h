@@ -33,6 +33,13 @@ struct tp_sim_packet {
     uint16_t len;     /* payload bytes */
     uint8_t stream;   /* enum tp_sim_stream */
     uint8_t line;     /* enum tp_sim_line (set by the fault injector) */
+    /*
+     * A corrupted packet: data[corrupt_at] was XORed with corrupt_xor (0: not corrupted). Sinks
+     * that build frames compute the UDP checksum over the original byte, so the corruption
+     * happens "on the wire", after the checksum, and the frame's checksum is wrong.
+     */
+    uint8_t corrupt_xor;
+    uint16_t corrupt_at;
     uint8_t data[TP_SIM_MAX_PAYLOAD];
 };
 

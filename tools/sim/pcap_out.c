@@ -33,6 +33,13 @@ int tp_sim_pcap_packet(void *ctx, const struct tp_sim_packet *p)
     int len = tp_net_build_udp(frame, sizeof(frame), &spec, p->data, p->len);
     if (len < 0)
         return len;
+    /* The checksum covers the payload as sent; a fault's corruption goes on top (see packet.h). */
+    int corrupted = p->corrupt_xor != 0 && p->corrupt_at < p->len;
+    uint8_t flip = corrupted ? p->corrupt_xor : 0;
+    uint8_t *flipped = frame + tp_net_udp_headers_len(&spec) + (corrupted ? p->corrupt_at : 0);
+    *flipped ^= flip;
+    tp_net_write_udp_checksum(frame, &spec, p->len);
+    *flipped ^= flip;
     o->frames++;
     return tp_pcap_writer_write(&o->writer, o->endpoints.midnight_epoch_ns + p->time_ns, frame,
                                 (size_t)len);
