@@ -3,6 +3,7 @@
  * line == TP_CLASSIFY_NONE. Keys pack into 64 bits so a probe is one compare.
  */
 #include "classifier.h"
+#include "net_build.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -101,29 +102,13 @@ uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_f
     return line;
 }
 
-/* Ones-complement sum of len bytes, big-endian 16-bit words (odd tail padded with zero). */
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-    for (; len >= 2; p += 2, len -= 2)
-        sum += tp_load_be16(p);
-    if (len)
-        sum += (uint32_t)p[0] << 8;
-    return sum;
-}
-
-/* RFC 768: a zero checksum means none was computed; otherwise the pseudo-header sum is 0xffff. */
-static bool udp_checksum_ok(const uint8_t *frame, const struct tp_udp_view *v)
+/* RFC 768: a zero checksum means none was computed; otherwise it must match the datagram's. */
+static bool udp_checksum_ok(const struct tp_udp_view *v)
 {
     const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
-    if (tp_load_be16(udp + 6) == 0)
-        return true;
-    const uint8_t *ip = frame + v->ip_offset;
-    uint16_t udp_len = (uint16_t)(v->payload_len + TP_UDP_HDR_LEN);
-    uint32_t sum = sum16(ip + 12, 8, 0) + TP_IPPROTO_UDP + udp_len;
-    sum = sum16(udp, udp_len, sum);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return sum == 0xffff;
+    uint16_t stored = tp_load_be16(udp + 6);
+    return stored == 0 || stored == tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
+                                                    TP_UDP_HDR_LEN + (size_t)v->payload_len);
 }
 
 uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
@@ -143,7 +128,7 @@ uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size
         cls->counters.no_flow++;
         return line;
     }
-    if (cls->verify_udp_checksum && !udp_checksum_ok(frame, view)) {
+    if (cls->verify_udp_checksum && !udp_checksum_ok(view)) {
         cls->counters.bad_checksum++;
         return TP_CLASSIFY_NONE;
     }
