@@ -357,23 +357,34 @@ static int order_reduce(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
     return 1 + n;
 }
 
+/*
+ * The resting order an execution or cancel of qty > 0 reduces: its slot (and *bk), or -EINVAL
+ * (no MBO book; a non-positive quantity, counted) or -ENOENT.
+ */
+static int64_t order_to_reduce(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
+                               struct tp_book **bk)
+{
+    *bk = mbo_book(b, instr);
+    if (!*bk)
+        return -EINVAL;
+    if (qty <= 0) {
+        (*bk)->counters.bad_quantity++;
+        return -EINVAL;
+    }
+    int64_t slot = mbo_lookup(b, *bk, instr, order_id);
+    return slot < 0 ? -ENOENT : slot;
+}
+
 int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                    int64_t price, int printable, uint64_t match, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
-    int64_t slot;
+    struct tp_book *bk;
+    int64_t slot = order_to_reduce(b, instr, order_id, qty, &bk);
     unsigned side;
     int n;
 
-    if (!bk)
-        return -EINVAL;
-    if (qty <= 0) {
-        bk->counters.bad_quantity++;
-        return -EINVAL;
-    }
-    slot = mbo_lookup(b, bk, instr, order_id);
     if (slot < 0)
-        return -ENOENT;
+        return (int)slot;
     side = b->orders[slot].instr_side & 1u;
     if (price == TP_MBO_ORDER_PRICE)
         price = tp_level_key(side, b->orders[slot].key);
@@ -392,18 +403,11 @@ int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_
 int tp_mbo_cancel(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                   struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
-    int64_t slot;
+    struct tp_book *bk;
+    int64_t slot = order_to_reduce(b, instr, order_id, qty, &bk);
 
-    if (!bk)
-        return -EINVAL;
-    if (qty <= 0) {
-        bk->counters.bad_quantity++;
-        return -EINVAL;
-    }
-    slot = mbo_lookup(b, bk, instr, order_id);
     if (slot < 0)
-        return -ENOENT;
+        return (int)slot;
     return order_reduce(b, bk, instr, (uint64_t)slot, qty, TP_ORDER_CANCEL, out);
 }
 
