@@ -250,6 +250,19 @@ static void export(struct tp_dp_lcore *lc, struct tp_counters *area, const char 
         lc->exports[lc->n_exports++] = (struct tp_dp_export){.src = src, .dst = dst};
 }
 
+/*
+ * A channel name as a label value inside a counter name: '.' separates the name's segments, so
+ * it becomes '_', and the name is cut so the longest counter name fits the registry's limit.
+ */
+#define TP_DP_LABEL_LEN 25
+static void counter_label(const char *name, char out[TP_DP_LABEL_LEN])
+{
+    size_t i = 0;
+    for (; name[i] != '\0' && i < TP_DP_LABEL_LEN - 1; i++)
+        out[i] = name[i] == '.' ? '_' : name[i];
+    out[i] = '\0';
+}
+
 static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
                        struct tp_counters *area)
 {
@@ -267,29 +280,34 @@ static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     EXPORT("dp.publish", pc, records);
     EXPORT("dp.publish", pc, events);
+    /* Channel counters carry their channel (and line) as Prometheus label segments:
+     * "channel=X.feed.packets" is tickplane_feed_packets_total{channel="X"} (docs/OPERATIONS.md).
+     */
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         struct tp_channel *ch = lc->channels[c];
         if (ch == NULL)
             continue;
-        char p[TP_COUNTER_NAME_LEN];
-        const char *name = cfg->channels[c].name;
-        snprintf(p, sizeof(p), "ch.%.20s", name);
+        char p[TP_COUNTER_NAME_LEN], name[TP_DP_LABEL_LEN];
+        counter_label(cfg->channels[c].name, name);
+        snprintf(p, sizeof(p), "channel=%s.feed", name);
         EXPORT(p, &ch->counters, packets);
         EXPORT(p, &ch->counters, malformed);
         EXPORT(p, &ch->counters, messages);
         EXPORT(p, &ch->counters, stale_marks);
         const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
+        snprintf(p, sizeof(p), "channel=%s.arb", name);
         EXPORT(p, ac, gaps);
         EXPORT(p, ac, gap_filled);
         EXPORT(p, ac, skipped_msgs);
         EXPORT(p, ac, resets);
+        snprintf(p, sizeof(p), "channel=%s.mold", name);
         EXPORT(p, &ch->mold.counters, requests);
         EXPORT(p, &ch->mold.counters, recovered);
         EXPORT(p, &ch->mold.counters, given_up);
         static const char *const line_names[] = {"a", "b", "r"};
         for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
             char lp[TP_COUNTER_NAME_LEN];
-            snprintf(lp, sizeof(lp), "ch.%.20s.%s", name, line_names[l]);
+            snprintf(lp, sizeof(lp), "channel=%s.line=%s.line", name, line_names[l]);
             EXPORT(lp, &ac->line[l], packets);
             EXPORT(lp, &ac->line[l], delivered);
             EXPORT(lp, &ac->line[l], duplicates);
