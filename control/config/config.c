@@ -1491,8 +1491,15 @@ int tp_config_load_string(const char *json, const char *base_dir, struct tp_conf
     memset(cfg, 0, sizeof(*cfg));
     memset(errs, 0, sizeof(*errs));
     struct loader ld = {.cfg = cfg, .errs = errs};
-    if (base_dir != NULL && strlen(base_dir) < sizeof(ld.base_dir))
-        strcpy(ld.base_dir, base_dir);
+    if (base_dir != NULL) {
+        /* Relative paths would silently resolve against the wrong directory if it were cut. */
+        int w = snprintf(ld.base_dir, sizeof(ld.base_dir), "%s", base_dir);
+        if (w < 0 || (size_t)w >= sizeof(ld.base_dir)) {
+            tp_jw_error(errs, "", "config directory is longer than %zu bytes: %s",
+                        sizeof(ld.base_dir) - 1, base_dir);
+            return -ENAMETOOLONG;
+        }
+    }
     json_error_t jerr;
     json_t *root = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL) {
@@ -1533,21 +1540,29 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
         return -EFBIG;
     }
     text[n] = '\0';
-    char dir[TP_CFG_PATH_MAX];
+    /* The file opened, so its name (and directory) fits PATH_MAX; load_string checks its own cap.
+     */
+    char dir[PATH_MAX];
     const char *slash = strrchr(file, '/');
     if (slash == NULL)
         strcpy(dir, ".");
+    else if (slash == file)
+        strcpy(dir, "/");
     else
         snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
-    if (slash == file)
-        strcpy(dir, "/");
     int rc = tp_config_load_string(text, dir, cfg, errs);
     free(text);
+    if (rc == -ENAMETOOLONG)
+        return rc;
     /* Absolute, so a reload finds the same file whatever the working directory is by then. */
     char resolved[PATH_MAX];
     const char *source = realpath(file, resolved) != NULL ? resolved : file;
-    if (strlen(source) < sizeof(cfg->source))
-        strcpy(cfg->source, source);
+    int w = snprintf(cfg->source, sizeof(cfg->source), "%s", source);
+    if (w < 0 || (size_t)w >= sizeof(cfg->source)) {
+        tp_jw_error(errs, "", "config file name is longer than %zu bytes (reload needs it): %s",
+                    sizeof(cfg->source) - 1, source);
+        return -ENAMETOOLONG;
+    }
     return rc;
 }
 

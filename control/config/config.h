@@ -265,13 +265,15 @@ struct tp_config_errors {
 
 /*
  * Load and validate a config file. On success returns 0 and fills *cfg. On failure returns
- * -EINVAL (invalid document; errs lists every problem), or another negative errno (file unreadable,
- * also reported in errs); *cfg is then unspecified. cfg and errs are caller-allocated (the config
- * is large: allocate it on the heap or statically).
+ * -EINVAL (invalid document; errs lists every problem), -ENAMETOOLONG (the file's directory or
+ * name does not fit TP_CFG_PATH_MAX: relative paths or a reload would go wrong), or another
+ * negative errno (file unreadable, also reported in errs); *cfg is then unspecified. cfg and errs
+ * are caller-allocated (the config is large: allocate it on the heap or statically).
  */
 int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_config_errors *errs);
 
-/* Same from a string; relative paths resolve against base_dir (NULL = current directory). */
+/* Same from a string; relative paths resolve against base_dir (NULL = current directory; longer
+ * than TP_CFG_PATH_MAX - 1: -ENAMETOOLONG). */
 int tp_config_load_string(const char *json, const char *base_dir, struct tp_config *cfg,
                           struct tp_config_errors *errs);
 

@@ -3,6 +3,7 @@
  * message and path), several mistakes at once, defaults, the EAL argv and the instrument filter.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -707,11 +710,61 @@ static void test_missing_file(void **state)
     expect_error(1, "", "cannot open /nonexistent/tp.json: No such file or directory");
 }
 
+/* A config directory longer than the loader keeps is refused, not cut (paths would resolve wrong).
+ */
+static void test_config_dir_too_long(void **state)
+{
+    (void)state;
+    char dir[TP_CFG_PATH_MAX + 8];
+    memset(dir, 'd', sizeof(dir) - 1);
+    dir[0] = '/';
+    dir[sizeof(dir) - 1] = '\0';
+    assert_int_equal(tp_config_load_string(base_json, dir, cfg, errs), -ENAMETOOLONG);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof(want), "config directory is longer than %d bytes: %s",
+             TP_CFG_PATH_MAX - 1, dir);
+    /* The message field is shorter than the name: compare the part it keeps. */
+    assert_int_equal(errs->count, 1);
+    assert_int_equal(strlen(errs->items[0].message), sizeof(errs->items[0].message) - 1);
+    assert_memory_equal(errs->items[0].message, want, sizeof(errs->items[0].message) - 1);
+
+    /* Through a real file: nested directories make a name of about 300 bytes. */
+    char path[PATH_MAX] = "/tmp/tp-config-long-XXXXXX";
+    assert_non_null(mkdtemp(path));
+    char top[sizeof(path)];
+    strcpy(top, path);
+    for (int i = 0; i < 3; i++) {
+        strcat(path, "/");
+        size_t len = strlen(path);
+        memset(path + len, 'a' + i, 90);
+        path[len + 90] = '\0';
+        assert_int_equal(mkdir(path, 0700), 0);
+    }
+    char file[PATH_MAX];
+    snprintf(file, sizeof(file), "%s/tp.json", path);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs(base_json, f);
+    fclose(f);
+    assert_int_equal(tp_config_load_file(file, cfg, errs), -ENAMETOOLONG);
+    assert_int_equal(errs->count, 1);
+    snprintf(want, sizeof(want), "config directory is longer than 255 bytes: %s", path);
+    assert_memory_equal(errs->items[0].message, want, sizeof(errs->items[0].message) - 1);
+    /* Clean up, innermost first. */
+    assert_int_equal(unlink(file), 0);
+    while (strcmp(path, top) != 0) {
+        assert_int_equal(rmdir(path), 0);
+        *strrchr(path, '/') = '\0';
+    }
+    assert_int_equal(rmdir(top), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base_is_valid),
         cmocka_unit_test(test_relative_paths_resolve_against_config_dir),
+        cmocka_unit_test(test_config_dir_too_long),
         cmocka_unit_test(test_eal_argv),
         cmocka_unit_test(test_explicit_eal_args),
         cmocka_unit_test(test_instrument_filter),
