@@ -6,7 +6,9 @@
  * instrument. A strategy process links this library to:
  *
  *   tp_attach()         map the instance's segments read-only (a strategy cannot corrupt the bus);
- *   tp_subscribe()      choose (instrument set x topic set); the filter runs in this library;
+ *   tp_subscribe()      choose (instrument set x topic set): through the daemon's control socket
+ *                       when one is configured (entitlement check, the daemon publishes what
+ *                       someone wants), then in this library's filter;
  *   tp_poll()           busy-poll friendly: hands at most max_events events to a callback, no
  *                       syscalls, no allocation, no locks;
  *   tp_read_state()     a consistent copy of one instrument's conflated state;
@@ -29,7 +31,16 @@
  * Every event also carries the SBE-encoded tpout message it came from (schema
  * tickplane-output.xml), for consumers that prefer to decode it themselves.
  *
- * Thread safety: one tp_client per thread. Errors are negative errno values.
+ * Control socket. With no socket configured the library filters locally only (tests, tools,
+ * a bus without a daemon). When one is configured (tp_control_connect, or the environment
+ * variable TICKPLANE_CONTROL_SOCKET at tp_attach) every subscription is first asked of the daemon,
+ * which checks the caller's entitlements (by its uid/gid) and tells the data plane which
+ * instruments have interest; only an accepted subscription enables the local filter. The
+ * connection stays open until tp_detach: the daemon drops this client's subscriptions when it
+ * closes (also when the process dies). There is no default path: the library never guesses one.
+ *
+ * Thread safety: one tp_client per thread. Errors are negative errno values; the calls that talk
+ * to the daemon also leave a readable reason in tp_last_error().
  */
 #ifndef TICKPLANE_H
 #define TICKPLANE_H
@@ -266,7 +277,11 @@ struct tp_client_options {
 int tp_attach(struct tp_client **out, const char *instance, const struct tp_client_options *opt,
               char *err, size_t err_len);
 
-/* After tp_poll returned -ESTALE (writer restarted): map the new segments, keep subscriptions. */
+/*
+ * After tp_poll returned -ESTALE (writer restarted): map the new segments, keep subscriptions.
+ * With the control socket it also connects again and asks the new daemon for every subscription
+ * (an error then is one of tp_subscribe's, and the local filter is left as it was).
+ */
 int tp_reattach(struct tp_client *c, char *err, size_t err_len);
 
 void tp_detach(struct tp_client *c);
@@ -280,7 +295,21 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol);
 /*
  * Add (subscribe) or remove (unsubscribe) interest in topics (TP_TOPIC_BIT mask) for the given
  * instruments; ids == NULL means every instrument. Subscribing to DEPTH or TOP loads the book
- * from the state table. Not for the poll path (may allocate). Returns 0 or -EINVAL / -ERANGE.
+ * from the state table. Not for the poll path (may allocate, and blocks on the control socket).
+ * Returns 0 or -EINVAL / -ERANGE (checked before anything changes).
+ *
+ * With the control socket the call is all or nothing: the daemon is asked for (venue, symbol,
+ * topics) of every instrument whose topics change (a strategy's own topic asks for the topics its
+ * transformer reads; ids == NULL asks for "*" on every venue the caller is entitled to), and the
+ * local filter changes only when every request was accepted. Further errors, each with a reason
+ * in tp_last_error():
+ *   -EACCES     refused by the entitlements ("refused: uid 1001 is not entitled to topic mbo of
+ *               NASDAQ \"AAPL\""): nothing of this call is delivered;
+ *   -ENOENT     an instrument id that has no definition (no symbol) yet;
+ *   -EAGAIN     the daemon is busy or rate limits this client: try again;
+ *   -ENOSPC     the daemon's per-client subscription limit;
+ *   -ENOTCONN   the connection to the daemon is gone (daemon stopped); -ETIMEDOUT: no reply;
+ *   -EPROTO     any other error reply.
  */
 int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics);
 int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics);
@@ -319,6 +348,34 @@ void tp_stats(const struct tp_client *c, struct tp_client_stats *out);
 
 /* Slow path (syscalls): 0 when the writer is alive, -ESTALE / -ESRCH otherwise. */
 int tp_check_writer(const struct tp_client *c);
+
+#define TP_CONTROL_SOCKET_ENV   "TICKPLANE_CONTROL_SOCKET"   /* path, read by tp_attach */
+#define TP_CONTROL_FALLBACK_ENV "TICKPLANE_CONTROL_FALLBACK" /* "1": as TP_CONTROL_FALLBACK */
+#define TP_CONTROL_FALLBACK     1u /* daemon unreachable: filter locally instead of failing */
+
+/*
+ * Subscribe through the daemon's control socket at `path` (a UNIX socket, the config's
+ * control.socket) from now on. Call it after tp_attach and before any subscription (else -EBUSY);
+ * tp_attach already does it when TICKPLANE_CONTROL_SOCKET is set (and then fails when the daemon
+ * cannot be reached, unless TICKPLANE_CONTROL_FALLBACK=1).
+ * Returns 0 when connected. When the daemon cannot be reached: the negative errno of the connect
+ * (-ENOENT, -ECONNREFUSED, -EACCES, ...), or with TP_CONTROL_FALLBACK 1 (the client keeps filtering
+ * locally); either way tp_last_error() says why. -EISCONN if already connected.
+ */
+int tp_control_connect(struct tp_client *c, const char *path, unsigned flags);
+
+/* 1 while subscriptions go through the control socket, 0 when the filter is local only. */
+int tp_control_connected(const struct tp_client *c);
+
+/*
+ * Slow path, never blocks: read what the daemon sent unasked. A subscription the daemon revoked
+ * (an entitlement withdrawn by a reload) stops being delivered here too. Returns the number of
+ * subscriptions revoked (reason in tp_last_error()), 0, or -ENOTCONN when the daemon has gone.
+ */
+int tp_control_check(struct tp_client *c);
+
+/* The reason for the last failed call on c that talked to the daemon; "" when none. */
+const char *tp_last_error(const struct tp_client *c);
 
 #ifdef __cplusplus
 }
