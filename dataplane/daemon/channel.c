@@ -396,3 +396,63 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
         break;
     }
 }
+
+/* ---- start and stop (live reload) ---------------------------------------------------------- */
+
+/* Whether instrument `in` is fed by this channel (ITCH: its locate map; MDP3: its channel id). */
+static bool feeds_instrument(const struct tp_channel *ch, const struct tp_instrument *in)
+{
+    if (ch->params.protocol == TP_CHANNEL_ITCH)
+        return in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot;
+    return in->venue == TP_VENUE_CME_MDP3 && in->channel == (uint16_t)ch->params.channel_id;
+}
+
+void tp_channel_start(struct tp_channel *ch)
+{
+    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
+                        ch->params.channel_id);
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = 0; id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && feeds_instrument(ch, in))
+            tp_publisher_set_flags(ch->params.publisher, id, 0);
+    }
+}
+
+uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
+{
+    /* Held packets: give every gap up and hand each packet back unapplied. A gap skip makes the
+     * packets behind it ready; the bound only guards against an arbiter that never empties. */
+    void *handle;
+    uint32_t skip;
+    struct tp_arb_gap gap;
+    for (uint32_t round = 0; round <= ch->params.held_max + 1; round++) {
+        while (tp_arb_next_ready(ch->arb, &handle, &skip))
+            ch->params.io.release(ch->params.io.ctx, handle);
+        if (!tp_arb_current_gap(ch->arb, &gap))
+            break;
+        tp_arb_skip_gap(ch->arb);
+    }
+    /* Its books empty and flagged stale: consumers see a CLEAR record and a status event. */
+    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
+                        ch->params.channel_id);
+    struct tp_feed_sink sink = tp_publisher_sink(ch->params.publisher);
+    struct tp_feed_info info = {.rx_tsc = now_tsc};
+    struct tp_book_change changes[TP_BOOK_CHANGES_MAX];
+    uint32_t n = tp_instruments_count(ch->params.registry), marked = 0;
+    for (uint32_t id = 0; id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in == NULL || !feeds_instrument(ch, in))
+            continue;
+        int k = tp_books_clear(ch->params.books, id, 0, changes);
+        if (k > 0) {
+            sink.changes(sink.ctx, &info, changes, (uint32_t)k);
+            sink.end_of_event(sink.ctx, &info);
+        }
+        tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
+        marked++;
+    }
+    if (ch->params.protocol == TP_CHANNEL_ITCH)
+        tp_instruments_reset_locates(ch->params.registry, ch->params.itch_slot);
+    return marked;
+}

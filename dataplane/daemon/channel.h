@@ -114,4 +114,16 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
 /* Timers: gap windows, re-requests, give-ups. Call from the poll loop. */
 void tp_channel_poll(struct tp_channel *ch, uint64_t now_tsc);
 
+/*
+ * Live reload, on the lcore that owns the channel. tp_channel_start: the channel begins to feed
+ * (added at run time): the stale flag a removed predecessor left on its instruments (same ITCH
+ * locate map or MDP3 channel id) is cleared. tp_channel_stop: the channel is being removed:
+ * every held packet goes back through io.release, the books of its instruments are cleared
+ * (published as CLEAR records) and flagged TP_PUB_F_STALE (a status event; the state table
+ * shows it), and an ITCH channel's locate map is reset. Returns the instruments marked. The
+ * channel must not be fed afterwards.
+ */
+void tp_channel_start(struct tp_channel *ch);
+uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc);
+
 #endif

@@ -25,8 +25,6 @@
 #define COUNTER_US     10000 /* counters copied to shared memory every 10 ms */
 #define HOST_FRAME_CAP TP_HOST_FRAME_MAX
 
-struct tp_dp_rerequest_target tp_dp_rerequest_targets[TP_DP_MAX_CHANNELS];
-
 static int timestamp_offset = -1;
 
 int tp_dp_register_timestamp(void)
@@ -94,7 +92,9 @@ static void send_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, const uint8
 int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len)
 {
     struct tp_dp_lcore *lc = ctx;
-    const struct tp_dp_rerequest_target *t = &tp_dp_rerequest_targets[channel];
+    if (channel >= TP_DP_MAX_CHANNELS)
+        return -EINVAL;
+    const struct tp_dp_rerequest_target *t = &lc->set.slots[channel].rerequest;
     struct tp_dp_port *p = t->port < lc->n_ports ? lc->ports[t->port] : NULL;
     if (p == NULL || p->host == NULL || t->server_ip == 0)
         return -ENODEV;
@@ -120,20 +120,19 @@ int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, si
 void tp_dp_membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join)
 {
     struct tp_dp_lcore *lc = ctx;
-    const struct tp_dp_line *l = &lc->lines[channel][role];
-    if (!l->present || l->port >= lc->n_ports || lc->ports[l->port]->host == NULL)
-        return;
-    struct tp_host *host = lc->ports[l->port]->host;
-    if (join)
-        tp_host_join(host, l->group, l->source, l->vlan, rte_rdtsc());
-    else
-        tp_host_leave(host, l->group, rte_rdtsc());
+    if (channel < TP_DP_MAX_CHANNELS)
+        tp_dp_set_membership(&lc->set, channel, role, join, rte_rdtsc());
 }
 
 static void export_counters(struct tp_dp_lcore *lc)
 {
     for (unsigned i = 0; i < lc->n_exports; i++)
         tp_counter_set(lc->exports[i].dst, *lc->exports[i].src);
+    for (unsigned c = 0; c < TP_DP_MAX_CHANNELS; c++) {
+        const struct tp_dp_slot *s = &lc->set.slots[c];
+        for (unsigned i = 0; lc->set.channels[c] != NULL && i < s->n_exports; i++)
+            tp_counter_set(s->exports[i].dst, *s->exports[i].src);
+    }
     uint64_t seq = atomic_load_explicit(&lc->latency_seq, memory_order_relaxed);
     atomic_store_explicit(&lc->latency_seq, seq + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
@@ -185,13 +184,25 @@ static void apply_subscriptions(struct tp_dp_lcore *lc)
     lc->interest_instruments = count;
 }
 
+/* Reload commands (reconfig.h): everything one reload enqueued is dequeued in one go. */
+static void apply_reconfig(struct tp_dp_lcore *lc, uint64_t now)
+{
+    struct tp_dp_cmd cmds[TP_DP_RECONFIG_RING];
+    unsigned n =
+        rte_ring_dequeue_burst_elem(lc->reconfig, cmds, sizeof(cmds[0]), TP_DP_RECONFIG_RING, NULL);
+    if (n > 0)
+        tp_dp_set_apply(&lc->set, cmds, n, now);
+}
+
 static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
 {
     if (lc->commands != NULL)
         apply_subscriptions(lc);
-    for (unsigned c = 0; c < lc->n_channels; c++)
-        if (lc->channels[c] != NULL)
-            tp_channel_poll(lc->channels[c], now);
+    if (lc->reconfig != NULL)
+        apply_reconfig(lc, now);
+    for (unsigned c = 0; c < TP_DP_MAX_CHANNELS; c++)
+        if (lc->set.channels[c] != NULL)
+            tp_channel_poll(lc->set.channels[c], now);
     uint8_t frame[HOST_FRAME_CAP];
     for (unsigned i = 0; i < lc->n_ports; i++) {
         struct tp_dp_port *p = lc->ports[i];
@@ -214,9 +225,9 @@ static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, st
     }
     const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
     struct tp_udp_view view;
-    uint32_t line = tp_classify_frame(lc->classifier, frame, m->data_len, &view);
+    uint32_t line = tp_classify_frame(lc->set.classifier, frame, m->data_len, &view);
     if (likely(line != TP_CLASSIFY_NONE)) {
-        struct tp_channel *ch = lc->channels[line / TP_ROLES];
+        struct tp_channel *ch = lc->set.channels[line / TP_ROLES];
         *mbuf_rx_tsc(m) = now;
         if (ch == NULL || !tp_channel_packet(ch, (enum tp_line_role)(line % TP_ROLES), view.payload,
                                              view.payload_len, m, now))

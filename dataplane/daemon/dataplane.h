@@ -22,12 +22,10 @@
 #include "classifier.h"
 #include "host.h"
 #include "port.h"
+#include "reconfig.h"
 #include "util/histogram.h"
 
-#define TP_DP_MAX_RXQ           16
-#define TP_DP_MAX_CHANNELS      64
-#define TP_DP_MAX_PORTS         8
-#define TP_DP_RETRANS_PORT_BASE 40000 /* our UDP port for channel c's re-requests: base + c */
+#define TP_DP_MAX_RXQ 16
 
 struct tp_counter;
 struct tp_publisher;
@@ -45,13 +43,10 @@ struct tp_dp_port {
     bool can_send;
 };
 
-#define TP_DP_MAX_EXPORTS 1024
-
-/* A private counter of the lcore and the bus counter it is copied to. */
-struct tp_dp_export {
-    const uint64_t *src;
-    struct tp_counter *dst;
-};
+#define TP_DP_LCORE_EXPORTS 32 /* the lcore's own counters (its channels' are in their slots) */
+/* Counters area: the lcore's, the bus's, and every channel name a reload may bring (a removed
+ * channel's names stay registered; added again, it reuses them). */
+#define TP_DP_COUNTERS (64 + TP_DP_LCORE_EXPORTS + 2 * TP_DP_MAX_CHANNELS * TP_DP_SLOT_EXPORTS)
 
 /* The lcore's own counters (the classifier, host and channels keep theirs). */
 struct tp_dp_stats {
@@ -64,15 +59,6 @@ struct tp_dp_stats {
     uint64_t rerequests_unresolved; /* re-request not sent: server MAC not known yet */
 };
 
-/* A line's groups, for joining and leaving (IGMP) at run time. */
-struct tp_dp_line {
-    bool present;
-    uint32_t group;
-    uint32_t source;
-    uint16_t vlan; /* TP_HOST_NO_VLAN: untagged */
-    uint16_t port;
-};
-
 struct tp_dp_lcore {
     unsigned lcore_id;
     unsigned n_rxq;
@@ -82,10 +68,9 @@ struct tp_dp_lcore {
     } rxq[TP_DP_MAX_RXQ];
     unsigned n_ports;
     struct tp_dp_port *ports[TP_DP_MAX_PORTS]; /* indexed like the config's ports */
-    unsigned n_channels;
-    struct tp_channel *channels[TP_DP_MAX_CHANNELS]; /* by config channel index (NULL: not ours) */
-    struct tp_dp_line lines[TP_DP_MAX_CHANNELS][TP_ROLES];
-    struct tp_classifier *classifier;
+    /* The channels by slot, the classifier, and the reload hand-shake (reconfig.h). */
+    struct tp_dp_set set;
+    struct rte_ring *reconfig; /* struct tp_dp_cmd elements, main lcore -> this lcore */
     struct tp_publisher *publisher;
     struct tp_histogram latency; /* rx -> publish, TSC ticks */
     uint64_t tsc_hz;
@@ -105,7 +90,7 @@ struct tp_dp_lcore {
     struct tp_histogram latency_export;
     struct tp_dp_stats stats;
     unsigned n_exports;
-    struct tp_dp_export exports[TP_DP_MAX_EXPORTS];
+    struct tp_dp_export exports[TP_DP_LCORE_EXPORTS];
     atomic_bool *quit;
 };
 
@@ -121,7 +106,7 @@ int tp_dp_register_timestamp(void);
 /* Sends a MoldUDP64 re-request (the channel io callback; ctx is the lcore). */
 int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len);
 
-/* Joins / leaves the groups of a channel's line role (channel io callback; ctx is the lcore). */
+/* Joins / leaves the groups of a slot's line role (channel io callback; ctx is the lcore). */
 void tp_dp_membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join);
 
 /* Channel io callbacks over mbufs. */
@@ -129,12 +114,7 @@ void tp_dp_mbuf_view(void *ctx, void *handle, const uint8_t **payload, uint16_t 
                      uint64_t *rx_tsc);
 void tp_dp_mbuf_release(void *ctx, void *handle);
 
-/* Where re-requests of a channel go (set by main before launch). */
-struct tp_dp_rerequest_target {
-    uint32_t server_ip;
-    uint16_t server_port;
-    uint16_t port; /* index of the port to send on */
-};
-extern struct tp_dp_rerequest_target tp_dp_rerequest_targets[TP_DP_MAX_CHANNELS];
+/* The reconfiguration ring's size: every command of the largest reload fits at once. */
+#define TP_DP_RECONFIG_RING 512
 
 #endif

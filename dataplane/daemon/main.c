@@ -237,17 +237,18 @@ static void build_filter(const struct tp_cfg_instruments *ci, struct tp_instrume
     }
 }
 
-/* Registers a bus counter named "<prefix>.<name>" that the lcore copies from src. */
-static void export(struct tp_dp_lcore *lc, struct tp_counters *area, const char *prefix,
-                   const char *name, const uint64_t *src)
+/* Registers a bus counter named "<prefix>.<name>" that the lcore copies from src into exports. */
+static int export(struct tp_dp_export *exports, unsigned *n, unsigned max, struct tp_counters *area,
+                  const char *prefix, const char *name, const uint64_t *src)
 {
     char full[2 * TP_COUNTER_NAME_LEN];
-    /* Longer names are cut by the registry's limit; prefixes are short by construction. */
     snprintf(full, sizeof(full), "%s.%s", prefix, name);
-    full[TP_COUNTER_NAME_LEN - 1] = '\0';
-    struct tp_counter *dst = tp_counters_register(area, full);
-    if (dst != NULL && lc->n_exports < TP_DP_MAX_EXPORTS)
-        lc->exports[lc->n_exports++] = (struct tp_dp_export){.src = src, .dst = dst};
+    struct tp_counter *dst =
+        strlen(full) < TP_COUNTER_NAME_LEN && *n < max ? tp_counters_register(area, full) : NULL;
+    if (dst == NULL)
+        return -ENOSPC;
+    exports[(*n)++] = (struct tp_dp_export){.src = src, .dst = dst};
+    return 0;
 }
 
 /*
@@ -263,15 +264,17 @@ static void counter_label(const char *name, char out[TP_DP_LABEL_LEN])
     out[i] = '\0';
 }
 
-static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
-                       struct tp_counters *area)
+static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area)
 {
-#define EXPORT(prefix, obj, field) export(lc, area, prefix, #field, &(obj)->field)
+    int rc = 0;
+#define EXPORT(prefix, obj, field)                                                                 \
+    rc |= export(lc->exports, &lc->n_exports, TP_DP_LCORE_EXPORTS, area, prefix, #field,           \
+                 &(obj)->field)
     EXPORT("dp", &lc->stats, rx_packets);
     EXPORT("dp", &lc->stats, tx_frames);
     EXPORT("dp", &lc->stats, tx_dropped);
     EXPORT("dp", &lc->stats, host_frames);
-    const struct tp_classifier_counters *cc = tp_classifier_counters(lc->classifier);
+    const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
     EXPORT("dp.classify", cc, matched);
     EXPORT("dp.classify", cc, no_flow);
     EXPORT("dp.classify", cc, not_udp);
@@ -280,48 +283,60 @@ static void export_all(struct tp_dp_lcore *lc, const struct tp_config *cfg,
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     EXPORT("dp.publish", pc, records);
     EXPORT("dp.publish", pc, events);
-    /* Channel counters carry their channel (and line) as Prometheus label segments:
-     * "channel=X.feed.packets" is tickplane_feed_packets_total{channel="X"} (docs/OPERATIONS.md).
-     */
-    for (unsigned c = 0; c < cfg->n_channels; c++) {
-        struct tp_channel *ch = lc->channels[c];
-        if (ch == NULL)
-            continue;
-        char p[TP_COUNTER_NAME_LEN], name[TP_DP_LABEL_LEN];
-        counter_label(cfg->channels[c].name, name);
-        snprintf(p, sizeof(p), "channel=%s.feed", name);
-        EXPORT(p, &ch->counters, packets);
-        EXPORT(p, &ch->counters, malformed);
-        EXPORT(p, &ch->counters, messages);
-        EXPORT(p, &ch->counters, stale_marks);
-        const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
-        snprintf(p, sizeof(p), "channel=%s.arb", name);
-        EXPORT(p, ac, gaps);
-        EXPORT(p, ac, gap_filled);
-        EXPORT(p, ac, skipped_msgs);
-        EXPORT(p, ac, resets);
-        snprintf(p, sizeof(p), "channel=%s.mold", name);
-        EXPORT(p, &ch->mold.counters, requests);
-        EXPORT(p, &ch->mold.counters, recovered);
-        EXPORT(p, &ch->mold.counters, given_up);
-        static const char *const line_names[] = {"a", "b", "r"};
-        for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
-            char lp[TP_COUNTER_NAME_LEN];
-            snprintf(lp, sizeof(lp), "channel=%s.line=%s.line", name, line_names[l]);
-            EXPORT(lp, &ac->line[l], packets);
-            EXPORT(lp, &ac->line[l], delivered);
-            EXPORT(lp, &ac->line[l], duplicates);
-            EXPORT(lp, &ac->line[l], held);
-            EXPORT(lp, &ac->line[l], stale);
-            EXPORT(lp, &ac->line[l], overflow);
-            EXPORT(lp, &ac->line[l], corrupt);
-        }
-    }
+    EXPORT("dp.reload", &lc->set, detached_instruments);
+    EXPORT("dp.reload", &lc->set, apply_errors);
 #undef EXPORT
+    return rc;
 }
 
+/*
+ * A channel's counters carry its name (and line) as Prometheus label segments:
+ * "channel=X.feed.packets" is tickplane_feed_packets_total{channel="X"} (docs/OPERATIONS.md).
+ * A channel added again under the same name gets the same counters back.
+ */
+static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, const char *name,
+                          const struct tp_channel *ch)
+{
+    int rc = 0;
+    char p[TP_COUNTER_NAME_LEN], label[TP_DP_LABEL_LEN];
+    counter_label(name, label);
+    slot->n_exports = 0;
+#define EXPORT(obj, field)                                                                         \
+    rc |= export(slot->exports, &slot->n_exports, TP_DP_SLOT_EXPORTS, area, p, #field,             \
+                 &(obj)->field)
+    snprintf(p, sizeof(p), "channel=%s.feed", label);
+    EXPORT(&ch->counters, packets);
+    EXPORT(&ch->counters, malformed);
+    EXPORT(&ch->counters, messages);
+    EXPORT(&ch->counters, stale_marks);
+    const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
+    snprintf(p, sizeof(p), "channel=%s.arb", label);
+    EXPORT(ac, gaps);
+    EXPORT(ac, gap_filled);
+    EXPORT(ac, skipped_msgs);
+    EXPORT(ac, resets);
+    snprintf(p, sizeof(p), "channel=%s.mold", label);
+    EXPORT(&ch->mold.counters, requests);
+    EXPORT(&ch->mold.counters, recovered);
+    EXPORT(&ch->mold.counters, given_up);
+    static const char *const line_names[] = {"a", "b", "r"};
+    for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
+        snprintf(p, sizeof(p), "channel=%s.line=%s.line", label, line_names[l]);
+        EXPORT(&ac->line[l], packets);
+        EXPORT(&ac->line[l], delivered);
+        EXPORT(&ac->line[l], duplicates);
+        EXPORT(&ac->line[l], held);
+        EXPORT(&ac->line[l], stale);
+        EXPORT(&ac->line[l], overflow);
+        EXPORT(&ac->line[l], corrupt);
+    }
+#undef EXPORT
+    return rc;
+}
+
+/* slot_of: the slot of each config channel. */
 static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *cfg,
-                          double elapsed_s)
+                          const uint8_t *slot_of, double elapsed_s)
 {
     /* Throughput over the span from the first to the last feed frame (a replay's busy time). */
     uint64_t last = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
@@ -330,13 +345,13 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
                         : 0.0;
     uint64_t messages = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
-        if (lc->channels[c] != NULL)
-            messages += lc->channels[c]->counters.messages;
+        if (lc->set.channels[slot_of[c]] != NULL)
+            messages += lc->set.channels[slot_of[c]]->counters.messages;
     printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
            "\"messages_per_s\":%.0f,\"rx_packets\":%lu,\"tx_frames\":%lu",
            elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0,
            lc->stats.rx_packets, lc->stats.tx_frames);
-    const struct tp_classifier_counters *cc = tp_classifier_counters(lc->classifier);
+    const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
            "\"bad_checksum\":%lu}",
            cc->matched, cc->no_flow, cc->not_udp, cc->malformed, cc->bad_checksum);
@@ -345,7 +360,7 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
            pc->skipped);
     printf(",\"channels\":[");
     for (unsigned c = 0, first = 1; c < cfg->n_channels; c++) {
-        const struct tp_channel *ch = lc->channels[c];
+        const struct tp_channel *ch = lc->set.channels[slot_of[c]];
         if (ch == NULL)
             continue;
         const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
@@ -388,21 +403,38 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
 
 /* Everything the daemon allocates, sized from the config. */
 struct daemon {
-    struct tp_config *cfg;
+    struct tp_config *cfg; /* running (replaced by a successful reload) */
     struct tp_bus_writer *bus;
     struct tp_dp_port ports[TP_CFG_MAX_PORTS];
     unsigned n_ports_open;
     struct tp_instruments *registry;
     struct tp_books *books;
-    struct tp_instrument_filter filter;
+    struct tp_instrument_filter filter; /* every feed reads this one (the lcore swaps it) */
     const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
     struct tp_dp_lcore lc;
+    /* The main lcore's view of the slots (what it last handed the lcore; read by stats). */
+    uint8_t slot_of[TP_CFG_MAX_CHANNELS]; /* config channel -> slot */
+    struct tp_channel *slot_channel[TP_DP_MAX_CHANNELS];
+    struct tp_dp_slot slot_state[TP_DP_MAX_CHANNELS];
+    char slot_label[TP_DP_MAX_CHANNELS][TP_DP_LABEL_LEN];
+    int itch_slot_of[TP_DP_MAX_CHANNELS]; /* locate map of the slot's ITCH channel, or -1 */
+    uint16_t itch_slots;                  /* locate maps in the registry */
+    /* A copy of the lcore's classifier: a reload's flows are tried on it first. */
+    struct tp_classifier *shadow_cls, *scratch_cls;
+    size_t cls_size;
+    uint32_t held_max;
+    uint64_t generation; /* of the last reload sent to the lcore */
 };
+
+/* ITCH locate maps beyond the channels at start-up, for ITCH channels a reload adds. */
+#define SPARE_ITCH_SLOTS 4
+/* How long a reload waits for the data lcore to acknowledge it. */
+#define RELOAD_ACK_MS 2000
 
 static int build_bus(struct daemon *d)
 {
     char err[256];
-    d->bus = tp_daemon_bus_open(d->cfg, TP_DP_MAX_EXPORTS + 64, err, sizeof(err));
+    d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS, err, sizeof(err));
     if (d->bus == NULL) {
         fprintf(stderr, "tickplane: bus: %s\n", err);
         return -EIO;
@@ -416,8 +448,9 @@ static int build_tables(struct daemon *d)
     uint16_t itch_channels = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
+    d->itch_slots = itch_channels + SPARE_ITCH_SLOTS;
     struct tp_instruments_params ip = {.capacity = cfg->instruments.capacity,
-                                       .itch_venues = itch_channels};
+                                       .itch_venues = d->itch_slots};
     d->registry = dp_alloc("instruments", tp_instruments_memsize(&ip));
     if (d->registry == NULL || tp_instruments_init(d->registry, &ip) != 0)
         return -ENOMEM;
@@ -438,6 +471,157 @@ static int build_tables(struct daemon *d)
     return 0;
 }
 
+/* The lines of config channel cc as the slot holds them. */
+static void slot_lines(const struct daemon *d, const struct tp_cfg_channel *cc,
+                       struct tp_dp_slot *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
+        const struct tp_cfg_line *l = channel_line(cc, role);
+        if (l == NULL || !l->present)
+            continue;
+        s->lines[role] = (struct tp_dp_line){
+            .present = true,
+            .group = l->group,
+            .source = l->source,
+            .udp = l->port,
+            .vlan = l->vlan < 0 ? TP_CLASSIFY_ANY_VLAN : (uint16_t)l->vlan,
+            .port = l->rx_port,
+        };
+    }
+    if (cc->rerequest_host != 0) {
+        uint16_t port = cc->lines[0].rx_port;
+        s->rerequest = (struct tp_dp_rerequest_target){.server_ip = cc->rerequest_host,
+                                                       .server_port = cc->rerequest_port,
+                                                       .port = port,
+                                                       .local_ip = d->ports[port].ip};
+    }
+}
+
+/* Applies a slot's flows to a classifier (add or remove): the first error, or 0. */
+static int slot_flows(struct tp_classifier *cls, const struct tp_dp_slot *s, unsigned slot,
+                      bool add)
+{
+    int rc = 0;
+    for (unsigned role = 0; role < TP_ROLES; role++) {
+        const struct tp_dp_line *l = &s->lines[role];
+        if (!l->present)
+            continue;
+        int r = add ? tp_classifier_add(cls, l->group, l->udp, l->vlan, slot * TP_ROLES + role)
+                    : tp_classifier_remove(cls, l->group, l->udp, l->vlan);
+        rc = rc ? rc : r;
+    }
+    if (s->rerequest.server_ip != 0) {
+        uint16_t udp = (uint16_t)(TP_DP_RETRANS_PORT_BASE + slot);
+        int r = add ? tp_classifier_add(cls, s->rerequest.local_ip, udp, TP_CLASSIFY_ANY_VLAN,
+                                        slot * TP_ROLES + TP_ROLE_RETRANS)
+                    : tp_classifier_remove(cls, s->rerequest.local_ip, udp, TP_CLASSIFY_ANY_VLAN);
+        rc = rc ? rc : r;
+    }
+    return rc;
+}
+
+/*
+ * Main lcore: everything an attach needs, allocated and registered here (never on the data
+ * lcore): the channel in DPDK memory, its lines, re-request target and counters. 0 or -errno
+ * with why in err; on error nothing stays allocated.
+ */
+static int prepare_channel(struct daemon *d, const struct tp_cfg_channel *cc, unsigned slot,
+                           int itch_slot, struct tp_dp_attach *a, char *err, size_t err_size)
+{
+    struct tp_dp_lcore *lc = &d->lc;
+    struct tp_channel_params chp = {
+        .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
+        .index = slot,
+        .channel_id = cc->venue_channel_id,
+        .held_max = d->held_max,
+        .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
+        .start_seq = 1,
+        .mold = {.retry_tsc = lc->tsc_hz / 20,
+                 .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
+                 .max_messages = cc->rerequest_max_messages},
+        .registry = d->registry,
+        .books = d->books,
+        .filter = &d->filter,
+        .itch_slot = itch_slot < 0 ? 0 : (uint16_t)itch_slot,
+        .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+        .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
+        .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
+        .replay_bytes = 4u << 20,
+        .publisher = lc->publisher,
+        .io = {.ctx = lc,
+               .view = tp_dp_mbuf_view,
+               .release = tp_dp_mbuf_release,
+               .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL,
+               .membership = tp_dp_membership},
+    };
+    memset(a, 0, sizeof(*a));
+    a->channel = dp_alloc("channel", tp_channel_memsize(&chp));
+    if (a->channel == NULL || tp_channel_init(a->channel, &chp) != 0) {
+        rte_free(a->channel);
+        a->channel = NULL;
+        snprintf(err, err_size, "channel \"%s\": cannot allocate its memory", cc->name);
+        return -ENOMEM;
+    }
+    slot_lines(d, cc, &a->slot);
+    if (export_channel(&a->slot, tp_daemon_bus_counters(d->bus), cc->name, a->channel) != 0) {
+        rte_free(a->channel);
+        a->channel = NULL;
+        snprintf(err, err_size,
+                 "channel \"%s\": the counters area is full (removed channels keep their "
+                 "names until a restart)",
+                 cc->name);
+        return -ENOSPC;
+    }
+    if (cc->rerequest_host != 0 && d->ports[a->slot.rerequest.port].ip == 0)
+        fprintf(stderr,
+                "tickplane: channel %s: port has no IPv4 address, re-requests cannot be answered\n",
+                cc->name);
+    return 0;
+}
+
+/* The main lcore's view after an attach (start-up or a reload the lcore acknowledged). */
+static void note_attached(struct daemon *d, unsigned slot, const struct tp_dp_attach *a,
+                          const char *name, int itch_slot)
+{
+    d->slot_channel[slot] = a->channel;
+    d->slot_state[slot] = a->slot;
+    counter_label(name, d->slot_label[slot]);
+    d->itch_slot_of[slot] = itch_slot;
+}
+
+static void note_detached(struct daemon *d, unsigned slot)
+{
+    rte_free(d->slot_channel[slot]);
+    d->slot_channel[slot] = NULL;
+    memset(&d->slot_state[slot], 0, sizeof(d->slot_state[slot]));
+    d->slot_label[slot][0] = '\0';
+    d->itch_slot_of[slot] = -1;
+}
+
+/* A locate map no slot marked taken holds (itch_slot_of: each slot's), or -1. */
+static int free_itch_slot_of(const struct daemon *d, const int *itch_slot_of, const bool *taken)
+{
+    for (int m = 0; m < d->itch_slots; m++) {
+        bool used = false;
+        for (unsigned s = 0; s < TP_DP_MAX_CHANNELS && !used; s++)
+            used = taken[s] && itch_slot_of[s] == m;
+        if (!used)
+            return m;
+    }
+    return -1;
+}
+
+/* tpout venue 0 (cme) and 1 (nasdaq) as the running config names them. */
+static void name_venues(struct daemon *d)
+{
+    const struct tp_config *cfg = d->cfg;
+    d->venue_names[0] = "CME";
+    d->venue_names[1] = "NASDAQ";
+    for (unsigned c = cfg->n_channels; c-- > 0;)
+        d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
+}
+
 static int build_lcore(struct daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
@@ -448,23 +632,32 @@ static int build_lcore(struct daemon *d)
     lc->quit = &quit;
     tp_hist_reset(&lc->latency);
     lc->n_ports = cfg->n_ports;
-    for (unsigned i = 0; i < cfg->n_ports; i++)
+    for (unsigned i = 0; i < cfg->n_ports; i++) {
         lc->ports[i] = &d->ports[i];
+        lc->set.hosts[i] = d->ports[i].host;
+    }
+    lc->set.filter = &d->filter;
     lc->n_rxq = cl->n_rxq;
     for (unsigned q = 0; q < cl->n_rxq; q++) {
         lc->rxq[q].port = cl->rxq[q].port;
         lc->rxq[q].queue = cl->rxq[q].queue;
     }
 
-    /* UDP checksums are verified unless a port is an af_packet vdev: Linux hands frames sent
-     * over veth to packet sockets with the checksum still to be finished by offload. */
-    struct tp_classifier_params cp = {.max_flows = cfg->n_channels * TP_ROLES,
+    /* Room for the flows of every slot, so that reloads never resize it. UDP checksums are
+     * verified unless a port is an af_packet vdev: Linux hands frames sent over veth to packet
+     * sockets with the checksum still to be finished by offload. */
+    struct tp_classifier_params cp = {.max_flows = TP_DP_MAX_CHANNELS * TP_ROLES,
                                       .verify_udp_checksum = true};
     for (unsigned i = 0; i < cfg->n_ports; i++)
         if (strncmp(cfg->ports[i].dev_name, "net_af_packet", 13) == 0)
             cp.verify_udp_checksum = false;
-    lc->classifier = dp_alloc("classifier", tp_classifier_memsize(&cp));
-    if (lc->classifier == NULL || tp_classifier_init(lc->classifier, &cp) != 0)
+    d->cls_size = tp_classifier_memsize(&cp);
+    lc->set.classifier = dp_alloc("classifier", d->cls_size);
+    d->shadow_cls = aligned_alloc(64, d->cls_size);
+    d->scratch_cls = aligned_alloc(64, d->cls_size);
+    if (lc->set.classifier == NULL || d->shadow_cls == NULL || d->scratch_cls == NULL ||
+        tp_classifier_init(lc->set.classifier, &cp) != 0 ||
+        tp_classifier_init(d->shadow_cls, &cp) != 0)
         return -ENOMEM;
 
     struct tp_publisher_params pp = {
@@ -479,82 +672,42 @@ static int build_lcore(struct daemon *d)
     lc->publisher = dp_alloc("publisher", tp_publisher_memsize(&pp));
     if (lc->publisher == NULL || tp_publisher_init(lc->publisher, &pp) != 0)
         return -ENOMEM;
+    if (export_lcore(lc, tp_daemon_bus_counters(d->bus)) != 0)
+        return -ENOSPC;
 
-    uint64_t now = rte_rdtsc();
-    uint16_t itch_slot = 0;
     /* Held packets keep their mbufs: at most a quarter of the smallest pool, so a long gap
      * cannot starve the receive queues. */
-    uint32_t held_max = TP_ARB_HELD_LIMIT;
+    d->held_max = TP_ARB_HELD_LIMIT;
     for (unsigned i = 0; i < cfg->n_ports; i++)
-        if (cfg->ports[i].mbuf_pool_size / 4 < held_max)
-            held_max = cfg->ports[i].mbuf_pool_size / 4;
-    lc->n_channels = cfg->n_channels;
+        if (cfg->ports[i].mbuf_pool_size / 4 < d->held_max)
+            d->held_max = cfg->ports[i].mbuf_pool_size / 4;
+    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+        d->itch_slot_of[s] = -1;
+    /* Start-up attaches the config's channels to slots 0..n-1 directly (the lcore is not
+     * running yet), through the same steps as a reload. */
+    uint64_t now = rte_rdtsc();
+    int itch_next = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &cfg->channels[c];
-        struct tp_channel_params chp = {
-            .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
-            .index = c,
-            .channel_id = cc->venue_channel_id,
-            .held_max = held_max,
-            .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
-            .start_seq = 1,
-            .mold = {.retry_tsc = lc->tsc_hz / 20,
-                     .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
-                     .max_messages = cc->rerequest_max_messages},
-            .registry = d->registry,
-            .books = d->books,
-            .filter = &d->filter,
-            .itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_slot++ : 0,
-            .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
-            .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
-            .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
-            .replay_bytes = 4u << 20,
-            .publisher = lc->publisher,
-            .io = {.ctx = lc,
-                   .view = tp_dp_mbuf_view,
-                   .release = tp_dp_mbuf_release,
-                   .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL,
-                   .membership = tp_dp_membership},
-        };
-        lc->channels[c] = dp_alloc("channel", tp_channel_memsize(&chp));
-        if (lc->channels[c] == NULL || tp_channel_init(lc->channels[c], &chp) != 0)
-            return -ENOMEM;
-        for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
-            const struct tp_cfg_line *l = channel_line(cc, role);
-            if (l == NULL || !l->present)
-                continue;
-            uint16_t vlan = l->vlan < 0 ? TP_CLASSIFY_ANY_VLAN : (uint16_t)l->vlan;
-            lc->lines[c][role] =
-                (struct tp_dp_line){.present = true,
-                                    .group = l->group,
-                                    .source = l->source,
-                                    .vlan = l->vlan < 0 ? TP_HOST_NO_VLAN : (uint16_t)l->vlan,
-                                    .port = l->rx_port};
-            int rc =
-                tp_classifier_add(lc->classifier, l->group, l->port, vlan, c * TP_ROLES + role);
-            if (rc != 0)
-                return rc;
-            /* Every line is joined at start: snapshots rebuild the books first (MDP3), and
-             * the channel leaves the snapshot and definition lines when it has them. */
-            tp_host_join(d->ports[l->rx_port].host, l->group, l->source,
-                         l->vlan < 0 ? TP_HOST_NO_VLAN : (uint16_t)l->vlan, now);
+        int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next++ : -1;
+        struct tp_dp_attach a;
+        char err[256];
+        int rc = prepare_channel(d, cc, c, itch_slot, &a, err, sizeof(err));
+        if (rc == 0 && (rc = slot_flows(d->shadow_cls, &a.slot, c, true)) != 0)
+            snprintf(err, sizeof(err), "channel \"%s\": a line's flow is used twice", cc->name);
+        if (rc == 0)
+            rc = tp_dp_set_attach(&lc->set, c, &a, now);
+        if (rc != 0) {
+            fprintf(stderr, "tickplane: %s\n", err);
+            return rc;
         }
-        if (cc->rerequest_host != 0) {
-            uint16_t port = cc->lines[0].rx_port;
-            tp_dp_rerequest_targets[c] = (struct tp_dp_rerequest_target){
-                .server_ip = cc->rerequest_host, .server_port = cc->rerequest_port, .port = port};
-            if (d->ports[port].ip == 0)
-                fprintf(stderr,
-                        "tickplane: channel %s: port has no IPv4 address, "
-                        "re-requests cannot be answered\n",
-                        cc->name);
-            tp_classifier_add(lc->classifier, d->ports[port].ip,
-                              (uint16_t)(TP_DP_RETRANS_PORT_BASE + c), TP_CLASSIFY_ANY_VLAN,
-                              c * TP_ROLES + TP_ROLE_RETRANS);
-        }
+        d->slot_of[c] = (uint8_t)c;
+        note_attached(d, c, &a, cc->name, itch_slot);
     }
-    export_all(lc, cfg, tp_daemon_bus_counters(d->bus));
-    return 0;
+    lc->reconfig =
+        rte_ring_create_elem("tp_reconfig", sizeof(struct tp_dp_cmd), TP_DP_RECONFIG_RING,
+                             (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+    return lc->reconfig != NULL ? 0 : -ENOMEM;
 }
 
 static double mono_s(void)
@@ -602,6 +755,11 @@ static json_t *op_stats(void *ctx)
     for (unsigned i = 0; i < d->lc.n_exports; i++)
         json_object_set_new(o, d->lc.exports[i].dst->name,
                             json_integer((json_int_t)tp_counter_get(d->lc.exports[i].dst)));
+    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+        for (unsigned i = 0; d->slot_channel[s] != NULL && i < d->slot_state[s].n_exports; i++) {
+            const struct tp_counter *k = d->slot_state[s].exports[i].dst;
+            json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
+        }
     return o;
 }
 
@@ -640,6 +798,235 @@ static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
     *ns_per_unit = 1e9 / (double)d->lc.tsc_hz;
 }
 
+/* ---- live reload: the apply hook (main lcore; see reconfig.h for the data lcore's side) ------ */
+
+/* Capacities a config's channels must fit besides the slots: counter labels, groups per port. */
+static int check_channel_capacity(const struct tp_config *cfg, char *err, size_t err_size)
+{
+    for (unsigned i = 0; i < cfg->n_channels; i++)
+        for (unsigned j = 0; j < i; j++) {
+            char a[TP_DP_LABEL_LEN], b[TP_DP_LABEL_LEN];
+            counter_label(cfg->channels[i].name, a);
+            counter_label(cfg->channels[j].name, b);
+            if (strcmp(a, b) == 0) {
+                snprintf(err, err_size,
+                         "channels[%u] \"%s\": its counters would be those of \"%s\" (counter "
+                         "names use the first %d characters, '.' as '_')",
+                         i, cfg->channels[i].name, cfg->channels[j].name, TP_DP_LABEL_LEN - 1);
+                return -EINVAL;
+            }
+        }
+    for (unsigned p = 0; p < cfg->n_ports; p++) {
+        uint32_t groups[TP_HOST_MAX_GROUPS + 1];
+        unsigned n = 0;
+        for (unsigned c = 0; c < cfg->n_channels; c++)
+            for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
+                const struct tp_cfg_line *l = channel_line(&cfg->channels[c], role);
+                if (l == NULL || !l->present || l->rx_port != p)
+                    continue;
+                unsigned k = 0;
+                while (k < n && groups[k] != l->group)
+                    k++;
+                if (k == n && n++ == TP_HOST_MAX_GROUPS) {
+                    snprintf(err, err_size, "ports[%u]: more than %d multicast groups", p,
+                             TP_HOST_MAX_GROUPS);
+                    return -ENOSPC;
+                }
+                groups[k] = l->group;
+            }
+    }
+    return 0;
+}
+
+/* What one reload prepares: the new slot of each channel, the attaches, the filter. */
+struct reload_plan {
+    uint8_t slot_of[TP_CFG_MAX_CHANNELS];
+    bool busy[TP_DP_MAX_CHANNELS]; /* used after the reload */
+    int itch_slot_of[TP_DP_MAX_CHANNELS];
+    unsigned n_attach;
+    uint16_t attach_channel[TP_CFG_MAX_CHANNELS]; /* new config index of each attach */
+    struct tp_dp_attach attach[TP_CFG_MAX_CHANNELS];
+    struct tp_instrument_filter filter;
+    unsigned n_cmds;
+    struct tp_dp_cmd cmds[TP_DP_RECONFIG_RING];
+};
+
+static void plan_free(struct reload_plan *p)
+{
+    for (unsigned i = 0; i < p->n_attach; i++)
+        rte_free(p->attach[i].channel);
+    free(p);
+}
+
+static void plan_cmd(struct reload_plan *p, uint64_t generation, enum tp_dp_op op, unsigned slot,
+                     const void *object)
+{
+    p->cmds[p->n_cmds++] = (struct tp_dp_cmd){
+        .generation = generation, .op = (uint16_t)op, .slot = (uint16_t)slot, .object = object};
+}
+
+/* Slots and ITCH locate maps of the next config; capacities checked. 0 or -errno with err. */
+static int plan_slots(struct daemon *d, const struct tp_config *next,
+                      const struct tp_config_diff *diff, struct reload_plan *p, char *err,
+                      size_t err_size)
+{
+    bool kept[TP_DP_MAX_CHANNELS] = {false};
+    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+        p->itch_slot_of[s] = -1;
+    for (unsigned i = 0; i < diff->n_unchanged; i++) {
+        unsigned s = d->slot_of[diff->unchanged[i].old_index];
+        p->slot_of[diff->unchanged[i].new_index] = (uint8_t)s;
+        kept[s] = p->busy[s] = true;
+        p->itch_slot_of[s] = d->itch_slot_of[s];
+    }
+    /* A changed channel restarts in its own slot. */
+    for (unsigned i = 0; i < diff->n_changed; i++) {
+        unsigned s = d->slot_of[diff->changed[i].old_index];
+        p->slot_of[diff->changed[i].new_index] = (uint8_t)s;
+        p->busy[s] = true;
+        p->attach_channel[p->n_attach++] = diff->changed[i].new_index;
+    }
+    for (unsigned i = 0; i < diff->n_added; i++) {
+        unsigned s = 0;
+        while (s < TP_DP_MAX_CHANNELS && p->busy[s])
+            s++;
+        if (s == TP_DP_MAX_CHANNELS) {
+            snprintf(err, err_size, "channels[%u] \"%s\": all %d channel slots are in use",
+                     diff->added[i], next->channels[diff->added[i]].name, TP_DP_MAX_CHANNELS);
+            return -ENOSPC;
+        }
+        p->slot_of[diff->added[i]] = (uint8_t)s;
+        p->busy[s] = true;
+        p->attach_channel[p->n_attach++] = diff->added[i];
+    }
+    /* ITCH locate maps: a changed channel keeps its own, others take a free one. */
+    bool taken[TP_DP_MAX_CHANNELS] = {false};
+    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+        taken[s] = kept[s];
+    for (unsigned k = 0; k < p->n_attach; k++) {
+        unsigned c = p->attach_channel[k], s = p->slot_of[c];
+        if (next->channels[c].protocol != TP_CFG_PROTO_ITCH)
+            continue;
+        int own = d->slot_channel[s] != NULL ? d->itch_slot_of[s] : -1;
+        p->itch_slot_of[s] = -1;
+        for (unsigned o = 0; o < TP_DP_MAX_CHANNELS && own >= 0; o++)
+            if (taken[o] && p->itch_slot_of[o] == own)
+                own = -1;
+        p->itch_slot_of[s] = own >= 0 ? own : free_itch_slot_of(d, p->itch_slot_of, taken);
+        if (p->itch_slot_of[s] < 0) {
+            snprintf(err, err_size,
+                     "channels[%u] \"%s\": no ITCH locate map left (%u: the ITCH channels at "
+                     "start-up + %d); restart to add more",
+                     c, next->channels[c].name, d->itch_slots, SPARE_ITCH_SLOTS);
+            return -ENOSPC;
+        }
+        taken[s] = true;
+    }
+    return check_channel_capacity(next, err, err_size);
+}
+
+/*
+ * Prepares the reload (memory, counters, flows tried on a copy of the classifier), sends the
+ * data lcore its commands and waits for the acknowledgement. On any failure nothing changed.
+ */
+static int op_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
+                    char *err, size_t err_size)
+{
+    struct daemon *d = ctx;
+    struct tp_dp_lcore *lc = &d->lc;
+    struct reload_plan *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        snprintf(err, err_size, "out of memory");
+        return -ENOMEM;
+    }
+    int rc = plan_slots(d, next, diff, p, err, err_size);
+    /* The flows: the leaving channels' removed, the arriving ones' added, on a scratch copy. */
+    memcpy(d->scratch_cls, d->shadow_cls, d->cls_size);
+    for (unsigned i = 0; rc == 0 && i < diff->n_removed; i++) {
+        unsigned s = d->slot_of[diff->removed[i]];
+        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
+    }
+    for (unsigned i = 0; rc == 0 && i < diff->n_changed; i++) {
+        unsigned s = d->slot_of[diff->changed[i].old_index];
+        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
+    }
+    unsigned prepared = 0;
+    for (; rc == 0 && prepared < p->n_attach; prepared++) {
+        unsigned c = p->attach_channel[prepared], s = p->slot_of[c];
+        rc = prepare_channel(d, &next->channels[c], s, p->itch_slot_of[s], &p->attach[prepared],
+                             err, err_size);
+        if (rc == 0 && slot_flows(d->scratch_cls, &p->attach[prepared].slot, s, true) != 0) {
+            snprintf(err, err_size,
+                     "channels[%u] \"%s\": a line's group and port are already "
+                     "another line's",
+                     c, next->channels[c].name);
+            rc = -EEXIST;
+        }
+    }
+    p->n_attach = prepared; /* what plan_free releases */
+    if (rc != 0) {
+        plan_free(p);
+        return rc;
+    }
+    uint64_t gen = d->generation + 1;
+    for (unsigned i = 0; i < diff->n_removed; i++)
+        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->removed[i]], NULL);
+    for (unsigned i = 0; i < diff->n_changed; i++)
+        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->changed[i].old_index], NULL);
+    for (unsigned k = 0; k < p->n_attach; k++)
+        plan_cmd(p, gen, TP_DP_OP_ATTACH, p->slot_of[p->attach_channel[k]], &p->attach[k]);
+    if (diff->filters_changed) {
+        build_filter(&next->instruments, &p->filter);
+        plan_cmd(p, gen, TP_DP_OP_FILTER, 0, &p->filter);
+    }
+    plan_cmd(p, gen, TP_DP_OP_COMMIT, 0, NULL);
+
+    d->generation = gen;
+    tp_dp_set_open(&lc->set, gen);
+    if (rte_ring_enqueue_bulk_elem(lc->reconfig, p->cmds, sizeof(p->cmds[0]), p->n_cmds, NULL) !=
+        p->n_cmds) {
+        snprintf(err, err_size, "the data lcore's command ring is full; try again");
+        plan_free(p);
+        return -EBUSY;
+    }
+    /* Bounded wait: the lcore applies commands every 100 us while it runs. */
+    uint64_t uptick = rte_get_tsc_hz() / 1000;
+    uint64_t deadline = rte_rdtsc() + RELOAD_ACK_MS * uptick;
+    while (!tp_dp_set_applied(&lc->set, gen) && rte_rdtsc() < deadline)
+        usleep(1000);
+    int cancelled = tp_dp_set_applied(&lc->set, gen) ? 1 : tp_dp_set_cancel(&lc->set, gen);
+    /* -EBUSY: the lcore claimed it an instant ago and finishes within microseconds. */
+    while (cancelled == -EBUSY && !tp_dp_set_applied(&lc->set, gen))
+        usleep(100);
+    if (cancelled == 0) {
+        snprintf(err, err_size,
+                 "the data lcore did not take the change within %d ms (is it running?); "
+                 "nothing changed",
+                 RELOAD_ACK_MS);
+        plan_free(p);
+        return -ETIMEDOUT;
+    }
+    /* Applied: the detached channels and the prepared objects are ours again. */
+    for (unsigned i = 0; i < diff->n_removed; i++)
+        note_detached(d, d->slot_of[diff->removed[i]]);
+    for (unsigned i = 0; i < diff->n_changed; i++)
+        note_detached(d, d->slot_of[diff->changed[i].old_index]);
+    for (unsigned k = 0; k < p->n_attach; k++) {
+        unsigned c = p->attach_channel[k], s = p->slot_of[c];
+        note_attached(d, s, &p->attach[k], next->channels[c].name, p->itch_slot_of[s]);
+    }
+    memcpy(d->shadow_cls, d->scratch_cls, d->cls_size);
+    *d->cfg = *next;
+    memcpy(d->slot_of, p->slot_of, sizeof(d->slot_of));
+    name_venues(d);
+    if (lc->set.apply_errors != 0)
+        fprintf(stderr, "tickplane: reload: %lu flows or joins failed on the data lcore\n",
+                lc->set.apply_errors);
+    p->n_attach = 0; /* the channels are running now */
+    plan_free(p);
+    return 0;
+}
+
 /*
  * The command ring and subscription table of the data lcore, then the control plane: socket,
  * reload (verb or SIGHUP; changes that need a restart are refused), metrics.
@@ -647,10 +1034,7 @@ static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 static int build_control(struct daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
-    d->venue_names[0] = "CME";
-    d->venue_names[1] = "NASDAQ";
-    for (unsigned c = cfg->n_channels; c-- > 0;)
-        d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
+    name_venues(d);
     d->lc.commands = rte_ring_create_elem("tp_ctl_commands", sizeof(struct tp_ctl_cmd), 1024,
                                           (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
     struct tp_interest_params ip = {.max_subscriptions =
@@ -669,6 +1053,7 @@ static int build_control(struct daemon *d)
                 .book = op_book},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
+        .apply = op_apply,
         .ctx = d,
     };
     int rc = tp_control_plane_open(&control, cfg, &hooks);
@@ -757,7 +1142,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "tickplane: running (data lcore %u); SIGINT/SIGTERM to stop\n", d.lc.lcore_id);
     control_loop(&d, &o);
     rte_eal_mp_wait_lcore();
-    print_summary(&d.lc, d.cfg, mono_s() - t0);
+    print_summary(&d.lc, d.cfg, d.slot_of, mono_s() - t0);
     if (control != NULL)
         tp_control_plane_close(control);
     teardown(&d, o.unlink_bus);

@@ -94,6 +94,31 @@ int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, 
     return 0;
 }
 
+int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan)
+{
+    uint64_t key = pack_key(group, port, vlan);
+    uint32_t i = slot_of(cls, key);
+    while (cls->slots[i].line != TP_CLASSIFY_NONE && cls->slots[i].key != key)
+        i = (i + 1) & cls->mask;
+    if (cls->slots[i].line == TP_CLASSIFY_NONE)
+        return -ENOENT;
+    /* Backward shift (no tombstones): a later entry of the run moves into the hole when the hole
+     * lies between its home slot and where it sits, so every probe still ends at an empty slot
+     * only after passing its key. */
+    uint32_t hole = i;
+    for (uint32_t j = (i + 1) & cls->mask; cls->slots[j].line != TP_CLASSIFY_NONE;
+         j = (j + 1) & cls->mask) {
+        uint32_t home = slot_of(cls, cls->slots[j].key);
+        if (((j - home) & cls->mask) >= ((j - hole) & cls->mask)) {
+            cls->slots[hole] = cls->slots[j];
+            hole = j;
+        }
+    }
+    cls->slots[hole] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
+    cls->flows--;
+    return 0;
+}
+
 uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
 {
     uint32_t line = probe(cls, pack_key(key->dst_ip, key->dst_port, key->vlan));

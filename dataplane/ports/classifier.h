@@ -57,6 +57,9 @@ int tp_classifier_init(void *mem, const struct tp_classifier_params *params);
 int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan,
                       uint32_t line);
 
+/* Unmaps a flow added with the same group, port and vlan (live reload). 0 or -ENOENT. */
+int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan);
+
 /* The line of a parsed flow key, or TP_CLASSIFY_NONE. */
 uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key);
 
