@@ -3,12 +3,16 @@
  * the top of book (and trades) of the instruments named on the command line (symbols or ids),
  * prints every change of the best bid/offer, and a summary at the end.
  *
- *   tickplane-top [--dir DIR] [--seconds N] [--quiet] INSTANCE INSTRUMENT...
+ *   tickplane-top [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] INSTANCE INSTRUMENT...
  *
  * It busy-polls (as a strategy on an isolated core would) and stops after N seconds, on
  * SIGINT/SIGTERM, or when the writer closes the instance. A symbol that the instance does not
  * know yet (its definition has not arrived) is looked up again while polling and subscribed as
  * soon as it appears.
+ *
+ * With --control (or TICKPLANE_CONTROL_SOCKET set) subscriptions go through the daemon's control
+ * socket: a refused one is printed with the daemon's reason and not watched. Exit status: 0, 1 when
+ * a symbol was never defined, 3 when a subscription was refused (or the daemon went away).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,7 +25,8 @@
 #include "tickplane/tickplane.h"
 
 #define MAX_WATCH  64
-#define UNRESOLVED UINT32_MAX /* a watched symbol whose definition has not arrived yet */
+#define UNRESOLVED UINT32_MAX       /* a watched symbol whose definition has not arrived yet */
+#define REFUSED    (UINT32_MAX - 1) /* the daemon refused the subscription */
 
 struct watch {
     uint32_t ids[MAX_WATCH];
@@ -30,6 +35,7 @@ struct watch {
     uint64_t trades[MAX_WATCH];
     size_t n;
     size_t unresolved;
+    size_t refused;
     int quiet;
     uint64_t losses;
 };
@@ -63,17 +69,30 @@ static int64_t lookup(const struct tp_client *c, const char *name)
 
 static const uint32_t watched_topics = TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_TRADES);
 
-/* Subscribes the watched symbols whose definitions have arrived since the last look. */
+/*
+ * Subscribes the watched symbols whose definitions have arrived since the last look. A refusal
+ * (or any error from the daemon but "try again") is final for that symbol.
+ */
 static void resolve_pending(struct tp_client *c, struct watch *w)
 {
     for (size_t k = 0; k < w->n; k++) {
         if (w->ids[k] != UNRESOLVED)
             continue;
         int64_t id = lookup(c, w->names[k]);
-        if (id < 0 || tp_subscribe(c, &(uint32_t){(uint32_t)id}, 1, watched_topics) != 0)
+        if (id < 0)
             continue;
-        w->ids[k] = (uint32_t)id;
+        int rc = tp_subscribe(c, &(uint32_t){(uint32_t)id}, 1, watched_topics);
+        if (rc == -EAGAIN || rc == -ENOENT)
+            continue;
         w->unresolved--;
+        if (rc != 0) {
+            fprintf(stderr, "tickplane-top: %s: %s\n", w->names[k],
+                    tp_last_error(c)[0] ? tp_last_error(c) : strerror(-rc));
+            w->ids[k] = REFUSED;
+            w->refused++;
+            continue;
+        }
+        w->ids[k] = (uint32_t)id;
     }
 }
 
@@ -127,7 +146,10 @@ static double now_s(void)
 
 static int usage(const char *prog)
 {
-    fprintf(stderr, "usage: %s [--dir DIR] [--seconds N] [--quiet] INSTANCE INSTRUMENT...\n", prog);
+    fprintf(stderr,
+            "usage: %s [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] INSTANCE "
+            "INSTRUMENT...\n",
+            prog);
     return 2;
 }
 
@@ -135,6 +157,7 @@ int main(int argc, char **argv)
 {
     struct tp_client_options opt = {0};
     double seconds = 10.0;
+    const char *control = NULL;
     static struct watch w;
     int i = 1;
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
@@ -144,6 +167,8 @@ int main(int argc, char **argv)
             seconds = atof(argv[++i]);
         else if (strcmp(argv[i], "--quiet") == 0)
             w.quiet = 1;
+        else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
+            control = argv[++i];
         else
             return usage(argv[0]);
     }
@@ -157,6 +182,11 @@ int main(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "tickplane-top: %s\n", err);
         return 1;
+    }
+    if (control != NULL && tp_control_connect(c, control, 0) != 0) {
+        fprintf(stderr, "tickplane-top: %s\n", tp_last_error(c));
+        tp_detach(c);
+        return 3;
     }
     for (; i < argc && w.n < MAX_WATCH; i++) {
         snprintf(w.names[w.n], sizeof(w.names[w.n]), "%s", argv[i]);
@@ -175,6 +205,8 @@ int main(int argc, char **argv)
             printf("%-12s not defined yet: subscribed when its definition arrives\n", w.names[k]);
             continue;
         }
+        if (w.ids[k] == REFUSED)
+            continue;
         if (tp_read_state(c, w.ids[k], &s) != 0)
             continue;
         printf("%-12s bid %10" PRId64 " @ %-16s ask %10" PRId64 " @ %-16s (state)\n", w.names[k],
@@ -187,7 +219,7 @@ int main(int argc, char **argv)
     const char *why = "time";
     double end = now_s() + seconds;
     unsigned idle = 0;
-    while (!stop) {
+    while (!stop && w.refused < w.n) {
         rc = tp_poll(c, on_event, &w, 64);
         if (rc == -ESTALE) {
             why = "writer closed";
@@ -198,12 +230,23 @@ int main(int argc, char **argv)
         if (rc == 0 && ++idle % 4096 == 0) {
             if (w.unresolved)
                 resolve_pending(c, &w);
+            int revoked = tp_control_check(c);
+            if (revoked == -ENOTCONN) {
+                why = "daemon stopped (control socket closed)";
+                break;
+            }
+            if (revoked > 0) {
+                fprintf(stderr, "tickplane-top: %s\n", tp_last_error(c));
+                w.refused += (size_t)revoked;
+            }
             if (now_s() > end)
                 break;
         }
     }
     if (stop)
         why = "signal";
+    else if (w.refused >= w.n)
+        why = "refusal";
 
     struct tp_client_stats st;
     tp_stats(c, &st);
@@ -216,6 +259,10 @@ int main(int argc, char **argv)
             printf("  %-12s never defined by the instance\n", w.names[k]);
             continue;
         }
+        if (w.ids[k] == REFUSED) {
+            printf("  %-12s refused\n", w.names[k]);
+            continue;
+        }
         if (tp_read_state(c, w.ids[k], &s) != 0)
             continue;
         printf("  %-12s top changes %" PRIu64 ", trades %" PRIu64 ", last bid %s ask %s\n",
@@ -224,5 +271,5 @@ int main(int argc, char **argv)
                price(a, sizeof(a), s.book.ask_levels ? s.asks[0].price : TP_PRICE_NULL));
     }
     tp_detach(c);
-    return w.unresolved ? 1 : 0;
+    return w.refused ? 3 : w.unresolved ? 1 : 0;
 }
