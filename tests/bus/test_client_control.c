@@ -9,7 +9,8 @@
  * changes replace the daemon's subscription; unsubscribe removes it; the daemon loses a client's
  * interest when it detaches or is killed; other uids are refused with the daemon's reason and get
  * nothing of what was refused, while an entitled uid gets data; a configured socket with no daemon
- * fails clearly unless fallback was asked; no socket = the local filter alone.
+ * fails clearly unless fallback was asked; no socket = the local filter alone; a reload that
+ * withdraws a right stops the delivery; a writer restart re-subscribes through a new connection.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,16 +148,9 @@ static const char *config_fmt =
     "    {\"uid\": %u, \"venues\": [\"CME\"], \"instruments\": [\"ES*\"],"
     "     \"topics\": [\"top\", \"trades\"]}]}}";
 
-static int setup(void **state)
+/* The bus instance "ctl" with its four instruments defined in the state table. */
+static void open_writer(void)
 {
-    (void)state;
-    assert_int_equal(tmpdir_make(shm_dir, sizeof(shm_dir), "ctlclient"), 0);
-    chmod(shm_dir, 0755); /* the other uids map the segments */
-    strcpy(sock_dir, "/tmp/tp-ctlclient-XXXXXX");
-    assert_non_null(mkdtemp(sock_dir));
-    chmod(sock_dir, 0755);
-    snprintf(sock_path, sizeof(sock_path), "%s/control.sock", sock_dir);
-
     char err[256];
     struct tp_bus_params p = {.instance = "ctl",
                               .dir = shm_dir,
@@ -174,6 +168,38 @@ static int setup(void **state)
         e->book.venue = venues[id];
         tp_state_write_end(e);
     }
+}
+
+static void load_config(struct tp_config *out, uid_t entitled)
+{
+    char json[4096];
+    snprintf(json, sizeof(json), config_fmt, sock_path, (unsigned)entitled);
+    struct tp_config_errors errs;
+    assert_int_equal(tp_config_load_string(json, NULL, out, &errs), 0);
+}
+
+static void start_serving(void)
+{
+    atomic_store(&server_stop, false);
+    assert_int_equal(pthread_create(&server_thread, NULL, serve, NULL), 0);
+}
+
+static void stop_serving(void)
+{
+    atomic_store(&server_stop, true);
+    pthread_join(server_thread, NULL);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    assert_int_equal(tmpdir_make(shm_dir, sizeof(shm_dir), "ctlclient"), 0);
+    chmod(shm_dir, 0755); /* the other uids map the segments */
+    strcpy(sock_dir, "/tmp/tp-ctlclient-XXXXXX");
+    assert_non_null(mkdtemp(sock_dir));
+    chmod(sock_dir, 0755);
+    snprintf(sock_path, sizeof(sock_path), "%s/control.sock", sock_dir);
+    open_writer();
 
     struct tp_interest_params ip = {.max_subscriptions = 256};
     interest = aligned_alloc(64, (tp_interest_memsize(&ip) + 63) / 64 * 64);
@@ -182,15 +208,11 @@ static int setup(void **state)
     atomic_store(&ring_head, 0);
     atomic_store(&ring_tail, 0);
 
-    char json[4096];
-    snprintf(json, sizeof(json), config_fmt, sock_path, OTHER_UID);
     cfg = malloc(sizeof(*cfg));
-    struct tp_config_errors errs;
-    assert_int_equal(tp_config_load_string(json, NULL, cfg, &errs), 0);
+    load_config(cfg, OTHER_UID);
     assert_int_equal(tp_ctl_server_open(&srv, cfg, &ops), 0);
     chmod(sock_path, 0666); /* test only: let the other uids connect */
-    atomic_store(&server_stop, false);
-    assert_int_equal(pthread_create(&server_thread, NULL, serve, NULL), 0);
+    start_serving();
     unsetenv(TP_CONTROL_SOCKET_ENV);
     unsetenv(TP_CONTROL_FALLBACK_ENV);
     return 0;
@@ -199,8 +221,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    atomic_store(&server_stop, true);
-    pthread_join(server_thread, NULL);
+    stop_serving();
     tp_ctl_server_close(srv);
     free(cfg);
     free(interest);
@@ -469,8 +490,7 @@ static void test_daemon_stops(void **state)
     struct tp_client *c = attach_ok();
     assert_int_equal(tp_control_connect(c, sock_path, 0), 0);
     assert_int_equal(tp_subscribe(c, &(uint32_t){ESZ6}, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
-    atomic_store(&server_stop, true);
-    pthread_join(server_thread, NULL);
+    stop_serving();
     tp_ctl_server_close(srv); /* the daemon is gone */
     assert_int_equal(tp_control_check(c), -ENOTCONN);
     assert_int_equal(tp_subscribe(c, &(uint32_t){NQZ6}, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), -ENOTCONN);
@@ -478,8 +498,37 @@ static void test_daemon_stops(void **state)
     tp_detach(c);
     /* teardown closes a server again: open a fresh one for it. */
     assert_int_equal(tp_ctl_server_open(&srv, cfg, &ops), 0);
-    atomic_store(&server_stop, false);
-    assert_int_equal(pthread_create(&server_thread, NULL, serve, NULL), 0);
+    start_serving();
+}
+
+/* The writer restarts (new segments): tp_reattach connects again and asks for everything again. */
+static void test_reattach_resubscribes(void **state)
+{
+    (void)state;
+    struct tp_client *c = attach_ok();
+    assert_int_equal(tp_control_connect(c, sock_path, 0), 0);
+    assert_int_equal(tp_subscribe(c, &(uint32_t){NQZ6}, 1, TP_TOPIC_BIT(TP_TOPIC_TRADES)), 0);
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_STATUS)), 0);
+    wait_commands(3); /* NQZ6, then "*" on CME and on NASDAQ */
+    tp_bus_writer_close(&writer, 0);
+    open_writer();
+    struct trades t;
+    assert_int_equal(tp_poll(c, count_trades, &t, 8), -ESTALE);
+    char err[256];
+    assert_int_equal(tp_reattach(c, err, sizeof(err)), 0);
+    wait_commands(7);
+    assert_int_equal(seen_cmds[3].op, TP_CTL_UNSUBSCRIBE_CLIENT); /* the old connection */
+    assert_int_equal(seen_cmds[3].client_id, seen_cmds[0].client_id);
+    for (unsigned i = 4; i < 7; i++) {
+        assert_int_equal(seen_cmds[i].op, TP_CTL_SUBSCRIBE);
+        assert_int_not_equal(seen_cmds[i].client_id, seen_cmds[0].client_id);
+    }
+    assert_int_equal(daemon_interest(NQZ6), TP_CFG_TOPIC_TRADES | TP_CFG_TOPIC_STATUS);
+    assert_int_equal(daemon_interest(AAPL), TP_CFG_TOPIC_STATUS);
+    assert_true(pub_trade(NQZ6, 11) > 0);
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[NQZ6], 1);
+    tp_detach(c);
 }
 
 /* ---------------------------------------------------------- other uids */
@@ -548,7 +597,7 @@ static int unentitled_child(int ready_fd)
  * Run fn in a child as uid. Once it says it is ready, publish trades of every instrument with
  * interest forced on (as if other consumers wanted them) until it exits.
  */
-static int run_as(uid_t uid, int (*fn)(int ready_fd))
+static int run_as(uid_t uid, int (*fn)(int ready_fd), void (*on_ready)(void))
 {
     int sync[2];
     assert_int_equal(pipe(sync), 0);
@@ -565,8 +614,11 @@ static int run_as(uid_t uid, int (*fn)(int ready_fd))
     int ready = 0, status = 0;
     for (int i = 0; i < 10000; i++) {
         char byte;
-        if (read(sync[0], &byte, 1) == 1)
+        if (read(sync[0], &byte, 1) == 1) {
             ready = 1;
+            if (on_ready != NULL)
+                on_ready();
+        }
         data_lcore_step();
         if (ready) {
             tp_bus_set_interest_all(&writer, 1);
@@ -585,7 +637,7 @@ static int run_as(uid_t uid, int (*fn)(int ready_fd))
 static void test_entitled_uid_gets_data_refused_gets_reason(void **state)
 {
     (void)state;
-    assert_int_equal(run_as(OTHER_UID, entitled_child), 0);
+    assert_int_equal(run_as(OTHER_UID, entitled_child, NULL), 0);
     wait_commands(2);
     /* The refused requests never reached the data plane: only ESZ6 trades, then its removal. */
     for (unsigned i = 0; i < n_seen_cmds; i++)
@@ -595,10 +647,64 @@ static void test_entitled_uid_gets_data_refused_gets_reason(void **state)
     assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE_CLIENT);
 }
 
+/* Subscribed as uid 65534, then a reload withdraws the right: tp_control_check reports it. */
+static int revoked_child(int ready_fd)
+{
+    char err[256];
+    int rc;
+    struct tp_client *c = attach(1, err, sizeof(err), &rc);
+    if (rc != 0 || tp_control_connect(c, sock_path, 0) != 0)
+        return 1;
+    if (tp_subscribe(c, &(uint32_t){ESZ6}, 1, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != 0)
+        return 2;
+    ssize_t ignored = write(ready_fd, "r", 1);
+    (void)ignored;
+    int revoked = 0;
+    for (int i = 0; i < 4000 && revoked == 0; i++) {
+        revoked = tp_control_check(c);
+        usleep(1000);
+    }
+    if (revoked != 1 || strcmp(tp_last_error(c), "revoked: uid 65534 has no entitlements") != 0)
+        return 3;
+    /* From now on ESZ6's trades are not delivered here, although still published. */
+    struct trades t = {{0}, {0}};
+    struct tp_client_stats before, after;
+    tp_stats(c, &before);
+    for (int i = 0; i < 400; i++)
+        if (tp_poll(c, count_trades, &t, 64) == 0)
+            usleep(500);
+    tp_stats(c, &after);
+    if (t.per_instrument[ESZ6] != 0 || after.records == before.records)
+        return 4;
+    tp_detach(c);
+    return 0;
+}
+
+/* On the child's signal: reload with the rule for another uid (the server thread paused). */
+static void revoke_rights(void)
+{
+    stop_serving();
+    struct tp_config *next = malloc(sizeof(*next));
+    load_config(next, 4242);
+    tp_ctl_server_update(srv, next);
+    free(cfg);
+    cfg = next;
+    start_serving();
+}
+
+static void test_revoked_by_reload(void **state)
+{
+    (void)state;
+    assert_int_equal(run_as(OTHER_UID, revoked_child, revoke_rights), 0);
+    wait_commands(2);
+    assert_int_equal(seen_cmds[0].op, TP_CTL_SUBSCRIBE);
+    assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE);
+}
+
 static void test_uid_without_rights_refused(void **state)
 {
     (void)state;
-    assert_int_equal(run_as(NOBODY_UID, unentitled_child), 0);
+    assert_int_equal(run_as(NOBODY_UID, unentitled_child, NULL), 0);
     data_lcore_step();
     assert_int_equal(n_seen_cmds, 0);
 }
@@ -615,6 +721,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_entitled_uid_gets_data_refused_gets_reason, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_uid_without_rights_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_revoked_by_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reattach_resubscribes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
