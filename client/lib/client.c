@@ -27,6 +27,10 @@
 #define BOOK_TOPICS      (TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP))
 #define PUBLISHED_TOPICS 0x3fu /* DEPTH..DEFINITIONS can be tagged on records */
 #define MAX_ALL_SUBS     16u   /* venues of one "every instrument" subscription */
+/* Topics whose built-in view is the decoded event as is (views/views.h): delivered directly. */
+#define AS_DECODED_TOPICS                                                                          \
+    (TP_TOPIC_BIT(TP_TOPIC_TRADES) | TP_TOPIC_BIT(TP_TOPIC_ORDERS) |                               \
+     TP_TOPIC_BIT(TP_TOPIC_STATUS) | TP_TOPIC_BIT(TP_TOPIC_DEFINITIONS))
 
 enum reader_counter {
     RC_RECORDS,
@@ -860,13 +864,26 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
         .bus_sequence = rec->sequence,
         .payload = tp_ring_payload(rec),
     };
+    /*
+     * Field by field, not memset: zeroing the whole event (a rep stos) was the largest single
+     * cost of the poll path. The decoder fills the union (and sbe, the venue fields); a raw
+     * record gets a zeroed union for its transformers.
+     */
     struct tp_event ev;
-    memset(&ev, 0, sizeof(ev));
+    ev.topic = 0;
     ev.instrument_id = id;
     ev.bus_sequence = rec->sequence;
     ev.flags = rec->flags;
+    ev.sbe_length = 0;
+    ev.sbe = NULL;
+    ev.venue_seq = 0;
+    ev.venue_time_ns = 0;
+    ev.recv_tsc = 0;
+    ev.book = (struct tp_book_view){0};
     int source = -1;
-    if (rec->type == TP_REC_SBE) {
+    if (rec->type != TP_REC_SBE)
+        memset(&ev.u, 0, sizeof(ev.u));
+    else {
         source = tp_decode_tpout(rv.payload, rv.length, &ev, c->changes, c->max_changes);
         if (source != (int)rec->topic) {
             (*malformed)++; /* undecodable, or tagged with another topic than it holds */
@@ -891,6 +908,12 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
     while (want != 0) {
         uint32_t t = (uint32_t)__builtin_ctz(want);
         want &= want - 1;
+        if ((TP_TOPIC_BIT(t) & AS_DECODED_TOPICS) && source == (int)t) {
+            ev.topic = t; /* the view would copy the decoded event unchanged */
+            fn(user, &ev);
+            delivered++;
+            continue;
+        }
         if (t < TP_TOPIC_USER_FIRST) {
             if (source < 0 || !tp_view_run(t, &in, &out))
                 continue; /* built-in views read tpout messages only */
