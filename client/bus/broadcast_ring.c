@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define ALIGN_UP(x) (((x) + (TP_RING_ALIGN - 1)) & ~(uint64_t)(TP_RING_ALIGN - 1))
+#define ALIGN_UP(x) TP_RING_ALIGN_UP(x)
 
 /* A refill that keeps being lapped gives up after this many tries (the caller polls again). */
 #define LAP_RETRIES 4
@@ -104,7 +104,7 @@ static inline void announce(struct tp_ring_writer *w, uint64_t end)
     zero_range(w, old > w->tail ? old : w->tail, w->intent);
 }
 
-void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
+void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
 {
     if (payload_len > w->max_record - TP_RING_RECORD_HEADER)
         return NULL;
@@ -134,23 +134,6 @@ void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
     w->claim_pos = pos;
     w->claim_length = length;
     return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
-}
-
-uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
-                                 uint32_t instrument, uint32_t flags)
-{
-    struct tp_ring_record *rec =
-        (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
-    uint64_t sequence = w->next_sequence++;
-    rec->length = w->claim_length;
-    rec->type = type;
-    rec->topic = topic;
-    rec->instrument = instrument;
-    rec->flags = flags;
-    store_sequence(rec, sequence); /* last: the record is complete */
-    w->latest = w->claim_pos;
-    w->tail = w->claim_pos + ALIGN_UP(w->claim_length);
-    return sequence;
 }
 
 void tp_ring_flush(struct tp_ring_writer *w)

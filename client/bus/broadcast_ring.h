@@ -135,16 +135,27 @@ int tp_ring_validate(const void *mem, size_t mem_size);
 /* Writer: attach to initialised ring memory (continues after what is already there). */
 void tp_ring_writer_init(struct tp_ring_writer *w, void *mem);
 
+#define TP_RING_ALIGN_UP(x) (((x) + (TP_RING_ALIGN - 1)) & ~(uint64_t)(TP_RING_ALIGN - 1))
+
+/* The part of tp_ring_claim that announces the next chunk or wraps (once per chunk). */
+void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len);
+
 /*
  * Writer: reserve room for a payload of payload_len bytes and return where to write it (8-byte
  * aligned), or NULL if the record would exceed max_record. Exactly one commit must follow before
- * the next claim. Never waits.
+ * the next claim. Never waits. Inline: most claims fall inside the chunk already announced.
  */
-void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len);
-
-/* Writer: make the claimed record visible now. Returns its sequence. */
-uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
-                        uint32_t instrument, uint32_t flags);
+static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
+{
+    uint64_t aligned = TP_RING_ALIGN_UP((uint64_t)TP_RING_RECORD_HEADER + payload_len);
+    uint64_t pos = w->tail, off = pos & w->mask;
+    if (payload_len > w->max_record - TP_RING_RECORD_HEADER || pos + aligned > w->intent ||
+        aligned > w->capacity - off)
+        return tp_ring_claim_slow(w, payload_len);
+    w->claim_pos = pos;
+    w->claim_length = TP_RING_RECORD_HEADER + payload_len;
+    return w->shared->data + off + TP_RING_RECORD_HEADER;
+}
 
 /*
  * Writer, for bursts: complete the claimed record (readers polling at their cursor see it at
@@ -152,8 +163,27 @@ uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
  * tp_ring_flush (or tp_ring_commit): one shared store per burst instead of one per record, as a
  * data lcore does after each rx burst. Returns the record's sequence.
  */
-uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
-                                 uint32_t instrument, uint32_t flags);
+static inline uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type,
+                                               uint16_t topic, uint32_t instrument, uint32_t flags)
+{
+    struct tp_ring_record *rec =
+        (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
+    uint64_t sequence = w->next_sequence++;
+    rec->length = w->claim_length;
+    rec->type = type;
+    rec->topic = topic;
+    rec->instrument = instrument;
+    rec->flags = flags;
+    /* Last, with release: seeing the sequence means the record is complete. */
+    __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
+    w->latest = w->claim_pos;
+    w->tail = w->claim_pos + TP_RING_ALIGN_UP(w->claim_length);
+    return sequence;
+}
+
+/* Writer: make the claimed record visible now. Returns its sequence. */
+uint64_t tp_ring_commit(struct tp_ring_writer *w, uint16_t type, uint16_t topic,
+                        uint32_t instrument, uint32_t flags);
 
 /* Writer: make every record committed so far visible to readers. */
 void tp_ring_flush(struct tp_ring_writer *w);

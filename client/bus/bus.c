@@ -119,38 +119,10 @@ void tp_bus_set_interest_all(struct tp_bus_writer *w, int interested)
     memset(w->interest, interested != 0, w->instruments);
 }
 
-void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len)
+void *tp_bus_claim_refused(struct tp_bus_writer *w, uint32_t id)
 {
-    if (!tp_bus_wants(w, id)) {
-        tp_counter_add(w->stats.no_interest, 1);
-        return NULL;
-    }
-    void *dst = tp_ring_claim(&w->ring, payload_len);
-    if (dst == NULL)
-        tp_counter_add(w->stats.too_large, 1);
-    return dst;
-}
-
-/* Count a committed record (writer-private cache lines: no sharing). */
-static void count_published(struct tp_bus_writer *w)
-{
-    uint64_t bytes = (w->ring.claim_length + TP_RING_ALIGN - 1) & ~(uint64_t)(TP_RING_ALIGN - 1);
-    tp_counter_add(w->stats.published, 1);
-    tp_counter_add(w->stats.published_bytes, bytes);
-}
-
-uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
-                       uint32_t flags)
-{
-    count_published(w);
-    return tp_ring_commit(&w->ring, type, topic, id, flags);
-}
-
-uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
-                                uint32_t flags)
-{
-    count_published(w);
-    return tp_ring_commit_deferred(&w->ring, type, topic, id, flags);
+    tp_counter_add(tp_bus_wants(w, id) ? w->stats.too_large : w->stats.no_interest, 1);
+    return NULL;
 }
 
 uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,

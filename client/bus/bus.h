@@ -55,6 +55,9 @@ struct tp_bus_writer {
     struct tp_bus_writer_counters stats;
     uint8_t *interest; /* per instrument: non-zero = publish; private to the writer */
     uint32_t instruments;
+    /* Committed since the last flush: added to the shared counters once per flush. */
+    uint64_t unflushed_records;
+    uint64_t unflushed_bytes;
 };
 
 /* Create the instance's segments (replacing a previous writer's) and publish them. 0 or -errno. */
@@ -73,29 +76,50 @@ static inline int tp_bus_wants(const struct tp_bus_writer *w, uint32_t id)
     return id == UINT32_MAX || (id < w->instruments && w->interest[id]);
 }
 
+/* The refusals of tp_bus_claim (counted out of line: they are rare). */
+void *tp_bus_claim_refused(struct tp_bus_writer *w, uint32_t id);
+
 /*
  * Reserve a record for instrument id (UINT32_MAX: channel-wide). Returns where to write the
  * payload, or NULL when nobody is interested or the payload is too large (counted). A non-NULL
  * claim must be followed by tp_bus_commit or tp_bus_commit_deferred.
  */
-void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len);
-
-/* Publish the claimed record. Returns its ring sequence. */
-uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
-                       uint32_t flags);
+static inline void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t payload_len)
+{
+    void *dst = tp_bus_wants(w, id) ? tp_ring_claim(&w->ring, payload_len) : NULL;
+    return dst != NULL ? dst : tp_bus_claim_refused(w, id);
+}
 
 /*
  * Complete the claimed record without moving the shared tail: readers following at their cursor
- * see it at once, lagging readers and lag reports at the next tp_bus_flush (one shared store
- * per burst).
+ * see it at once, lagging readers, lag reports and the published counters at the next
+ * tp_bus_flush (one shared store per burst).
  */
-uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
-                                uint32_t flags);
+static inline uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type,
+                                              uint16_t topic, uint32_t id, uint32_t flags)
+{
+    w->unflushed_records++;
+    w->unflushed_bytes += TP_RING_ALIGN_UP(w->ring.claim_length);
+    return tp_ring_commit_deferred(&w->ring, type, topic, id, flags);
+}
 
-/* Make every deferred record visible (e.g. at the end of each rx burst). */
+/* Make every deferred record visible (e.g. at the end of each rx burst), and count them. */
 static inline void tp_bus_flush(struct tp_bus_writer *w)
 {
     tp_ring_flush(&w->ring);
+    tp_counter_add(w->stats.published, w->unflushed_records);
+    tp_counter_add(w->stats.published_bytes, w->unflushed_bytes);
+    w->unflushed_records = 0;
+    w->unflushed_bytes = 0;
+}
+
+/* Publish the claimed record. Returns its ring sequence. */
+static inline uint64_t tp_bus_commit(struct tp_bus_writer *w, uint16_t type, uint16_t topic,
+                                     uint32_t id, uint32_t flags)
+{
+    uint64_t sequence = tp_bus_commit_deferred(w, type, topic, id, flags);
+    tp_bus_flush(w);
+    return sequence;
 }
 
 /*

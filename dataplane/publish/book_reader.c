@@ -5,6 +5,7 @@
 #include "book_reader.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "tp_books.h"
@@ -81,21 +82,26 @@ static int64_t stat_price(const struct tp_book *bk, enum tp_stat_kind kind)
     return bk->stats[kind].present ? bk->stats[kind].price : TP_PUB_PRICE_NULL;
 }
 
+_Static_assert(sizeof(struct tp_pub_level) == sizeof(struct tp_level) &&
+                   offsetof(struct tp_pub_level, qty) == offsetof(struct tp_level, qty) &&
+                   offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level, count),
+               "tp_pub_level mirrors the books' tp_level");
+
+/* One call per side (the levels go straight to the caller's array, usually the state entry). */
 static void copy_side(const struct tp_books *books, uint32_t id, enum tp_book_kind kind,
                       enum tp_side side, unsigned depth, struct tp_pub_level *out, uint16_t *n)
 {
-    uint32_t levels = tp_books_levels(books, id, kind, side);
-    if (levels > depth)
-        levels = depth;
-    unsigned k = 0;
-    for (uint32_t i = 1; i <= levels; i++) {
-        struct tp_level l;
-        /* MBP books may have empty slots inside their depth: skip them. */
-        if (tp_books_level(books, id, kind, side, i, &l) != 0 || l.qty == 0)
-            continue;
-        out[k++] =
-            (struct tp_pub_level){.price = l.price, .qty = l.qty, .orders = (int32_t)l.count};
+    struct tp_level *lv = (struct tp_level *)out;
+    uint32_t got = tp_books_copy_levels(books, id, kind, side, lv, depth);
+    if (kind == TP_BOOK_ORDERS) {
+        *n = (uint16_t)got; /* aggregated order levels are never empty */
+        return;
     }
+    /* MBP books may have empty slots inside their depth: close them up. */
+    unsigned k = 0;
+    for (uint32_t i = 0; i < got; i++)
+        if (lv[i].qty != 0)
+            lv[k++] = lv[i];
     *n = (uint16_t)k;
 }
 
@@ -105,28 +111,32 @@ int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id)
     return bk != NULL && bk->type == TP_BOOK_TYPE_MBO;
 }
 
-int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned sides,
+int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned parts,
                      struct tp_pub_book *out, struct tp_pub_level *bids, struct tp_pub_level *asks)
 {
     const struct tp_book *bk = tp_books_get(books, id);
     if (bk == NULL)
         return -EINVAL;
     enum tp_book_kind kind = bk->type == TP_BOOK_TYPE_MBO ? TP_BOOK_ORDERS : TP_BOOK_DIRECT;
-    if (sides & TP_PUB_SIDE_BID)
+    if (parts & TP_PUB_SIDE_BID)
         copy_side(books, id, kind, TP_SIDE_BID, depth, bids, &out->bid_levels);
-    if (sides & TP_PUB_SIDE_ASK)
+    if (parts & TP_PUB_SIDE_ASK)
         copy_side(books, id, kind, TP_SIDE_ASK, depth, asks, &out->ask_levels);
-    out->trading_status = tp_pub_status(bk->status);
-    out->aggressor = bk->last_aggressor == TP_SIDE_BID   ? 1
-                     : bk->last_aggressor == TP_SIDE_ASK ? 2
-                                                         : 0;
-    out->last_price = bk->trades ? bk->last_price : TP_PUB_PRICE_NULL;
-    out->last_qty = bk->last_qty;
-    out->volume = bk->volume;
-    out->open = stat_price(bk, TP_STAT_OPEN);
-    out->high = stat_price(bk, TP_STAT_HIGH);
-    out->low = stat_price(bk, TP_STAT_LOW);
-    out->settle = stat_price(bk, TP_STAT_SETTLEMENT);
+    if (parts & TP_PUB_PART_TRADE) {
+        out->aggressor = bk->last_aggressor == TP_SIDE_BID   ? 1
+                         : bk->last_aggressor == TP_SIDE_ASK ? 2
+                                                             : 0;
+        out->last_price = bk->trades ? bk->last_price : TP_PUB_PRICE_NULL;
+        out->last_qty = bk->last_qty;
+        out->volume = bk->volume;
+    }
+    if (parts & TP_PUB_PART_SESSION) {
+        out->trading_status = tp_pub_status(bk->status);
+        out->open = stat_price(bk, TP_STAT_OPEN);
+        out->high = stat_price(bk, TP_STAT_HIGH);
+        out->low = stat_price(bk, TP_STAT_LOW);
+        out->settle = stat_price(bk, TP_STAT_SETTLEMENT);
+    }
     return 0;
 }
 

@@ -48,15 +48,20 @@ struct tp_pub_definition {
     uint8_t venue;         /* tpout Venue */
 };
 
-#define TP_PUB_SIDE_BID 1u
-#define TP_PUB_SIDE_ASK 2u
+/* Parts of an instrument's state (what a change touched, what to read). */
+#define TP_PUB_SIDE_BID     1u /* the bid levels */
+#define TP_PUB_SIDE_ASK     2u /* the ask levels */
+#define TP_PUB_PART_TRADE   4u /* last trade, aggressor, volume */
+#define TP_PUB_PART_SESSION 8u /* trading status, open / high / low / settle */
+#define TP_PUB_PART_ALL     15u
 
 /*
- * Copies the instrument's session state and, for the sides in `sides` (TP_PUB_SIDE_*), up to
- * `depth` levels of its main book (the aggregated order book for MBO instruments, the outright
- * book otherwise); the level counts of other sides are left as they are. 0, or -EINVAL.
+ * Copies the parts of the instrument's state named in `parts` (TP_PUB_SIDE_*, TP_PUB_PART_*): for
+ * a side, up to `depth` levels of its main book (the aggregated order book for MBO instruments,
+ * the outright book otherwise) and its level count. Fields of other parts are left as they are,
+ * so the state table is rewritten only where an event changed it. 0, or -EINVAL.
  */
-int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned sides,
+int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, unsigned parts,
                      struct tp_pub_book *out, struct tp_pub_level *bids, struct tp_pub_level *asks);
 
 /* The instrument's reference data. 0, or -ENOENT for an id never handed out. */

@@ -45,9 +45,8 @@ struct tp_publisher {
     uint32_t *dirty;       /* instruments touched by the current event */
     uint64_t *dirty_event; /* per instrument: the event that last marked it */
     uint8_t *flags;        /* per instrument: recovering / stale */
-    uint8_t *sides;   /* per instrument: book sides the current event changed (TP_PUB_SIDE_*) */
-    uint8_t *defined; /* per instrument: reference data already in its state entry */
-    struct tp_pub_level *scratch; /* 2 x depth levels */
+    uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
+    uint8_t *defined;      /* per instrument: reference data already in its state entry */
 };
 
 static size_t align64(size_t n)
@@ -60,8 +59,7 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
     return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
-           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments) +
-           align64(2 * p->depth * sizeof(struct tp_pub_level));
+           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments);
 }
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
@@ -79,11 +77,10 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments * sizeof(uint64_t));
     pub->flags = at;
     at += align64(p->instruments);
-    pub->sides = at;
+    pub->parts = at;
     at += align64(p->instruments);
     pub->defined = at;
     at += align64(p->instruments);
-    pub->scratch = (struct tp_pub_level *)at;
     pub->event = 1;
     return 0;
 }
@@ -96,10 +93,17 @@ static void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
         return;
     uint8_t flags = pub->pending_flags | extra_flags;
     pub->pending[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
-    pub->last_sequence =
-        tp_bus_commit(pub->params.bus, TP_REC_SBE, pub->pending_topic, pub->pending_id, flags);
+    pub->last_sequence = tp_bus_commit_deferred(pub->params.bus, TP_REC_SBE, pub->pending_topic,
+                                                pub->pending_id, flags);
     pub->pending = NULL;
     pub->counters.records++;
+}
+
+/* Commits the event's last record, flagged, and moves the ring's shared tail once per event. */
+static void end_event_records(struct tp_publisher *pub)
+{
+    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    tp_bus_flush(pub->params.bus);
 }
 
 /*
@@ -313,12 +317,23 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
     tpout_store_u64(b + TPOUT_STATISTICS_QUANTITY_OFFSET, (uint64_t)(is_count ? c->price : c->qty));
 }
 
-/* The sides of the state entry's depth a change record alters. */
-static unsigned changed_sides(const struct tp_publisher *pub, const struct tp_book_change *c)
+/* The parts of the state entry a change record alters (TP_PUB_SIDE_*, TP_PUB_PART_*). */
+static unsigned changed_parts(const struct tp_publisher *pub, const struct tp_book_change *c)
 {
-    if (c->kind == TP_CHANGE_CLEAR)
-        return TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK;
-    if (c->kind != TP_CHANGE_LEVEL || c->book == TP_BOOK_IMPLIED)
+    switch (c->kind) {
+    case TP_CHANGE_CLEAR:
+        return TP_PUB_PART_ALL;
+    case TP_CHANGE_TRADE:
+        return TP_PUB_PART_TRADE;
+    case TP_CHANGE_STATUS:
+    case TP_CHANGE_STAT:
+        return TP_PUB_PART_SESSION;
+    case TP_CHANGE_LEVEL:
+        break;
+    default:
+        return 0;
+    }
+    if (c->book == TP_BOOK_IMPLIED)
         return 0;
     if (c->level > pub->params.depth && c->action != TP_LEVEL_DELETE_THRU &&
         c->action != TP_LEVEL_DELETE_FROM)
@@ -356,33 +371,41 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         }
         mark_dirty(pub, c[i].instrument);
         if (c[i].instrument < pub->params.instruments)
-            pub->sides[c[i].instrument] |= changed_sides(pub, &c[i]);
+            pub->parts[c[i].instrument] |= changed_parts(pub, &c[i]);
     }
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */
 
 /*
- * Writes instrument id's state entry: the header always, the levels of `sides` only (the others
- * did not change), and the reference data the first time or after a new definition.
+ * Writes instrument id's state entry: the sequence fields always, the parts of the state in
+ * `parts` (TP_PUB_SIDE_*, TP_PUB_PART_*: what the event changed), everything the first time or
+ * after a new definition.
  */
 static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info,
-                        unsigned sides)
+                        unsigned parts)
 {
     struct tp_state_table *table = pub->params.bus->state;
     if (table == NULL || id >= table->instruments || id >= pub->params.instruments)
         return;
     unsigned depth = pub->params.depth < table->depth ? pub->params.depth : table->depth;
-    struct tp_pub_book book;
     struct tp_pub_definition def;
-    struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
-    if (tp_pub_read_book(pub->params.books, id, depth, sides, &book, bids, asks) != 0)
-        return;
     bool define = !pub->defined[id];
-    if (define && tp_pub_read_definition(pub->params.registry, id, &def) != 0)
-        return;
+    if (define) {
+        if (tp_pub_read_definition(pub->params.registry, id, &def) != 0)
+            return;
+        parts = TP_PUB_PART_ALL;
+    }
     struct tp_state_entry *e = tp_state_write_begin(table, id);
     struct tp_book_header *h = &e->book;
+    /* The levels go from the books straight into the entry, inside the sequence lock. */
+    struct tp_pub_book book;
+    if (tp_pub_read_book(pub->params.books, id, depth, parts, &book,
+                         (struct tp_pub_level *)tp_state_bids(e),
+                         (struct tp_pub_level *)tp_state_asks(table, e)) != 0) {
+        tp_state_write_end(e);
+        return;
+    }
     if (define) {
         h->instrument_id = id;
         h->venue = def.venue;
@@ -392,7 +415,6 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
         h->rpt_seq = TPOUT_RPT_SEQ_NULL_VALUE;
         pub->defined[id] = 1;
     }
-    h->trading_status = book.trading_status;
     h->flags = pub->flags[id];
     h->bus_sequence = pub->last_sequence;
     if (info != NULL) {
@@ -401,21 +423,22 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
         h->recv_tsc = info->rx_tsc;
     }
     h->updates++;
-    h->last_trade.price = book.last_price;
-    h->last_trade.qty = book.last_qty;
-    h->last_trade.aggressor = book.aggressor;
-    h->open = book.open;
-    h->high = book.high;
-    h->low = book.low;
-    h->settle = book.settle;
-    h->volume = book.volume;
-    if (sides & TP_PUB_SIDE_BID) {
+    if (parts & TP_PUB_SIDE_BID)
         h->bid_levels = book.bid_levels;
-        memcpy(tp_state_bids(e), bids, book.bid_levels * sizeof(*bids));
-    }
-    if (sides & TP_PUB_SIDE_ASK) {
+    if (parts & TP_PUB_SIDE_ASK)
         h->ask_levels = book.ask_levels;
-        memcpy(tp_state_asks(table, e), asks, book.ask_levels * sizeof(*asks));
+    if (parts & TP_PUB_PART_TRADE) {
+        h->last_trade.price = book.last_price;
+        h->last_trade.qty = book.last_qty;
+        h->last_trade.aggressor = book.aggressor;
+        h->volume = book.volume;
+    }
+    if (parts & TP_PUB_PART_SESSION) {
+        h->trading_status = book.trading_status;
+        h->open = book.open;
+        h->high = book.high;
+        h->low = book.low;
+        h->settle = book.settle;
     }
     tp_state_write_end(e);
     pub->counters.state_writes++;
@@ -425,11 +448,11 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 {
     struct tp_publisher *pub = ctx;
     int published = pub->pending != NULL;
-    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    end_event_records(pub);
     for (uint32_t i = 0; i < pub->n_dirty; i++) {
         uint32_t id = pub->dirty[i];
-        write_state(pub, id, info, pub->sides[id]);
-        pub->sides[id] = 0;
+        write_state(pub, id, info, pub->parts[id]);
+        pub->parts[id] = 0;
     }
     pub->n_dirty = 0;
     pub->event++;
@@ -464,9 +487,9 @@ static void on_instrument(void *ctx, uint32_t id)
         tpout_store_u64(b + TPOUT_INSTRUMENT_DEFINITION_CONTRACT_MULTIPLIER_OFFSET, 0);
     }
     /* A definition is complete in itself. */
-    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    end_event_records(pub);
     pub->defined[id] = 0;
-    write_state(pub, id, NULL, TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK);
+    write_state(pub, id, NULL, TP_PUB_PART_ALL);
 }
 
 static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
@@ -486,8 +509,7 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
      * (a feed marks an instrument stale mid-event) it becomes part of that event. */
     bool in_event = pub->pending != NULL || pub->n_dirty > 0;
     struct tp_pub_book book;
-    struct tp_pub_level *bids = pub->scratch, *asks = pub->scratch + pub->params.depth;
-    if (tp_pub_read_book(pub->params.books, id, 0, 0, &book, bids, asks) != 0)
+    if (tp_pub_read_book(pub->params.books, id, 0, TP_PUB_PART_SESSION, &book, NULL, NULL) != 0)
         return;
     struct tp_feed_info info = {0};
     publish_status(pub, id, book.trading_status, 0, &info);
@@ -495,7 +517,7 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
         mark_dirty(pub, id);
         return;
     }
-    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    end_event_records(pub);
     write_state(pub, id, NULL, 0);
 }
 
@@ -528,13 +550,13 @@ void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_ev
         tpout_store_u64(b + TPOUT_CHANNEL_EVENT_GAP_FROM_OFFSET, from);
         tpout_store_u64(b + TPOUT_CHANNEL_EVENT_GAP_TO_OFFSET, to);
     }
-    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    end_event_records(pub);
 }
 
 void tp_publisher_refresh_all(struct tp_publisher *pub)
 {
     for (uint32_t id = 0; id < pub->params.instruments; id++)
-        write_state(pub, id, NULL, TP_PUB_SIDE_BID | TP_PUB_SIDE_ASK);
+        write_state(pub, id, NULL, TP_PUB_PART_ALL);
 }
 
 const struct tp_publisher_counters *tp_publisher_counters(const struct tp_publisher *pub)

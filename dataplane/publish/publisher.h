@@ -8,8 +8,11 @@
  *  - The last record of each venue event carries endOfEvent (in the SBE flags and the ring flags):
  *    the publisher keeps the latest record claimed in the ring and commits it when the next one
  *    comes or, flagged, at the end of the event. Nothing is copied twice.
+ *  - Records are committed without moving the ring's shared tail; the tail (what lagging readers
+ *    and lag reports use) and the bus's published counters move once per event.
  *  - The conflated state table is written only at event boundaries, once per instrument the event
- *    touched, so a reader never sees a half-applied event.
+ *    touched, so a reader never sees a half-applied event; only the parts of the entry the event
+ *    changed (levels of a side, last trade, session status) are rewritten.
  *  - Instruments under recovery (tp_publisher_set_flags) carry recovering / stale on every event
  *    and in their state entry.
  *  - Receive-to-publish latency (TSC ticks from the packet's rx_tsc to the commit of the event's

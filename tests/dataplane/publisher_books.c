@@ -33,3 +33,13 @@ int test_books_add(struct tp_books *books, uint64_t order, int ask, int64_t pric
 {
     return tp_mbo_add(books, 0, order, ask ? TP_SIDE_ASK : TP_SIDE_BID, price, qty, order, out);
 }
+
+int test_books_trade(struct tp_books *books, int64_t price, int64_t qty, struct tp_book_change *out)
+{
+    return tp_books_trade(books, 0, price, qty, TP_SIDE_BID, 77, out);
+}
+
+int test_books_halt(struct tp_books *books, struct tp_book_change *out)
+{
+    return tp_books_status(books, 0, TP_STATUS_HALTED, out);
+}

@@ -20,4 +20,9 @@ void test_books_make(struct tp_books **books, struct tp_instruments **registry);
 int test_books_add(struct tp_books *books, uint64_t order, int ask, int64_t price, int64_t qty,
                    struct tp_book_change *out);
 
+/* A trade print on instrument 0 (aggressor bid), and a trading status change (halted). */
+int test_books_trade(struct tp_books *books, int64_t price, int64_t qty,
+                     struct tp_book_change *out);
+int test_books_halt(struct tp_books *books, struct tp_book_change *out);
+
 #endif

@@ -242,12 +242,67 @@ static void test_flags_and_interest(void **state)
     assert_int_equal(st.asks[0].price, 102000000000);
 }
 
+/* An event rewrites only the parts of the state it changed; the ring's tail moves per event. */
+static void test_state_parts_and_tail(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 1};
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    uint64_t tail_before = atomic_load(&f->bus.ring.shared->tail);
+    int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
+    assert_int_equal(n, 2);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    /* Mid-event the first record is complete at the reader's cursor, but the shared tail (what
+     * lagging readers and the published counter go by) has not moved. */
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+    assert_int_equal(atomic_load(&f->bus.ring.shared->tail), tail_before);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), 0);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    assert_true(atomic_load(&f->bus.ring.shared->tail) > tail_before);
+    assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), (uint64_t)n);
+    struct tp_instrument_state st;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels, 1);
+    assert_int_equal(st.book.last_trade.price, TP_PRICE_NULL);
+    uint64_t updates = st.book.updates;
+
+    /* A trade: last trade and volume change, the levels stay as they were. */
+    info.packet_seq = 2;
+    n = test_books_trade(f->books, 100500000000, 25, c);
+    assert_int_equal(n, 1);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.last_trade.price, 100500000000);
+    assert_int_equal(st.book.last_trade.qty, 25);
+    assert_int_equal(st.book.last_trade.aggressor, 1);
+    assert_int_equal(st.book.volume, 25);
+    assert_int_equal(st.book.bid_levels, 1);
+    assert_int_equal(st.bids[0].qty, 300);
+    assert_int_equal(st.book.venue_seq, 2);
+    assert_int_equal(st.book.updates, updates + 1);
+
+    /* A halt: the status changes, the trade stays. */
+    n = test_books_halt(f->books, c);
+    assert_int_equal(n, 1);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.trading_status, 3); /* tpout TradingStatus halted */
+    assert_int_equal(st.book.last_trade.price, 100500000000);
+    assert_int_equal(st.book.bid_levels, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_event_records_and_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_actions_mapping, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
