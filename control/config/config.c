@@ -140,24 +140,6 @@ static void unknown_name(struct loader *ld, const char *path, const char *what, 
         tp_jw_error(ld->errs, path, "unknown %s \"%s\"", what, name);
 }
 
-/*
- * A top-level array section (ports, channels, lcores) of 1..max objects; NULL (with an error) if
- * it is missing, not an array or of the wrong size.
- */
-static json_t *section_array(struct loader *ld, const json_t *root, const char *key, unsigned max,
-                             const char *what)
-{
-    json_t *arr = tp_jw_get(ld->errs, "", root, key, JSON_ARRAY, true);
-    if (arr == NULL)
-        return NULL;
-    size_t n = json_array_size(arr);
-    if (n == 0 || n > max) {
-        tp_jw_error(ld->errs, key, "needs 1 to %u %s, got %zu", max, what, n);
-        return NULL;
-    }
-    return arr;
-}
-
 /* An array element that must be an object. */
 static bool object_item(struct loader *ld, const char *path, const json_t *item)
 {
@@ -165,6 +147,46 @@ static bool object_item(struct loader *ld, const char *path, const json_t *item)
         return true;
     tp_jw_error(ld->errs, path, "expected an object, got %s", tp_jw_type_name(item));
     return false;
+}
+
+/*
+ * A top-level array section (ports, channels, lcores) of 1..max objects: the count is checked,
+ * each element must be an object, and parse_item gets each one with its path ("ports[2]").
+ * *ok starts true and is cleared when the section cannot be used by the cross-checks; parse_item
+ * clears it too for problems that make the parsed item unusable.
+ */
+struct section {
+    const char *key;
+    unsigned max;
+    const char *what; /* the elements' name in the count error */
+    bool *ok;
+    void (*parse_item)(struct loader *ld, const char *path, const json_t *obj);
+};
+
+static void parse_section(struct loader *ld, const json_t *root, const struct section *s)
+{
+    *s->ok = false;
+    json_t *arr = tp_jw_get(ld->errs, "", root, s->key, JSON_ARRAY, true);
+    if (arr == NULL)
+        return;
+    size_t n = json_array_size(arr);
+    if (n == 0 || n > s->max) {
+        tp_jw_error(ld->errs, s->key, "needs 1 to %u %s, got %zu", s->max, s->what, n);
+        return;
+    }
+    *s->ok = true;
+    size_t i;
+    json_t *obj;
+    json_array_foreach(arr, i, obj)
+    {
+        char path[TP_JW_PATH_MAX];
+        tp_jw_path_index(path, s->key, i);
+        if (!object_item(ld, path, obj)) {
+            *s->ok = false;
+            continue;
+        }
+        s->parse_item(ld, path, obj);
+    }
 }
 
 /* ---------------------------------------------------------------- eal */
@@ -466,45 +488,31 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
     }
 }
 
-static void parse_ports(struct loader *ld, const json_t *root)
+/* One ports[] element, checked against the ports before it. */
+static void parse_ports_item(struct loader *ld, const char *path, const json_t *obj)
 {
     struct tp_config *cfg = ld->cfg;
-    json_t *arr = section_array(ld, root, "ports", TP_CFG_MAX_PORTS, "ports");
-    ld->ports_ok = arr != NULL;
-    if (arr == NULL)
-        return;
-    size_t i;
-    json_t *obj;
-    json_array_foreach(arr, i, obj)
-    {
-        char path[TP_JW_PATH_MAX];
-        tp_jw_path_index(path, "ports", i);
-        if (!object_item(ld, path, obj)) {
+    unsigned before = ld->errs->count;
+    parse_port(ld, path, obj, cfg->n_ports);
+    if (ld->errs->count != before)
+        ld->ports_ok = false;
+    for (unsigned j = 0; j < cfg->n_ports; j++) {
+        char child[TP_JW_PATH_MAX];
+        if (cfg->ports[cfg->n_ports].name[0] != '\0' &&
+            strcmp(cfg->ports[j].name, cfg->ports[cfg->n_ports].name) == 0) {
+            tp_jw_path_key(child, path, "name");
+            tp_jw_error(ld->errs, child, "duplicate port name \"%s\" (also ports[%u])",
+                        cfg->ports[j].name, j);
             ld->ports_ok = false;
-            continue;
         }
-        unsigned before = ld->errs->count;
-        parse_port(ld, path, obj, cfg->n_ports);
-        if (ld->errs->count != before)
+        if (cfg->ports[cfg->n_ports].dev_name[0] != '\0' &&
+            strcmp(cfg->ports[j].dev_name, cfg->ports[cfg->n_ports].dev_name) == 0) {
+            tp_jw_error(ld->errs, path, "device \"%s\" is already ports[%u]",
+                        cfg->ports[j].dev_name, j);
             ld->ports_ok = false;
-        for (unsigned j = 0; j < cfg->n_ports; j++) {
-            char child[TP_JW_PATH_MAX];
-            if (cfg->ports[cfg->n_ports].name[0] != '\0' &&
-                strcmp(cfg->ports[j].name, cfg->ports[cfg->n_ports].name) == 0) {
-                tp_jw_path_key(child, path, "name");
-                tp_jw_error(ld->errs, child, "duplicate port name \"%s\" (also ports[%u])",
-                            cfg->ports[j].name, j);
-                ld->ports_ok = false;
-            }
-            if (cfg->ports[cfg->n_ports].dev_name[0] != '\0' &&
-                strcmp(cfg->ports[j].dev_name, cfg->ports[cfg->n_ports].dev_name) == 0) {
-                tp_jw_error(ld->errs, path, "device \"%s\" is already ports[%u]",
-                            cfg->ports[j].dev_name, j);
-                ld->ports_ok = false;
-            }
         }
-        cfg->n_ports++;
     }
+    cfg->n_ports++;
 }
 
 /* ----------------------------------------------------------- channels */
@@ -850,47 +858,33 @@ static void check_duplicate_lines(struct loader *ld)
     }
 }
 
-static void parse_channels(struct loader *ld, const json_t *root)
+/* One channels[] element, checked against the channels before it. */
+static void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
 {
     struct tp_config *cfg = ld->cfg;
-    json_t *arr = section_array(ld, root, "channels", TP_CFG_MAX_CHANNELS, "channels");
-    ld->channels_ok = arr != NULL;
-    if (arr == NULL)
-        return;
-    size_t i;
-    json_t *obj;
-    json_array_foreach(arr, i, obj)
-    {
-        char path[TP_JW_PATH_MAX], child[TP_JW_PATH_MAX];
-        tp_jw_path_index(path, "channels", i);
-        if (!object_item(ld, path, obj)) {
+    char child[TP_JW_PATH_MAX];
+    struct tp_cfg_channel *ch = &cfg->channels[cfg->n_channels];
+    unsigned before = ld->errs->count;
+    parse_channel(ld, path, obj, ch);
+    if (ld->errs->count != before)
+        ld->channels_ok = false;
+    for (unsigned j = 0; j < cfg->n_channels; j++) {
+        const struct tp_cfg_channel *other = &cfg->channels[j];
+        if (ch->name[0] != '\0' && strcmp(other->name, ch->name) == 0) {
+            tp_jw_path_key(child, path, "name");
+            tp_jw_error(ld->errs, child, "duplicate channel name \"%s\" (also channels[%u])",
+                        ch->name, j);
             ld->channels_ok = false;
-            continue;
         }
-        struct tp_cfg_channel *ch = &cfg->channels[cfg->n_channels];
-        unsigned before = ld->errs->count;
-        parse_channel(ld, path, obj, ch);
-        if (ld->errs->count != before)
+        if (ch->venue_channel_id != 0 && other->venue_channel_id == ch->venue_channel_id &&
+            strcmp(other->venue, ch->venue) == 0) {
+            tp_jw_path_key(child, path, json_object_get(obj, "id") ? "id" : "cme_config");
+            tp_jw_error(ld->errs, child, "%s channel %u is already channels[%u]", ch->venue,
+                        ch->venue_channel_id, j);
             ld->channels_ok = false;
-        for (unsigned j = 0; j < cfg->n_channels; j++) {
-            const struct tp_cfg_channel *other = &cfg->channels[j];
-            if (ch->name[0] != '\0' && strcmp(other->name, ch->name) == 0) {
-                tp_jw_path_key(child, path, "name");
-                tp_jw_error(ld->errs, child, "duplicate channel name \"%s\" (also channels[%u])",
-                            ch->name, j);
-                ld->channels_ok = false;
-            }
-            if (ch->venue_channel_id != 0 && other->venue_channel_id == ch->venue_channel_id &&
-                strcmp(other->venue, ch->venue) == 0) {
-                tp_jw_path_key(child, path, json_object_get(obj, "id") ? "id" : "cme_config");
-                tp_jw_error(ld->errs, child, "%s channel %u is already channels[%u]", ch->venue,
-                            ch->venue_channel_id, j);
-                ld->channels_ok = false;
-            }
         }
-        cfg->n_channels++;
     }
-    check_duplicate_lines(ld);
+    cfg->n_channels++;
 }
 
 /* ------------------------------------------------------------- lcores */
@@ -988,58 +982,45 @@ static void parse_lcore_channels(struct loader *ld, const char *path, const json
     }
 }
 
-static void parse_lcores(struct loader *ld, const json_t *root)
+/* One lcores[] element: an EAL lcore other than the main one, what it polls and runs. */
+static void parse_lcores_item(struct loader *ld, const char *path, const json_t *obj)
 {
+    static const char *const keys[] = {"lcore", "poll", "channels", NULL};
     struct tp_config *cfg = ld->cfg;
-    json_t *arr = section_array(ld, root, "lcores", TP_CFG_MAX_DATA_LCORES, "data lcores");
-    ld->lcores_ok = arr != NULL;
-    if (arr == NULL)
-        return;
-    char eal_list[128];
-    format_lcore_list(&cfg->eal, eal_list, sizeof(eal_list));
-    size_t i;
-    json_t *obj;
-    json_array_foreach(arr, i, obj)
-    {
-        static const char *const keys[] = {"lcore", "poll", "channels", NULL};
-        char path[TP_JW_PATH_MAX], child[TP_JW_PATH_MAX];
-        tp_jw_path_index(path, "lcores", i);
-        if (!object_item(ld, path, obj)) {
-            ld->lcores_ok = false;
-            continue;
-        }
-        tp_jw_check_keys(ld->errs, path, obj, keys);
-        struct tp_cfg_lcore *lc = &cfg->lcores[cfg->n_lcores];
-        memset(lc, 0, sizeof(*lc));
-        uint64_t id;
-        tp_jw_path_key(child, path, "lcore");
-        if (!tp_jw_uint(ld->errs, path, obj, "lcore", 0, TP_CFG_MAX_LCORE_ID, true, &id)) {
-            ld->lcores_ok = false;
-        } else if (ld->eal_ok && !eal_has_lcore(&cfg->eal, (unsigned)id)) {
-            tp_jw_error(ld->errs, child, "lcore %llu is not in the EAL lcore list (%s)",
-                        (unsigned long long)id, eal_list);
-        } else if (ld->eal_ok && id == cfg->eal.main_lcore) {
-            tp_jw_error(ld->errs, child,
-                        "lcore %llu is the main lcore (control plane); data lcores must differ",
-                        (unsigned long long)id);
-        }
-        lc->lcore_id = (uint16_t)id;
-        for (unsigned j = 0; j < cfg->n_lcores; j++) {
-            if (cfg->lcores[j].lcore_id == lc->lcore_id) {
-                tp_jw_error(ld->errs, child, "lcore %u is already lcores[%u]", lc->lcore_id, j);
-                ld->lcores_ok = false;
-            }
-        }
-        json_t *poll = tp_jw_get(ld->errs, path, obj, "poll", JSON_ARRAY, true);
-        tp_jw_path_key(child, path, "poll");
-        if (poll != NULL)
-            parse_poll(ld, child, poll, lc);
-        json_t *chans = tp_jw_get(ld->errs, path, obj, "channels", JSON_ARRAY, true);
-        tp_jw_path_key(child, path, "channels");
-        if (chans != NULL)
-            parse_lcore_channels(ld, child, chans, lc);
-        cfg->n_lcores++;
+    char child[TP_JW_PATH_MAX];
+    tp_jw_check_keys(ld->errs, path, obj, keys);
+    struct tp_cfg_lcore *lc = &cfg->lcores[cfg->n_lcores];
+    memset(lc, 0, sizeof(*lc));
+    uint64_t id;
+    tp_jw_path_key(child, path, "lcore");
+    if (!tp_jw_uint(ld->errs, path, obj, "lcore", 0, TP_CFG_MAX_LCORE_ID, true, &id)) {
+        ld->lcores_ok = false;
+    } else if (ld->eal_ok && !eal_has_lcore(&cfg->eal, (unsigned)id)) {
+        char eal_list[128];
+        format_lcore_list(&cfg->eal, eal_list, sizeof(eal_list));
+        tp_jw_error(ld->errs, child, "lcore %llu is not in the EAL lcore list (%s)",
+                    (unsigned long long)id, eal_list);
+    } else if (ld->eal_ok && id == cfg->eal.main_lcore) {
+        tp_jw_error(ld->errs, child,
+                    "lcore %llu is the main lcore (control plane); data lcores must differ",
+                    (unsigned long long)id);
     }
+    lc->lcore_id = (uint16_t)id;
+    for (unsigned j = 0; j < cfg->n_lcores; j++) {
+        if (cfg->lcores[j].lcore_id == lc->lcore_id) {
+            tp_jw_error(ld->errs, child, "lcore %u is already lcores[%u]", lc->lcore_id, j);
+            ld->lcores_ok = false;
+        }
+    }
+    json_t *poll = tp_jw_get(ld->errs, path, obj, "poll", JSON_ARRAY, true);
+    tp_jw_path_key(child, path, "poll");
+    if (poll != NULL)
+        parse_poll(ld, child, poll, lc);
+    json_t *chans = tp_jw_get(ld->errs, path, obj, "channels", JSON_ARRAY, true);
+    tp_jw_path_key(child, path, "channels");
+    if (chans != NULL)
+        parse_lcore_channels(ld, child, chans, lc);
+    cfg->n_lcores++;
 }
 
 /* Every rx queue polled exactly once, every channel run exactly once, by an lcore that polls its
@@ -1466,9 +1447,16 @@ static void load_root(struct loader *ld, const json_t *root)
     if (tp_jw_string(ld->errs, "", root, "name", sizeof(cfg->name), false, cfg->name))
         check_name(ld, "name", cfg->name);
     parse_eal(ld, root);
-    parse_ports(ld, root);
-    parse_channels(ld, root);
-    parse_lcores(ld, root);
+    parse_section(
+        ld, root,
+        &(struct section){"ports", TP_CFG_MAX_PORTS, "ports", &ld->ports_ok, parse_ports_item});
+    parse_section(ld, root,
+                  &(struct section){"channels", TP_CFG_MAX_CHANNELS, "channels", &ld->channels_ok,
+                                    parse_channels_item});
+    check_duplicate_lines(ld); /* across channels (none parsed: nothing to check) */
+    parse_section(ld, root,
+                  &(struct section){"lcores", TP_CFG_MAX_DATA_LCORES, "data lcores", &ld->lcores_ok,
+                                    parse_lcores_item});
     parse_instruments(ld, root);
     parse_books(ld, root);
     parse_bus(ld, root);
