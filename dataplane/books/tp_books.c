@@ -29,7 +29,7 @@ static int params_valid(const struct tp_books_params *p)
 }
 
 struct layout {
-    size_t books, orders, order_levels, mbp_levels, total;
+    size_t books, hot, orders, order_levels, mbp_levels, total;
 };
 
 static void compute_layout(const struct tp_books_params *p, struct layout *l)
@@ -39,6 +39,8 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
 
     l->books = off;
     off += ALIGN64((size_t)p->instruments * sizeof(struct tp_book));
+    l->hot = off;
+    off += ALIGN64((size_t)p->instruments * sizeof(struct tp_mbo_hot));
     l->orders = off;
     off += ALIGN64(slots * sizeof(struct tp_order));
     l->order_levels = off;
@@ -74,6 +76,9 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->order_mask = p->max_orders ? ((uint64_t)1 << b->order_shift) - 1 : 0;
     b->mbp_stride = 2 * (p->mbp_depth + p->implied_depth);
     b->books = (struct tp_book *)(base + l.books);
+    b->hot = (struct tp_mbo_hot *)(base + l.hot);
+    for (uint32_t i = 0; i < p->instruments; i++)
+        b->hot[i].emit = 1;
     b->orders = (struct tp_order *)(base + l.orders);
     b->order_levels = (struct tp_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
@@ -108,6 +113,7 @@ int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t
         return 0;
     tp_books_clear(b, instr, 1, ignored);
     bk->type = type;
+    b->hot[instr].mbo = (type & TP_BOOK_TYPE_MBO) != 0;
     bk->depth = depth;
     bk->implied_depth = implied_depth;
     return 0;
@@ -131,7 +137,7 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
     case TP_BOOK_IMPLIED:
         return bk->implied_levels[side];
     case TP_BOOK_ORDERS:
-        return bk->order_levels[side];
+        return b->hot[instr].levels[side];
     }
     return 0;
 }
@@ -176,7 +182,7 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
     if (book == TP_BOOK_ORDERS) {
         /* Stored best last, with ask keys negated. */
         lv = &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side];
-        uint32_t total = b->books[instr].order_levels[side];
+        uint32_t total = b->hot[instr].levels[side];
         for (uint32_t i = 0; i < n; i++) {
             out[i] = lv[total - 1 - i];
             out[i].price = tp_level_key(side, out[i].price);
@@ -186,6 +192,25 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
     for (uint32_t i = 0; i < n; i++)
         tp_books_level(b, instr, book, side, i + 1, &out[i]);
     return n;
+}
+
+void tp_books_prefetch(const struct tp_books *b, uint32_t instr)
+{
+    if (instr < b->params.instruments)
+        __builtin_prefetch(&b->books[instr], 1);
+}
+
+uint32_t tp_books_orders(const struct tp_books *b, uint32_t instr)
+{
+    return instr < b->params.instruments ? b->hot[instr].live_orders : 0;
+}
+
+int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit)
+{
+    if (instr >= b->params.instruments)
+        return -EINVAL;
+    b->hot[instr].emit = emit != 0;
+    return 0;
 }
 
 uint64_t tp_books_live_orders(const struct tp_books *b)
@@ -204,7 +229,7 @@ int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct 
 
     if (!bk)
         return -EINVAL;
-    if (bk->live_orders || bk->order_levels[0] || bk->order_levels[1])
+    if (b->hot[instr].live_orders || b->hot[instr].levels[0] || b->hot[instr].levels[1])
         tp_mbo_drop_orders(b, instr);
     if (b->mbp_stride)
         memset(&b->mbp_levels[(size_t)instr * b->mbp_stride], 0,
@@ -217,6 +242,8 @@ int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct 
         bk->last_aggressor = TP_SIDE_NONE;
         memset(bk->stats, 0, sizeof(bk->stats));
     }
+    if (!tp_books_emits(b, instr))
+        return 0;
     tp_change(out, instr, TP_CHANGE_CLEAR, TP_BOOK_DIRECT, TP_SIDE_NONE, 0);
     return 1;
 }
@@ -240,6 +267,8 @@ int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qt
     bk->last_aggressor = (uint8_t)aggressor;
     bk->volume += qty;
     bk->trades++;
+    if (!tp_books_emits(b, instr))
+        return 0;
     c = tp_change(out, instr, TP_CHANGE_TRADE, TP_BOOK_DIRECT, (uint8_t)aggressor, 0);
     c->price = price;
     c->qty = qty;
@@ -256,6 +285,8 @@ int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct t
     if (bk->status == status)
         return 0;
     bk->status = status;
+    if (!tp_books_emits(b, instr))
+        return 0;
     tp_change(out, instr, TP_CHANGE_STATUS, TP_BOOK_DIRECT, TP_SIDE_NONE, status);
     return 1;
 }
@@ -271,6 +302,8 @@ int tp_books_stat(struct tp_books *b, uint32_t instr, enum tp_stat_kind kind, in
     bk->stats[kind].price = price;
     bk->stats[kind].qty = qty;
     bk->stats[kind].present = 1;
+    if (!tp_books_emits(b, instr))
+        return 0;
     c = tp_change(out, instr, TP_CHANGE_STAT, TP_BOOK_DIRECT, TP_SIDE_NONE, (uint8_t)kind);
     c->price = price;
     c->qty = qty;

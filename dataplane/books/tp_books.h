@@ -87,18 +87,19 @@ struct tp_book_counters {
     uint64_t wrong_instrument; /* order id known, but under another instrument */
 };
 
-/* Per-instrument state. The first cache line is what the hot path reads. */
+/*
+ * Per-instrument state. The order-level hot path keeps its own per-instrument state (level counts,
+ * live orders) in a dense array: read those with tp_books_levels and tp_books_orders.
+ */
 struct tp_book {
-    uint8_t type;             /* enum tp_book_type (tp_instruments.h); NONE: updates refused */
-    uint8_t status;           /* enum tp_trading_status */
-    uint8_t depth;            /* MBP outright depth in use */
-    uint8_t implied_depth;    /* MBP implied depth in use */
-    uint16_t order_levels[2]; /* MBO levels per side (TP_SIDE_BID, TP_SIDE_ASK) */
-    uint8_t mbp_levels[2];    /* MBP outright: highest non-empty index per side */
+    uint8_t type;          /* enum tp_book_type (tp_instruments.h); NONE: updates refused */
+    uint8_t status;        /* enum tp_trading_status */
+    uint8_t depth;         /* MBP outright depth in use */
+    uint8_t implied_depth; /* MBP implied depth in use */
+    uint8_t mbp_levels[2]; /* MBP outright: highest non-empty index per side */
     uint8_t implied_levels[2];
     uint8_t last_aggressor; /* enum tp_side */
-    uint8_t reserved[3];
-    uint32_t live_orders;
+    uint8_t reserved[7];
     int64_t last_price; /* last trade */
     int64_t last_qty;
     int64_t volume;  /* traded quantity this session (printable trades) */
@@ -143,6 +144,23 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
  */
 uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                               enum tp_side side, struct tp_level *out, uint32_t max);
+
+/* Prefetch hint: the instrument's state above (a trade is about to update it). */
+void tp_books_prefetch(const struct tp_books *b, uint32_t instr);
+
+/* Live orders of one instrument (0 for an id beyond the capacity). */
+uint32_t tp_books_orders(const struct tp_books *b, uint32_t instr);
+
+/*
+ * Whether the mutating calls for instrument `instr` write change records (default: on). With it
+ * off the books still change exactly as with it on, but every mutating call (tp_mbo.h, tp_mbp.h
+ * and the calls below) reports no record (returns 0; `out` is scratch), which saves building
+ * records that no consumer would read. The data plane keeps it in step with its per-instrument
+ * interest; when turning it on, consumers must be resynchronized from the book itself
+ * (tp_books_copy_levels), since the changes made while it was off were not described. Returns 0 or
+ * -EINVAL.
+ */
+int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit);
 
 /* Live orders over all instruments now, and the most there ever were at once. */
 uint64_t tp_books_live_orders(const struct tp_books *b);

@@ -20,6 +20,21 @@ struct tp_order {
     uint32_t instr_side; /* instrument << 1 | side */
 };
 
+/*
+ * What the order-level hot path reads and writes per instrument, 16 bytes in a dense array: a few
+ * thousand instruments take some tens of KB that stay in the L1/L2 caches, where the 600-byte
+ * struct tp_book of each would put every message's instrument state on a cache line (and often a
+ * page) of its own. struct tp_book keeps the cold state: statistics, last trade, counters.
+ */
+struct tp_mbo_hot {
+    uint16_t levels[2]; /* order-level price levels per side (TP_SIDE_BID, TP_SIDE_ASK) */
+    uint8_t mbo;        /* non-zero: the instrument takes order-level updates */
+    uint8_t emit;       /* non-zero: mutating calls write change records (the default) */
+    uint16_t reserved;
+    uint32_t live_orders; /* this instrument's orders in the order table */
+    uint32_t reserved2;
+};
+
 struct tp_books {
     struct tp_books_params params;
     uint32_t order_shift; /* log2 of the order table slots */
@@ -29,6 +44,7 @@ struct tp_books {
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t reserved;
     struct tp_book *books;         /* [instruments] */
+    struct tp_mbo_hot *hot;        /* [instruments] */
     struct tp_order *orders;       /* [order_mask + 1] */
     struct tp_level *order_levels; /* [instruments][2 sides][levels_per_side], best LAST */
     struct tp_level *mbp_levels;   /* [instruments][direct bid, ask, implied bid, ask][depth] */
@@ -46,6 +62,12 @@ static inline int64_t tp_level_key(unsigned side, int64_t price)
 static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
 {
     return instr < b->params.instruments ? &b->books[instr] : NULL;
+}
+
+/* Whether the instrument's mutating calls write change records (instr checked by the caller). */
+static inline int tp_books_emits(const struct tp_books *b, uint32_t instr)
+{
+    return b->hot[instr].emit;
 }
 
 /* Fills a change record's common fields; the caller sets the kind-specific ones. */

@@ -9,7 +9,7 @@
 #include "tp_mbo.h"
 
 /* Levels scanned linearly from the best one before switching to binary search. */
-#define LEVEL_SCAN 8
+#define LEVEL_SCAN 4
 
 /*
  * The order table's geometry, copied into locals: stores into the table could otherwise alias
@@ -113,32 +113,37 @@ static inline struct tp_level *side_levels(struct tp_books *b, uint32_t instr, u
 }
 
 /*
- * Position where `key` is or would be inserted in lv[0..n) (ascending): the number of levels with
- * a smaller key. Scans from the best (last) level because most activity is near the top.
+ * Position where `key` is or would be inserted in lv[0..n) (ascending): the index of the level
+ * with that key, else the number of levels with a smaller key. Most activity is near the top, so
+ * the LEVEL_SCAN best (last) levels are compared without branches: the levels above `key` are
+ * counted rather than scanned for, since where a scan stops is data that the branch predictor
+ * misses about once a call. Deeper prices go to a binary search.
  */
 static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int64_t key)
 {
-    uint32_t p = n;
-    uint32_t lo = 0;
+    uint32_t above = 0, p;
 
-    for (uint32_t steps = 0; p > 0 && lv[p - 1].price > key; steps++) {
-        if (steps == LEVEL_SCAN) {
-            /* Deep price: binary search in [0, p) for the first key >= `key`. */
-            uint32_t hi = p;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (lv[mid].price < key)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            return lo;
-        }
-        p--;
+    for (uint32_t j = 0; j < LEVEL_SCAN; j++) {
+        /* Beyond the levels there are, read lv[0] (inside the table) and count nothing. */
+        int64_t i = (int64_t)n - 1 - j;
+        int64_t exists = i >= 0;
+        above += (uint32_t)(exists & (lv[i & -exists].price > key));
     }
-    if (p > 0 && lv[p - 1].price == key)
-        return p - 1;
-    return p;
+    if (above == LEVEL_SCAN && n > LEVEL_SCAN) {
+        /* Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`. */
+        uint32_t lo = 0, hi = n - LEVEL_SCAN;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (lv[mid].price < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    p = n - above;
+    /* The level just below the ones above `key` is `key`'s own if the prices are equal. */
+    return p - ((p > 0) & (lv[p > 0 ? p - 1 : 0].price == key));
 }
 
 static inline void level_record(struct tp_book_change *c, uint32_t instr, unsigned side,
@@ -158,24 +163,31 @@ static inline void level_record(struct tp_book_change *c, uint32_t instr, unsign
 }
 
 /*
- * Adds qty (one order) at `key` on one side. Returns the number of records written (1), or
- * -ENOSPC when a new level is needed and the side is full.
+ * The level functions below and the order functions after them write their change records only
+ * when the instrument emits them (`out` is then room for them) and return how many they wrote.
  */
-static int level_add(struct tp_books *b, struct tp_book *bk, uint32_t instr, unsigned side,
+
+/*
+ * Adds qty (one order) at `key` on one side. Returns the number of records written (1, or 0 when
+ * not emitting), or -ENOSPC when a new level is needed and the side is full.
+ */
+static int level_add(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side,
                      int64_t key, int64_t qty, struct tp_book_change *out)
 {
     struct tp_level *lv = side_levels(b, instr, side);
-    uint32_t n = bk->order_levels[side];
+    uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
 
     if (p < n && lv[p].price == key) {
         lv[p].qty += qty;
         lv[p].count++;
+        if (!h->emit)
+            return 0;
         level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, &lv[p], key);
         return 1;
     }
     if (n == b->params.levels_per_side) {
-        bk->counters.level_capacity++;
+        b->books[instr].counters.level_capacity++;
         return -ENOSPC;
     }
     /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
@@ -184,37 +196,43 @@ static int level_add(struct tp_books *b, struct tp_book *bk, uint32_t instr, uns
     lv[p].price = key;
     lv[p].qty = qty;
     lv[p].count = 1;
-    bk->order_levels[side] = (uint16_t)(n + 1);
+    h->levels[side] = (uint16_t)(n + 1);
+    if (!h->emit)
+        return 0;
     level_record(out, instr, side, TP_LEVEL_NEW, n + 1 - p, &lv[p], key);
     return 1;
 }
 
 /*
  * Removes qty from the level at `key` and, if `whole_order`, one order from its count; the level
- * goes when no order is left. Returns the number of records written (1).
+ * goes when no order is left. Returns the number of records written (1, or 0 when not emitting).
  */
-static int level_reduce(struct tp_books *b, struct tp_book *bk, uint32_t instr, unsigned side,
+static int level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side,
                         int64_t key, int64_t qty, int whole_order, struct tp_book_change *out)
 {
     struct tp_level *lv = side_levels(b, instr, side);
-    uint32_t n = bk->order_levels[side];
+    uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
 
     if (p == n || lv[p].price != key) {
         /* An order without its level cannot happen; count it rather than trust it. */
-        bk->counters.bad_input++;
+        b->books[instr].counters.bad_input++;
         return 0;
     }
     lv[p].qty -= qty;
     lv[p].count -= whole_order ? 1 : 0;
     if (lv[p].count > 0) {
+        if (!h->emit)
+            return 0;
         level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, &lv[p], key);
         return 1;
     }
-    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, NULL, key);
     for (uint32_t i = p; i + 1 < n; i++)
         lv[i] = lv[i + 1];
-    bk->order_levels[side] = (uint16_t)(n - 1);
+    h->levels[side] = (uint16_t)(n - 1);
+    if (!h->emit)
+        return 0;
+    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, NULL, key);
     return 1;
 }
 
@@ -234,65 +252,79 @@ static inline void order_record(struct tp_book_change *c, uint32_t instr, uint8_
                                  .aux = o->priority};
 }
 
-/* The book of an instrument if it takes order-level updates, else counts and returns NULL. */
-static inline struct tp_book *mbo_book(struct tp_books *b, uint32_t instr)
+/*
+ * The ORDER record of a change whose LEVEL record (if any) follows it: written when emitting,
+ * with the order's level index taken from that LEVEL record. Returns 1 + n_level, or 0.
+ */
+static inline int order_record_with_level(const struct tp_mbo_hot *h, struct tp_book_change *out,
+                                          uint32_t instr, uint8_t action, const struct tp_order *o,
+                                          int n_level)
 {
-    struct tp_book *bk = tp_books_book(b, instr);
+    if (!h->emit)
+        return 0;
+    order_record(out, instr, action, o);
+    out[0].level = n_level ? out[1].level : 0;
+    return 1 + n_level;
+}
 
-    if (bk && (bk->type & TP_BOOK_TYPE_MBO))
-        return bk;
-    if (bk)
-        bk->counters.bad_input++;
+/* The hot state of an instrument if it takes order-level updates, else counts and NULL. */
+static inline struct tp_mbo_hot *mbo_book(struct tp_books *b, uint32_t instr)
+{
+    if (instr >= b->params.instruments)
+        return NULL;
+    if (b->hot[instr].mbo)
+        return &b->hot[instr];
+    b->books[instr].counters.bad_input++;
     return NULL;
 }
 
 /*
  * Finds a live order of instrument `instr`. Unknown ids and ids of another instrument are
- * counted on `bk` and give -1.
+ * counted on the instrument and give -1.
  */
-static inline int64_t mbo_lookup(struct tp_books *b, struct tp_book *bk, uint32_t instr,
-                                 uint64_t id)
+static inline int64_t mbo_lookup(struct tp_books *b, uint32_t instr, uint64_t id)
 {
     int64_t slot = order_find(b, id);
 
     if (slot < 0) {
-        bk->counters.unknown_order++;
+        b->books[instr].counters.unknown_order++;
         return -1;
     }
     if ((b->orders[slot].instr_side >> 1) != instr) {
-        bk->counters.wrong_instrument++;
+        b->books[instr].counters.wrong_instrument++;
         return -1;
     }
     return slot;
 }
 
-/* Inserts a new order; `bk` is the instrument's MBO book. Shared by add and replace. */
-static int order_insert(struct tp_books *b, struct tp_book *bk, uint32_t instr, uint64_t id,
+/* Inserts a new order; `h` is the instrument's MBO state. Shared by add and replace. */
+static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t id,
                         unsigned side, int64_t price, int64_t qty, uint64_t priority,
                         struct tp_book_change *out)
 {
+    struct tp_book_counters *counters = &b->books[instr].counters;
     uint64_t i;
     int64_t key;
     int n;
 
     if (side > TP_SIDE_ASK) {
-        bk->counters.bad_input++;
+        counters->bad_input++;
         return -EINVAL;
     }
     if (qty <= 0 || qty > UINT32_MAX) {
-        bk->counters.bad_quantity++;
+        counters->bad_quantity++;
         return -EINVAL;
     }
     if (order_find(b, id) >= 0) {
-        bk->counters.duplicate_order++;
+        counters->duplicate_order++;
         return -EEXIST;
     }
     if (b->live_orders >= b->params.max_orders) {
-        bk->counters.order_capacity++;
+        counters->order_capacity++;
         return -ENOSPC;
     }
     key = tp_level_key(side, price);
-    n = level_add(b, bk, instr, side, key, qty, out + 1);
+    n = level_add(b, h, instr, side, key, qty, out + 1);
     if (n < 0)
         return n;
     i = order_place(order_table(b), (struct tp_order){.id = id,
@@ -302,84 +334,75 @@ static int order_insert(struct tp_books *b, struct tp_book *bk, uint32_t instr, 
                                                       .instr_side = instr << 1 | side});
     if (++b->live_orders > b->peak_live_orders)
         b->peak_live_orders = b->live_orders;
-    bk->live_orders++;
-    order_record(out, instr, TP_ORDER_ADD, &b->orders[i]);
-    out[0].level = out[1].level;
-    return 1 + n;
+    h->live_orders++;
+    return order_record_with_level(h, out, instr, TP_ORDER_ADD, &b->orders[i], n);
 }
 
 /* Removes a whole order (slot) from its level and the table. Writes ORDER DELETE + LEVEL. */
-static int order_erase(struct tp_books *b, struct tp_book *bk, uint32_t instr, uint64_t slot,
-                       struct tp_book_change *out)
+static int order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t slot,
+                       uint8_t action, struct tp_book_change *out)
 {
     struct tp_order *o = &b->orders[slot];
-    unsigned side = o->instr_side & 1u;
-    int n;
+    int n = level_reduce(b, h, instr, o->instr_side & 1u, o->key, o->qty, 1, out + 1);
 
-    order_record(out, instr, TP_ORDER_DELETE, o);
-    out[0].qty = 0;
-    n = level_reduce(b, bk, instr, side, o->key, o->qty, 1, out + 1);
-    out[0].level = n ? out[1].level : 0;
+    n = order_record_with_level(h, out, instr, action, o, n);
+    if (n)
+        out[0].qty = 0;
     order_remove(b, slot);
-    bk->live_orders--;
-    return 1 + n;
+    h->live_orders--;
+    return n;
 }
 
 int tp_mbo_add(struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_side side,
                int64_t price, int64_t qty, uint64_t priority, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
+    struct tp_mbo_hot *h = mbo_book(b, instr);
 
-    if (!bk)
+    if (!h)
         return -EINVAL;
-    return order_insert(b, bk, instr, order_id, side, price, qty, priority, out);
+    return order_insert(b, h, instr, order_id, side, price, qty, priority, out);
 }
 
 /* Takes qty from a live order: the shared part of execute and cancel. */
-static int order_reduce(struct tp_books *b, struct tp_book *bk, uint32_t instr, uint64_t slot,
+static int order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t slot,
                         int64_t qty, uint8_t action, struct tp_book_change *out)
 {
     struct tp_order *o = &b->orders[slot];
-    unsigned side = o->instr_side & 1u;
     int n;
 
     if (qty >= o->qty) {
         if (qty > o->qty)
-            bk->counters.over_execution++;
-        n = order_erase(b, bk, instr, slot, out);
-        out[0].action = action;
-        return n;
+            b->books[instr].counters.over_execution++;
+        return order_erase(b, h, instr, slot, action, out);
     }
     o->qty -= (uint32_t)qty;
-    order_record(out, instr, action, o);
-    n = level_reduce(b, bk, instr, side, o->key, qty, 0, out + 1);
-    out[0].level = n ? out[1].level : 0;
-    return 1 + n;
+    n = level_reduce(b, h, instr, o->instr_side & 1u, o->key, qty, 0, out + 1);
+    return order_record_with_level(h, out, instr, action, o, n);
 }
 
 /*
- * The resting order an execution or cancel of qty > 0 reduces: its slot (and *bk), or -EINVAL
+ * The resting order an execution or cancel of qty > 0 reduces: its slot (and *h), or -EINVAL
  * (no MBO book; a non-positive quantity, counted) or -ENOENT.
  */
 static int64_t order_to_reduce(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
-                               struct tp_book **bk)
+                               struct tp_mbo_hot **h)
 {
-    *bk = mbo_book(b, instr);
-    if (!*bk)
+    *h = mbo_book(b, instr);
+    if (!*h)
         return -EINVAL;
     if (qty <= 0) {
-        (*bk)->counters.bad_quantity++;
+        b->books[instr].counters.bad_quantity++;
         return -EINVAL;
     }
-    int64_t slot = mbo_lookup(b, *bk, instr, order_id);
+    int64_t slot = mbo_lookup(b, instr, order_id);
     return slot < 0 ? -ENOENT : slot;
 }
 
 int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                    int64_t price, int printable, uint64_t match, struct tp_book_change *out)
 {
-    struct tp_book *bk;
-    int64_t slot = order_to_reduce(b, instr, order_id, qty, &bk);
+    struct tp_mbo_hot *h;
+    int64_t slot = order_to_reduce(b, instr, order_id, qty, &h);
     unsigned side;
     int n;
 
@@ -390,84 +413,86 @@ int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_
         price = tp_level_key(side, b->orders[slot].key);
     if (qty > b->orders[slot].qty)
         qty = b->orders[slot].qty; /* only what rested can have traded */
-    n = order_reduce(b, bk, instr, (uint64_t)slot, qty, TP_ORDER_EXECUTE, out);
+    n = order_reduce(b, h, instr, (uint64_t)slot, qty, TP_ORDER_EXECUTE, out);
     if (!printable)
         return n;
     /* The resting order was passive: the aggressor was on the other side. */
-    n += tp_books_trade(b, instr, price, qty, side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID,
-                        match, out + n);
-    out[n - 1].order_id = order_id;
+    if (tp_books_trade(b, instr, price, qty, side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID, match,
+                       out + n) == 1) {
+        out[n].order_id = order_id;
+        n++;
+    }
     return n;
 }
 
 int tp_mbo_cancel(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                   struct tp_book_change *out)
 {
-    struct tp_book *bk;
-    int64_t slot = order_to_reduce(b, instr, order_id, qty, &bk);
+    struct tp_mbo_hot *h;
+    int64_t slot = order_to_reduce(b, instr, order_id, qty, &h);
 
     if (slot < 0)
         return (int)slot;
-    return order_reduce(b, bk, instr, (uint64_t)slot, qty, TP_ORDER_CANCEL, out);
+    return order_reduce(b, h, instr, (uint64_t)slot, qty, TP_ORDER_CANCEL, out);
 }
 
 int tp_mbo_delete(struct tp_books *b, uint32_t instr, uint64_t order_id, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
+    struct tp_mbo_hot *h = mbo_book(b, instr);
     int64_t slot;
 
-    if (!bk)
+    if (!h)
         return -EINVAL;
-    slot = mbo_lookup(b, bk, instr, order_id);
+    slot = mbo_lookup(b, instr, order_id);
     if (slot < 0)
         return -ENOENT;
-    return order_erase(b, bk, instr, (uint64_t)slot, out);
+    return order_erase(b, h, instr, (uint64_t)slot, TP_ORDER_DELETE, out);
 }
 
 int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t new_id,
                    int64_t price, int64_t qty, uint64_t priority, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
+    struct tp_mbo_hot *h = mbo_book(b, instr);
     int64_t slot;
     unsigned side;
     int n, m;
 
-    if (!bk)
+    if (!h)
         return -EINVAL;
     if (qty <= 0 || qty > UINT32_MAX) {
-        bk->counters.bad_quantity++;
+        b->books[instr].counters.bad_quantity++;
         return -EINVAL;
     }
-    slot = mbo_lookup(b, bk, instr, old_id);
+    slot = mbo_lookup(b, instr, old_id);
     if (slot < 0)
         return -ENOENT;
     if (new_id != old_id && order_find(b, new_id) >= 0) {
-        bk->counters.duplicate_order++;
+        b->books[instr].counters.duplicate_order++;
         return -EEXIST;
     }
     side = b->orders[slot].instr_side & 1u;
-    n = order_erase(b, bk, instr, (uint64_t)slot, out);
+    n = order_erase(b, h, instr, (uint64_t)slot, TP_ORDER_DELETE, out);
     /* The freed slot guarantees room in the table; a full level array may still refuse. */
-    m = order_insert(b, bk, instr, new_id, side, price, qty, priority, out + n);
+    m = order_insert(b, h, instr, new_id, side, price, qty, priority, out + n);
     return m < 0 ? n : n + m;
 }
 
 int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t price, int64_t qty,
                   uint64_t priority, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
+    struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_order *o;
     int64_t slot, key;
     unsigned side;
     int n;
 
-    if (!bk)
+    if (!h)
         return -EINVAL;
     if (qty <= 0 || qty > UINT32_MAX) {
-        bk->counters.bad_quantity++;
+        b->books[instr].counters.bad_quantity++;
         return -EINVAL;
     }
-    slot = mbo_lookup(b, bk, instr, order_id);
+    slot = mbo_lookup(b, instr, order_id);
     if (slot < 0)
         return -ENOENT;
     o = &b->orders[slot];
@@ -476,15 +501,15 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     if (key == o->key) {
         /* Same level: only its quantity moves. */
         struct tp_level *lv = side_levels(b, instr, side);
-        uint32_t nl = bk->order_levels[side];
+        uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         lv[p].qty += qty - (int64_t)o->qty;
         o->qty = (uint32_t)qty;
         o->priority = priority;
-        order_record(out, instr, TP_ORDER_MODIFY, o);
+        if (!h->emit)
+            return 0;
         level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, &lv[p], key);
-        out[0].level = out[1].level;
-        return 2;
+        return order_record_with_level(h, out, instr, TP_ORDER_MODIFY, o, 1);
     }
     /*
      * New price: the order leaves its level and joins (or creates) another. Refuse up front if
@@ -492,20 +517,22 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
      */
     {
         struct tp_level *lv = side_levels(b, instr, side);
-        uint32_t nl = bk->order_levels[side];
+        uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         uint32_t old = level_position(lv, nl, o->key);
         int frees_level = old < nl && lv[old].count == 1;
         if (!(p < nl && lv[p].price == key) && nl == b->params.levels_per_side && !frees_level) {
-            bk->counters.level_capacity++;
+            b->books[instr].counters.level_capacity++;
             return -ENOSPC;
         }
     }
-    n = level_reduce(b, bk, instr, side, o->key, o->qty, 1, out + 1);
-    n += level_add(b, bk, instr, side, key, qty, out + 1 + n);
+    n = level_reduce(b, h, instr, side, o->key, o->qty, 1, out + 1);
+    n += level_add(b, h, instr, side, key, qty, out + 1 + n);
     o->key = key;
     o->qty = (uint32_t)qty;
     o->priority = priority;
+    if (!h->emit)
+        return 0;
     order_record(out, instr, TP_ORDER_MODIFY, o);
     out[0].level = out[n].level;
     return 1 + n;
@@ -538,10 +565,22 @@ int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, e
 
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id)
 {
-    if (b->params.max_orders)
-        __builtin_prefetch(&b->orders[order_home(order_table(b), order_id)], 1);
+    struct order_table ot = order_table(b);
+    uint64_t home, next;
+
     if (instr < b->params.instruments)
-        __builtin_prefetch(&b->books[instr], 1);
+        __builtin_prefetch(&b->hot[instr], 1);
+    if (!b->params.max_orders)
+        return;
+    home = order_home(ot, order_id);
+    next = (home + 1) & ot.mask;
+    /*
+     * A probe or a removal reads the next slot as well, on the next line half of the time. Both
+     * are fetched without testing which: a test on a random bit would be mispredicted half the
+     * time, and costs more than a prefetch of a line already in cache.
+     */
+    __builtin_prefetch(&ot.t[home], 1);
+    __builtin_prefetch(&ot.t[next], 1);
 }
 
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
@@ -552,44 +591,53 @@ void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_si
     if (instr >= b->params.instruments)
         return;
     /*
-     * The best level is the last one of each side's array. With no level the address is the
-     * entry just before the array: still inside the table, and a prefetch never faults anyway.
+     * The best level is the last one of each side's array, and the scan from it reads the line
+     * below too. With few levels the addresses fall before the array: still inside the tables,
+     * and a prefetch never faults anyway.
      */
     bids = &b->order_levels[(size_t)instr * 2 * per_side];
     asks = bids + per_side;
-    if (side != TP_SIDE_ASK)
-        __builtin_prefetch(bids + b->books[instr].order_levels[TP_SIDE_BID] - 1, 1);
-    if (side != TP_SIDE_BID)
-        __builtin_prefetch(asks + b->books[instr].order_levels[TP_SIDE_ASK] - 1, 1);
+    if (side != TP_SIDE_ASK) {
+        const struct tp_level *best = bids + b->hot[instr].levels[TP_SIDE_BID] - 1;
+        __builtin_prefetch(best, 1);
+        __builtin_prefetch((const char *)best - 64, 1);
+    }
+    if (side != TP_SIDE_BID) {
+        const struct tp_level *best = asks + b->hot[instr].levels[TP_SIDE_ASK] - 1;
+        __builtin_prefetch(best, 1);
+        __builtin_prefetch((const char *)best - 64, 1);
+    }
 }
 
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
 {
-    struct tp_book *bk = &b->books[instr];
+    struct tp_mbo_hot *h = &b->hot[instr];
     uint64_t i = 0;
 
     /*
      * Backward-shift removal only moves entries towards lower slots (or across the wrap onto the
      * end), so re-examining slot i after a removal visits every order exactly once.
      */
-    while (bk->live_orders && i <= b->order_mask && b->params.max_orders) {
+    while (h->live_orders && i <= b->order_mask && b->params.max_orders) {
         if (b->orders[i].qty && (b->orders[i].instr_side >> 1) == instr) {
             order_remove(b, i);
-            bk->live_orders--;
+            h->live_orders--;
             continue;
         }
         i++;
     }
-    bk->order_levels[0] = bk->order_levels[1] = 0;
+    h->levels[0] = h->levels[1] = 0;
 }
 
 int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out)
 {
-    struct tp_book *bk = mbo_book(b, instr);
+    struct tp_mbo_hot *h = mbo_book(b, instr);
 
-    if (!bk)
+    if (!h)
         return -EINVAL;
     tp_mbo_drop_orders(b, instr);
+    if (!h->emit)
+        return 0;
     tp_change(out, instr, TP_CHANGE_CLEAR, TP_BOOK_ORDERS, TP_SIDE_NONE, 0);
     return 1;
 }

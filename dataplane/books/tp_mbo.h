@@ -63,9 +63,9 @@ int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, e
 
 /*
  * Prefetch hints for a pipelined caller that knows the next messages (a burst, a file): first,
- * some messages ahead, the home slot of an order id and the instrument's state line; then,
- * closer, the best levels of the side (TP_SIDE_NONE: both sides), which needs the state line
- * already in cache to know where the best level is.
+ * some messages ahead, the home slot of an order id and the instrument's order-level state;
+ * then, closer, the best levels of the side (TP_SIDE_NONE: both sides), which reads that state
+ * to know where the best level is.
  */
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id);
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side);

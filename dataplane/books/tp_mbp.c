@@ -51,7 +51,7 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         memset(lv, 0, depth * sizeof(*lv));
         *levels = 0;
         c->flags = had_levels ? TP_CHANGE_F_TOP : 0;
-        return 1;
+        return tp_books_emits(b, instr);
     }
     if (level == 0 || depth == 0) {
         bk->counters.bad_level++;
@@ -65,7 +65,7 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         *levels = highest_level(lv, depth);
         c->level = (uint16_t)k;
         c->flags = had_levels ? TP_CHANGE_F_TOP : 0;
-        return 1;
+        return tp_books_emits(b, instr);
     }
     if (level > depth) {
         bk->counters.bad_level++;
@@ -100,5 +100,5 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
     *levels = highest_level(lv, depth);
     c->level = (uint16_t)level;
     c->flags = level == 1 ? TP_CHANGE_F_TOP : 0;
-    return 1;
+    return tp_books_emits(b, instr);
 }

@@ -35,9 +35,11 @@ static inline uint32_t locate_instrument(const struct tp_itch_feed *f, const uin
     return f->locates[tp_itch_stock_locate(msg)] - 1;
 }
 
+/* B or S, anything else NONE; computed without branches (the side of an add is random). */
 static inline enum tp_side itch_side(char c)
 {
-    return c == 'B' ? TP_SIDE_BID : c == 'S' ? TP_SIDE_ASK : TP_SIDE_NONE;
+    int bid = c == 'B', ask = c == 'S';
+    return (enum tp_side)(ask * TP_SIDE_ASK + (1 - bid - ask) * TP_SIDE_NONE);
 }
 
 static uint8_t itch_trading_state(char c)
@@ -177,8 +179,9 @@ static int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t
     }
 }
 
-int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
-                         struct tp_feed_info *info)
+/* One message: the body of tp_itch_feed_message, inlined into the burst loop too. */
+static inline int feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
+                           struct tp_feed_info *info)
 {
     int type = tp_itch_check(msg, len);
     uint32_t instr;
@@ -221,6 +224,12 @@ int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
     return 0;
 }
 
+int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
+                         struct tp_feed_info *info)
+{
+    return feed_one(f, msg, len, info);
+}
+
 /* The order messages: each carries an order reference at offset 11 (and is >= 19 bytes). */
 static const uint8_t order_message[256] = {
     ['A'] = 1, ['F'] = 1, ['E'] = 1, ['C'] = 1, ['X'] = 1, ['D'] = 1, ['U'] = 1,
@@ -235,23 +244,60 @@ static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, co
     return locate_instrument(f, msg);
 }
 
-void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+/*
+ * The cache lines an order message will touch, in two steps, as hints only (the locate read here
+ * may still change before the message is applied: a stock directory ahead of it). First the
+ * order table slot of its (original) order reference, a replace's new reference, the
+ * instrument's order-level state, and for an execution the instrument state a trade updates.
+ */
+static inline void prefetch_orders(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
 {
     uint32_t instr = order_message_instrument(f, msg, len);
-
-    /* Every order message carries the (original) order reference at offset 11. */
-    if (instr != TP_INSTRUMENT_NONE)
-        tp_mbo_prefetch(f->books, instr, tp_load_be64(msg + 11));
-}
-
-void tp_itch_feed_prefetch_levels(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
-{
-    uint32_t instr = order_message_instrument(f, msg, len);
-    enum tp_side side = TP_SIDE_NONE;
 
     if (instr == TP_INSTRUMENT_NONE)
         return;
-    if (msg[0] == 'A' || msg[0] == 'F')
-        side = itch_side((char)msg[19]);
-    tp_mbo_prefetch_levels(f->books, instr, side);
+    tp_mbo_prefetch(f->books, instr, tp_load_be64(msg + 11));
+    if (msg[0] == TP_ITCH_ORDER_REPLACE)
+        tp_mbo_prefetch(f->books, instr, tp_itch_order_replace_new_order_ref(msg));
+    else if (msg[0] == TP_ITCH_ORDER_EXECUTED || msg[0] == TP_ITCH_ORDER_EXECUTED_WITH_PRICE)
+        tp_books_prefetch(f->books, instr);
+}
+
+/*
+ * Then, once that state is in cache, the best levels of both sides: the side is in the order,
+ * not the message, except for adds, and picking the add's side would cost a test on the message
+ * type that is mispredicted more often than the extra prefetch costs.
+ */
+static inline void prefetch_levels(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+{
+    uint32_t instr = order_message_instrument(f, msg, len);
+
+    if (instr != TP_INSTRUMENT_NONE)
+        tp_mbo_prefetch_levels(f->books, instr, TP_SIDE_NONE);
+}
+
+uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
+                            const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
+{
+    const uint32_t far = TP_ITCH_FEED_AHEAD, near = TP_ITCH_FEED_AHEAD / 2;
+    uint32_t skipped = 0;
+
+    for (uint32_t i = 0; i < n && i < far; i++)
+        prefetch_orders(f, msgs[i], lens[i]);
+    for (uint32_t i = 0; i < n && i < near; i++)
+        prefetch_levels(f, msgs[i], lens[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + far < n)
+            prefetch_orders(f, msgs[i + far], lens[i + far]);
+        if (i + near < n)
+            prefetch_levels(f, msgs[i + near], lens[i + near]);
+        skipped += feed_one(f, msgs[i], lens[i], info) < 0;
+    }
+    return skipped;
+}
+
+void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+{
+    prefetch_orders(f, msg, len);
+    prefetch_levels(f, msg, len);
 }

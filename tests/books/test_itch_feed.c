@@ -1,7 +1,8 @@
 /*
  * ITCH feed handler on messages built with the codec's writers: stock directory (filter, locate
  * binding, redefinition), trading action, every order message, trades, cross and imbalance
- * statistics, the change records and end-of-event marks, unknown locates, malformed messages.
+ * statistics, the change records and end-of-event marks, unknown locates, malformed messages;
+ * the burst call against the same messages applied one by one.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -262,6 +263,90 @@ static void test_malformed_and_hostile(void **state)
     assert_int_equal(tp_books_live_orders(f->books), 0);
 }
 
+/* A list of encoded messages, for the burst call. */
+#define LIST_MAX 96
+struct message_list {
+    uint8_t store[LIST_MAX][TP_ITCH_MAX_MESSAGE_LEN];
+    const uint8_t *msgs[LIST_MAX];
+    uint16_t lens[LIST_MAX];
+    uint32_t n;
+};
+
+#define LIST(l, M, ...)                                                                            \
+    do {                                                                                           \
+        struct tp_itch_##M v_ = {__VA_ARGS__};                                                     \
+        int len_ = tp_itch_##M##_encode((l)->store[(l)->n], TP_ITCH_MAX_MESSAGE_LEN, &v_);         \
+        assert_true(len_ > 0 && (l)->n < LIST_MAX);                                                \
+        (l)->msgs[(l)->n] = (l)->store[(l)->n];                                                    \
+        (l)->lens[(l)->n++] = (uint16_t)len_;                                                      \
+    } while (0)
+
+/*
+ * More messages than the burst prefetches ahead, with a stock directory in the middle that binds
+ * a locate used right after it, a malformed message and an unknown locate: the burst must leave
+ * the books, counters and sink calls exactly as the messages applied one by one.
+ */
+static void test_burst_matches_one_by_one(void **state)
+{
+    struct fixture *f = *state, *g;
+    struct message_list *l = calloc(1, sizeof(*l));
+    struct tp_itch_stock_directory nvda = {.stock_locate = 21, .market_category = 'Q'};
+
+    assert_non_null(l);
+    assert_int_equal(setup((void **)&g), 0);
+    for (uint64_t i = 0; i < 20; i++) /* the fixture's order table holds 32 */
+        LIST(l, add_order, .stock_locate = i % 2 ? 7 : 9, .order_ref = 1000 + i,
+             .side = i % 3 ? 'B' : 'S', .shares = 100 + (uint32_t)i, .price = P4(10 + i % 5));
+    tp_itch_alpha_set(nvda.stock, sizeof(nvda.stock), "NVDA");
+    assert_true(l->n < LIST_MAX);
+    l->lens[l->n] =
+        (uint16_t)tp_itch_stock_directory_encode(l->store[l->n], TP_ITCH_MAX_MESSAGE_LEN, &nvda);
+    l->msgs[l->n] = l->store[l->n];
+    l->n++;
+    for (uint64_t i = 0; i < 8; i++)
+        LIST(l, add_order, .stock_locate = 21, .order_ref = 2000 + i, .side = 'S', .shares = 5,
+             .price = P4(50 + i % 2));
+    for (uint64_t i = 0; i < 18; i += 3) {
+        LIST(l, order_delete, .stock_locate = i % 2 ? 7 : 9, .order_ref = 1000 + i);
+        LIST(l, order_executed, .stock_locate = (i + 1) % 2 ? 7 : 9, .order_ref = 1001 + i,
+             .executed_shares = 30, .match_number = i);
+        LIST(l, order_replace, .stock_locate = (i + 2) % 2 ? 7 : 9, .original_order_ref = 1002 + i,
+             .new_order_ref = 3000 + i, .shares = 70, .price = P4(11));
+    }
+    LIST(l, order_cancel, .stock_locate = 21, .order_ref = 2001, .cancelled_shares = 2);
+    LIST(l, order_delete, .stock_locate = 33, .order_ref = 2002); /* unknown locate */
+    LIST(l, order_delete, .stock_locate = 21, .order_ref = 2003);
+    l->lens[l->n - 1] = 18; /* cut short: malformed */
+    LIST(l, order_delete, .stock_locate = 21, .order_ref = 2004);
+
+    uint32_t skipped = tp_itch_feed_burst(&f->feed, l->msgs, l->lens, l->n, &f->info);
+    uint32_t failed = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        failed += tp_itch_feed_message(&g->feed, l->msgs[i], l->lens[i], &g->info) < 0;
+
+    assert_int_equal(skipped, 2);
+    assert_int_equal(skipped, failed);
+    assert_memory_equal(&f->feed.counters, &g->feed.counters, sizeof(f->feed.counters));
+    assert_int_equal(f->changes, g->changes);
+    assert_int_equal(f->events, g->events);
+    assert_int_equal(f->instruments, g->instruments);
+    assert_int_equal(tp_books_live_orders(f->books), tp_books_live_orders(g->books));
+    for (uint32_t id = 0; id < tp_instruments_count(f->reg); id++) {
+        for (int side = 0; side < 2; side++) {
+            struct tp_level a[8], b[8];
+            uint32_t na = tp_books_copy_levels(f->books, id, TP_BOOK_ORDERS, side, a, 8);
+            assert_int_equal(na, tp_books_copy_levels(g->books, id, TP_BOOK_ORDERS, side, b, 8));
+            assert_memory_equal(a, b, na * sizeof(a[0]));
+        }
+    }
+    /* The instrument defined inside the burst got its 8 orders, then lost one. */
+    uint32_t id = tp_instruments_by_locate(f->reg, 1, 21);
+    assert_int_not_equal(id, TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_books_orders(f->books, id), 7);
+    teardown((void **)&g);
+    free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +354,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trades_status_statistics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_and_hostile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

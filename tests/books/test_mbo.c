@@ -230,6 +230,35 @@ static void test_hostile_input(void **state)
     assert_int_equal(tp_books_get(f->b, 0)->counters.duplicate_order, 1);
 }
 
+/*
+ * With change records off, the book changes as before but no record is reported, for orders and
+ * for the per-instrument calls alike; another instrument keeps its records.
+ */
+static void test_emit_off(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(tp_books_set_emit(f->b, 3, 0), -EINVAL);
+    assert_int_equal(tp_books_set_emit(f->b, 0, 0), 0);
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(10), 100, 1, f->c), 0);
+    assert_int_equal(tp_mbo_add(f->b, 0, 2, TP_SIDE_BID, PX(10), 50, 2, f->c), 0);
+    assert_int_equal(tp_mbo_execute(f->b, 0, 1, 40, TP_MBO_ORDER_PRICE, 1, 9, f->c), 0);
+    assert_int_equal(tp_mbo_replace(f->b, 0, 2, 3, PX(11), 20, 3, f->c), 0);
+    assert_int_equal(tp_books_trade(f->b, 0, PX(10), 5, TP_SIDE_BID, 10, f->c), 0);
+    assert_int_equal(tp_books_status(f->b, 0, TP_STATUS_HALTED, f->c), 0);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(11), 20, 1);
+    expect_level(f->b, 0, TP_SIDE_BID, 2, PX(10), 60, 1);
+    assert_int_equal(tp_books_orders(f->b, 0), 2);
+    assert_int_equal(tp_books_get(f->b, 0)->volume, 45);
+    assert_int_equal(tp_books_get(f->b, 0)->status, TP_STATUS_HALTED);
+    assert_int_equal(tp_mbo_add(f->b, 1, 4, TP_SIDE_ASK, PX(12), 10, 4, f->c), 2);
+    /* Back on: records again. */
+    assert_int_equal(tp_books_set_emit(f->b, 0, 1), 0);
+    assert_int_equal(tp_mbo_delete(f->b, 0, 3, f->c), 2);
+    assert_int_equal(f->c[1].action, TP_LEVEL_DELETE);
+    assert_int_equal(f->c[1].level, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +269,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_capacity_is_per_instrument_and_harmless, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

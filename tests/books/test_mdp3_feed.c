@@ -410,7 +410,7 @@ static void test_duplicates_and_unknown_instruments(void **state)
     assert_int_equal(f->feed.counters.unknown_instrument, 4);
     best(f, es, TP_SIDE_BID, &qty);
     assert_int_equal(qty, 10);
-    assert_int_equal(tp_books_get(f->books, es)->order_levels[0], 0);
+    assert_int_equal(tp_books_levels(f->books, es, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
 }
 
 static void test_channel_reset_clears_books(void **state)

@@ -13,6 +13,9 @@
  *     --filter RULE                   include:symbol:GLOB, exclude:group:GLOB, ... (repeatable)
  *     --repeat N                      replay N times (fresh books each time), report the median
  *     --quiet                         no books on stdout, only the throughput line
+ *     --no-changes                    the books build no change records (as for instruments
+ *                                     nobody subscribes to); by default every change is
+ *                                     delivered to a counting sink, as the daemon's publisher
  *
  * stdout: {"instruments":[{"id","symbol","locate","security_id","status","volume","trades",
  *          "last_price9","bids":[{"price9","qty","orders"}...],"asks":[...], ...}], ...}
@@ -47,6 +50,7 @@ struct options {
     uint32_t levels;
     uint32_t repeat;
     int quiet;
+    int no_changes;
     struct tp_instrument_filter filter;
 };
 
@@ -55,7 +59,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3]\n"
                  "         [--depth N] [--instruments N] [--orders N] [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " FILE\n");
+                 " [--no-changes] FILE\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -73,17 +77,13 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
-                                          {"venue", required_argument, NULL, 'v'},
-                                          {"depth", required_argument, NULL, 'd'},
-                                          {"instruments", required_argument, NULL, 'i'},
-                                          {"orders", required_argument, NULL, 'o'},
-                                          {"levels", required_argument, NULL, 'l'},
-                                          {"filter", required_argument, NULL, 'F'},
-                                          {"repeat", required_argument, NULL, 'r'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"format", required_argument, NULL, 'f'}, {"venue", required_argument, NULL, 'v'},
+        {"depth", required_argument, NULL, 'd'},  {"instruments", required_argument, NULL, 'i'},
+        {"orders", required_argument, NULL, 'o'}, {"levels", required_argument, NULL, 'l'},
+        {"filter", required_argument, NULL, 'F'}, {"repeat", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},        {"no-changes", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     int c, rc = 0;
 
     memset(o, 0, sizeof(*o));
@@ -127,6 +127,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'q':
             o->quiet = 1;
+            break;
+        case 'n':
+            o->no_changes = 1;
             break;
         case 'h':
             usage(stdout);
@@ -226,7 +229,7 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
             print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_BID, depth);
             fprintf(out, ",\"%sasks\":", prefix);
             print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_ASK, depth);
-            fprintf(out, ",\"live_orders\":%" PRIu32, bk->live_orders);
+            fprintf(out, ",\"live_orders\":%" PRIu32, tp_books_orders(b, id));
         }
         fprintf(out,
                 ",\"anomalies\":{\"unknown_order\":%" PRIu64 ",\"duplicate_order\":%" PRIu64
@@ -288,6 +291,7 @@ int main(int argc, char **argv)
                                   .instruments = o.instruments,
                                   .orders = o.orders,
                                   .levels = o.levels,
+                                  .no_changes = o.no_changes,
                                   .filter = &o.filter};
         if (run)
             replay_close(&r);
@@ -322,12 +326,14 @@ int main(int argc, char **argv)
             ",\"runs\":%" PRIu32 ",\"ns_per_msg_median\":%.2f,\"ns_per_msg_min\":%.2f,"
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
             ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
-            ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld}\n",
+            ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld"
+            ",\"change_records\":%s}\n",
             o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
             tp_instruments_count(r.registry), tp_books_live_orders(r.books),
-            tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss);
+            tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss,
+            o.no_changes ? "false" : "true");
     replay_close(&r);
     return rc == 0 ? 0 : 1;
 }

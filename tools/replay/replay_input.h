@@ -29,6 +29,8 @@ struct replay_params {
     uint32_t instruments;
     uint32_t orders;
     uint32_t levels;
+    int no_changes; /* books build no change records (tp_books_set_emit off), as for instruments
+                       nobody subscribes to */
     const struct tp_instrument_filter *filter;
 };
 
