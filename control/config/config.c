@@ -67,6 +67,17 @@ static bool check_name(struct loader *ld, const char *path, const char *name)
     return true;
 }
 
+/* A name-valued key (checked with check_name); false if absent or not a valid name. */
+static bool get_name(struct loader *ld, const char *path, const json_t *obj, const char *key,
+                     bool required, char *out, size_t cap)
+{
+    char child[TP_JW_PATH_MAX];
+    if (!tp_jw_string(ld->errs, path, obj, key, cap, required, out))
+        return false;
+    tp_jw_path_key(child, path, key);
+    return check_name(ld, child, out);
+}
+
 /* Make a relative path absolute against the config file's directory. */
 static bool resolve_path(struct loader *ld, const char *path, const char *in, char *out, size_t cap)
 {
@@ -411,9 +422,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
     port->mtu = 1500;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, "name");
-    if (tp_jw_string(ld->errs, path, obj, "name", sizeof(port->name), true, port->name))
-        check_name(ld, child, port->name);
+    get_name(ld, path, obj, "name", true, port->name, sizeof(port->name));
 
     unsigned kinds = (json_object_get(obj, "pci") != NULL) +
                      (json_object_get(obj, "vdev") != NULL) +
@@ -733,16 +742,12 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     ch->rerequest_max_messages = 100;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
-    tp_jw_path_key(child, path, "name");
-    if (tp_jw_string(ld->errs, path, obj, "name", sizeof(ch->name), true, ch->name))
-        check_name(ld, child, ch->name);
+    get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));
     int proto = -1;
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
         ch->protocol = proto == 0 ? TP_CFG_PROTO_MDP3 : TP_CFG_PROTO_ITCH;
     snprintf(ch->venue, sizeof(ch->venue), "%s", proto == 1 ? "NASDAQ" : "CME");
-    tp_jw_path_key(child, path, "venue");
-    if (tp_jw_string(ld->errs, path, obj, "venue", sizeof(ch->venue), false, ch->venue))
-        check_name(ld, child, ch->venue);
+    get_name(ld, path, obj, "venue", false, ch->venue, sizeof(ch->venue));
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "id", 1, UINT32_MAX, false, &v))
         ch->venue_channel_id = (uint32_t)v;
@@ -1181,8 +1186,7 @@ static void parse_bus(struct loader *ld, const json_t *root)
     if (obj == NULL)
         return;
     tp_jw_check_keys(ld->errs, "bus", obj, keys);
-    if (tp_jw_string(ld->errs, "bus", obj, "name", sizeof(bus->name), false, bus->name))
-        check_name(ld, "bus.name", bus->name);
+    get_name(ld, "bus", obj, "name", false, bus->name, sizeof(bus->name));
     if (tp_jw_string(ld->errs, "bus", obj, "path", sizeof(bus->path), false, bus->path) &&
         bus->path[0] != '/')
         tp_jw_error(ld->errs, "bus.path", "\"%s\" must be an absolute directory", bus->path);
@@ -1444,8 +1448,7 @@ static void load_root(struct loader *ld, const json_t *root)
     struct tp_config *cfg = ld->cfg;
     tp_jw_check_keys(ld->errs, "", root, keys);
     strcpy(cfg->name, "tickplane");
-    if (tp_jw_string(ld->errs, "", root, "name", sizeof(cfg->name), false, cfg->name))
-        check_name(ld, "name", cfg->name);
+    get_name(ld, "", root, "name", false, cfg->name, sizeof(cfg->name));
     parse_eal(ld, root);
     parse_section(
         ld, root,
