@@ -205,44 +205,64 @@ static int clears(uint8_t action)
            action == MKTDATA_MD_UPDATE_ACTION_DELETE_FROM;
 }
 
+/*
+ * Writes entries [first, first + count) of one instrument as one message at buf (cap bytes) and
+ * returns its length with the message header.
+ */
+typedef size_t (*entries_writer)(struct tp_sim_mdp3_feed *f, uint8_t *buf, size_t cap, uint32_t id,
+                                 const void *entries, uint32_t first, uint32_t count);
+
+/* n entries of one instrument as quote messages of the event, at most per_msg entries each. */
+static void emit_entries(struct tp_sim_mdp3_feed *f, uint32_t id, const void *entries, uint32_t n,
+                         uint32_t per_msg, entries_writer write, size_t mei_offset)
+{
+    for (uint32_t first = 0; first < n; first += per_msg) {
+        uint32_t count = n - first < per_msg ? n - first : per_msg;
+        size_t cap;
+        uint8_t *buf = event_room(f, &cap);
+        event_push(f, write(f, buf, cap, id, entries, first, count), mei_offset, PK_QUOTE);
+    }
+}
+
+/* MDIncrementalRefreshBook46: price levels (no order entries). */
+static size_t write_book46(struct tp_sim_mdp3_feed *f, uint8_t *buf, size_t cap, uint32_t id,
+                           const void *entries, uint32_t first, uint32_t count)
+{
+    const struct book_entry *e = entries;
+    struct mktdata_md_incremental_refresh_book46 m = {0};
+    struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
+    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o = {0};
+    mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_book46_set_transact_time(&m, f->params.midnight_epoch_ns +
+                                                                    f->now_ns);
+    mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_encode(&m, &g, count);
+    for (uint32_t i = first; i < first + count; i++) {
+        mktdata_md_incremental_refresh_book46_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_px_mantissa(&g,
+                                                                                     e[i].price9);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_size(
+            &g, clears(e[i].action) ? INT32_MAX : (int32_t)e[i].qty);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_security_id(&g,
+                                                                            TP_SIM_SECURITY_ID(id));
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(
+            &g,
+            clears(e[i].action) || e[i].type == 'E' || e[i].type == 'F' ? INT32_MAX : e[i].orders);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g, e[i].action);
+        mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_type(&g, e[i].type);
+        f->actions[e[i].action]++;
+    }
+    mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(&m, &o, 0);
+    return MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+           mktdata_md_incremental_refresh_book46_encoded_length(&m);
+}
+
 static void emit_book(struct tp_sim_mdp3_feed *f, uint32_t id, const struct book_entry *e,
                       uint32_t n)
 {
-    for (uint32_t start = 0; start < n; start += BOOK_ENTRIES_PER_MSG) {
-        uint32_t count = n - start < BOOK_ENTRIES_PER_MSG ? n - start : BOOK_ENTRIES_PER_MSG;
-        size_t cap;
-        uint8_t *buf = event_room(f, &cap);
-        struct mktdata_md_incremental_refresh_book46 m = {0};
-        struct mktdata_md_incremental_refresh_book46_no_md_entries g = {0};
-        struct mktdata_md_incremental_refresh_book46_no_order_id_entries o = {0};
-        mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, buf, cap);
-        mktdata_md_incremental_refresh_book46_set_transact_time(&m, f->params.midnight_epoch_ns +
-                                                                        f->now_ns);
-        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_encode(&m, &g, count);
-        for (uint32_t i = start; i < start + count; i++) {
-            mktdata_md_incremental_refresh_book46_no_md_entries_next(&g);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_px_mantissa(
-                &g, e[i].price9);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_size(
-                &g, clears(e[i].action) ? INT32_MAX : (int32_t)e[i].qty);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_security_id(
-                &g, TP_SIM_SECURITY_ID(id));
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_number_of_orders(
-                &g, clears(e[i].action) || e[i].type == 'E' || e[i].type == 'F' ? INT32_MAX
-                                                                                : e[i].orders);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_price_level(&g, e[i].level);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g,
-                                                                                     e[i].action);
-            mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_type(&g, e[i].type);
-            f->actions[e[i].action]++;
-        }
-        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(&m, &o, 0);
-        event_push(f,
-                   MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
-                       mktdata_md_incremental_refresh_book46_encoded_length(&m),
-                   MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_MATCH_EVENT_INDICATOR_OFFSET, PK_QUOTE);
-    }
+    emit_entries(f, id, e, n, BOOK_ENTRIES_PER_MSG, write_book46,
+                 MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_MATCH_EVENT_INDICATOR_OFFSET);
 }
 
 static int same_level(const struct tp_sim_level *a, const struct tp_sim_level *b)
@@ -360,43 +380,42 @@ struct order_entry {
     char type;
 };
 
+/* MDIncrementalRefreshOrderBook47: order-level entries. */
+static size_t write_order_book47(struct tp_sim_mdp3_feed *f, uint8_t *buf, size_t cap, uint32_t id,
+                                 const void *entries, uint32_t first, uint32_t count)
+{
+    const struct order_entry *e = entries;
+    struct mktdata_md_incremental_refresh_order_book47 m = {0};
+    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g = {0};
+    mktdata_md_incremental_refresh_order_book47_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_order_book47_set_transact_time(&m, f->params.midnight_epoch_ns +
+                                                                          f->now_ns);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_encode(&m, &g, count);
+    for (uint32_t i = first; i < first + count; i++) {
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_order_id(&g, e[i].order_id);
+        /* Priority follows arrival: order ids grow with time. */
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_order_priority(
+            &g, e[i].order_id);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_px_mantissa(
+            &g, e[i].price9);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_display_qty(
+            &g, (int32_t)e[i].qty);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_security_id(
+            &g, TP_SIM_SECURITY_ID(id));
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_update_action(&g,
+                                                                                       e[i].action);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_type(&g, e[i].type);
+    }
+    return MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+           mktdata_md_incremental_refresh_order_book47_encoded_length(&m);
+}
+
 static void emit_orders(struct tp_sim_mdp3_feed *f, uint32_t id, const struct order_entry *e,
                         uint32_t n)
 {
-    for (uint32_t start = 0; start < n; start += ORDER_ENTRIES_PER_MSG) {
-        uint32_t count = n - start < ORDER_ENTRIES_PER_MSG ? n - start : ORDER_ENTRIES_PER_MSG;
-        size_t cap;
-        uint8_t *buf = event_room(f, &cap);
-        struct mktdata_md_incremental_refresh_order_book47 m = {0};
-        struct mktdata_md_incremental_refresh_order_book47_no_md_entries g = {0};
-        mktdata_md_incremental_refresh_order_book47_wrap_and_apply_header(&m, buf, cap);
-        mktdata_md_incremental_refresh_order_book47_set_transact_time(
-            &m, f->params.midnight_epoch_ns + f->now_ns);
-        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_encode(&m, &g, count);
-        for (uint32_t i = start; i < start + count; i++) {
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g);
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_order_id(&g,
-                                                                                   e[i].order_id);
-            /* Priority follows arrival: order ids grow with time. */
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_order_priority(
-                &g, e[i].order_id);
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_px_mantissa(
-                &g, e[i].price9);
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_display_qty(
-                &g, (int32_t)e[i].qty);
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_security_id(
-                &g, TP_SIM_SECURITY_ID(id));
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_update_action(
-                &g, e[i].action);
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_type(&g,
-                                                                                        e[i].type);
-        }
-        event_push(f,
-                   MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
-                       mktdata_md_incremental_refresh_order_book47_encoded_length(&m),
-                   MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_MATCH_EVENT_INDICATOR_OFFSET,
-                   PK_QUOTE);
-    }
+    emit_entries(f, id, e, n, ORDER_ENTRIES_PER_MSG, write_order_book47,
+                 MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_MATCH_EVENT_INDICATOR_OFFSET);
 }
 
 static char book_type(uint8_t side)
