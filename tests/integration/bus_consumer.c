@@ -2,7 +2,8 @@
  * bus_consumer: an integration-test consumer of a running tickplane instance.
  *
  *   bus_consumer --instance NAME --truth T.json [--dir D] [--late] [--die-after N]
- *                [--idle-ms MS] [--timeout-s S] [--ready FILE]
+ *                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--venue cme|nasdaq]
+ *                [--until FILE]
  *
  * It attaches to the instance's bus, rebuilds every book from the published BookUpdate events
  * (tpout LevelAction semantics), and when the daemon has gone quiet (no packet for idle-ms),
@@ -12,6 +13,10 @@
  *                they reflect) and apply only ring events newer than each entry;
  *   --die-after  kill itself with SIGKILL after N events (the daemon must not notice);
  *   --ready      create FILE once attached (the test starts the traffic after that);
+ *   --until      the daemon's quiet spells do not end the run before FILE exists (the test
+ *                creates it when the traffic is over: a loaded machine may stall a sender);
+ *   --venue      compare only instruments of that venue (two simulators name their instruments
+ *                alike: an instance running ITCH and MDP3 channels has both);
  *   --latency    measure, per event, TSC now minus the event's recvTsc (the daemon's rx_burst
  *                time) when the callback sees it, and print the histogram in ns (benchmark).
  */
@@ -52,11 +57,13 @@ struct options {
     const char *dir;
     const char *truth;
     const char *ready;
+    const char *until;
     bool late;
     bool latency;
     uint64_t die_after;
     uint64_t idle_ms;
     uint64_t timeout_s;
+    int venue; /* tpout venue (0 cme, 1 nasdaq), -1: any */
 };
 
 static double now_s(void)
@@ -175,8 +182,10 @@ static int parse(int argc, char **argv, struct options *o)
         {"truth", required_argument, NULL, 't'},    {"ready", required_argument, NULL, 'r'},
         {"late", no_argument, NULL, 'l'},           {"die-after", required_argument, NULL, 'k'},
         {"idle-ms", required_argument, NULL, 'm'},  {"timeout-s", required_argument, NULL, 's'},
-        {"latency", no_argument, NULL, 'L'},        {NULL, 0, NULL, 0}};
+        {"latency", no_argument, NULL, 'L'},        {"venue", required_argument, NULL, 'v'},
+        {"until", required_argument, NULL, 'u'},    {NULL, 0, NULL, 0}};
     o->dir = "/dev/shm";
+    o->venue = -1;
     o->idle_ms = 700;
     o->timeout_s = 50;
     int c;
@@ -209,6 +218,14 @@ static int parse(int argc, char **argv, struct options *o)
         case 's':
             o->timeout_s = strtoull(optarg, NULL, 10);
             break;
+        case 'u':
+            o->until = optarg;
+            break;
+        case 'v':
+            if (strcmp(optarg, "cme") != 0 && strcmp(optarg, "nasdaq") != 0)
+                return -EINVAL;
+            o->venue = strcmp(optarg, "nasdaq") == 0;
+            break;
         default:
             return -EINVAL;
         }
@@ -237,7 +254,8 @@ int main(int argc, char **argv)
     struct options o = {0};
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bus_consumer --instance NAME --truth T.json [--dir D] [--late] "
-                        "[--die-after N] [--idle-ms MS] [--timeout-s S] [--ready FILE]\n");
+                        "[--die-after N] [--idle-ms MS] [--timeout-s S] [--ready FILE] "
+                        "[--venue cme|nasdaq] [--until FILE]\n");
         return 2;
     }
     json_error_t jerr;
@@ -302,7 +320,7 @@ int main(int argc, char **argv)
         if (rx == NULL)
             rx = tp_counters_find(r.counters, "dp.rx_packets");
         uint64_t v = rx ? tp_counter_get(rx) : 0;
-        if (v != last_rx || v == 0) {
+        if (v != last_rx || v == 0 || (o.until != NULL && access(o.until, F_OK) != 0)) {
             last_rx = v;
             quiet_since = now_s();
         }
@@ -330,6 +348,7 @@ int main(int argc, char **argv)
         int found = -1;
         for (unsigned k = 0; k < n_ids && found < 0; k++) {
             if (tp_state_read(r.state, by_symbol[k], &st, 1000) == 0 && st.book.symbol[0] &&
+                (o.venue < 0 || st.book.venue == o.venue) &&
                 strncmp(st.book.symbol, symbol, strlen(symbol)) == 0)
                 found = (int)by_symbol[k];
         }

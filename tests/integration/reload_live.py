@@ -1,0 +1,429 @@
+#!/usr/bin/env python3
+"""Live reload of the real daemon (issue 7) on net_af_packet over a veth pair: tickplane-sim sends
+live multicast from a network namespace (ITCH on lines A/B with a MoldUDP64 re-request server,
+MDP3 with its snapshot and definition lines), the daemon receives through DPDK's af_packet PMD,
+and bus_consumer processes rebuild the books from the bus and compare them with the simulator's
+ground truth, per venue.
+
+usage: reload_live.py TICKPLANE SIM CONSUMER SCENARIO      (root; exit 77 without netns/veth)
+
+Scenarios:
+  added       starts with the ITCH channel only; mid-run the config file gains the MDP3 channel
+              and the socket `reload` verb applies it; the MDP3 simulator starts sending only after
+              the reply said ok. Both consumers' books equal the truth (the ITCH channel never
+              stopped), the new channel's counters are exported (stats, Prometheus labels).
+  removed     both channels run; once the MDP3 simulator is done, the file loses the MDP3 channel
+              and SIGHUP applies it. The MDP3 consumer sees every MDP3 instrument flagged stale,
+              MDP3 traffic sent afterwards is no longer classified (no_flow), its counters and
+              status entry are gone; the ITCH books still equal the truth.
+  bad_config  mid-run, an invalid file (socket verb: the reply names the JSON path and the error)
+              and an unparsable one (SIGHUP: the log says why) change nothing: status is the
+              same, and the ITCH consumer's final books equal the truth.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TICKPLANE, SIM, CONSUMER, SCENARIO = sys.argv[1:5]
+ID = os.getpid()
+NS, DEV, SIMDEV = "tprl%d" % ID, "tprd%d" % ID, "tprs%d" % ID
+INSTANCE = "tprl%d" % ID
+ITCH_SIM = ["itch", "--seed", "5", "--symbols", "20", "--messages", "16000"]
+MDP3_SIM = ["mdp3", "--seed", "7", "--symbols", "10", "--messages", "4000"]
+
+ITCH_CHANNEL = {
+    "name": "itch", "protocol": "itch",
+    "lines": {"a": {"group": "233.54.12.111", "port": 26477},
+              "b": {"group": "233.49.196.111", "port": 26477}},
+    "recovery": {"rerequest": "10.78.0.1:9000", "gap_wait_us": 3000, "give_up_ms": 8000},
+}
+MDP3_CHANNEL = {
+    "name": "cme", "protocol": "mdp3", "id": 310,
+    "lines": {"a": {"group": "224.0.25.1", "port": 17901},
+              "b": {"group": "224.0.25.9", "port": 18901}},
+    "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
+                 "definitions": {"a": {"group": "224.0.25.126", "port": 16901}},
+                 "gap_wait_us": 3000},
+}
+
+# Both simulators number their orders from 1, and the books keep one order table keyed by order
+# id (dataplane/books): an add whose id is live on the other channel is refused. The ITCH stream
+# starts this much earlier so its ids stay ahead of the MDP3 ones (an ITCH add never meets a live
+# MDP3 id; the MDP3 order-level adds that meet an old live ITCH id do not change its price levels).
+ITCH_HEAD_START = 3.0
+
+work = tempfile.mkdtemp(prefix="tprl-")
+procs = []
+
+
+def sh(*cmd, check=True):
+    try:
+        return subprocess.run(list(cmd), check=check, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode
+    except FileNotFoundError:  # iptables may be absent: only a nicety
+        if check:
+            raise
+        return 127
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    sh("iptables", "-D", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
+    sh("ip", "link", "del", DEV, check=False)
+    sh("ip", "netns", "del", NS, check=False)
+    for f in os.listdir("/dev/shm"):
+        if f.startswith("tickplane.%s." % INSTANCE):
+            os.unlink(os.path.join("/dev/shm", f))
+    subprocess.run(["rm", "-rf", work])
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    for name in sorted(os.listdir(work)):
+        if name.endswith(".log") or name.endswith(".out"):
+            with open(os.path.join(work, name), errors="replace") as f:
+                print("== %s\n%s" % (name, "".join(f.readlines()[-15:])))
+    cleanup()
+    sys.exit(1)
+
+
+def setup_network():
+    if sh("ip", "netns", "add", NS, check=False) != 0:
+        print("SKIP: cannot create network namespaces")
+        sys.exit(77)
+    if sh("ip", "link", "add", DEV, "type", "veth", "peer", "name", SIMDEV, check=False) != 0:
+        cleanup()
+        print("SKIP: no veth")
+        sys.exit(77)
+    sh("ip", "link", "set", SIMDEV, "netns", NS)
+    sh("ip", "addr", "add", "10.78.0.2/24", "dev", DEV)
+    sh("ip", "link", "set", DEV, "up")
+    for cmd in (["ip", "addr", "add", "10.78.0.1/24", "dev", SIMDEV],
+                ["ip", "link", "set", SIMDEV, "up"], ["ip", "link", "set", "lo", "up"],
+                ["ip", "route", "add", "224.0.0.0/4", "dev", SIMDEV]):
+        sh("ip", "netns", "exec", NS, *cmd)
+    # The kernel behind the daemon's port must not answer re-request replies with ICMP errors.
+    sh("iptables", "-A", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
+
+
+CONFIG = os.path.join(work, "config.json")
+DONE = os.path.join(work, "done")
+
+
+def write_config(channels, path=CONFIG):
+    cfg = {
+        "name": INSTANCE,
+        "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
+                "no_pci": True, "no_shconf": True, "log_level": "error"},
+        "ports": [{"name": "veth", "vdev": "net_af_packet%d,iface=%s" % (ID, DEV),
+                   "mbuf_pool_size": 16383}],
+        "lcores": [{"lcore": 1, "poll": [{"port": "veth"}],
+                    "channels": [c["name"] for c in channels]}],
+        "channels": channels,
+        "instruments": {"capacity": 1024},
+        "books": {"max_orders": 65536, "levels_per_side": 10},
+        "bus": {"ring_bytes": 16777216},
+        "control": {"socket": "control.sock"},
+    }
+    # Written whole, then renamed: a reload never reads half a file.
+    with open(path + ".tmp", "w") as f:
+        json.dump(cfg, f, indent=1)
+    os.rename(path + ".tmp", path)
+
+
+def truth(args, name):
+    path = os.path.join(work, name)
+    out = ["--binaryfile", "/dev/null"] if args[0] == "itch" else ["--pcap", "/dev/null"]
+    subprocess.run([SIM] + args + ["--truth", path] + out, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return path
+
+
+def start_sim(args, name, rate, extra=()):
+    log = open(os.path.join(work, name + ".log"), "w")
+    p = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + args +
+                         ["--live", "--iface", SIMDEV, "--rate", str(rate)] + list(extra),
+                         stdout=log, stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p
+
+
+def wait_sim(p, what):
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        fail(what + " simulator did not finish")
+    if rc != 0:
+        fail("%s simulator exit %d" % (what, rc))
+
+
+def start_consumer(truth_path, venue, name):
+    p = subprocess.Popen([CONSUMER, "--instance", INSTANCE, "--truth", truth_path, "--venue", venue,
+                          "--ready", os.path.join(work, name + ".ready"), "--idle-ms", "1500",
+                          "--until", DONE, "--timeout-s", "90"],
+                         stdout=open(os.path.join(work, name + ".out"), "w"),
+                         stderr=open(os.path.join(work, name + ".log"), "w"))
+    procs.append(p)
+    return p
+
+
+def consumer_verdict(p, name):
+    open(DONE, "w").close()  # the traffic is over
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        fail(name + " consumer did not finish")
+    with open(os.path.join(work, name + ".out")) as f:
+        lines = f.read().strip().splitlines()
+    if not lines:
+        fail(name + " consumer printed nothing (exit %d)" % p.returncode)
+    v = json.loads(lines[0])
+    v["exit"] = p.returncode
+    print("%s consumer: %s" % (name, json.dumps(v)))
+    return v
+
+
+def control(request):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(os.path.join(work, "control.sock"))
+    f = s.makefile("rw")
+    f.write(json.dumps(request) + "\n")
+    f.flush()
+    reply = json.loads(f.readline())
+    s.close()
+    return reply
+
+
+def reload_verb():
+    reply = control({"id": 1, "cmd": "reload"})
+    if not reply.get("ok") or "reload" not in reply:
+        fail("reload verb: %s" % reply)
+    return reply["reload"]
+
+
+def log_reloads():
+    """The daemon's reload log lines (one JSON object each)."""
+    with open(os.path.join(work, "daemon.log"), errors="replace") as f:
+        return [json.loads(l.split("tickplane: reload: ", 1)[1]) for l in f
+                if l.startswith("tickplane: reload: ")]
+
+
+def sighup_reload(daemon):
+    before = len(log_reloads())
+    daemon.send_signal(signal.SIGHUP)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        done = log_reloads()
+        if len(done) > before:
+            return done[-1]
+        time.sleep(0.05)
+    fail("SIGHUP: no reload logged")
+
+
+def channel_names():
+    return [c["name"] for c in control({"id": 2, "cmd": "status"})["channels"]]
+
+
+def stats():
+    return control({"id": 3, "cmd": "stats"})
+
+
+def start_daemon(consumers):
+    start = os.path.join(work, "start")
+    daemon = subprocess.Popen([TICKPLANE, "--config", CONFIG, "--unlink-bus", "--start-after",
+                               start], stdout=open(os.path.join(work, "daemon.out"), "w"),
+                              stderr=open(os.path.join(work, "daemon.log"), "w"))
+    procs.append(daemon)
+    deadline = time.time() + 30
+    while not all(os.path.exists(os.path.join(work, c + ".ready")) for c in consumers):
+        if daemon.poll() is not None or time.time() > deadline:
+            fail("daemon or consumers did not start")
+        time.sleep(0.05)
+    open(start, "w").close()
+    while not os.path.exists(os.path.join(work, "control.sock")):
+        time.sleep(0.05)
+    # The IGMP joins go out with the first loop iterations; the simulator starts after them.
+    time.sleep(1.0)
+    return daemon
+
+
+def stop_daemon(daemon):
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        daemon.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        fail("daemon did not stop")
+    if daemon.returncode != 0:
+        fail("daemon exit %d" % daemon.returncode)
+    with open(os.path.join(work, "daemon.out")) as f:
+        return json.loads(f.read().strip().splitlines()[-1])["summary"]
+
+
+def expect_equal(v, name, instruments):
+    if v["exit"] != 0 or v["missing"] or v["stale"] or v["ring_mismatches"] or \
+            v["state_mismatches"] or v["instruments"] != instruments:
+        fail("%s books differ from the truth: %s" % (name, v))
+
+
+def start_run(channels, with_cme_consumer):
+    """Config, truths, consumers, the daemon, then the ITCH simulator, given its head start."""
+    write_config(channels)
+    itch_c = start_consumer(truth(ITCH_SIM, "itch.truth"), "nasdaq", "itch")
+    cme_c = start_consumer(truth(MDP3_SIM, "cme.truth"), "cme", "cme") \
+        if with_cme_consumer else None
+    daemon = start_daemon(["itch", "cme"] if with_cme_consumer else ["itch"])
+    itch_sim = start_sim(ITCH_SIM, "itch_sim", 1500,
+                         ["--rerequest", "10.78.0.1:9000", "--linger-ms", "3000"])
+    time.sleep(ITCH_HEAD_START)
+    return daemon, itch_sim, itch_c, cme_c
+
+
+def scenario_added():
+    daemon, itch_sim, itch_c, cme_c = start_run([ITCH_CHANNEL], with_cme_consumer=True)
+    if channel_names() != ["itch"]:
+        fail("status before the reload: %s" % channel_names())
+    write_config([ITCH_CHANNEL, MDP3_CHANNEL])
+    r = reload_verb()
+    print("reload (verb): %s" % json.dumps(r))
+    ch = r.get("changes", {})
+    if not r["ok"] or ch.get("channels_added") != ["cme"] or ch.get("channels_changed") or \
+            ch.get("channels_removed"):
+        fail("reload adding cme: %s" % r)
+    if channel_names() != ["itch", "cme"]:
+        fail("status after the reload: %s" % channel_names())
+    if itch_sim.poll() is not None:
+        fail("the ITCH simulator finished before the reload: the test proves nothing")
+    # The new channel's traffic starts only now.
+    cme_sim = start_sim(MDP3_SIM, "cme_sim", 1500)
+    wait_sim(cme_sim, "MDP3")
+    wait_sim(itch_sim, "ITCH")
+    expect_equal(consumer_verdict(itch_c, "itch"), "itch", 20)
+    expect_equal(consumer_verdict(cme_c, "cme"), "cme", 10)
+    st = stats()
+    for name in ("channel=cme.feed.packets", "channel=cme.line=a.line.delivered",
+                 "channel=itch.feed.messages"):
+        if st.get(name, 0) <= 0:
+            fail("stats: %s is %s" % (name, st.get(name)))
+    metrics = control({"id": 4, "cmd": "metrics"})["metrics"]
+    for family in ('tickplane_feed_packets_total{channel="cme"',
+                   'tickplane_line_delivered_total{channel="itch",line="a"'):
+        if family not in metrics:
+            fail("metrics: no %s" % family)
+    summary = stop_daemon(daemon)
+    names = [c["name"] for c in summary["channels"]]
+    itch = summary["channels"][names.index("itch")]
+    if names != ["itch", "cme"] or itch["given_up"] or itch["skipped_msgs"]:
+        fail("summary: %s" % summary["channels"])
+    print("added: cme delivered %d messages after the reload; itch never stopped (%d messages, "
+          "%d gaps recovered)" % (summary["channels"][1]["messages"], itch["messages"],
+                                  itch["gaps"]))
+
+
+def scenario_removed():
+    daemon, itch_sim, itch_c, cme_c = start_run([ITCH_CHANNEL, MDP3_CHANNEL],
+                                                with_cme_consumer=True)
+    cme_sim = start_sim(MDP3_SIM, "cme_sim", 1500)
+    wait_sim(cme_sim, "MDP3")
+    time.sleep(0.5)
+    if "channel=cme.feed.packets" not in stats():
+        fail("cme counters missing before the reload")
+    write_config([ITCH_CHANNEL])
+    r = sighup_reload(daemon)
+    print("reload (SIGHUP): %s" % json.dumps(r))
+    if not r["ok"] or r.get("changes", {}).get("channels_removed") != ["cme"]:
+        fail("reload removing cme: %s" % r)
+    if channel_names() != ["itch"]:
+        fail("status after the reload: %s" % channel_names())
+    st = stats()
+    if any(k.startswith("channel=cme.") for k in st):
+        fail("stats still show the removed channel")
+    if st.get("dp.reload.detached_instruments", 0) < 10:
+        fail("instruments marked no longer fed: %s" % st.get("dp.reload.detached_instruments"))
+    # MDP3 traffic after the removal is not classified any more.
+    no_flow = st["dp.classify.no_flow"]
+    again = start_sim(MDP3_SIM[:5] + ["--messages", "300"], "cme_again", 2000)
+    wait_sim(again, "MDP3 (after removal)")
+    time.sleep(0.3)
+    grown = stats()["dp.classify.no_flow"] - no_flow
+    if grown < 100:
+        fail("MDP3 frames after the removal: only %d unclassified" % grown)
+    if itch_sim.poll() is not None:
+        fail("the ITCH simulator finished before the removal was checked: the test proves "
+             "nothing about the unchanged channel")
+    wait_sim(itch_sim, "ITCH")
+    itch, cme = consumer_verdict(itch_c, "itch"), consumer_verdict(cme_c, "cme")
+    summary = stop_daemon(daemon)
+    print("daemon: %s" % json.dumps(summary["channels"]))
+    expect_equal(itch, "itch", 20)
+    if cme["missing"] or cme["stale"] != 10:
+        fail("the removed channel's instruments are not all flagged stale: %s" % cme)
+    if [c["name"] for c in summary["channels"]] != ["itch"]:
+        fail("summary: %s" % summary["channels"])
+    print("removed: 10 MDP3 instruments flagged stale, %d later MDP3 frames unclassified; itch "
+          "books equal the truth" % grown)
+
+
+def scenario_bad_config():
+    daemon, itch_sim, itch_c, _ = start_run([ITCH_CHANNEL], with_cme_consumer=False)
+    status = control({"id": 5, "cmd": "status"})["channels"]
+    # Valid JSON, invalid config: a bad group and a new channel (which must not start).
+    bad = dict(ITCH_CHANNEL, lines={"a": {"group": "233.54.12", "port": 26477},
+                                    "b": ITCH_CHANNEL["lines"]["b"]})
+    write_config([bad, MDP3_CHANNEL])
+    r = reload_verb()
+    print("reload (verb, invalid): %s" % json.dumps(r))
+    if r["ok"] or not any(e.startswith("channels[0].lines.a.group") for e in r["errors"]):
+        fail("invalid file: the reply must name channels[0].lines.a.group: %s" % r)
+    # Not JSON at all, through SIGHUP: the log says why.
+    with open(CONFIG, "w") as f:
+        f.write('{"name": "%s", "channels": [' % INSTANCE)
+    r = sighup_reload(daemon)
+    print("reload (SIGHUP, unparsable): %s" % json.dumps(r))
+    if r["ok"] or not r["errors"]:
+        fail("unparsable file accepted: %s" % r)
+    after = control({"id": 5, "cmd": "status"})["channels"]
+    if after != status:
+        fail("status changed after failed reloads: %s -> %s" % (status, after))
+    st = stats()
+    if any(k.startswith("channel=cme.") for k in st) or st.get("dp.reload.apply_errors"):
+        fail("a failed reload reached the data plane: %s" % st)
+    # The good file again: a reload that changes nothing succeeds.
+    write_config([ITCH_CHANNEL])
+    r = reload_verb()
+    if not r["ok"] or r["changes"]["channels_added"] or r["changes"]["channels_changed"]:
+        fail("unchanged file: %s" % r)
+    if itch_sim.poll() is not None:
+        fail("the ITCH simulator finished before the reloads: the test proves nothing")
+    wait_sim(itch_sim, "ITCH")
+    expect_equal(consumer_verdict(itch_c, "itch"), "itch", 20)
+    summary = stop_daemon(daemon)
+    if [c["name"] for c in summary["channels"]] != ["itch"]:
+        fail("summary: %s" % summary["channels"])
+    print("bad_config: both bad reloads refused with reasons; itch books equal the truth")
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (network namespace, veth)")
+        sys.exit(77)
+    try:
+        setup_network()
+        {"added": scenario_added, "removed": scenario_removed,
+         "bad_config": scenario_bad_config}[SCENARIO]()
+    except Exception as e:  # an unexpected reply shape: report it with the logs
+        fail("%s: %r" % (type(e).__name__, e))
+    cleanup()
+    print("PASS reload_%s" % SCENARIO)
+
+
+if __name__ == "__main__":
+    main()
