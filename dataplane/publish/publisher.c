@@ -39,8 +39,9 @@ struct tp_publisher {
     uint8_t pending_flags;
     uint8_t venue; /* of the channel whose packets are being applied */
     uint32_t channel_id;
-    uint64_t last_sequence; /* ring sequence of the latest commit */
-    uint64_t event;         /* events started, to mark instruments once per event */
+    uint64_t last_sequence;  /* ring sequence of the latest commit */
+    uint64_t event;          /* events started, to mark instruments once per event */
+    uint64_t latency_events; /* published events, to sample the latency */
     uint32_t n_dirty;
     uint32_t *dirty;       /* instruments touched by the current event */
     uint64_t *dirty_event; /* per instrument: the event that last marked it */
@@ -457,7 +458,8 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     pub->n_dirty = 0;
     pub->event++;
     pub->counters.events++;
-    if (published && pub->params.latency != NULL && pub->params.clock != NULL)
+    if (published && pub->params.latency != NULL && pub->params.clock != NULL &&
+        (++pub->latency_events & (TP_PUB_LATENCY_EVERY - 1)) == 1)
         tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
 }
 
