@@ -44,7 +44,8 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     l->orders = off;
     off += ALIGN64(slots * sizeof(struct tp_order));
     l->order_levels = off;
-    off += ALIGN64((size_t)p->instruments * 2 * p->levels_per_side * sizeof(struct tp_level));
+    off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
+                   sizeof(struct tp_level));
     l->mbp_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (p->mbp_depth + p->implied_depth) *
                    sizeof(struct tp_level));
@@ -77,11 +78,15 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->mbp_stride = 2 * (p->mbp_depth + p->implied_depth);
     b->books = (struct tp_book *)(base + l.books);
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
-    for (uint32_t i = 0; i < p->instruments; i++)
-        b->hot[i].emit = 1;
     b->orders = (struct tp_order *)(base + l.orders);
     b->order_levels = (struct tp_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
+    for (uint32_t i = 0; i < p->instruments; i++) {
+        b->hot[i].emit = 1;
+        for (unsigned side = 0; side < 2 && p->max_orders; side++)
+            for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
+                tp_order_side_levels(b, i, side)[-k].price = INT64_MIN;
+    }
     return 0;
 }
 
@@ -155,7 +160,7 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
         return -ENOENT;
     if (book == TP_BOOK_ORDERS) {
         /* Best level last; stored keys are -price on the ask side. */
-        lv = &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side + n - index];
+        lv = tp_order_side_levels(b, instr, side) + n - index;
         *out = *lv;
         out->price = tp_level_key(side, lv->price);
         return 0;
@@ -181,7 +186,7 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
         return 0;
     if (book == TP_BOOK_ORDERS) {
         /* Stored best last, with ask keys negated. */
-        lv = &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side];
+        lv = tp_order_side_levels(b, instr, side);
         uint32_t total = b->hot[instr].levels[side];
         for (uint32_t i = 0; i < n; i++) {
             out[i] = lv[total - 1 - i];

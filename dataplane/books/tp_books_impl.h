@@ -43,11 +43,12 @@ struct tp_books {
     uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t reserved;
-    struct tp_book *books;         /* [instruments] */
-    struct tp_mbo_hot *hot;        /* [instruments] */
-    struct tp_order *orders;       /* [order_mask + 1] */
-    struct tp_level *order_levels; /* [instruments][2 sides][levels_per_side], best LAST */
-    struct tp_level *mbp_levels;   /* [instruments][direct bid, ask, implied bid, ask][depth] */
+    struct tp_book *books;   /* [instruments] */
+    struct tp_mbo_hot *hot;  /* [instruments] */
+    struct tp_order *orders; /* [order_mask + 1] */
+    /* [instruments][2 sides][TP_LEVEL_SENTINELS + levels_per_side], best LAST */
+    struct tp_level *order_levels;
+    struct tp_level *mbp_levels; /* [instruments][direct bid, ask, implied bid, ask][depth] */
 } __attribute__((aligned(64)));
 
 /*
@@ -57,6 +58,21 @@ struct tp_books {
 static inline int64_t tp_level_key(unsigned side, int64_t price)
 {
     return side == TP_SIDE_BID ? price : -price;
+}
+
+/*
+ * Each side's level array is preceded by TP_LEVEL_SENTINELS levels of price INT64_MIN, never
+ * written after init: the search from the best level reads the few levels below the best one
+ * without testing whether they exist (a key is never below INT64_MIN).
+ */
+#define TP_LEVEL_SENTINELS 4
+
+/* Level 0 (the worst) of one side of an instrument's order-level book. */
+static inline struct tp_level *tp_order_side_levels(const struct tp_books *b, uint32_t instr,
+                                                    unsigned side)
+{
+    size_t stride = TP_LEVEL_SENTINELS + (size_t)b->params.levels_per_side;
+    return &b->order_levels[((size_t)instr * 2 + side) * stride + TP_LEVEL_SENTINELS];
 }
 
 static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)

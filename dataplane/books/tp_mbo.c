@@ -8,8 +8,9 @@
 #include "tp_instruments.h"
 #include "tp_mbo.h"
 
-/* Levels scanned linearly from the best one before switching to binary search. */
+/* Best levels compared with a key before switching to binary search (sentinels cover them). */
 #define LEVEL_SCAN 4
+_Static_assert(LEVEL_SCAN <= TP_LEVEL_SENTINELS, "the search reads LEVEL_SCAN levels below n");
 
 /*
  * The order table's geometry, copied into locals: stores into the table could otherwise alias
@@ -109,7 +110,7 @@ static void order_remove(struct tp_books *b, uint64_t i)
 
 static inline struct tp_level *side_levels(struct tp_books *b, uint32_t instr, unsigned side)
 {
-    return &b->order_levels[((size_t)instr * 2 + side) * b->params.levels_per_side];
+    return tp_order_side_levels(b, instr, side);
 }
 
 /*
@@ -123,13 +124,11 @@ static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int
 {
     uint32_t above = 0, p;
 
-    for (uint32_t j = 0; j < LEVEL_SCAN; j++) {
-        /* Beyond the levels there are, read lv[0] (inside the table) and count nothing. */
-        int64_t i = (int64_t)n - 1 - j;
-        int64_t exists = i >= 0;
-        above += (uint32_t)(exists & (lv[i & -exists].price > key));
-    }
-    if (above == LEVEL_SCAN && n > LEVEL_SCAN) {
+    /* Below level 0 are the sentinels: INT64_MIN is never above a key. */
+    for (int64_t j = 1; j <= LEVEL_SCAN; j++)
+        above += lv[(int64_t)n - j].price > key;
+    /* One test for both conditions: a deep price is rare, and so is its misprediction. */
+    if (above + (n > LEVEL_SCAN) == LEVEL_SCAN + 1) {
         /* Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`. */
         uint32_t lo = 0, hi = n - LEVEL_SCAN;
         while (lo < hi) {
@@ -143,7 +142,7 @@ static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int
     }
     p = n - above;
     /* The level just below the ones above `key` is `key`'s own if the prices are equal. */
-    return p - ((p > 0) & (lv[p > 0 ? p - 1 : 0].price == key));
+    return p - ((p > 0) & (lv[(int64_t)p - 1].price == key));
 }
 
 static inline void level_record(struct tp_book_change *c, uint32_t instr, unsigned side,
@@ -585,7 +584,6 @@ void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id
 
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
 {
-    const uint32_t per_side = b->params.levels_per_side;
     const struct tp_level *bids, *asks;
 
     if (instr >= b->params.instruments)
@@ -595,8 +593,8 @@ void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_si
      * below too. With few levels the addresses fall before the array: still inside the tables,
      * and a prefetch never faults anyway.
      */
-    bids = &b->order_levels[(size_t)instr * 2 * per_side];
-    asks = bids + per_side;
+    bids = tp_order_side_levels(b, instr, TP_SIDE_BID);
+    asks = tp_order_side_levels(b, instr, TP_SIDE_ASK);
     if (side != TP_SIDE_ASK) {
         const struct tp_level *best = bids + b->hot[instr].levels[TP_SIDE_BID] - 1;
         __builtin_prefetch(best, 1);
