@@ -4,97 +4,27 @@
  * The poll path reads the ring into private memory, filters by (instrument x topic) with one
  * array lookup, decodes the tpout message once, keeps the reader's books, and runs the views of
  * the topics the record feeds. No syscalls, locks or allocation: everything is sized at attach
- * and subscribe time.
+ * and subscribe time. Subscriptions through the daemon are in remote.c, by pattern in patterns.c.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "bus/bus.h"
-#include "control.h"
-#include "tickplane/tickplane.h"
+#include "client_internal.h"
 #include "views/decode.h"
-#include "views/local_book.h"
 #include "views/views.h"
 
-#define USER_TOPICS      (TP_TOPIC_MAX - TP_TOPIC_USER_FIRST)
-#define RECORD_TOPICS    8u /* record topics the writer may tag (DEPTH..DEFINITIONS, room to grow) */
-#define STATE_TRIES      100000u
-#define DEFAULT_BATCH    65536u
-#define BOOK_TOPICS      (TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP))
-#define PUBLISHED_TOPICS 0x3fu /* DEPTH..DEFINITIONS can be tagged on records */
-#define MAX_ALL_SUBS     16u   /* venues of one "every instrument" subscription */
-/* Topics whose built-in view is the decoded event as is (views/views.h): delivered directly. */
+#define DEFAULT_BATCH 65536u
 #define AS_DECODED_TOPICS                                                                          \
     (TP_TOPIC_BIT(TP_TOPIC_TRADES) | TP_TOPIC_BIT(TP_TOPIC_ORDERS) |                               \
      TP_TOPIC_BIT(TP_TOPIC_STATUS) | TP_TOPIC_BIT(TP_TOPIC_DEFINITIONS))
-
-enum reader_counter {
-    RC_RECORDS,
-    RC_DELIVERED,
-    RC_FILTERED,
-    RC_LAPPED,
-    RC_LOST,
-    RC_RESYNCS,
-    RC_MALFORMED,
-    RC_COUNT
-};
 
 static const char *const counter_names[RC_COUNT] = {
     "reader.records", "reader.delivered", "reader.filtered",  "reader.lapped",
     "reader.lost",    "reader.resyncs",   "reader.malformed",
 };
-
-struct user_transformer {
-    char name[32];
-    uint32_t sources;
-    tp_transform_fn fn;
-    void *ctx;
-};
-
-struct tp_client {
-    char instance[64];
-    char dir[200];
-    struct tp_bus_reader bus;
-    struct tp_ring_reader ring;
-    uint8_t *batch;
-    uint32_t batch_size;
-    uint32_t instruments;
-    uint32_t *interest;    /* per instrument: TP_TOPIC_BIT mask */
-    uint32_t all_interest; /* topics subscribed for every instrument */
-    uint32_t any_interest; /* union of everything: for channel-wide events */
-    struct tp_local_book **books;
-    struct tp_level_change *changes;
-    uint32_t max_changes;
-    struct user_transformer user[USER_TOPICS];
-    uint32_t user_count;
-    uint32_t feeds[RECORD_TOPICS]; /* record topic -> subscription topics it feeds */
-    uint64_t loss_to_report;
-    int loss_pending;
-    int resync_pending;
-    uint32_t resync_next;
-    struct tp_seg reader_seg; /* this reader's counters segment (if any) */
-    struct tp_counters *counters;
-    struct tp_counter *k[RC_COUNT];
-    struct tp_instrument_state scratch; /* state copies, off the caller's stack */
-
-    /* Control socket: subscriptions are asked of the daemon before the filter changes. */
-    char control_path[108]; /* "": local filter only */
-    struct tp_ctl_link link;
-    uint32_t *sub_of;                /* per instrument: the daemon's subscription id, 0: none */
-    uint32_t all_subs[MAX_ALL_SUBS]; /* ids == NULL: the daemon's "*" subscription per venue */
-    unsigned n_all_subs;
-    unsigned revoked; /* revocations seen since the last tp_control_check */
-    char last_error[256];
-};
-
-/* The control socket part (below): what attach, reattach and detach need of it. */
-static void on_control_event(void *ctx, json_t *event);
-static int control_from_environment(struct tp_client *c, char *err, size_t err_len);
-static int control_resubscribe(struct tp_client *c);
 
 static int fail(char *err, size_t err_len, int rc, const char *what)
 {
@@ -122,12 +52,19 @@ static void recompute_feeds(struct tp_client *c)
     }
 }
 
-static void recompute_any(struct tp_client *c)
+void tp_cl_recompute_any(struct tp_client *c)
 {
     uint32_t any = c->all_interest;
     for (uint32_t id = 0; id < c->instruments; id++)
         any |= c->interest[id];
+    for (unsigned k = 0; k < MAX_PATTERNS; k++)
+        any |= c->patterns[k].topics; /* their channel-wide events, before any symbol matched */
     c->any_interest = any;
+}
+
+void tp_cl_set_interest(struct tp_client *c, uint32_t id)
+{
+    c->interest[id] = c->slots[id].own | c->slots[id].from_patterns;
 }
 
 /* This reader's counters: in its own segment for side-cars, else in private memory. */
@@ -179,19 +116,19 @@ static int map_instance(struct tp_client *c, char *err, size_t err_len)
     if (n != c->instruments) {
         uint32_t *interest = realloc(c->interest, n * sizeof(*interest));
         struct tp_local_book **books = realloc(c->books, n * sizeof(*books));
-        uint32_t *sub_of = realloc(c->sub_of, n * sizeof(*sub_of));
+        struct instrument_slot *slots = realloc(c->slots, n * sizeof(*slots));
         if (interest != NULL)
             c->interest = interest;
         if (books != NULL)
             c->books = books;
-        if (sub_of != NULL)
-            c->sub_of = sub_of;
-        if (interest == NULL || books == NULL || sub_of == NULL)
+        if (slots != NULL)
+            c->slots = slots;
+        if (interest == NULL || books == NULL || slots == NULL)
             return fail(err, err_len, -ENOMEM, "out of memory");
         for (uint32_t id = c->instruments; id < n; id++) {
             c->interest[id] = 0;
             c->books[id] = NULL;
-            c->sub_of[id] = 0;
+            memset(&c->slots[id], 0, sizeof(c->slots[id]));
         }
         c->instruments = n;
     }
@@ -223,7 +160,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
     if (c == NULL)
         return fail(err, err_len, -ENOMEM, "out of memory");
     c->link.fd = -1;
-    c->link.on_event = on_control_event;
+    c->link.on_event = tp_cl_on_control_event;
     c->link.event_ctx = c;
     snprintf(c->instance, sizeof(c->instance), "%s", instance);
     const char *dir = opt->shm_dir != NULL ? opt->shm_dir : TP_BUS_DEFAULT_DIR;
@@ -239,7 +176,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
     if (rc == 0)
         rc = open_counters(c, opt);
     if (rc == 0)
-        rc = control_from_environment(c, err, err_len);
+        rc = tp_cl_control_from_environment(c, err, err_len);
     if (rc != 0) {
         tp_detach(c);
         return rc;
@@ -265,7 +202,8 @@ void tp_detach(struct tp_client *c)
         free(c->books[id]);
     free(c->books);
     free(c->interest);
-    free(c->sub_of);
+    free(c->slots);
+    tp_cl_free_patterns(c);
     free(c->changes);
     free(c->batch);
     free(c);
@@ -285,10 +223,11 @@ int tp_reattach(struct tp_client *c, char *err, size_t err_len)
     if (rc != 0)
         return rc;
     if (c->control_path[0] != '\0') {
-        rc = control_resubscribe(c);
+        rc = tp_cl_remote_resubscribe(c);
         if (rc != 0)
             return fail(err, err_len, rc, c->last_error);
     }
+    tp_cl_rematch_patterns(c); /* the new writer may have defined other symbols */
     start_resync(c);
     return 0;
 }
@@ -314,8 +253,41 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol)
     return -ENOENT;
 }
 
+/* The venue names the data plane matches subscriptions with (tpout Venue numbering). */
+static const char *venue_name(uint8_t venue)
+{
+    return venue == 0 ? "CME" : venue == 1 ? "NASDAQ" : NULL;
+}
+
+int tp_cl_venue_known(const char *name)
+{
+    for (uint8_t v = 0; venue_name(v) != NULL; v++)
+        if (strcmp(venue_name(v), name) == 0)
+            return 1;
+    return 0;
+}
+
+int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
+                 const char **venue)
+{
+    if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) != 0)
+        return -EAGAIN;
+    const struct tp_book_header *h = &c->scratch.book;
+    size_t len = 0;
+    while (len < TP_SYMBOL_LEN && h->symbol[len] != '\0')
+        len++;
+    while (len > 0 && h->symbol[len - 1] == ' ')
+        len--; /* ITCH pads with spaces */
+    *venue = venue_name(h->venue);
+    if (len == 0 || *venue == NULL)
+        return -ENOENT;
+    memcpy(symbol, h->symbol, len);
+    symbol[len] = '\0';
+    return 0;
+}
+
 /* Allocate and load the book of an instrument newly watched at DEPTH or TOP. */
-static int ensure_book(struct tp_client *c, uint32_t id)
+int tp_cl_ensure_book(struct tp_client *c, uint32_t id)
 {
     if (c->books[id] != NULL)
         return 0;
@@ -331,7 +303,18 @@ static int ensure_book(struct tp_client *c, uint32_t id)
     return 0;
 }
 
-static int valid_topics(const struct tp_client *c, uint32_t topics)
+/* Books of instruments no longer watched at DEPTH or TOP are freed. */
+void tp_cl_drop_unwatched_books(struct tp_client *c)
+{
+    for (uint32_t id = 0; id < c->instruments; id++) {
+        if (c->books[id] != NULL && !(interest_of(c, id) & BOOK_TOPICS)) {
+            free(c->books[id]);
+            c->books[id] = NULL;
+        }
+    }
+}
+
+int tp_cl_valid_topics(const struct tp_client *c, uint32_t topics)
 {
     uint32_t allowed = TP_TOPICS_BUILTIN;
     for (uint32_t u = 0; u < c->user_count; u++)
@@ -343,383 +326,12 @@ static int valid_topics(const struct tp_client *c, uint32_t topics)
 static int check_request(const struct tp_client *c, const uint32_t *ids, size_t n_ids,
                          uint32_t topics)
 {
-    if (!valid_topics(c, topics))
+    if (!tp_cl_valid_topics(c, topics))
         return -EINVAL;
     for (size_t i = 0; ids != NULL && i < n_ids; i++)
         if (ids[i] >= c->instruments)
             return -ERANGE;
     return 0;
-}
-
-/* ---------------------------------------------------------------- the daemon's control socket */
-
-static int control_error(struct tp_client *c, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int control_error(struct tp_client *c, int rc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->last_error, sizeof(c->last_error), fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* The daemon's topics (protocol names, same order as the record topics) for local topics. */
-static const char *const daemon_topic_names[] = {"depth", "top",    "trades",
-                                                 "mbo",   "status", "definitions"};
-
-static uint32_t daemon_topics(const struct tp_client *c, uint32_t local)
-{
-    uint32_t topics = local & TP_TOPICS_BUILTIN;
-    for (uint32_t u = 0; u < c->user_count; u++)
-        if (local & TP_TOPIC_BIT(TP_TOPIC_USER_FIRST + u))
-            topics |= c->user[u].sources; /* a strategy's topic needs what its transformer reads */
-    return topics & TP_TOPICS_BUILTIN;
-}
-
-static json_t *daemon_topics_json(uint32_t topics)
-{
-    json_t *list = json_array();
-    for (uint32_t t = 0; t < sizeof(daemon_topic_names) / sizeof(daemon_topic_names[0]); t++)
-        if (topics & TP_TOPIC_BIT(t))
-            json_array_append_new(list, json_string(daemon_topic_names[t]));
-    return list;
-}
-
-/* The venue names the data plane matches subscriptions with (tpout Venue numbering). */
-static const char *venue_name(uint8_t venue)
-{
-    return venue == 0 ? "CME" : venue == 1 ? "NASDAQ" : NULL;
-}
-
-/*
- * What the daemon needs to name one instrument: its venue and its symbol as a pattern that
- * matches exactly it (trailing padding cut; a character the protocol cannot carry in a pattern,
- * a space or a wildcard, becomes '?').
- */
-static int instrument_name(struct tp_client *c, uint32_t id, const char **venue, char *symbol)
-{
-    if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) != 0)
-        return control_error(c, -EAGAIN, "instrument %u: state busy, try again", id);
-    const struct tp_book_header *h = &c->scratch.book;
-    size_t len = 0;
-    while (len < TP_SYMBOL_LEN && h->symbol[len] != '\0')
-        len++;
-    while (len > 0 && h->symbol[len - 1] == ' ')
-        len--;
-    *venue = venue_name(h->venue);
-    if (len == 0 || *venue == NULL)
-        return control_error(c, -ENOENT, "instrument %u is not defined (yet)", id);
-    for (size_t i = 0; i < len; i++) {
-        char ch = h->symbol[i];
-        symbol[i] = (ch <= ' ' || ch > '~' || ch == '*' || ch == '?') ? '?' : ch;
-    }
-    symbol[len] = '\0';
-    return 0;
-}
-
-/* An error reply's errno: refusals, the daemon's transient states and limits apart. */
-static int reply_error(struct tp_client *c, json_t *reply)
-{
-    const char *why = json_string_value(json_object_get(reply, "error"));
-    if (why == NULL)
-        why = "malformed reply";
-    int rc = -EPROTO;
-    if (strncmp(why, "refused:", 8) == 0)
-        rc = -EACCES;
-    else if (strncmp(why, "data plane busy", 15) == 0 || strncmp(why, "rate limited", 12) == 0)
-        rc = -EAGAIN;
-    else if (strncmp(why, "subscription limit", 18) == 0)
-        rc = -ENOSPC;
-    return control_error(c, rc, "%s", why);
-}
-
-/* Send one request; 0 with *reply when the daemon said ok, else -errno (reason kept). */
-static int control_call(struct tp_client *c, json_t *request, json_t **reply)
-{
-    int rc = tp_ctl_link_call(&c->link, request, reply, c->last_error, sizeof(c->last_error));
-    if (rc != 0)
-        return rc;
-    if (!json_is_true(json_object_get(*reply, "ok"))) {
-        rc = reply_error(c, *reply);
-        json_decref(*reply);
-        *reply = NULL;
-    }
-    return rc;
-}
-
-/* Remove one daemon subscription (one that a revocation already removed is no error). */
-static void control_unsubscribe(struct tp_client *c, uint32_t sub)
-{
-    json_t *reply;
-    if (control_call(c,
-                     json_pack("{s:s, s:i}", "cmd", "unsubscribe", "subscription", (json_int_t)sub),
-                     &reply) == 0)
-        json_decref(reply);
-}
-
-/* One instrument (or every instrument) whose daemon subscription changes to `topics`. */
-struct plan_item {
-    uint32_t id; /* TP_INSTRUMENT_NONE: every instrument */
-    uint32_t topics;
-    uint32_t new_sub; /* the daemon's answer (every instrument: in new_all) */
-    int done;
-    const char *venue;
-    char symbol[TP_SYMBOL_LEN + 1];
-};
-
-struct plan {
-    struct plan_item *items;
-    size_t n;
-    uint32_t new_all[MAX_ALL_SUBS];
-    unsigned n_new_all;
-};
-
-/* Subscription ids of a reply, in request order, into the plan's items (or new_all). */
-static int take_subscriptions(struct tp_client *c, struct plan *p, json_t *reply,
-                              struct plan_item **asked, size_t n_asked)
-{
-    json_t *subs = json_object_get(reply, "subscriptions");
-    size_t n = json_array_size(subs);
-    if (asked[0]->id == TP_INSTRUMENT_NONE) {
-        for (size_t k = 0; k < n && p->n_new_all < MAX_ALL_SUBS; k++)
-            p->new_all[p->n_new_all++] = (uint32_t)json_integer_value(
-                json_object_get(json_array_get(subs, k), "subscription"));
-        return n > 0 ? 0 : control_error(c, -EPROTO, "daemon granted no subscription");
-    }
-    if (n != n_asked)
-        return control_error(c, -EPROTO, "daemon answered %zu subscriptions for %zu symbols", n,
-                             n_asked);
-    for (size_t k = 0; k < n; k++)
-        asked[k]->new_sub =
-            (uint32_t)json_integer_value(json_object_get(json_array_get(subs, k), "subscription"));
-    return 0;
-}
-
-#define PATTERNS_PER_REQUEST 32 /* the daemon's limit per subscribe request */
-
-/*
- * Make the daemon's subscriptions match the plan, all or nothing: first every new subscription
- * (instruments of one venue with the same topics share a request), and only when all were
- * granted are the ones they replace removed; on a refusal the new ones are removed again.
- */
-static int control_apply(struct tp_client *c, struct plan *p)
-{
-    int rc = 0;
-    for (size_t i = 0; i < p->n && rc == 0; i++) {
-        struct plan_item *first = &p->items[i];
-        if (first->done || first->topics == 0)
-            continue;
-        struct plan_item *asked[PATTERNS_PER_REQUEST];
-        size_t n_asked = 0;
-        json_t *patterns = json_array();
-        json_t *req = json_pack("{s:s, s:o}", "cmd", "subscribe", "topics",
-                                daemon_topics_json(first->topics));
-        if (first->id == TP_INSTRUMENT_NONE) {
-            json_array_append_new(patterns, json_string("*"));
-            asked[n_asked++] = first;
-            first->done = 1;
-        } else {
-            json_object_set_new(req, "venue", json_string(first->venue));
-            for (size_t j = i; j < p->n && n_asked < PATTERNS_PER_REQUEST; j++) {
-                struct plan_item *it = &p->items[j];
-                if (it->done || it->id == TP_INSTRUMENT_NONE || it->topics != first->topics ||
-                    strcmp(it->venue, first->venue) != 0)
-                    continue;
-                json_array_append_new(patterns, json_string(it->symbol));
-                asked[n_asked++] = it;
-                it->done = 1;
-            }
-        }
-        json_object_set_new(req, "instruments", patterns);
-        json_t *reply;
-        rc = control_call(c, req, &reply);
-        if (rc == 0) {
-            rc = take_subscriptions(c, p, reply, asked, n_asked);
-            json_decref(reply);
-        }
-    }
-    /* Undo (refused) or retire (granted) one side: the new subscriptions or the old ones. */
-    for (size_t i = 0; i < p->n; i++) {
-        const struct plan_item *it = &p->items[i];
-        if (it->id == TP_INSTRUMENT_NONE) {
-            const uint32_t *subs = rc != 0 ? p->new_all : c->all_subs;
-            unsigned n = rc != 0 ? p->n_new_all : c->n_all_subs;
-            for (unsigned k = 0; k < n; k++)
-                control_unsubscribe(c, subs[k]);
-            if (rc == 0) {
-                memcpy(c->all_subs, p->new_all, sizeof(p->new_all));
-                c->n_all_subs = p->n_new_all;
-            }
-            continue;
-        }
-        uint32_t retire = rc != 0 ? it->new_sub : c->sub_of[it->id];
-        if (retire != 0)
-            control_unsubscribe(c, retire);
-        if (rc == 0)
-            c->sub_of[it->id] = it->new_sub;
-    }
-    return rc;
-}
-
-static int plan_add(struct tp_client *c, struct plan *p, uint32_t id, uint32_t topics)
-{
-    struct plan_item *it = &p->items[p->n];
-    memset(it, 0, sizeof(*it));
-    it->id = id;
-    it->topics = topics;
-    if (id != TP_INSTRUMENT_NONE && topics != 0) {
-        int rc = instrument_name(c, id, &it->venue, it->symbol);
-        if (rc != 0)
-            return rc;
-    }
-    p->n++;
-    return 0;
-}
-
-/*
- * Ask the daemon for what tp_subscribe (add) or tp_unsubscribe of (ids, topics) will leave in the
- * local filter. ids == NULL is the "every instrument" subscription; removing topics from it also
- * removes them from every instrument. Instruments whose daemon topics stay the same and that
- * already have a daemon subscription need no request.
- */
-static int control_update(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics,
-                          int add)
-{
-    c->last_error[0] = '\0';
-    if (c->link.fd < 0)
-        return control_error(c, -ENOTCONN, "not connected to the daemon (%s)", c->control_path);
-    size_t cap = (ids != NULL ? n_ids : c->instruments) + 1;
-    struct plan p = {.items = calloc(cap, sizeof(struct plan_item))};
-    uint8_t *seen = calloc(c->instruments + 1u, 1);
-    int rc = p.items == NULL || seen == NULL ? control_error(c, -ENOMEM, "out of memory") : 0;
-    size_t n = ids != NULL ? n_ids : (add ? 0 : c->instruments);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        uint32_t id = ids != NULL ? ids[i] : (uint32_t)i;
-        if (seen[id])
-            continue; /* an id given twice */
-        seen[id] = 1;
-        uint32_t now = c->interest[id];
-        uint32_t next = add ? now | topics : now & ~topics;
-        if (daemon_topics(c, next) != daemon_topics(c, now) || (next != 0 && c->sub_of[id] == 0))
-            rc = plan_add(c, &p, id, daemon_topics(c, next));
-    }
-    if (rc == 0 && ids == NULL) {
-        uint32_t now = c->all_interest;
-        uint32_t next = add ? now | topics : now & ~topics;
-        if (daemon_topics(c, next) != daemon_topics(c, now) || (next != 0 && c->n_all_subs == 0))
-            rc = plan_add(c, &p, TP_INSTRUMENT_NONE, daemon_topics(c, next));
-    }
-    if (rc == 0)
-        rc = control_apply(c, &p);
-    free(seen);
-    free(p.items);
-    return rc;
-}
-
-/* After a reconnect: ask the new daemon for everything subscribed. */
-static int control_resubscribe(struct tp_client *c)
-{
-    tp_ctl_link_close(&c->link);
-    int rc = tp_ctl_link_open(&c->link, c->control_path, c->last_error, sizeof(c->last_error));
-    if (rc != 0)
-        return rc;
-    for (uint32_t id = 0; id < c->instruments; id++)
-        c->sub_of[id] = 0;
-    c->n_all_subs = 0;
-    return control_update(c, NULL, 0, 0, 0); /* removes nothing: asks for all that is missing */
-}
-
-/* A subscription the daemon revoked (a reload withdrew the entitlement): stop delivering it. */
-static void on_control_event(void *ctx, json_t *event)
-{
-    struct tp_client *c = ctx;
-    const char *what = json_string_value(json_object_get(event, "event"));
-    if (what == NULL || strcmp(what, "revoked") != 0)
-        return;
-    uint32_t sub = (uint32_t)json_integer_value(json_object_get(event, "subscription"));
-    const char *why = json_string_value(json_object_get(event, "reason"));
-    int found = 0;
-    for (unsigned k = 0; k < c->n_all_subs; k++) {
-        if (c->all_subs[k] != sub)
-            continue;
-        c->all_subs[k] = c->all_subs[--c->n_all_subs];
-        if (c->n_all_subs == 0)
-            c->all_interest = 0;
-        found = 1;
-        break;
-    }
-    for (uint32_t id = 0; !found && sub != 0 && id < c->instruments; id++) {
-        if (c->sub_of[id] != sub)
-            continue;
-        c->sub_of[id] = 0;
-        c->interest[id] = 0;
-        found = 1;
-    }
-    if (!found)
-        return;
-    for (uint32_t id = 0; id < c->instruments; id++) {
-        if (c->books[id] != NULL && !(interest_of(c, id) & BOOK_TOPICS)) {
-            free(c->books[id]);
-            c->books[id] = NULL;
-        }
-    }
-    recompute_any(c);
-    c->revoked++;
-    control_error(c, -EACCES, "revoked: %s", why != NULL ? why : "no reason given");
-}
-
-int tp_control_connect(struct tp_client *c, const char *path, unsigned flags)
-{
-    c->last_error[0] = '\0';
-    if (c->link.fd >= 0)
-        return control_error(c, -EISCONN, "already connected to %s", c->control_path);
-    if (c->all_interest != 0 || c->any_interest != 0)
-        return control_error(c, -EBUSY, "connect to the daemon before subscribing");
-    if (path == NULL || path[0] == '\0' || strlen(path) >= sizeof(c->control_path))
-        return control_error(c, -EINVAL, "bad control socket path");
-    int rc = tp_ctl_link_open(&c->link, path, c->last_error, sizeof(c->last_error));
-    if (rc != 0)
-        return (flags & TP_CONTROL_FALLBACK) ? 1 : rc;
-    snprintf(c->control_path, sizeof(c->control_path), "%s", path);
-    return 0;
-}
-
-/* TICKPLANE_CONTROL_SOCKET at attach: connect, or fail the attach with the reason. */
-static int control_from_environment(struct tp_client *c, char *err, size_t err_len)
-{
-    const char *path = getenv(TP_CONTROL_SOCKET_ENV);
-    if (path == NULL || path[0] == '\0')
-        return 0;
-    const char *fallback = getenv(TP_CONTROL_FALLBACK_ENV);
-    unsigned flags = fallback != NULL && strcmp(fallback, "1") == 0 ? TP_CONTROL_FALLBACK : 0;
-    int rc = tp_control_connect(c, path, flags);
-    if (rc < 0)
-        return fail(err, err_len, rc, c->last_error);
-    return 0;
-}
-
-int tp_control_connected(const struct tp_client *c)
-{
-    return c->link.fd >= 0;
-}
-
-int tp_control_check(struct tp_client *c)
-{
-    if (c->control_path[0] == '\0')
-        return 0;
-    int rc = tp_ctl_link_drain(&c->link);
-    if (rc != 0)
-        return control_error(c, rc, "connection to the daemon lost");
-    int revoked = (int)c->revoked;
-    c->revoked = 0;
-    return revoked;
-}
-
-const char *tp_last_error(const struct tp_client *c)
-{
-    return c->last_error;
 }
 
 int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics)
@@ -728,20 +340,22 @@ int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_
     if (rc != 0)
         return rc;
     if (c->control_path[0] != '\0') {
-        rc = control_update(c, ids, n_ids, topics, 1);
+        rc = tp_cl_remote_update(c, ids, n_ids, topics, 1);
         if (rc != 0)
             return rc;
     }
     if (ids == NULL)
         c->all_interest |= topics;
-    for (size_t i = 0; ids != NULL && i < n_ids; i++)
-        c->interest[ids[i]] |= topics;
+    for (size_t i = 0; ids != NULL && i < n_ids; i++) {
+        c->slots[ids[i]].own |= topics;
+        tp_cl_set_interest(c, ids[i]);
+    }
     if (topics & BOOK_TOPICS) {
         for (uint32_t id = 0; id < c->instruments; id++)
-            if ((interest_of(c, id) & BOOK_TOPICS) && ensure_book(c, id) != 0)
+            if ((interest_of(c, id) & BOOK_TOPICS) && tp_cl_ensure_book(c, id) != 0)
                 return -ENOMEM;
     }
-    recompute_any(c);
+    tp_cl_recompute_any(c);
     return 0;
 }
 
@@ -751,24 +365,23 @@ int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint3
     if (rc != 0)
         return rc;
     if (c->control_path[0] != '\0') {
-        rc = control_update(c, ids, n_ids, topics, 0);
+        rc = tp_cl_remote_update(c, ids, n_ids, topics, 0);
         if (rc != 0)
             return rc;
     }
     if (ids == NULL) {
         c->all_interest &= ~topics;
-        for (uint32_t id = 0; id < c->instruments; id++)
-            c->interest[id] &= ~topics;
-    }
-    for (size_t i = 0; ids != NULL && i < n_ids; i++)
-        c->interest[ids[i]] &= ~topics;
-    for (uint32_t id = 0; id < c->instruments; id++) {
-        if (c->books[id] != NULL && !(interest_of(c, id) & BOOK_TOPICS)) {
-            free(c->books[id]);
-            c->books[id] = NULL;
+        for (uint32_t id = 0; id < c->instruments; id++) {
+            c->slots[id].own &= ~topics;
+            tp_cl_set_interest(c, id);
         }
     }
-    recompute_any(c);
+    for (size_t i = 0; ids != NULL && i < n_ids; i++) {
+        c->slots[ids[i]].own &= ~topics;
+        tp_cl_set_interest(c, ids[i]);
+    }
+    tp_cl_drop_unwatched_books(c);
+    tp_cl_recompute_any(c);
     return 0;
 }
 
@@ -840,6 +453,8 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
     if (id == TP_INSTRUMENT_NONE) {
         want = c->any_interest;
     } else if (id < c->instruments) {
+        if (c->n_patterns != 0 && !c->slots[id].pattern_checked)
+            tp_cl_match_patterns(c, id, 0); /* an instrument defined since: rare, no allocation */
         want = interest_of(c, id);
     } else {
         (*malformed)++;

@@ -36,6 +36,7 @@
 #include "bus/bus.h"
 #include "config.h"
 #include "interest.h"
+#include "publish_level.h"
 #include "server.h"
 #include "tickplane/tickplane.h"
 #include "tmpdir.h"
@@ -247,9 +248,17 @@ static uint64_t pub_trade(uint32_t id, int64_t px)
     return tp_bus_publish(&writer, TP_REC_SBE, TP_TOPIC_TRADES, id, 0, buf, len);
 }
 
+/* One new best bid, if the writer publishes the instrument. */
+static uint64_t pub_bid(uint32_t id, int64_t px)
+{
+    return publish_level(&writer, id, 0, 1, 0, px, 1);
+}
+
 struct trades {
     int per_instrument[INSTRUMENTS];
     int64_t last_price[INSTRUMENTS];
+    int tops[INSTRUMENTS];
+    int64_t last_bid[INSTRUMENTS];
 };
 
 static void count_trades(void *user, const struct tp_event *ev)
@@ -259,6 +268,21 @@ static void count_trades(void *user, const struct tp_event *ev)
         t->per_instrument[ev->instrument_id]++;
         t->last_price[ev->instrument_id] = ev->u.trade.price;
     }
+    if (ev->topic == TP_TOPIC_TOP && ev->instrument_id < INSTRUMENTS) {
+        t->tops[ev->instrument_id]++;
+        t->last_bid[ev->instrument_id] = ev->u.top.bid_price;
+    }
+}
+
+/* Write (or, with symbol NULL, clear) an instrument's definition in the state table. */
+static void define(uint32_t id, const char *symbol, uint8_t venue)
+{
+    struct tp_state_entry *e = tp_state_write_begin(writer.state, id);
+    memset(e->book.symbol, 0, sizeof(e->book.symbol));
+    if (symbol != NULL)
+        memcpy(e->book.symbol, symbol, strlen(symbol));
+    e->book.venue = venue;
+    tp_state_write_end(e);
 }
 
 static void drain(struct tp_client *c, struct trades *t)
@@ -383,12 +407,82 @@ static void test_subscribe_unsubscribe_through_socket(void **state)
     assert_int_equal(interest->used, 0);
 
     /* An id without a definition cannot be named to the daemon. */
-    struct tp_state_entry *e = tp_state_write_begin(writer.state, MSFT);
-    memset(e->book.symbol, 0, sizeof(e->book.symbol));
-    tp_state_write_end(e);
+    define(MSFT, NULL, 1);
     uint32_t msft = MSFT;
     assert_int_equal(tp_subscribe(c, &msft, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), -ENOENT);
     assert_string_equal(tp_last_error(c), "instrument 3 is not defined (yet)");
+    tp_detach(c);
+}
+
+/* Patterns without a daemon: matched now, and on the first record of a later definition. */
+static void test_pattern_local(void **state)
+{
+    (void)state;
+    define(MSFT, NULL, 0); /* id 3 undefined for now */
+    struct tp_client *c = attach_ok();
+    uint32_t top = TP_TOPIC_BIT(TP_TOPIC_TOP), trades = TP_TOPIC_BIT(TP_TOPIC_TRADES);
+    assert_int_equal(tp_subscribe_pattern(c, NULL, "[E]S*", trades), -EINVAL);
+    assert_int_equal(tp_subscribe_pattern(c, "LSE", "ES*", trades), -EINVAL);
+    assert_string_equal(tp_last_error(c), "unknown venue \"LSE\" (CME, NASDAQ)");
+    assert_int_equal(tp_subscribe_pattern(c, "CME", "ES*", 0), -EINVAL);
+    int es = tp_subscribe_pattern(c, "CME", "ES*", trades | top);
+    int aapl = tp_subscribe_pattern(c, "CME", "AAPL", trades); /* AAPL is on NASDAQ */
+    assert_true(es >= 1 && aapl >= 1 && es != aapl);
+    /* Explicit and pattern topics add up; tp_unsubscribe removes the explicit ones only. */
+    assert_int_equal(tp_subscribe(c, &(uint32_t){ESZ6}, 1, trades), 0);
+    assert_int_equal(tp_unsubscribe(c, &(uint32_t){ESZ6}, 1, trades), 0);
+
+    assert_true(pub_trade(ESZ6, 1) > 0);
+    assert_true(pub_trade(NQZ6, 2) > 0);
+    assert_true(pub_trade(AAPL, 3) > 0);
+    define(MSFT, "ESH7", 0); /* defined after the subscription */
+    assert_true(pub_bid(MSFT, 4200) > 0);
+    assert_true(pub_trade(MSFT, 4) > 0);
+    struct trades t;
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[ESZ6], 1);
+    assert_int_equal(t.per_instrument[NQZ6], 0);
+    assert_int_equal(t.per_instrument[AAPL], 0);
+    assert_int_equal(t.per_instrument[MSFT], 1);
+    assert_int_equal(t.tops[MSFT], 1); /* its book came from the spare books */
+    assert_int_equal(t.last_bid[MSFT], 4200);
+
+    assert_int_equal(tp_unsubscribe_pattern(c, es), 0);
+    assert_int_equal(tp_unsubscribe_pattern(c, es), -ENOENT);
+    assert_true(pub_trade(ESZ6, 5) > 0);
+    assert_true(pub_bid(MSFT, 4300) > 0);
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[ESZ6] + t.tops[MSFT], 0);
+    for (int k = 1; k < 32; k++)
+        assert_true(tp_subscribe_pattern(c, NULL, "Z*", trades) >= 1);
+    assert_int_equal(tp_subscribe_pattern(c, NULL, "Z*", trades), -ENOSPC);
+    tp_detach(c);
+}
+
+/* Through the daemon: one subscription with the pattern itself. */
+static void test_pattern_through_socket(void **state)
+{
+    (void)state;
+    struct tp_client *c = attach_ok();
+    assert_int_equal(tp_control_connect(c, sock_path, 0), 0);
+    int h = tp_subscribe_pattern(c, "CME", "ES*", TP_TOPIC_BIT(TP_TOPIC_TRADES));
+    assert_true(h >= 1);
+    wait_commands(1);
+    assert_int_equal(seen_cmds[0].op, TP_CTL_SUBSCRIBE);
+    assert_string_equal(seen_cmds[0].venue, "CME");
+    assert_string_equal(seen_cmds[0].pattern, "ES*");
+    assert_int_equal(daemon_interest(ESZ6), TP_CFG_TOPIC_TRADES);
+    assert_int_equal(daemon_interest(NQZ6), 0);
+    assert_true(pub_trade(ESZ6, 1) > 0);
+    assert_int_equal(pub_trade(NQZ6, 2), 0);
+    struct trades t;
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[ESZ6], 1);
+    assert_int_equal(tp_unsubscribe_pattern(c, h), 0);
+    wait_commands(2);
+    assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE);
+    assert_int_equal(seen_cmds[1].sub_id, seen_cmds[0].sub_id);
+    assert_int_equal(daemon_interest(ESZ6), 0);
     tp_detach(c);
 }
 
@@ -551,6 +645,13 @@ static int entitled_child(int ready_fd)
         strcmp(tp_last_error(c),
                "refused: uid 65534 is not entitled to topic mbo of CME \"ESZ6\"") != 0)
         return 4;
+    /* Patterns are checked as a whole: NQ* is not covered by the right on ES*. */
+    if (tp_subscribe_pattern(c, "CME", "NQ*", TP_TOPIC_BIT(TP_TOPIC_TRADES)) != -EACCES ||
+        strcmp(tp_last_error(c),
+               "refused: uid 65534 is not entitled to instruments \"NQ*\" of CME") != 0)
+        return 8;
+    if (tp_subscribe_pattern(c, "CME", "ESZ?", TP_TOPIC_BIT(TP_TOPIC_TOP)) < 1)
+        return 9;
     /* All or nothing: one refused instrument refuses the whole call. */
     uint32_t both[2] = {NQZ6, AAPL};
     if (tp_subscribe(c, both, 2, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != -EACCES)
@@ -558,7 +659,8 @@ static int entitled_child(int ready_fd)
     ssize_t ignored = write(ready_fd, "r", 1);
     (void)ignored;
     /* The parent now publishes trades of every instrument: only ESZ6's may arrive. */
-    struct trades t = {{0}, {0}};
+    struct trades t;
+    memset(&t, 0, sizeof(t));
     for (int i = 0; i < 4000 && t.per_instrument[ESZ6] < 20; i++) {
         if (tp_poll(c, count_trades, &t, 64) == 0)
             usleep(500);
@@ -585,7 +687,8 @@ static int unentitled_child(int ready_fd)
         return 3;
     ssize_t ignored = write(ready_fd, "r", 1);
     (void)ignored;
-    struct trades t = {{0}, {0}};
+    struct trades t;
+    memset(&t, 0, sizeof(t));
     for (int i = 0; i < 400; i++)
         if (tp_poll(c, count_trades, &t, 64) == 0)
             usleep(500);
@@ -638,13 +741,12 @@ static void test_entitled_uid_gets_data_refused_gets_reason(void **state)
 {
     (void)state;
     assert_int_equal(run_as(OTHER_UID, entitled_child, NULL), 0);
-    wait_commands(2);
-    /* The refused requests never reached the data plane: only ESZ6 trades, then its removal. */
-    for (unsigned i = 0; i < n_seen_cmds; i++)
-        if (seen_cmds[i].op == TP_CTL_SUBSCRIBE)
-            assert_string_equal(seen_cmds[i].pattern, "ESZ6");
-    assert_int_equal(n_seen_cmds, 2);
-    assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE_CLIENT);
+    /* The refused requests never reached the data plane: ESZ6, ESZ? and the removal at exit. */
+    wait_commands(3);
+    assert_int_equal(n_seen_cmds, 3);
+    assert_string_equal(seen_cmds[0].pattern, "ESZ6");
+    assert_string_equal(seen_cmds[1].pattern, "ESZ?");
+    assert_int_equal(seen_cmds[2].op, TP_CTL_UNSUBSCRIBE_CLIENT);
 }
 
 /* Subscribed as uid 65534, then a reload withdraws the right: tp_control_check reports it. */
@@ -667,7 +769,8 @@ static int revoked_child(int ready_fd)
     if (revoked != 1 || strcmp(tp_last_error(c), "revoked: uid 65534 has no entitlements") != 0)
         return 3;
     /* From now on ESZ6's trades are not delivered here, although still published. */
-    struct trades t = {{0}, {0}};
+    struct trades t;
+    memset(&t, 0, sizeof(t));
     struct tp_client_stats before, after;
     tp_stats(c, &before);
     for (int i = 0; i < 400; i++)
@@ -714,6 +817,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_no_socket_local_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscribe_unsubscribe_through_socket, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_local, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_through_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach_drops_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_client_drops_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_not_running, setup, teardown),

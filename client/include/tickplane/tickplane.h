@@ -315,6 +315,24 @@ int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_
 int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics);
 
 /*
+ * Subscribe topics for every instrument whose symbol matches `pattern` (a glob: '*' any run of
+ * characters, '?' exactly one; 1-63 printable characters, no space, '[' or backslash) on `venue`
+ * ("CME" or "NASDAQ"; NULL: every venue), also instruments defined later: an instrument unknown
+ * now is matched on its first record, without allocating (the books it may need for DEPTH/TOP are
+ * allocated here, one per undefined instrument). Through the control socket it is one daemon
+ * subscription per venue, checked against the entitlements as a whole (a refusal is -EACCES, as
+ * for tp_subscribe), so it costs one of the daemon's per-client subscriptions however many
+ * instruments match. Pattern topics add to those subscribed by id; tp_unsubscribe removes only the
+ * latter. Returns a handle (>= 1) for tp_unsubscribe_pattern, or a negative errno: tp_subscribe's,
+ * -EINVAL for a bad pattern or venue, -ENOSPC beyond 32 pattern subscriptions.
+ */
+int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pattern,
+                         uint32_t topics);
+
+/* Remove a pattern subscription: 0, or -ENOENT for an unknown handle. */
+int tp_unsubscribe_pattern(struct tp_client *c, int handle);
+
+/*
  * Register a transformer for records of source_topics (TP_TOPIC_BIT mask of published topics).
  * Returns the new topic number (>= TP_TOPIC_USER_FIRST) to pass to tp_subscribe, or -ENOSPC.
  */

@@ -1,0 +1,130 @@
+/*
+ * Inside libtickplane: the client object shared by the poll path and local filter (client.c),
+ * the daemon's side of subscriptions (remote.c) and pattern subscriptions (patterns.c). Not a
+ * public interface: strategies see only tickplane/tickplane.h.
+ */
+#ifndef TP_CLIENT_INTERNAL_H
+#define TP_CLIENT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "bus/bus.h"
+#include "control.h"
+#include "tickplane/tickplane.h"
+#include "views/local_book.h"
+
+#define USER_TOPICS      (TP_TOPIC_MAX - TP_TOPIC_USER_FIRST)
+#define RECORD_TOPICS    8u /* record topics the writer may tag (DEPTH..DEFINITIONS, room to grow) */
+#define STATE_TRIES      100000u
+#define BOOK_TOPICS      (TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP))
+#define PUBLISHED_TOPICS 0x3fu /* DEPTH..DEFINITIONS can be tagged on records */
+#define MAX_VENUE_SUBS   16u   /* daemon subscriptions of one request without a venue */
+#define MAX_PATTERNS     32u   /* pattern subscriptions of one client */
+#define VENUE_NAME_MAX   32u
+#define PATTERN_MAX      64u /* the control socket's limit, with the terminator */
+
+enum reader_counter {
+    RC_RECORDS,
+    RC_DELIVERED,
+    RC_FILTERED,
+    RC_LAPPED,
+    RC_LOST,
+    RC_RESYNCS,
+    RC_MALFORMED,
+    RC_COUNT
+};
+
+struct user_transformer {
+    char name[32];
+    uint32_t sources;
+    tp_transform_fn fn;
+    void *ctx;
+};
+
+/* Subscription bookkeeping of one instrument (off the poll path: interest[] is what it reads). */
+struct instrument_slot {
+    uint32_t own;            /* topics subscribed by id (tp_subscribe) */
+    uint32_t from_patterns;  /* topics of the pattern subscriptions its symbol matches */
+    uint32_t sub_of;         /* the daemon's subscription for `own`, 0: none */
+    uint8_t pattern_checked; /* its symbol was matched against the current patterns */
+};
+
+/* One tp_subscribe_pattern. Slot free when topics == 0. */
+struct pattern_sub {
+    char venue[VENUE_NAME_MAX]; /* "": every venue */
+    char pattern[PATTERN_MAX];
+    uint32_t topics;
+    uint32_t daemon_subs[MAX_VENUE_SUBS];
+    unsigned n_daemon_subs;
+};
+
+struct tp_client {
+    char instance[64];
+    char dir[200];
+    struct tp_bus_reader bus;
+    struct tp_ring_reader ring;
+    uint8_t *batch;
+    uint32_t batch_size;
+    uint32_t instruments;
+    uint32_t *interest;    /* per instrument: own | from_patterns, the filter the poll reads */
+    uint32_t all_interest; /* topics subscribed for every instrument */
+    uint32_t any_interest; /* union of everything: for channel-wide events */
+    unsigned n_patterns;   /* active pattern subscriptions: unmatched symbols are checked */
+    struct tp_local_book **books;
+    struct tp_level_change *changes;
+    uint32_t max_changes;
+    struct user_transformer user[USER_TOPICS];
+    uint32_t user_count;
+    uint32_t feeds[RECORD_TOPICS]; /* record topic -> subscription topics it feeds */
+    uint64_t loss_to_report;
+    int loss_pending;
+    int resync_pending;
+    uint32_t resync_next;
+    struct tp_seg reader_seg; /* this reader's counters segment (if any) */
+    struct tp_counters *counters;
+    struct tp_counter *k[RC_COUNT];
+    struct tp_instrument_state scratch; /* state copies, off the caller's stack */
+
+    struct instrument_slot *slots;
+    struct pattern_sub patterns[MAX_PATTERNS];
+    struct tp_local_book **spare_books; /* books for pattern matches met while polling */
+    uint32_t n_spare_books;
+
+    /* Control socket: subscriptions are asked of the daemon before the filter changes. */
+    char control_path[108]; /* "": local filter only */
+    struct tp_ctl_link link;
+    uint32_t all_subs[MAX_VENUE_SUBS]; /* ids == NULL: the daemon's "*" subscription per venue */
+    unsigned n_all_subs;
+    unsigned revoked; /* revocations seen since the last tp_control_check */
+    char last_error[256];
+};
+
+/* client.c: the local filter. */
+int tp_cl_valid_topics(const struct tp_client *c, uint32_t topics);
+void tp_cl_set_interest(struct tp_client *c, uint32_t id); /* interest = own | from_patterns */
+int tp_cl_ensure_book(struct tp_client *c, uint32_t id);
+void tp_cl_drop_unwatched_books(struct tp_client *c);
+void tp_cl_recompute_any(struct tp_client *c);
+/* Symbol of a defined instrument without its padding, and its venue's name: 0 or -ENOENT. */
+int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
+                 const char **venue);
+int tp_cl_venue_known(const char *name);
+
+/* remote.c: the daemon's side (every function needs c->control_path set). */
+int tp_cl_error(struct tp_client *c, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int tp_cl_remote_update(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_t topics,
+                        int add);
+int tp_cl_remote_pattern(struct tp_client *c, struct pattern_sub *p);
+void tp_cl_remote_unsubscribe(struct tp_client *c, uint32_t sub);
+int tp_cl_remote_resubscribe(struct tp_client *c);
+int tp_cl_control_from_environment(struct tp_client *c, char *err, size_t err_len);
+void tp_cl_on_control_event(void *ctx, json_t *event);
+
+/* patterns.c */
+void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate);
+void tp_cl_rematch_patterns(struct tp_client *c);
+int tp_cl_pattern_revoked(struct tp_client *c, uint32_t sub);
+void tp_cl_free_patterns(struct tp_client *c);
+
+#endif /* TP_CLIENT_INTERNAL_H */
