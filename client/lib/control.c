@@ -11,20 +11,23 @@
 #include <time.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t err_len, int rc, const char *fmt, const char *arg)
+/* "<what>: <strerror(rc)><hint>" into err; returns rc. */
+static int fail(char *err, size_t err_len, int rc, const char *what, const char *hint)
 {
     if (err != NULL && err_len > 0)
-        snprintf(err, err_len, fmt, arg, strerror(-rc));
+        snprintf(err, err_len, "%s: %s%s", what, strerror(-rc), hint);
     return rc;
 }
 
 int tp_ctl_link_open(struct tp_ctl_link *l, const char *path, char *err, size_t err_len)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    char what[160];
+    snprintf(what, sizeof(what), "control socket %s", path);
     l->fd = -1;
     l->in_len = 0;
     if (strlen(path) >= sizeof(addr.sun_path))
-        return fail(err, err_len, -ENAMETOOLONG, "control socket %s: %s", path);
+        return fail(err, err_len, -ENAMETOOLONG, what, "");
     memcpy(addr.sun_path, path, strlen(path) + 1);
     l->in = malloc(TP_CONTROL_LINE_MAX);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -34,7 +37,7 @@ int tp_ctl_link_open(struct tp_ctl_link *l, const char *path, char *err, size_t 
             close(fd);
         free(l->in);
         l->in = NULL;
-        return fail(err, err_len, rc, "control socket %s: %s (is the daemon running?)", path);
+        return fail(err, err_len, rc, what, " (is the daemon running?)");
     }
     l->fd = fd;
     return 0;
@@ -53,7 +56,7 @@ void tp_ctl_link_close(struct tp_ctl_link *l)
 static int lost(struct tp_ctl_link *l, char *err, size_t err_len)
 {
     tp_ctl_link_close(l);
-    return fail(err, err_len, -ENOTCONN, "%sconnection to the daemon lost: %s", "");
+    return fail(err, err_len, -ENOTCONN, "connection to the daemon lost", "");
 }
 
 /*
@@ -116,14 +119,14 @@ int tp_ctl_link_call(struct tp_ctl_link *l, json_t *request, json_t **reply, cha
     *reply = NULL;
     if (l->fd < 0) {
         json_decref(request);
-        return fail(err, err_len, -ENOTCONN, "%snot connected to the daemon: %s", "");
+        return fail(err, err_len, -ENOTCONN, "not connected to the daemon", "");
     }
     long long id = ++l->next_id;
     json_object_set_new(request, "id", json_integer(id));
     char *text = json_dumps(request, JSON_COMPACT);
     json_decref(request);
     if (text == NULL)
-        return fail(err, err_len, -ENOMEM, "%s%s", "");
+        return fail(err, err_len, -ENOMEM, "request", "");
     size_t len = strlen(text);
     text[len] = '\n'; /* replaces the terminator: the line is sent with its newline */
     size_t sent = 0;
@@ -152,7 +155,7 @@ int tp_ctl_link_call(struct tp_ctl_link *l, json_t *request, json_t **reply, cha
         }
         long long left = deadline - now_ms();
         if (left <= 0)
-            return fail(err, err_len, -ETIMEDOUT, "%sno reply from the daemon: %s", "");
+            return fail(err, err_len, -ETIMEDOUT, "no reply from the daemon", "");
         int rc = read_some(l, (int)left);
         if (rc == -ENOTCONN)
             return lost(l, err, err_len);

@@ -9,6 +9,7 @@
  *   tp_subscribe()      choose (instrument set x topic set): through the daemon's control socket
  *                       when one is configured (entitlement check, the daemon publishes what
  *                       someone wants), then in this library's filter;
+ *   tp_subscribe_pattern()  the same for every symbol matching a glob, now and later;
  *   tp_poll()           busy-poll friendly: hands at most max_events events to a callback, no
  *                       syscalls, no allocation, no locks;
  *   tp_read_state()     a consistent copy of one instrument's conflated state;
