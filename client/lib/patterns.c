@@ -6,21 +6,21 @@
  * need are allocated beforehand (spare_books), so polling still never allocates.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client_internal.h"
+#include "glob.h"
 
-/* What the control socket accepts as a pattern, minus '[' and '\' (its glob has no classes). */
+/* What the control socket accepts as a pattern. */
 static int pattern_ok(const char *p)
 {
     size_t len = strlen(p);
     if (len == 0 || len >= PATTERN_MAX)
         return 0;
     for (; *p != '\0'; p++)
-        if (*p <= ' ' || *p > '~' || *p == '[' || *p == '\\')
+        if (*p <= ' ' || *p > '~')
             return 0;
     return 1;
 }
@@ -32,7 +32,7 @@ static uint32_t matching_topics(const struct tp_client *c, const char *symbol, c
         const struct pattern_sub *p = &c->patterns[k];
         if (p->topics == 0 || (p->venue[0] != '\0' && strcmp(p->venue, venue) != 0))
             continue;
-        if (fnmatch(p->pattern, symbol, FNM_NOESCAPE) == 0)
+        if (tp_glob_match(p->pattern, symbol))
             topics |= p->topics;
     }
     return topics;
@@ -124,8 +124,7 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
     if (!tp_cl_valid_topics(c, topics))
         return -EINVAL;
     if (pattern == NULL || !pattern_ok(pattern))
-        return tp_cl_error(c, -EINVAL,
-                           "bad pattern (1-%u printable characters, no space, '[' or '\\')",
+        return tp_cl_error(c, -EINVAL, "bad pattern (1-%u printable characters, no space)",
                            PATTERN_MAX - 1);
     if (venue != NULL && !tp_cl_venue_known(venue))
         return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (CME, NASDAQ)", venue);

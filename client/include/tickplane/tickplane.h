@@ -179,9 +179,10 @@ struct tp_order_event {
     uint64_t order_id;
     uint64_t priority;
     int64_t price;
-    int64_t qty;
+    int64_t qty;    /* add/modify: displayed; execute: executed (INT64_MIN if unknown); delete: 0 */
     uint8_t side;   /* 0 bid, 1 ask */
     uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 delete, 3 execute */
+    int64_t remaining_qty; /* what the order has left after the event (0: gone) */
 };
 
 /* TP_TOPIC_STATUS carries one of three kinds. */
@@ -317,7 +318,7 @@ int tp_unsubscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint3
 
 /*
  * Subscribe topics for every instrument whose symbol matches `pattern` (a glob: '*' any run of
- * characters, '?' exactly one; 1-63 printable characters, no space, '[' or backslash) on `venue`
+ * characters, '?' exactly one; 1-63 printable characters, no space: the daemon's glob) on `venue`
  * ("CME" or "NASDAQ"; NULL: every venue), also instruments defined later: an instrument unknown
  * now is matched on its first record, without allocating (the books it may need for DEPTH/TOP are
  * allocated here, one per undefined instrument). Through the control socket it is one daemon
