@@ -414,7 +414,9 @@ void tp_channel_start(struct tp_channel *ch)
     uint32_t n = tp_instruments_count(ch->params.registry);
     for (uint32_t id = 0; id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
-        if (in != NULL && feeds_instrument(ch, in))
+        if (in != NULL && feeds_instrument(ch, in) &&
+            (ch->params.filter == NULL ||
+             tp_instrument_filter_match(ch->params.filter, in->symbol, in->security_group)))
             tp_publisher_set_flags(ch->params.publisher, id, 0);
     }
 }

@@ -117,7 +117,8 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now_tsc);
 /*
  * Live reload, on the lcore that owns the channel. tp_channel_start: the channel begins to feed
  * (added at run time): the stale flag a removed predecessor left on its instruments (same ITCH
- * locate map or MDP3 channel id) is cleared. tp_channel_stop: the channel is being removed:
+ * locate map or MDP3 channel id) is cleared, except on those the filter now excludes (they are
+ * no longer fed). tp_channel_stop: the channel is being removed:
  * every held packet goes back through io.release, the books of its instruments are cleared
  * (published as CLEAR records) and flagged TP_PUB_F_STALE (a status event; the state table
  * shows it), and an ITCH channel's locate map is reset. Returns the instruments marked. The

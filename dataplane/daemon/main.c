@@ -973,12 +973,13 @@ static int op_apply(void *ctx, const struct tp_config *next, const struct tp_con
         plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->removed[i]], NULL);
     for (unsigned i = 0; i < diff->n_changed; i++)
         plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->changed[i].old_index], NULL);
-    for (unsigned k = 0; k < p->n_attach; k++)
-        plan_cmd(p, gen, TP_DP_OP_ATTACH, p->slot_of[p->attach_channel[k]], &p->attach[k]);
+    /* The filter before the attaches: a starting channel judges its instruments by it. */
     if (diff->filters_changed) {
         build_filter(&next->instruments, &p->filter);
         plan_cmd(p, gen, TP_DP_OP_FILTER, 0, &p->filter);
     }
+    for (unsigned k = 0; k < p->n_attach; k++)
+        plan_cmd(p, gen, TP_DP_OP_ATTACH, p->slot_of[p->attach_channel[k]], &p->attach[k]);
     plan_cmd(p, gen, TP_DP_OP_COMMIT, 0, NULL);
 
     d->generation = gen;

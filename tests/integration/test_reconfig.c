@@ -299,6 +299,25 @@ static void test_detach_removes_everything(void **state)
     assert_int_equal(bids, 1);
 }
 
+static void test_restart_keeps_excluded_stale(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_dp_attach a = itch_attach(f, SLOT, 0);
+    assert_int_equal(tp_dp_set_attach(&f->set, SLOT, &a, 1), 0);
+    feed_instrument(a.channel);
+    assert_ptr_equal(tp_dp_set_detach(&f->set, SLOT, 2), a.channel);
+    /* The filter swapped in the same reload now excludes it: not fed, so it stays stale. */
+    assert_int_equal(tp_instrument_filter_parse(&f->filter, "exclude:symbol:AAPL"), 0);
+    struct tp_dp_attach b = itch_attach(f, SLOT, 0);
+    assert_int_equal(tp_dp_set_attach(&f->set, SLOT, &b, 3), 0);
+    size_t bids;
+    int stale;
+    book_state(f, &bids, &stale);
+    assert_int_equal(bids, 0);
+    assert_true(stale);
+    free(a.channel);
+}
+
 static void test_shared_group_membership(void **state)
 {
     struct fixture *f = *state;
@@ -418,6 +437,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_attach_adds_flows_and_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach_removes_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_restart_keeps_excluded_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_group_membership, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commands_and_ticket, setup, teardown),
         cmocka_unit_test(test_classifier_remove),
