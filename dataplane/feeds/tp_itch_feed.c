@@ -101,7 +101,7 @@ static int stock_directory(struct tp_itch_feed *f, const uint8_t *msg)
 }
 
 /* Applies one checked message of `type` to instrument `instr`; returns records or -errno. */
-static int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t *msg)
+static inline int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t *msg)
 {
     struct tp_books *b = f->books;
     struct tp_book_change *out = f->changes;
@@ -179,6 +179,29 @@ static int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t
     }
 }
 
+/*
+ * The types not applied through their stock locate. One table lookup sends them aside: a switch
+ * on the type here would add branches that random order messages mispredict.
+ */
+static const uint8_t not_by_locate[256] = {
+    [TP_ITCH_STOCK_DIRECTORY] = 1,    [TP_ITCH_BROKEN_TRADE] = 1, [TP_ITCH_SYSTEM_EVENT] = 1,
+    [TP_ITCH_MWCB_DECLINE_LEVEL] = 1, [TP_ITCH_MWCB_STATUS] = 1,
+};
+
+static int not_by_locate_message(struct tp_itch_feed *f, int type, const uint8_t *msg)
+{
+    switch (type) {
+    case TP_ITCH_STOCK_DIRECTORY:
+        return stock_directory(f, msg);
+    case TP_ITCH_BROKEN_TRADE:
+        f->counters.broken_trades++;
+        return 0;
+    default:
+        f->counters.ignored++; /* market-wide: no instrument state to change */
+        return 0;
+    }
+}
+
 /* One message: the body of tp_itch_feed_message, inlined into the burst loop too. */
 static inline int feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
                            struct tp_feed_info *info)
@@ -193,20 +216,8 @@ static inline int feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t le
         return -EBADMSG;
     }
     info->venue_time = tp_itch_timestamp(msg);
-    switch (type) {
-    case TP_ITCH_STOCK_DIRECTORY:
-        return stock_directory(f, msg);
-    case TP_ITCH_BROKEN_TRADE:
-        f->counters.broken_trades++;
-        return 0;
-    case TP_ITCH_SYSTEM_EVENT:
-    case TP_ITCH_MWCB_DECLINE_LEVEL:
-    case TP_ITCH_MWCB_STATUS:
-        f->counters.ignored++; /* market-wide: no instrument state to change */
-        return 0;
-    default:
-        break;
-    }
+    if (not_by_locate[type])
+        return not_by_locate_message(f, type, msg);
     instr = locate_instrument(f, msg);
     if (instr == TP_INSTRUMENT_NONE) {
         f->counters.unknown_instrument++;
@@ -250,28 +261,28 @@ static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, co
  * order table slot of its (original) order reference, a replace's new reference, the
  * instrument's order-level state, and for an execution the instrument state a trade updates.
  */
-static inline void prefetch_orders(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+static inline uint32_t prefetch_orders(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
 {
     uint32_t instr = order_message_instrument(f, msg, len);
 
     if (instr == TP_INSTRUMENT_NONE)
-        return;
+        return instr;
     tp_mbo_prefetch(f->books, instr, tp_load_be64(msg + 11));
     if (msg[0] == TP_ITCH_ORDER_REPLACE)
         tp_mbo_prefetch(f->books, instr, tp_itch_order_replace_new_order_ref(msg));
     else if (msg[0] == TP_ITCH_ORDER_EXECUTED || msg[0] == TP_ITCH_ORDER_EXECUTED_WITH_PRICE)
         tp_books_prefetch(f->books, instr);
+    return instr;
 }
 
 /*
- * Then, once that state is in cache, the best levels of both sides: the side is in the order,
- * not the message, except for adds, and picking the add's side would cost a test on the message
- * type that is mispredicted more often than the extra prefetch costs.
+ * Then, once that state is in cache, the best levels of both sides of the instrument the first
+ * step found: the side is in the order, not the message, except for adds, and picking the add's
+ * side would cost a test on the message type that is mispredicted more often than the extra
+ * prefetch costs.
  */
-static inline void prefetch_levels(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+static inline void prefetch_levels(const struct tp_itch_feed *f, uint32_t instr)
 {
-    uint32_t instr = order_message_instrument(f, msg, len);
-
     if (instr != TP_INSTRUMENT_NONE)
         tp_mbo_prefetch_levels(f->books, instr, TP_SIDE_NONE);
 }
@@ -280,17 +291,20 @@ uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
                             const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
 {
     const uint32_t far = TP_ITCH_FEED_AHEAD, near = TP_ITCH_FEED_AHEAD / 2;
+    /* Instrument of message i (from the first step) at [i % far], for the second step. */
+    uint32_t ahead[TP_ITCH_FEED_AHEAD];
     uint32_t skipped = 0;
 
     for (uint32_t i = 0; i < n && i < far; i++)
-        prefetch_orders(f, msgs[i], lens[i]);
+        ahead[i] = prefetch_orders(f, msgs[i], lens[i]);
     for (uint32_t i = 0; i < n && i < near; i++)
-        prefetch_levels(f, msgs[i], lens[i]);
+        prefetch_levels(f, ahead[i]);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + far < n)
-            prefetch_orders(f, msgs[i + far], lens[i + far]);
+        /* The first step reuses slot i % far: message i's levels were prefetched near ago. */
         if (i + near < n)
-            prefetch_levels(f, msgs[i + near], lens[i + near]);
+            prefetch_levels(f, ahead[(i + near) % far]);
+        if (i + far < n)
+            ahead[(i + far) % far] = prefetch_orders(f, msgs[i + far], lens[i + far]);
         skipped += feed_one(f, msgs[i], lens[i], info) < 0;
     }
     return skipped;
@@ -298,6 +312,5 @@ uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
 
 void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
 {
-    prefetch_orders(f, msg, len);
-    prefetch_levels(f, msg, len);
+    prefetch_levels(f, prefetch_orders(f, msg, len));
 }
