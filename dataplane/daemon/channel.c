@@ -283,6 +283,12 @@ static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
 }
 
+/* No MoldUDP64 session known yet (sessions are printable: a zero byte means none). */
+static inline bool session_unknown(const struct tp_channel *ch)
+{
+    return __builtin_expect(ch->session[0] == '\0', 0);
+}
+
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
@@ -297,6 +303,10 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
             ch->counters.malformed++;
             return false;
         }
+        /* A channel started mid-session has applied nothing yet: its first re-requests name
+         * the session of what it receives. */
+        if (session_unknown(ch))
+            memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
         pkt = (struct tp_arb_pkt){.seq = p.sequence,
                                   .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
                                   .session = p.session};
