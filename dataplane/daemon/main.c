@@ -622,6 +622,44 @@ static void name_venues(struct daemon *d)
         d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
 }
 
+/* Capacities a config's channels must fit besides the slots: counter labels, groups per port. */
+static int check_channel_capacity(const struct tp_config *cfg, char *err, size_t err_size)
+{
+    for (unsigned i = 0; i < cfg->n_channels; i++)
+        for (unsigned j = 0; j < i; j++) {
+            char a[TP_DP_LABEL_LEN], b[TP_DP_LABEL_LEN];
+            counter_label(cfg->channels[i].name, a);
+            counter_label(cfg->channels[j].name, b);
+            if (strcmp(a, b) == 0) {
+                snprintf(err, err_size,
+                         "channels[%u] \"%s\": its counters would be those of \"%s\" (counter "
+                         "names use the first %d characters, '.' as '_')",
+                         i, cfg->channels[i].name, cfg->channels[j].name, TP_DP_LABEL_LEN - 1);
+                return -EINVAL;
+            }
+        }
+    for (unsigned p = 0; p < cfg->n_ports; p++) {
+        uint32_t groups[TP_HOST_MAX_GROUPS + 1];
+        unsigned n = 0;
+        for (unsigned c = 0; c < cfg->n_channels; c++)
+            for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
+                const struct tp_cfg_line *l = channel_line(&cfg->channels[c], role);
+                if (l == NULL || !l->present || l->rx_port != p)
+                    continue;
+                unsigned k = 0;
+                while (k < n && groups[k] != l->group)
+                    k++;
+                if (k == n && n++ == TP_HOST_MAX_GROUPS) {
+                    snprintf(err, err_size, "ports[%u]: more than %d multicast groups", p,
+                             TP_HOST_MAX_GROUPS);
+                    return -ENOSPC;
+                }
+                groups[k] = l->group;
+            }
+    }
+    return 0;
+}
+
 static int build_lcore(struct daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
@@ -683,6 +721,11 @@ static int build_lcore(struct daemon *d)
             d->held_max = cfg->ports[i].mbuf_pool_size / 4;
     for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
         d->itch_slot_of[s] = -1;
+    char why[256];
+    if (check_channel_capacity(cfg, why, sizeof(why)) != 0) {
+        fprintf(stderr, "tickplane: %s\n", why);
+        return -EINVAL;
+    }
     /* Start-up attaches the config's channels to slots 0..n-1 directly (the lcore is not
      * running yet), through the same steps as a reload. */
     uint64_t now = rte_rdtsc();
@@ -799,44 +842,6 @@ static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 }
 
 /* ---- live reload: the apply hook (main lcore; see reconfig.h for the data lcore's side) ------ */
-
-/* Capacities a config's channels must fit besides the slots: counter labels, groups per port. */
-static int check_channel_capacity(const struct tp_config *cfg, char *err, size_t err_size)
-{
-    for (unsigned i = 0; i < cfg->n_channels; i++)
-        for (unsigned j = 0; j < i; j++) {
-            char a[TP_DP_LABEL_LEN], b[TP_DP_LABEL_LEN];
-            counter_label(cfg->channels[i].name, a);
-            counter_label(cfg->channels[j].name, b);
-            if (strcmp(a, b) == 0) {
-                snprintf(err, err_size,
-                         "channels[%u] \"%s\": its counters would be those of \"%s\" (counter "
-                         "names use the first %d characters, '.' as '_')",
-                         i, cfg->channels[i].name, cfg->channels[j].name, TP_DP_LABEL_LEN - 1);
-                return -EINVAL;
-            }
-        }
-    for (unsigned p = 0; p < cfg->n_ports; p++) {
-        uint32_t groups[TP_HOST_MAX_GROUPS + 1];
-        unsigned n = 0;
-        for (unsigned c = 0; c < cfg->n_channels; c++)
-            for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
-                const struct tp_cfg_line *l = channel_line(&cfg->channels[c], role);
-                if (l == NULL || !l->present || l->rx_port != p)
-                    continue;
-                unsigned k = 0;
-                while (k < n && groups[k] != l->group)
-                    k++;
-                if (k == n && n++ == TP_HOST_MAX_GROUPS) {
-                    snprintf(err, err_size, "ports[%u]: more than %d multicast groups", p,
-                             TP_HOST_MAX_GROUPS);
-                    return -ENOSPC;
-                }
-                groups[k] = l->group;
-            }
-    }
-    return 0;
-}
 
 /* What one reload prepares: the new slot of each channel, the attaches, the filter. */
 struct reload_plan {
