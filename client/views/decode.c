@@ -94,6 +94,7 @@ static int decode_order(const uint8_t *body, size_t len, uint16_t block, uint16_
     ev->u.order.qty = tpout_order_event_quantity(&m);
     ev->u.order.side = tpout_order_event_side(&m);
     ev->u.order.action = tpout_order_event_action(&m);
+    ev->u.order.remaining_qty = tpout_order_event_remaining_quantity(&m);
     return TP_TOPIC_ORDERS;
 }
 

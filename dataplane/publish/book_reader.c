@@ -45,36 +45,29 @@ uint8_t tp_pub_status(uint8_t status)
 
 int tp_pub_stat_type(uint8_t kind)
 {
-    /* tpout StatType: open 0, high 1, low 2, settle 3, openInterest 5, clearedVolume 6,
-     * highestBid 7, lowestOffer 8, fixing 9, highLimit 10, lowLimit 11, indicativeOpen 13. */
-    switch (kind) {
-    case TP_STAT_OPEN:
-        return 0;
-    case TP_STAT_HIGH:
-        return 1;
-    case TP_STAT_LOW:
-        return 2;
-    case TP_STAT_SETTLEMENT:
-        return 3;
-    case TP_STAT_OPEN_INTEREST:
-        return 5;
-    case TP_STAT_CLEARED_VOLUME:
-        return 6;
-    case TP_STAT_HIGH_BID:
-        return 7;
-    case TP_STAT_LOW_OFFER:
-        return 8;
-    case TP_STAT_FIXING:
-        return 9;
-    case TP_STAT_HIGH_LIMIT:
-        return 10;
-    case TP_STAT_LOW_LIMIT:
-        return 11;
-    case TP_STAT_INDICATIVE_OPEN:
-        return 13;
-    default:
-        return -1; /* close, VWAP, imbalance: no tpout statistic type */
-    }
+    /* tpout StatType: open 0, high 1, low 2, settle 3, volume 4, openInterest 5, clearedVolume 6,
+     * highestBid 7, lowestOffer 8, fixing 9, highLimit 10, lowLimit 11, maxPriceVariation 12,
+     * indicativeOpen 13, close 14, vwap 15, imbalance 16. */
+    static const int8_t out[TP_STAT_COUNT] = {
+        [TP_STAT_OPEN] = 0,
+        [TP_STAT_HIGH] = 1,
+        [TP_STAT_LOW] = 2,
+        [TP_STAT_CLOSE] = 14,
+        [TP_STAT_SETTLEMENT] = 3,
+        [TP_STAT_CLEARED_VOLUME] = 6,
+        [TP_STAT_OPEN_INTEREST] = 5,
+        [TP_STAT_HIGH_LIMIT] = 10,
+        [TP_STAT_LOW_LIMIT] = 11,
+        [TP_STAT_HIGH_BID] = 7,
+        [TP_STAT_LOW_OFFER] = 8,
+        [TP_STAT_VWAP] = 15,
+        [TP_STAT_INDICATIVE_OPEN] = 13,
+        [TP_STAT_FIXING] = 9,
+        [TP_STAT_IMBALANCE] = 16,
+        [TP_STAT_SESSION_VOLUME] = 4,
+        [TP_STAT_MAX_PRICE_VARIATION] = 12,
+    };
+    return kind < TP_STAT_COUNT ? out[kind] : -1;
 }
 
 static int64_t stat_price(const struct tp_book *bk, enum tp_stat_kind kind)

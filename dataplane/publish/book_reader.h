@@ -74,7 +74,7 @@ int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id);
 /* A data plane trading status (tp_instruments.h) in tpout numbering. */
 uint8_t tp_pub_status(uint8_t status);
 
-/* A data plane statistic kind (tp_books.h) as a tpout StatType, or -1 if tpout has none. */
+/* A data plane statistic kind (tp_books.h) as a tpout StatType, or -1 for an unknown kind. */
 int tp_pub_stat_type(uint8_t kind);
 
 #endif

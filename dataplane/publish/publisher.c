@@ -236,11 +236,27 @@ static void publish_clear(struct tp_publisher *pub, const struct tp_book_change 
                     OUT_LEVEL_CLEAR, TP_PUB_PRICE_NULL, 0, 0);
 }
 
+/*
+ * The executed quantity of an ORDER EXECUTE record. The record holds what remains; the books
+ * follow it with its LEVEL record and, when the execution printed, a TRADE record of the same
+ * order whose size is what executed. A non-printing execution has none: null.
+ */
+static int64_t executed_qty(const struct tp_book_change *c, const struct tp_book_change *after,
+                            uint32_t n_after)
+{
+    for (uint32_t i = 0; i < n_after && i < 2; i++)
+        if (after[i].kind == TP_CHANGE_TRADE && after[i].order_id == c->order_id)
+            return after[i].qty;
+    return TPOUT_QUANTITY_NULL_NULL_VALUE;
+}
+
 static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_book_change *after, uint32_t n_after,
                           const struct tp_feed_info *info)
 {
     /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
-     * with less quantity: a modify. The quantity is always what remains of the order. */
+     * with less quantity: a modify. quantity: displayed (add, modify), executed (execute), 0
+     * (delete); remainingQuantity: what the order has left in every case. */
     static const uint8_t action[] = {[TP_ORDER_ADD] = 0,
                                      [TP_ORDER_EXECUTE] = 3,
                                      [TP_ORDER_CANCEL] = 1,
@@ -254,15 +270,17 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
                        TPOUT_ORDER_EVENT_BLOCK_LENGTH, 0, TP_TOPIC_ORDERS, 0, info);
     if (b == NULL)
         return;
+    int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
+    int64_t qty = c->action == TP_ORDER_EXECUTE ? executed_qty(c, after, n_after) : remaining;
     tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, c->order_id);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)c->price);
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET,
-                    (uint64_t)(c->action == TP_ORDER_DELETE ? 0 : c->qty));
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET, (uint64_t)qty);
     b[TPOUT_ORDER_EVENT_SIDE_OFFSET] = c->side == TP_SIDE_ASK ? 1 : 0;
     b[TPOUT_ORDER_EVENT_ACTION_OFFSET] = action[c->action];
     memset(b + TPOUT_ORDER_EVENT_ACTION_OFFSET + 1, 0,
-           TPOUT_ORDER_EVENT_BLOCK_LENGTH - TPOUT_ORDER_EVENT_ACTION_OFFSET - 1);
+           TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET - TPOUT_ORDER_EVENT_ACTION_OFFSET - 1);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
 }
 
 static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
@@ -308,14 +326,19 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
                        TPOUT_STATISTICS_BLOCK_LENGTH, 0, TP_TOPIC_STATUS, 0, info);
     if (b == NULL)
         return;
-    /* Open interest and cleared volume are counts: their value travels as the quantity. */
-    int is_count = type == 5 || type == 6;
+    /* Volumes and open interest are counts: the value is the quantity and there is no price.
+     * Price statistics carry the size the venue gave with them (ITCH crosses: shares; VWAP:
+     * volume), null when it gave none; an imbalance always has its size, even 0. */
+    int is_count = type == TPOUT_STAT_TYPE_VOLUME || type == TPOUT_STAT_TYPE_OPEN_INTEREST ||
+                   type == TPOUT_STAT_TYPE_CLEARED_VOLUME;
+    int has_qty = is_count || type == TPOUT_STAT_TYPE_IMBALANCE || c->qty != 0;
     memset(b + TPOUT_STATISTICS_STAT_TYPE_OFFSET, 0,
            TPOUT_STATISTICS_BLOCK_LENGTH - TPOUT_STATISTICS_STAT_TYPE_OFFSET);
     b[TPOUT_STATISTICS_STAT_TYPE_OFFSET] = (uint8_t)type;
     tpout_store_u64(b + TPOUT_STATISTICS_PRICE_OFFSET,
                     (uint64_t)(is_count ? TP_PUB_PRICE_NULL : c->price));
-    tpout_store_u64(b + TPOUT_STATISTICS_QUANTITY_OFFSET, (uint64_t)(is_count ? c->price : c->qty));
+    tpout_store_u64(b + TPOUT_STATISTICS_QUANTITY_OFFSET,
+                    (uint64_t)(has_qty ? c->qty : TPOUT_QUANTITY_NULL_NULL_VALUE));
 }
 
 /* The parts of the state entry a change record alters (TP_PUB_SIDE_*, TP_PUB_PART_*). */
@@ -352,7 +375,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
             publish_level(pub, &c[i], info);
             break;
         case TP_CHANGE_ORDER:
-            publish_order(pub, &c[i], info);
+            publish_order(pub, &c[i], &c[i + 1], n - i - 1, info);
             break;
         case TP_CHANGE_TRADE:
             publish_trade(pub, &c[i], info);

@@ -54,7 +54,7 @@ struct tp_publisher_params {
 struct tp_publisher_counters {
     uint64_t records; /* published */
     uint64_t events;  /* end-of-event marks */
-    uint64_t skipped; /* change records with no tpout form (e.g. VWAP statistics) */
+    uint64_t skipped; /* change records with no tpout form (unknown kinds, levels past 255) */
     uint64_t state_writes;
 };
 

@@ -43,3 +43,19 @@ int test_books_halt(struct tp_books *books, struct tp_book_change *out)
 {
     return tp_books_status(books, 0, TP_STATUS_HALTED, out);
 }
+
+int test_books_execute(struct tp_books *books, uint64_t order, int64_t qty, int printable,
+                       struct tp_book_change *out)
+{
+    return tp_mbo_execute(books, 0, order, qty, TP_MBO_ORDER_PRICE, printable, 900 + order, out);
+}
+
+int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty,
+                    struct tp_book_change *out)
+{
+    static const enum tp_stat_kind kinds[] = {[TEST_STAT_CLOSE] = TP_STAT_CLOSE,
+                                              [TEST_STAT_VWAP] = TP_STAT_VWAP,
+                                              [TEST_STAT_IMBALANCE] = TP_STAT_IMBALANCE,
+                                              [TEST_STAT_OPEN_INTEREST] = TP_STAT_OPEN_INTEREST};
+    return tp_books_stat(books, 0, kinds[kind], price, qty, out);
+}

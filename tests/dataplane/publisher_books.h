@@ -25,4 +25,13 @@ int test_books_trade(struct tp_books *books, int64_t price, int64_t qty,
                      struct tp_book_change *out);
 int test_books_halt(struct tp_books *books, struct tp_book_change *out);
 
+/* Executes qty of order `order` (instrument 0); printable ones print a trade. */
+int test_books_execute(struct tp_books *books, uint64_t order, int64_t qty, int printable,
+                       struct tp_book_change *out);
+
+/* A session statistic of instrument 0; kind: TEST_STAT_*. */
+enum { TEST_STAT_CLOSE, TEST_STAT_VWAP, TEST_STAT_IMBALANCE, TEST_STAT_OPEN_INTEREST };
+int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty,
+                    struct tp_book_change *out);
+
 #endif

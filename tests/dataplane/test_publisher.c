@@ -19,6 +19,7 @@
 #include "publisher.h"
 #include "publisher_books.h"
 #include "tpout_sbe.h"
+#include "views/decode.h"
 
 struct fixture {
     struct tp_bus_writer bus;
@@ -296,6 +297,107 @@ static void test_state_parts_and_tail(void **state)
     assert_int_equal(st.book.bid_levels, 1);
 }
 
+/* Decodes the next record as a consumer does (client/views). */
+static int next_event(struct fixture *f, struct tp_event *ev)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+    struct tp_level_change changes[8];
+    return tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, ev, changes,
+                           8);
+}
+
+/* The next OrderEvent (other records of the event skipped). */
+static void next_order(struct fixture *f, struct tp_event *ev)
+{
+    while (next_event(f, ev) != TP_TOPIC_ORDERS)
+        ;
+}
+
+/* One venue event of n change records through the sink. */
+static void publish_event(struct fixture *f, const struct tp_book_change *c, int n)
+{
+    struct tp_feed_info info = {.rx_tsc = 1};
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+}
+
+/* The next OrderEvent has this action, quantity and remaining quantity. */
+static void expect_order(struct fixture *f, uint8_t action, int64_t qty, int64_t remaining)
+{
+    struct tp_event ev;
+    next_order(f, &ev);
+    assert_int_equal(ev.u.order.order_id, 7);
+    assert_int_equal(ev.u.order.price, 101000000000);
+    assert_int_equal(ev.u.order.action, action);
+    assert_int_equal(ev.u.order.qty, qty);
+    assert_int_equal(ev.u.order.remaining_qty, remaining);
+}
+
+/* An execution's OrderEvent carries the executed quantity, and what remains of the order. */
+static void test_order_execution_quantities(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_event ev;
+    publish_event(f, c, test_books_add(f->books, 7, 1, 101000000000, 300, c));
+    expect_order(f, 0, 300, 300);
+    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
+    expect_empty(f);
+
+    /* Printable: 100 of 300 executed, 200 remain. */
+    int n = test_books_execute(f->books, 7, 100, 1, c);
+    assert_int_equal(n, 3); /* order, level, trade */
+    publish_event(f, c, n);
+    expect_order(f, 3, 100, 200);
+    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
+    assert_int_equal(next_event(f, &ev), TP_TOPIC_TRADES);
+    assert_int_equal(ev.u.trade.qty, 100);
+
+    /* Not printable: no trade says how much executed (null); 150 remain. */
+    n = test_books_execute(f->books, 7, 50, 0, c);
+    assert_int_equal(n, 2);
+    publish_event(f, c, n);
+    expect_order(f, 3, INT64_MIN, 150);
+    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
+
+    /* The rest, printable: 150 executed, nothing remains. */
+    publish_event(f, c, test_books_execute(f->books, 7, 150, 1, c));
+    expect_order(f, 3, 150, 0);
+}
+
+/* Close, VWAP and imbalance statistics are published with price and size; counts as quantity. */
+static void test_statistics_published(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_event ev;
+    static const struct {
+        int kind;
+        int64_t price, qty;
+        uint8_t stat_type;
+        int64_t want_price, want_qty;
+    } cases[] = {
+        {TEST_STAT_CLOSE, 100250000000, 5000, TPOUT_STAT_TYPE_CLOSE, 100250000000, 5000},
+        {TEST_STAT_VWAP, 100125000000, 12000, TPOUT_STAT_TYPE_VWAP, 100125000000, 12000},
+        {TEST_STAT_IMBALANCE, 99900000000, 700, TPOUT_STAT_TYPE_IMBALANCE, 99900000000, 700},
+        {TEST_STAT_OPEN_INTEREST, 0, 4321, TPOUT_STAT_TYPE_OPEN_INTEREST, INT64_MIN, 4321},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = test_books_stat(f->books, cases[i].kind, cases[i].price, cases[i].qty, c);
+        assert_int_equal(n, 1);
+        publish_event(f, c, n);
+        assert_int_equal(next_event(f, &ev), TP_TOPIC_STATUS);
+        assert_int_equal(ev.u.status.kind, TP_STATUS_EVENT_STAT);
+        assert_int_equal(ev.u.status.stat_type, cases[i].stat_type);
+        assert_int_equal(ev.u.status.price, cases[i].want_price);
+        assert_int_equal(ev.u.status.qty, cases[i].want_qty);
+    }
+    expect_empty(f);
+    assert_int_equal(tp_publisher_counters(f->pub)->skipped, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +405,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_level_actions_mapping, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
