@@ -206,6 +206,7 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
                 t->first_trade = t->trade_high = t->trade_low = px;
             t->trade_high = px > t->trade_high ? px : t->trade_high;
             t->trade_low = px < t->trade_low ? px : t->trade_low;
+            t->last_trade = px;
             orders =
                 mktdata_md_incremental_refresh_trade_summary48_no_md_entries_number_of_orders(&g);
         }
@@ -290,6 +291,82 @@ static void incremental_message(struct replay *r, const struct tp_mdp3_msg *m)
         }
         break;
     }
+    case 49: {
+        struct mktdata_md_incremental_refresh_daily_statistics49 b = {0};
+        struct mktdata_md_incremental_refresh_daily_statistics49_no_md_entries g = {0};
+        assert_int_equal(mktdata_md_incremental_refresh_daily_statistics49_wrap_for_decode(
+                             &b, m->body, m->body_len, m->block_length, m->version),
+                         0);
+        r->last_mei = mktdata_md_incremental_refresh_daily_statistics49_match_event_indicator(&b);
+        assert_int_equal(
+            mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_wrap_for_decode(&b, &g),
+            0);
+        while (g.index < g.count) {
+            assert_int_equal(
+                mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_next(&g), 0);
+            uint32_t id = instrument_of(
+                r, mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_security_id(&g));
+            check_rpt(r, id,
+                      mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_rpt_seq(&g));
+            int64_t px =
+                mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_px_mantissa(
+                    &g);
+            int64_t size =
+                mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_size(&g);
+            struct ref_mbp *t = &r->mbp[id];
+            switch (
+                mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_md_entry_type(&g)) {
+            case '6':
+                /* The prior day's at the open (no trade yet), else the last trade's price. */
+                r->errors += t->first_trade != 0 && px != t->last_trade;
+                t->settlement = px;
+                break;
+            case 'B':
+                t->cleared_volume = size;
+                break;
+            case 'C':
+                t->open_interest = size;
+                break;
+            default:
+                r->errors++;
+            }
+        }
+        break;
+    }
+    case 50: {
+        struct mktdata_md_incremental_refresh_limits_banding50 b = {0};
+        struct mktdata_md_incremental_refresh_limits_banding50_no_md_entries g = {0};
+        assert_int_equal(mktdata_md_incremental_refresh_limits_banding50_wrap_for_decode(
+                             &b, m->body, m->body_len, m->block_length, m->version),
+                         0);
+        r->last_mei = mktdata_md_incremental_refresh_limits_banding50_match_event_indicator(&b);
+        assert_int_equal(
+            mktdata_md_incremental_refresh_limits_banding50_no_md_entries_wrap_for_decode(&b, &g),
+            0);
+        while (g.index < g.count) {
+            assert_int_equal(mktdata_md_incremental_refresh_limits_banding50_no_md_entries_next(&g),
+                             0);
+            uint32_t id = instrument_of(
+                r, mktdata_md_incremental_refresh_limits_banding50_no_md_entries_security_id(&g));
+            check_rpt(r, id,
+                      mktdata_md_incremental_refresh_limits_banding50_no_md_entries_rpt_seq(&g));
+            struct ref_mbp *t = &r->mbp[id];
+            t->high_limit =
+                mktdata_md_incremental_refresh_limits_banding50_no_md_entries_high_limit_price_mantissa(
+                    &g);
+            t->low_limit =
+                mktdata_md_incremental_refresh_limits_banding50_no_md_entries_low_limit_price_mantissa(
+                    &g);
+            t->max_variation =
+                mktdata_md_incremental_refresh_limits_banding50_no_md_entries_max_price_variation_mantissa(
+                    &g);
+            /* A band around a price, and every trade so far inside it. */
+            r->errors += t->low_limit >= t->high_limit || t->max_variation <= 0 ||
+                         (t->first_trade != 0 &&
+                          (t->last_trade > t->high_limit || t->last_trade < t->low_limit));
+        }
+        break;
+    }
     case 30: {
         struct mktdata_security_status30 b = {0};
         assert_int_equal(mktdata_security_status30_wrap_for_decode(&b, m->body, m->body_len,
@@ -346,6 +423,14 @@ static void snapshot_message(struct replay *r, const struct tp_mdp3_msg *m)
                      r->last_incr_seq);
     assert_int_equal(mktdata_snapshot_full_refresh52_rpt_seq(&s), r->mbp[id].rpt_seq);
     assert_int_equal(mktdata_snapshot_full_refresh52_tot_num_reports(&s), r->instruments);
+    const int64_t null_price = INT64_MAX; /* PRICENULL9's null mantissa */
+    const struct ref_mbp *t = &r->mbp[id];
+    assert_int_equal(mktdata_snapshot_full_refresh52_high_limit_price_mantissa(&s),
+                     t->high_limit ? t->high_limit : null_price);
+    assert_int_equal(mktdata_snapshot_full_refresh52_low_limit_price_mantissa(&s),
+                     t->high_limit ? t->low_limit : null_price);
+    assert_int_equal(mktdata_snapshot_full_refresh52_max_price_variation_mantissa(&s),
+                     t->high_limit ? t->max_variation : null_price);
     assert_int_equal(mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_decode(&s, &g), 0);
     uint32_t seen[4] = {0, 0, 0, 0};
     while (g.index < g.count) {
@@ -527,4 +612,18 @@ void check_mbp_truth(const struct replay *r, const char *path)
         }
     }
     json_decref(root);
+}
+
+void check_mdp3_stats(const struct replay *r, const struct tp_sim_mdp3_stats *stats)
+{
+    for (uint32_t id = 0; id < r->instruments; id++) {
+        const struct ref_mbp *t = &r->mbp[id];
+        const struct tp_sim_mdp3_stats *st = &stats[id];
+        assert_int_equal(t->settlement, st->settlement9);
+        assert_int_equal(t->cleared_volume, st->cleared_volume);
+        assert_int_equal(t->open_interest, st->open_interest);
+        assert_int_equal(t->high_limit, st->high_limit9);
+        assert_int_equal(t->low_limit, st->low_limit9);
+        assert_int_equal(t->max_variation, st->max_variation9);
+    }
 }

@@ -4,7 +4,8 @@
  * actions applied to plain arrays) and order-level books (message 47) in the simplest way.
  * While replaying it checks MsgSeqNum continuity, RptSeq per instrument, snapshots (52) against
  * the books at that point, order-level snapshots (53) against the orders, definitions (54), trade
- * summaries (fills add up) and that books are never crossed at an end of event. Failures of the
+ * summaries (fills add up), daily statistics (49) and limits (50) with their RptSeqs (snapshots
+ * carry the latest limits), and that books are never crossed at an end of event. Failures of the
  * tests' expectations are cmocka assertions; protocol inconsistencies are counted in `errors`.
  */
 #ifndef TP_SIM_MDP3_REPLAY_H
@@ -13,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mdp3_feed.h"
 #include "mdp3_packet.h"
 #include "packet.h"
 #include "sim_test_util.h"
@@ -33,7 +35,10 @@ struct ref_mbp {
     uint32_t rpt_seq;
     int64_t volume;
     int64_t first_trade, trade_high, trade_low; /* from the trade summaries (0: none yet) */
-    int64_t stat_open, stat_high, stat_low;     /* from the session statistics */
+    int64_t last_trade;
+    int64_t stat_open, stat_high, stat_low;            /* from the session statistics */
+    int64_t settlement, cleared_volume, open_interest; /* daily statistics (49) */
+    int64_t high_limit, low_limit, max_variation;      /* limits (50); 0: none yet */
 };
 
 struct replay {
@@ -59,6 +64,8 @@ void replay_packet(struct replay *r, int stream, const uint8_t *data, size_t len
 /* replay_init, then every packet in order. */
 void replay_all(const struct tp_sim_packet *packets, size_t n, struct replay *r,
                 uint32_t instruments, uint64_t max_order_id);
+/* The daily statistics and limits replayed equal the simulator's own record of them. */
+void check_mdp3_stats(const struct replay *r, const struct tp_sim_mdp3_stats *stats);
 /* The reference levels of every instrument equal the truth file's (cmocka assertions). */
 void check_mbp_truth(const struct replay *r, const char *path);
 

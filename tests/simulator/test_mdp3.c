@@ -81,7 +81,7 @@ static void test_replay_equals_truth(void **state)
     /* Every update action and message kind was exercised. */
     for (int a = 0; a < 6; a++)
         assert_true(r->actions[a] > 0);
-    static const int templates[] = {46, 47, 48, 37, 51, 30, 52, 53, 54};
+    static const int templates[] = {46, 47, 48, 49, 50, 37, 51, 30, 52, 53, 54};
     for (size_t t = 0; t < sizeof(templates) / sizeof(templates[0]); t++)
         assert_true(r->templates[templates[t]] > 0);
     /* Snapshots checked along the way; definitions of all instruments before the first
@@ -91,6 +91,14 @@ static void test_replay_equals_truth(void **state)
     for (int i = 0; i < INSTRUMENTS; i++)
         assert_true(r->defined[i]);
     assert_true(r->end_of_events > 1000);
+    /* Daily statistics and limits as the simulator last sent them; the limits moved with the
+     * price (more 50s than the open's one per instrument), and traded instruments settled at
+     * their last trade. */
+    check_mdp3_stats(r, f.stats);
+    assert_true(r->templates[50] > INSTRUMENTS);
+    for (int i = 0; i < INSTRUMENTS; i++)
+        if (m.instruments[i].trades > 0)
+            assert_int_equal(f.stats[i].settlement9, m.instruments[i].last_price9);
     assert_true(r->last_mei & MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT);
     /* Several messages per packet on the incremental channel. */
     size_t incr = 0;
@@ -119,6 +127,7 @@ static void test_channel_reset(void **state)
     struct replay *r = replay_against_truth(&c, &m);
     assert_int_equal(r->resets, 1);
     assert_int_equal(f.channel_resets, 1);
+    check_mdp3_stats(r, f.stats); /* statistics carry on over the reset */
     /* The reset packet restarted the sequence at 1, after a higher one. */
     int found = 0;
     for (size_t i = 1; i < c.n && !found; i++)

@@ -64,7 +64,8 @@ int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
     f->rpt_seq = calloc(n, sizeof(*f->rpt_seq));
     f->high9 = calloc(n, sizeof(*f->high9));
     f->low9 = calloc(n, sizeof(*f->low9));
-    if (!f->view || !f->view_n || !f->rpt_seq || !f->high9 || !f->low9) {
+    f->stats = calloc(n, sizeof(*f->stats));
+    if (!f->view || !f->view_n || !f->rpt_seq || !f->high9 || !f->low9 || !f->stats) {
         tp_sim_mdp3_free(f);
         return -ENOMEM;
     }
@@ -80,6 +81,8 @@ void tp_sim_mdp3_free(struct tp_sim_mdp3_feed *f)
     free(f->rpt_seq);
     free(f->high9);
     free(f->low9);
+    free(f->stats);
+    f->stats = NULL;
     f->view = NULL;
     f->view_n = NULL;
     f->rpt_seq = NULL;
@@ -639,6 +642,129 @@ static void publish_status(struct tp_sim_mdp3_feed *f, const struct tp_sim_event
                MKTDATA_SECURITY_STATUS30_MATCH_EVENT_INDICATOR_OFFSET, PK_OTHER);
 }
 
+/* DailyStatistics49: the prior day's settlement, cleared volume and open interest at the open;
+ * only the final settlement at the close. */
+static void publish_daily(struct tp_sim_mdp3_feed *f, uint32_t id, int close)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    struct tp_sim_mdp3_stats *st = &f->stats[id];
+    struct daily_entry {
+        char type;
+        int64_t price9;
+        int64_t size;
+    } e[3];
+    int count = 0;
+    if (close) {
+        st->settlement9 = in->last_price9;
+        e[count++] = (struct daily_entry){'6', st->settlement9, MKTDATA_INT32_NULL_NULL_VALUE};
+    } else {
+        /* Deterministic per instrument, so that any run can be checked against the report. */
+        st->settlement9 = in->ref_ticks * in->tick9;
+        st->cleared_volume = 1000 + 37 * (int64_t)id;
+        st->open_interest = 5000 + 101 * (int64_t)id;
+        e[count++] = (struct daily_entry){'6', st->settlement9, MKTDATA_INT32_NULL_NULL_VALUE};
+        e[count++] = (struct daily_entry){'B', NULL_PRICE9, st->cleared_volume};
+        e[count++] = (struct daily_entry){'C', NULL_PRICE9, st->open_interest};
+    }
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_md_incremental_refresh_daily_statistics49 m = {0};
+    struct mktdata_md_incremental_refresh_daily_statistics49_no_md_entries g = {0};
+    mktdata_md_incremental_refresh_daily_statistics49_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_daily_statistics49_set_transact_time(
+        &m, f->params.midnight_epoch_ns + f->now_ns);
+    mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_wrap_for_encode(
+        &m, &g, (uint32_t)count);
+    for (int i = 0; i < count; i++) {
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_md_entry_px_mantissa(
+            &g, e[i].price9);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_md_entry_size(
+            &g, (int32_t)e[i].size);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_security_id(
+            &g, TP_SIM_SECURITY_ID(id));
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_rpt_seq(
+            &g, ++f->rpt_seq[id]);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_trading_reference_date(
+            &g, trade_date(f));
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_settl_price_type(
+            &g, e[i].type == '6'
+                    ? MKTDATA_SETTL_PRICE_TYPE_FINAL_DAILY | MKTDATA_SETTL_PRICE_TYPE_ACTUAL
+                    : 0);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_md_update_action(&g, 0);
+        mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_set_md_entry_type(
+            &g, e[i].type);
+    }
+    event_push(f,
+               MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                   mktdata_md_incremental_refresh_daily_statistics49_encoded_length(&m),
+               MKTDATA_MD_INCREMENTAL_REFRESH_DAILY_STATISTICS49_MATCH_EVENT_INDICATOR_OFFSET,
+               PK_STATS);
+}
+
+/* LimitsBanding50: limits centred on center9 (see mdp3_feed.h). */
+static void publish_limits(struct tp_sim_mdp3_feed *f, uint32_t id, int64_t center9)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    struct tp_sim_mdp3_stats *st = &f->stats[id];
+    const int64_t band_ticks = 8;
+    st->band_center9 = center9;
+    st->high_limit9 = center9 + band_ticks * in->tick9;
+    st->low_limit9 = center9 - band_ticks * in->tick9;
+    st->max_variation9 = band_ticks * in->tick9 / 2;
+    size_t cap;
+    uint8_t *buf = event_room(f, &cap);
+    struct mktdata_md_incremental_refresh_limits_banding50 m = {0};
+    struct mktdata_md_incremental_refresh_limits_banding50_no_md_entries g = {0};
+    mktdata_md_incremental_refresh_limits_banding50_wrap_and_apply_header(&m, buf, cap);
+    mktdata_md_incremental_refresh_limits_banding50_set_transact_time(
+        &m, f->params.midnight_epoch_ns + f->now_ns);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_wrap_for_encode(&m, &g, 1);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_next(&g);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_set_high_limit_price_mantissa(
+        &g, st->high_limit9);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_set_low_limit_price_mantissa(
+        &g, st->low_limit9);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_set_max_price_variation_mantissa(
+        &g, st->max_variation9);
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_set_security_id(
+        &g, TP_SIM_SECURITY_ID(id));
+    mktdata_md_incremental_refresh_limits_banding50_no_md_entries_set_rpt_seq(&g, ++f->rpt_seq[id]);
+    event_push(f,
+               MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                   mktdata_md_incremental_refresh_limits_banding50_encoded_length(&m),
+               MKTDATA_MD_INCREMENTAL_REFRESH_LIMITS_BANDING50_MATCH_EVENT_INDICATOR_OFFSET,
+               PK_OTHER);
+}
+
+/* Before the first model event: each instrument's daily statistics and limits, one event each. */
+static int publish_open(struct tp_sim_mdp3_feed *f)
+{
+    int rc = 0;
+    for (uint32_t id = 0; id < f->model->params.instruments && rc == 0; id++) {
+        const struct tp_sim_instrument *in = &f->model->instruments[id];
+        publish_daily(f, id, 0);
+        publish_limits(f, id, in->ref_ticks * in->tick9);
+        rc = commit_event(f, 1);
+        rc = f->error ? f->error : rc;
+    }
+    return rc;
+}
+
+/* After the last model event: the final settlement of each instrument that traded. */
+static int publish_close(struct tp_sim_mdp3_feed *f)
+{
+    int rc = 0;
+    for (uint32_t id = 0; id < f->model->params.instruments && rc == 0; id++) {
+        if (f->model->instruments[id].trades == 0)
+            continue;
+        publish_daily(f, id, 1);
+        rc = commit_event(f, 1);
+        rc = f->error ? f->error : rc;
+    }
+    return rc;
+}
+
 /* One model step = one matching event. */
 static int publish_step(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *ev, int n)
 {
@@ -651,6 +777,12 @@ static int publish_step(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *e
         publish_trades(f, ev, n);
         publish_volume(f, id);
         publish_stats(f, id, ev, n);
+        /* Dynamic limits follow the price: re-centred when a trade strays from the centre. */
+        const struct tp_sim_mdp3_stats *st = &f->stats[id];
+        int64_t last = f->model->instruments[id].last_price9;
+        int64_t off = last > st->band_center9 ? last - st->band_center9 : st->band_center9 - last;
+        if (2 * off > st->max_variation9)
+            publish_limits(f, id, last);
     }
     publish_levels(f, id);
     publish_orders(f, ev, n);
@@ -733,9 +865,14 @@ static int send_snapshot(struct tp_sim_mdp3_feed *f, uint32_t id)
     mktdata_snapshot_full_refresh52_set_md_security_trading_status(
         &m, in->status == TP_SIM_STATUS_HALTED ? MKTDATA_SECURITY_TRADING_STATUS_TRADING_HALT
                                                : MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);
-    mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(&m, NULL_PRICE9);
-    mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(&m, NULL_PRICE9);
-    mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(&m, NULL_PRICE9);
+    /* Zero before the open's limits were sent: null then. */
+    const struct tp_sim_mdp3_stats *st = &f->stats[id];
+    mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(
+        &m, st->high_limit9 ? st->high_limit9 : NULL_PRICE9);
+    mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(
+        &m, st->high_limit9 ? st->low_limit9 : NULL_PRICE9);
+    mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(
+        &m, st->high_limit9 ? st->max_variation9 : NULL_PRICE9);
     uint32_t entries = 0;
     for (int book = 0; book < BOOKS; book++)
         entries += f->view_n[id * BOOKS + book];
@@ -959,6 +1096,8 @@ int tp_sim_mdp3_run(struct tp_sim_mdp3_feed *f, uint64_t events)
     /* A full definition loop before the first incremental packet. */
     int rc = send_batch(f, TP_SIM_STREAM_DEFINITION, &f->definition_cursor, m->params.instruments,
                         &f->definition_loops);
+    if (rc == 0)
+        rc = publish_open(f);
     while (rc == 0 && m->events_total < events) {
         if (f->params.reset_at_message != 0 && m->events_total >= f->params.reset_at_message &&
             f->channel_resets == 0) {
@@ -975,6 +1114,8 @@ int tp_sim_mdp3_run(struct tp_sim_mdp3_feed *f, uint64_t events)
         if (rc == 0 && f->stream[TP_SIM_STREAM_INCREMENTAL].index != before)
             rc = side_channels(f);
     }
+    if (rc == 0)
+        rc = publish_close(f);
     if (rc == 0)
         rc = flush_stream(f, TP_SIM_STREAM_INCREMENTAL);
     if (rc == 0 && f->params.snapshot_every > 0)
@@ -997,14 +1138,30 @@ json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
     json_t *actions = json_object();
     for (int a = 0; a < 6; a++)
         json_object_set_new(actions, names[a], json_integer((json_int_t)f->actions[a]));
-    return json_pack(
-        "{s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates, "book_actions", actions,
-        "incremental_packets", (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index,
-        "snapshot_packets", (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index,
-        "snapshot_mbo_packets", (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].index,
-        "definition_packets", (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index,
-        "snapshot_loops", (json_int_t)f->snapshot_loops, "definition_loops",
-        (json_int_t)f->definition_loops, "channel_resets", (json_int_t)f->channel_resets);
+    json_t *stats = json_object();
+    for (uint32_t id = 0; id < f->model->params.instruments; id++) {
+        const struct tp_sim_mdp3_stats *st = &f->stats[id];
+        char symbol[9];
+        memcpy(symbol, f->model->instruments[id].symbol, sizeof(symbol));
+        for (int i = 7; i >= 0 && symbol[i] == ' '; i--)
+            symbol[i] = '\0';
+        json_object_set_new(
+            stats, symbol,
+            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "settlement9", (json_int_t)st->settlement9,
+                      "cleared_volume", (json_int_t)st->cleared_volume, "open_interest",
+                      (json_int_t)st->open_interest, "high_limit9", (json_int_t)st->high_limit9,
+                      "low_limit9", (json_int_t)st->low_limit9, "max_variation9",
+                      (json_int_t)st->max_variation9));
+    }
+    return json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates,
+                     "book_actions", actions, "statistics", stats, "incremental_packets",
+                     (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index, "snapshot_packets",
+                     (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index, "snapshot_mbo_packets",
+                     (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].index, "definition_packets",
+                     (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index, "snapshot_loops",
+                     (json_int_t)f->snapshot_loops, "definition_loops",
+                     (json_int_t)f->definition_loops, "channel_resets",
+                     (json_int_t)f->channel_resets);
 }
 
 uint16_t tp_sim_mdp3_heartbeat(const struct tp_sim_packet *src, uint8_t *out)

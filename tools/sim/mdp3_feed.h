@@ -21,6 +21,13 @@
  *   Its MsgSeqNum restarts at 1 with every loop. Each is followed, on the MBO snapshot stream, by
  *   the instrument's live orders (53, up to 40 per chunk, one chunk per packet, at least one).
  * - Definitions (54) cycle likewise (a full loop first, before any incremental packet).
+ * - Daily statistics and limits: before the first model event, one event per instrument with
+ *   DailyStatistics49 (the prior day's settlement '6' at the reference price, cleared volume 'B'
+ *   and open interest 'C') and LimitsBanding50 (high and low limits 8 ticks either side of the
+ *   reference price, MaxPriceVariation 4 ticks). A trade more than 2 ticks from the band's centre
+ *   re-centres the limits on it (a 50 in the trade's event), so they follow the price. After the last model event, each instrument that traded gets its final settlement
+ *   (49 '6' at its last trade price). These entries take RptSeqs like every other; snapshots
+ *   (52) carry the current limits.
  * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
  *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47); session
  *   statistics and cumulative volume carry on.
@@ -64,6 +71,18 @@ struct tp_sim_mdp3_stream {
     int open;
 };
 
+/*
+ * The daily statistics (49) and price limits (50) last sent for an instrument: what a feed
+ * handler must show at the end (the report lists them per symbol).
+ */
+struct tp_sim_mdp3_stats {
+    int64_t settlement9;    /* SettlementPrice '6': the prior day's at the open, final at close */
+    int64_t cleared_volume; /* ClearedVolume 'B' (prior day) */
+    int64_t open_interest;  /* OpenInterest 'C' (prior day) */
+    int64_t high_limit9, low_limit9, max_variation9; /* LimitsBanding50 */
+    int64_t band_center9;                            /* the price the limits are centred on */
+};
+
 /* One message of the event being assembled. */
 struct tp_sim_mdp3_pending {
     size_t offset, len; /* SBE header + body in the event buffer */
@@ -79,10 +98,11 @@ struct tp_sim_mdp3_feed {
     struct tp_sim_model *model;
     struct tp_sim_packet_sink sink;
     struct tp_sim_mdp3_stream stream[TP_SIM_STREAMS];
-    struct tp_sim_level *view; /* published levels [instrument][book][depth] */
-    uint32_t *view_n;          /* [instrument][book]: outright bid, ask, implied bid, ask */
-    uint32_t *rpt_seq;         /* last RptSeq sent per instrument */
-    int64_t *high9, *low9;     /* session high/low trade price (0: no trade yet) */
+    struct tp_sim_level *view;       /* published levels [instrument][book][depth] */
+    uint32_t *view_n;                /* [instrument][book]: outright bid, ask, implied bid, ask */
+    uint32_t *rpt_seq;               /* last RptSeq sent per instrument */
+    int64_t *high9, *low9;           /* session high/low trade price (0: no trade yet) */
+    struct tp_sim_mdp3_stats *stats; /* [instrument] */
     uint32_t snapshot_cursor, definition_cursor;
     uint32_t since_snapshot, since_definition;
     uint64_t now_ns;
