@@ -231,6 +231,38 @@ static void test_restart_needed_and_apply_failure(void **state)
     assert_int_equal(tp_control_plane_config(cp)->n_channels, 1);
 }
 
+/* A changed channel and a new filter reach the daemon's apply hook as such; then it runs. */
+static void test_changed_channel_and_filter(void **state)
+{
+    (void)state;
+    FILE *f = fopen(cfg_path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"name\": \"cp\", \"eal\": {\"lcores\": \"0-1\"},"
+            " \"ports\": [{\"name\": \"p0\", \"vdev\": \"net_null0\"}],"
+            " \"lcores\": [{\"lcore\": 1, \"poll\": [{\"port\": \"p0\"}], \"channels\": [\"a\"]}],"
+            " \"channels\": [{\"name\": \"a\", \"protocol\": \"itch\","
+            "   \"lines\": {\"a\": {\"group\": \"224.0.0.1\", \"port\": 2}}}],"
+            " \"instruments\": {\"exclude\": [\"X*\"]},"
+            " \"control\": {\"socket\": \"%s\"},"
+            " \"telemetry\": {\"prometheus_file\": \"%s\", \"interval_ms\": 100}}",
+            sock_path, prom_path);
+    fclose(f);
+    json_t *r = tp_control_plane_reload(cp);
+    assert_true(json_is_true(json_object_get(r, "ok")));
+    json_t *changes = json_object_get(r, "changes");
+    assert_string_equal(
+        json_string_value(json_array_get(json_object_get(changes, "channels_changed"), 0)), "a");
+    assert_true(json_is_true(json_object_get(changes, "filters")));
+    json_decref(r);
+    assert_int_equal(applied.calls, 1);
+    assert_int_equal(applied.changed, 1);
+    assert_int_equal(applied.added + applied.removed, 0);
+    assert_true(applied.filters);
+    assert_int_equal(tp_control_plane_config(cp)->channels[0].lines[0].port, 2);
+    assert_string_equal(tp_control_plane_config(cp)->instruments.exclude[0], "X*");
+}
+
 static void test_sighup_path(void **state)
 {
     (void)state;
@@ -330,6 +362,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reload_adds_channel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_file_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_needed_and_apply_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_changed_channel_and_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sighup_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_file_and_verb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_http_endpoint_after_reload, setup, teardown),
