@@ -9,8 +9,9 @@
  * statistic per instrument. When no event has come for idle-ms (after the first one), or the
  * daemon has gone, it compares per symbol: settlement price, cleared volume, open interest,
  * high and low limit and maximum price variation (DailyStatistics49 and LimitsBanding50 on the
- * wire), and the settlement in the conflated state table. Prints one JSON line; exit 0 when every
- * instrument of the report was seen with every value equal.
+ * wire), and in the conflated state table the settlement and the security kind (the simulator
+ * defines futures, options and spreads with templates 54, 55 and 56). Prints one JSON line; exit 0
+ * when every instrument of the report was seen with every value equal.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -120,12 +121,20 @@ static unsigned compare(struct tp_client *c, json_t *report, unsigned *checked)
                 bad++;
             }
         }
-        /* The conflated state's settlement agrees with the last published one. */
+        /* The conflated state's settlement agrees with the last published one, and its kind
+         * with the definition template the simulator used (54, 55, 56). */
         struct tp_instrument_state st;
         int64_t settle = json_integer_value(json_object_get(want, "settlement9"));
-        if (tp_read_state(c, (uint32_t)id, &st) != 0 || st.book.settle != settle) {
-            fprintf(stderr, "%s: state table settle %lld, want %lld\n", symbol,
-                    (long long)st.book.settle, (long long)settle);
+        const char *kind = json_string_value(json_object_get(want, "kind"));
+        uint8_t want_kind = kind == NULL                  ? TPOUT_SECURITY_KIND_NULL_VALUE
+                            : strcmp(kind, "option") == 0 ? TPOUT_SECURITY_KIND_OPTION
+                            : strcmp(kind, "spread") == 0 ? TPOUT_SECURITY_KIND_SPREAD
+                                                          : TPOUT_SECURITY_KIND_FUTURE;
+        if (tp_read_state(c, (uint32_t)id, &st) != 0 || st.book.settle != settle ||
+            st.book.security_kind != want_kind) {
+            fprintf(stderr, "%s: state table settle %lld kind %u, want %lld %s\n", symbol,
+                    (long long)st.book.settle, st.book.security_kind, (long long)settle,
+                    kind ? kind : "(none)");
             bad++;
         }
         (*checked)++;

@@ -500,28 +500,68 @@ static void snapshot_mbo_message(struct replay *r, const struct tp_mdp3_msg *m)
     }
 }
 
+/*
+ * The part of a definition every template shares (T = the generated name): the instrument, the
+ * loop size, the outright depth; then every group up to NoLotTypeRules is walked. Returns the
+ * instrument and leaves the flyweight m ready for the template's own trailing groups.
+ */
+#define CHECK_DEFINITION(T, r, msg, m, id)                                                         \
+    do {                                                                                           \
+        struct mktdata_##T##_no_events ge_ = {0};                                                  \
+        struct mktdata_##T##_no_md_feed_types gf_ = {0};                                           \
+        struct mktdata_##T##_no_inst_attrib ga_ = {0};                                             \
+        struct mktdata_##T##_no_lot_type_rules gl_ = {0};                                          \
+        assert_int_equal(mktdata_##T##_wrap_for_decode(m, (msg)->body, (msg)->body_len,            \
+                                                       (msg)->block_length, (msg)->version),       \
+                         0);                                                                       \
+        id = instrument_of(r, mktdata_##T##_security_id(m));                                       \
+        assert_int_equal(mktdata_##T##_tot_num_reports(m), (r)->instruments);                      \
+        assert_int_equal(mktdata_##T##_no_events_wrap_for_decode(m, &ge_), 0);                     \
+        assert_int_equal(mktdata_##T##_no_md_feed_types_wrap_for_decode(m, &gf_), 0);              \
+        assert_int_equal(mktdata_##T##_no_md_feed_types_next(&gf_), 0);                            \
+        assert_memory_equal(mktdata_##T##_no_md_feed_types_md_feed_type(&gf_), "GBX", 3);          \
+        assert_int_equal(mktdata_##T##_no_md_feed_types_market_depth(&gf_), DEPTH);                \
+        while (gf_.index < gf_.count)                                                              \
+            assert_int_equal(mktdata_##T##_no_md_feed_types_next(&gf_), 0);                        \
+        assert_int_equal(mktdata_##T##_no_inst_attrib_wrap_for_decode(m, &ga_), 0);                \
+        while (ga_.index < ga_.count)                                                              \
+            assert_int_equal(mktdata_##T##_no_inst_attrib_next(&ga_), 0);                          \
+        assert_int_equal(mktdata_##T##_no_lot_type_rules_wrap_for_decode(m, &gl_), 0);             \
+        while (gl_.index < gl_.count)                                                              \
+            assert_int_equal(mktdata_##T##_no_lot_type_rules_next(&gl_), 0);                       \
+    } while (0)
+
+/*
+ * A definition: futures (54), except every fifth instrument from id 3 an option (55, with its
+ * underlying) and every fifth from id 4 a calendar spread (56, two legs), as mdp3_feed.h says.
+ */
 static void definition_message(struct replay *r, const struct tp_mdp3_msg *m)
 {
-    assert_int_equal(m->template_id, 54);
-    struct mktdata_md_instrument_definition_future54 d = {0};
-    struct mktdata_md_instrument_definition_future54_no_events ge = {0};
-    struct mktdata_md_instrument_definition_future54_no_md_feed_types gf = {0};
-    assert_int_equal(mktdata_md_instrument_definition_future54_wrap_for_decode(
-                         &d, m->body, m->body_len, m->block_length, m->version),
-                     0);
-    uint32_t id = instrument_of(r, mktdata_md_instrument_definition_future54_security_id(&d));
+    uint32_t id;
+    if (m->template_id == 55) {
+        struct mktdata_md_instrument_definition_option55 d = {0};
+        struct mktdata_md_instrument_definition_option55_no_underlyings gu = {0};
+        CHECK_DEFINITION(md_instrument_definition_option55, r, m, &d, id);
+        assert_int_equal(id % 5, 3);
+        assert_int_equal(
+            mktdata_md_instrument_definition_option55_no_underlyings_wrap_for_decode(&d, &gu), 0);
+        assert_int_equal(gu.count, 1);
+    } else if (m->template_id == 56) {
+        struct mktdata_md_instrument_definition_spread56 d = {0};
+        struct mktdata_md_instrument_definition_spread56_no_legs gl = {0};
+        CHECK_DEFINITION(md_instrument_definition_spread56, r, m, &d, id);
+        assert_int_equal(id % 5, 4);
+        assert_int_equal(mktdata_md_instrument_definition_spread56_no_legs_wrap_for_decode(&d, &gl),
+                         0);
+        assert_int_equal(gl.count, 2);
+    } else {
+        assert_int_equal(m->template_id, 54);
+        struct mktdata_md_instrument_definition_future54 d = {0};
+        CHECK_DEFINITION(md_instrument_definition_future54, r, m, &d, id);
+        assert_true(id % 5 < 3);
+    }
     if (!r->incremental_started)
         r->defined[id] = 1;
-    assert_int_equal(mktdata_md_instrument_definition_future54_tot_num_reports(&d), r->instruments);
-    assert_int_equal(mktdata_md_instrument_definition_future54_no_events_wrap_for_decode(&d, &ge),
-                     0);
-    assert_int_equal(
-        mktdata_md_instrument_definition_future54_no_md_feed_types_wrap_for_decode(&d, &gf), 0);
-    assert_int_equal(mktdata_md_instrument_definition_future54_no_md_feed_types_next(&gf), 0);
-    assert_memory_equal(
-        mktdata_md_instrument_definition_future54_no_md_feed_types_md_feed_type(&gf), "GBX", 3);
-    assert_int_equal(mktdata_md_instrument_definition_future54_no_md_feed_types_market_depth(&gf),
-                     DEPTH);
 }
 
 void replay_init(struct replay *r, uint32_t instruments, uint64_t max_order_id)

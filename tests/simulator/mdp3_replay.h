@@ -3,10 +3,11 @@
  * (codecs/mdp3 + generated mdp3_sbe.h) and rebuilds price-level books (message 46, CME update
  * actions applied to plain arrays) and order-level books (message 47) in the simplest way.
  * While replaying it checks MsgSeqNum continuity, RptSeq per instrument, snapshots (52) against
- * the books at that point, order-level snapshots (53) against the orders, definitions (54), trade
- * summaries (fills add up), daily statistics (49) and limits (50) with their RptSeqs (snapshots
- * carry the latest limits), and that books are never crossed at an end of event. Failures of the
- * tests' expectations are cmocka assertions; protocol inconsistencies are counted in `errors`.
+ * the books at that point, order-level snapshots (53) against the orders, definitions (54 futures,
+ * 55 options, 56 spreads), trade summaries (fills add up), daily statistics (49) and limits (50)
+ * with their RptSeqs (snapshots carry the latest limits), and that books are never crossed at an
+ * end of event. Failures of the tests' expectations are cmocka assertions; protocol inconsistencies
+ * are counted in `errors`.
  */
 #ifndef TP_SIM_MDP3_REPLAY_H
 #define TP_SIM_MDP3_REPLAY_H

@@ -952,55 +952,87 @@ static int send_snapshot_mbo(struct tp_sim_mdp3_feed *f, uint32_t id)
     return rc;
 }
 
-static int send_definition(struct tp_sim_mdp3_feed *f, uint32_t id)
+/*
+ * The simulator's instruments are futures, except that every fifth from id 3 is an option on
+ * one and every fifth from id 4 a calendar spread: each kind has its definition template.
+ */
+static int definition_template(uint32_t id)
 {
-    const struct tp_sim_instrument *in = &f->model->instruments[id];
-    uint8_t buf[512];
+    return id % 5 == 3 ? 55 : id % 5 == 4 ? 56 : 54;
+}
+
+/*
+ * The fields and groups the three definition templates share (T = the generated name), in
+ * schema order up to NoLotTypeRules; each template then adds its own fields and groups.
+ */
+#define DEFINITION_COMMON(T, m, f, id, symbol, security_type, cfi)                                 \
+    do {                                                                                           \
+        const struct tp_sim_instrument *in_ = &(f)->model->instruments[id];                        \
+        mktdata_##T##_set_match_event_indicator(m, MEI_EOE);                                       \
+        mktdata_##T##_set_tot_num_reports(m, (f)->model->params.instruments);                      \
+        mktdata_##T##_set_security_update_action(m, 'A');                                          \
+        mktdata_##T##_set_last_update_time(m, (f)->params.midnight_epoch_ns + (f)->now_ns);        \
+        mktdata_##T##_set_md_security_trading_status(                                              \
+            m, MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);                                    \
+        mktdata_##T##_set_appl_id(m, (f)->params.appl_id);                                         \
+        mktdata_##T##_set_market_segment_id(m, 99);                                                \
+        mktdata_##T##_set_underlying_product(m, 2);                                                \
+        mktdata_##T##_set_security_exchange(m, "XCME", 4);                                         \
+        mktdata_##T##_set_security_group(m, "TP", 2);                                              \
+        mktdata_##T##_set_asset(m, in_->symbol, 4);                                                \
+        mktdata_##T##_set_symbol(m, symbol, strlen(symbol));                                       \
+        mktdata_##T##_set_security_id(m, TP_SIM_SECURITY_ID(id));                                  \
+        mktdata_##T##_set_security_type(m, security_type, strlen(security_type));                  \
+        mktdata_##T##_set_cfi_code(m, cfi, 6);                                                     \
+        mktdata_##T##_set_maturity_month_year_year(m, 2026);                                       \
+        mktdata_##T##_set_maturity_month_year_month(m, 12);                                        \
+        mktdata_##T##_set_maturity_month_year_day(m, 255);                                         \
+        mktdata_##T##_set_maturity_month_year_week(m, 255);                                        \
+        mktdata_##T##_set_currency(m, "USD", 3);                                                   \
+        mktdata_##T##_set_match_algorithm(m, 'F');                                                 \
+        mktdata_##T##_set_min_trade_vol(m, 1);                                                     \
+        mktdata_##T##_set_max_trade_vol(m, 100000);                                                \
+        mktdata_##T##_set_min_price_increment_mantissa(m, in_->tick9);                             \
+        mktdata_##T##_set_display_factor_mantissa(m, 1000000000);                                  \
+        mktdata_##T##_set_main_fraction(m, MKTDATA_U_INT8_NULL_VALUE);                             \
+        mktdata_##T##_set_sub_fraction(m, MKTDATA_U_INT8_NULL_VALUE);                              \
+        mktdata_##T##_set_price_display_format(m, 2);                                              \
+        mktdata_##T##_set_unit_of_measure(m, "IPNT", 4);                                           \
+        mktdata_##T##_set_trading_reference_price_mantissa(m, in_->ref_ticks * in_->tick9);        \
+        mktdata_##T##_set_open_interest_qty(m, MKTDATA_INT32_NULL_NULL_VALUE);                     \
+        mktdata_##T##_set_cleared_volume(m, MKTDATA_INT32_NULL_NULL_VALUE);                        \
+        mktdata_##T##_set_high_limit_price_mantissa(m, NULL_PRICE9);                               \
+        mktdata_##T##_set_low_limit_price_mantissa(m, NULL_PRICE9);                                \
+        mktdata_##T##_set_user_defined_instrument(m, 'N');                                         \
+        mktdata_##T##_set_trading_reference_date(m, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);            \
+        struct mktdata_##T##_no_events ge_ = {0};                                                  \
+        mktdata_##T##_no_events_wrap_for_encode(m, &ge_, 0);                                       \
+        struct mktdata_##T##_no_md_feed_types gf_ = {0};                                           \
+        mktdata_##T##_no_md_feed_types_wrap_for_encode(m, &gf_, 2);                                \
+        mktdata_##T##_no_md_feed_types_next(&gf_);                                                 \
+        mktdata_##T##_no_md_feed_types_set_md_feed_type(&gf_, "GBX", 3);                           \
+        mktdata_##T##_no_md_feed_types_set_market_depth(&gf_, (int8_t)(f)->params.depth);          \
+        mktdata_##T##_no_md_feed_types_next(&gf_);                                                 \
+        mktdata_##T##_no_md_feed_types_set_md_feed_type(&gf_, "GBI", 3);                           \
+        mktdata_##T##_no_md_feed_types_set_market_depth(&gf_, 2);                                  \
+        struct mktdata_##T##_no_inst_attrib ga_ = {0};                                             \
+        mktdata_##T##_no_inst_attrib_wrap_for_encode(m, &ga_, 1);                                  \
+        mktdata_##T##_no_inst_attrib_next(&ga_);                                                   \
+        mktdata_##T##_no_inst_attrib_set_inst_attrib_value(&ga_, 1);                               \
+        struct mktdata_##T##_no_lot_type_rules gl_ = {0};                                          \
+        mktdata_##T##_no_lot_type_rules_wrap_for_encode(m, &gl_, 0);                               \
+    } while (0)
+
+/* An outright future: "AAAAZ6" (December 2026). */
+static size_t write_future54(struct tp_sim_mdp3_feed *f, uint32_t id, uint8_t *buf, size_t cap,
+                             const char *product)
+{
     struct mktdata_md_instrument_definition_future54 m = {0};
-    mktdata_md_instrument_definition_future54_wrap_and_apply_header(&m, buf, sizeof(buf));
+    mktdata_md_instrument_definition_future54_wrap_and_apply_header(&m, buf, cap);
     char symbol[8];
-    memcpy(symbol, in->symbol, 4);
-    memcpy(symbol + 4, "Z6", 2); /* December 2026 contract */
-    mktdata_md_instrument_definition_future54_set_match_event_indicator(&m, MEI_EOE);
-    mktdata_md_instrument_definition_future54_set_tot_num_reports(&m, f->model->params.instruments);
-    mktdata_md_instrument_definition_future54_set_security_update_action(&m, 'A');
-    mktdata_md_instrument_definition_future54_set_last_update_time(&m, f->params.midnight_epoch_ns +
-                                                                           f->now_ns);
-    mktdata_md_instrument_definition_future54_set_md_security_trading_status(
-        &m, MKTDATA_SECURITY_TRADING_STATUS_READY_TO_TRADE);
-    mktdata_md_instrument_definition_future54_set_appl_id(&m, f->params.appl_id);
-    mktdata_md_instrument_definition_future54_set_market_segment_id(&m, 99);
-    mktdata_md_instrument_definition_future54_set_underlying_product(&m, 2);
-    mktdata_md_instrument_definition_future54_set_security_exchange(&m, "XCME", 4);
-    mktdata_md_instrument_definition_future54_set_security_group(&m, "TP", 2);
-    mktdata_md_instrument_definition_future54_set_asset(&m, in->symbol, 4);
-    mktdata_md_instrument_definition_future54_set_symbol(&m, symbol, 6);
-    mktdata_md_instrument_definition_future54_set_security_id(&m, TP_SIM_SECURITY_ID(id));
-    mktdata_md_instrument_definition_future54_set_security_type(&m, "FUT", 3);
-    mktdata_md_instrument_definition_future54_set_cfi_code(&m, "FFICSX", 6);
-    mktdata_md_instrument_definition_future54_set_maturity_month_year_year(&m, 2026);
-    mktdata_md_instrument_definition_future54_set_maturity_month_year_month(&m, 12);
-    mktdata_md_instrument_definition_future54_set_maturity_month_year_day(&m, 255);
-    mktdata_md_instrument_definition_future54_set_maturity_month_year_week(&m, 255);
-    mktdata_md_instrument_definition_future54_set_currency(&m, "USD", 3);
+    snprintf(symbol, sizeof(symbol), "%sZ6", product);
     mktdata_md_instrument_definition_future54_set_settl_currency(&m, "USD", 3);
-    mktdata_md_instrument_definition_future54_set_match_algorithm(&m, 'F');
-    mktdata_md_instrument_definition_future54_set_min_trade_vol(&m, 1);
-    mktdata_md_instrument_definition_future54_set_max_trade_vol(&m, 100000);
-    mktdata_md_instrument_definition_future54_set_min_price_increment_mantissa(&m, in->tick9);
-    mktdata_md_instrument_definition_future54_set_display_factor_mantissa(&m, 1000000000);
-    mktdata_md_instrument_definition_future54_set_main_fraction(&m, MKTDATA_U_INT8_NULL_VALUE);
-    mktdata_md_instrument_definition_future54_set_sub_fraction(&m, MKTDATA_U_INT8_NULL_VALUE);
-    mktdata_md_instrument_definition_future54_set_price_display_format(&m, 2);
-    mktdata_md_instrument_definition_future54_set_unit_of_measure(&m, "IPNT", 4);
     mktdata_md_instrument_definition_future54_set_unit_of_measure_qty_mantissa(&m, NULL_PRICE9);
-    mktdata_md_instrument_definition_future54_set_trading_reference_price_mantissa(
-        &m, in->ref_ticks * in->tick9);
-    mktdata_md_instrument_definition_future54_set_open_interest_qty(&m,
-                                                                    MKTDATA_INT32_NULL_NULL_VALUE);
-    mktdata_md_instrument_definition_future54_set_cleared_volume(&m, MKTDATA_INT32_NULL_NULL_VALUE);
-    mktdata_md_instrument_definition_future54_set_high_limit_price_mantissa(&m, NULL_PRICE9);
-    mktdata_md_instrument_definition_future54_set_low_limit_price_mantissa(&m, NULL_PRICE9);
     mktdata_md_instrument_definition_future54_set_max_price_variation_mantissa(&m, NULL_PRICE9);
     mktdata_md_instrument_definition_future54_set_decay_quantity(&m, MKTDATA_INT32_NULL_NULL_VALUE);
     mktdata_md_instrument_definition_future54_set_decay_start_date(
@@ -1015,30 +1047,94 @@ static int send_definition(struct tp_sim_mdp3_feed *f, uint32_t id)
                                                                      MKTDATA_INT8_NULL_NULL_VALUE);
     mktdata_md_instrument_definition_future54_set_min_price_increment_amount_mantissa(&m,
                                                                                       NULL_PRICE9);
-    mktdata_md_instrument_definition_future54_set_user_defined_instrument(&m, 'N');
-    mktdata_md_instrument_definition_future54_set_trading_reference_date(
-        &m, MKTDATA_LOCAL_MKT_DATE_NULL_VALUE);
+    DEFINITION_COMMON(md_instrument_definition_future54, &m, f, id, symbol, "FUT", "FFICSX");
+    return MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+           mktdata_md_instrument_definition_future54_encoded_length(&m);
+}
 
-    struct mktdata_md_instrument_definition_future54_no_events ge = {0};
-    mktdata_md_instrument_definition_future54_no_events_wrap_for_encode(&m, &ge, 0);
-    struct mktdata_md_instrument_definition_future54_no_md_feed_types gf = {0};
-    mktdata_md_instrument_definition_future54_no_md_feed_types_wrap_for_encode(&m, &gf, 2);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&gf);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&gf, "GBX", 3);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(
-        &gf, (int8_t)f->params.depth);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_next(&gf);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_set_md_feed_type(&gf, "GBI", 3);
-    mktdata_md_instrument_definition_future54_no_md_feed_types_set_market_depth(&gf, 2);
-    struct mktdata_md_instrument_definition_future54_no_inst_attrib ga = {0};
-    mktdata_md_instrument_definition_future54_no_inst_attrib_wrap_for_encode(&m, &ga, 1);
-    mktdata_md_instrument_definition_future54_no_inst_attrib_next(&ga);
-    mktdata_md_instrument_definition_future54_no_inst_attrib_set_inst_attrib_value(&ga, 1);
-    struct mktdata_md_instrument_definition_future54_no_lot_type_rules gl = {0};
-    mktdata_md_instrument_definition_future54_no_lot_type_rules_wrap_for_encode(&m, &gl, 0);
-    return put_message(f, TP_SIM_STREAM_DEFINITION, buf,
-                       MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
-                           mktdata_md_instrument_definition_future54_encoded_length(&m));
+/* A call on the product's future: "AAADZ6 C100" (strike: the reference price). */
+static size_t write_option55(struct tp_sim_mdp3_feed *f, uint32_t id, uint8_t *buf, size_t cap,
+                             const char *product)
+{
+    const struct tp_sim_instrument *in = &f->model->instruments[id];
+    int64_t strike9 = in->ref_ticks * in->tick9;
+    struct mktdata_md_instrument_definition_option55 m = {0};
+    mktdata_md_instrument_definition_option55_wrap_and_apply_header(&m, buf, cap);
+    char symbol[21], underlying[8];
+    snprintf(symbol, sizeof(symbol), "%sZ6 C%lld", product, (long long)(strike9 / 1000000000));
+    snprintf(underlying, sizeof(underlying), "%sZ6", product);
+    mktdata_md_instrument_definition_option55_set_put_or_call(&m, 1);
+    mktdata_md_instrument_definition_option55_set_strike_price_mantissa(&m, strike9);
+    mktdata_md_instrument_definition_option55_set_strike_currency(&m, "USD", 3);
+    mktdata_md_instrument_definition_option55_set_settl_currency(&m, "USD", 3);
+    mktdata_md_instrument_definition_option55_set_min_cab_price_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_option55_set_tick_rule(&m, MKTDATA_INT8_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_option55_set_unit_of_measure_qty_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_option55_set_min_price_increment_amount_mantissa(&m,
+                                                                                      NULL_PRICE9);
+    DEFINITION_COMMON(md_instrument_definition_option55, &m, f, id, symbol, "OOF", "OCAFPS");
+    struct mktdata_md_instrument_definition_option55_no_underlyings gu = {0};
+    mktdata_md_instrument_definition_option55_no_underlyings_wrap_for_encode(&m, &gu, 1);
+    mktdata_md_instrument_definition_option55_no_underlyings_next(&gu);
+    /* The underlying future is not listed on this channel: an id outside the simulator's. */
+    mktdata_md_instrument_definition_option55_no_underlyings_set_underlying_security_id(
+        &gu, TP_SIM_SECURITY_ID(id) + 500000);
+    mktdata_md_instrument_definition_option55_no_underlyings_set_underlying_symbol(
+        &gu, underlying, strlen(underlying));
+    struct mktdata_md_instrument_definition_option55_no_related_instruments gr = {0};
+    mktdata_md_instrument_definition_option55_no_related_instruments_wrap_for_encode(&m, &gr, 0);
+    return MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+           mktdata_md_instrument_definition_option55_encoded_length(&m);
+}
+
+/* A calendar spread, December 2026 against March 2027: "AAAEZ6-AAAEH7", two legs. */
+static size_t write_spread56(struct tp_sim_mdp3_feed *f, uint32_t id, uint8_t *buf, size_t cap,
+                             const char *product)
+{
+    struct mktdata_md_instrument_definition_spread56 m = {0};
+    mktdata_md_instrument_definition_spread56_wrap_and_apply_header(&m, buf, cap);
+    char symbol[21];
+    snprintf(symbol, sizeof(symbol), "%sZ6-%sH7", product, product);
+    mktdata_md_instrument_definition_spread56_set_security_sub_type(&m, "SP", 2);
+    mktdata_md_instrument_definition_spread56_set_price_ratio_mantissa(&m, NULL_PRICE9);
+    mktdata_md_instrument_definition_spread56_set_tick_rule(&m, MKTDATA_INT8_NULL_NULL_VALUE);
+    mktdata_md_instrument_definition_spread56_set_max_price_variation_mantissa(&m, NULL_PRICE9);
+    DEFINITION_COMMON(md_instrument_definition_spread56, &m, f, id, symbol, "FUT", "FMIXSX");
+    struct mktdata_md_instrument_definition_spread56_no_legs gl = {0};
+    mktdata_md_instrument_definition_spread56_no_legs_wrap_for_encode(&m, &gl, 2);
+    for (int leg = 0; leg < 2; leg++) {
+        mktdata_md_instrument_definition_spread56_no_legs_next(&gl);
+        /* Legs outside the simulator's ids, as for the option's underlying. */
+        mktdata_md_instrument_definition_spread56_no_legs_set_leg_security_id(
+            &gl, TP_SIM_SECURITY_ID(id) + 600000 + leg);
+        mktdata_md_instrument_definition_spread56_no_legs_set_leg_side(&gl, leg == 0 ? 1 : 2);
+        mktdata_md_instrument_definition_spread56_no_legs_set_leg_ratio_qty(&gl, 1);
+        mktdata_md_instrument_definition_spread56_no_legs_set_leg_price_mantissa(&gl, NULL_PRICE9);
+        mktdata_md_instrument_definition_spread56_no_legs_set_leg_option_delta_mantissa(
+            &gl, MKTDATA_INT32_NULL_NULL_VALUE); /* DecimalQty null: INT32_MAX */
+    }
+    return MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+           mktdata_md_instrument_definition_spread56_encoded_length(&m);
+}
+
+static int send_definition(struct tp_sim_mdp3_feed *f, uint32_t id)
+{
+    uint8_t buf[512];
+    char product[5];
+    memcpy(product, f->model->instruments[id].symbol, 4);
+    product[4] = '\0';
+    size_t len;
+    switch (definition_template(id)) {
+    case 55:
+        len = write_option55(f, id, buf, sizeof(buf), product);
+        break;
+    case 56:
+        len = write_spread56(f, id, buf, sizeof(buf), product);
+        break;
+    default:
+        len = write_future54(f, id, buf, sizeof(buf), product);
+    }
+    return put_message(f, TP_SIM_STREAM_DEFINITION, buf, len);
 }
 
 /* Sends the next `batch` items of a cycling channel; the channel's MsgSeqNum restarts per loop. */
@@ -1138,6 +1234,7 @@ json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
     json_t *actions = json_object();
     for (int a = 0; a < 6; a++)
         json_object_set_new(actions, names[a], json_integer((json_int_t)f->actions[a]));
+    static const char *const kind_names[] = {"future", "option", "spread"};
     json_t *stats = json_object();
     for (uint32_t id = 0; id < f->model->params.instruments; id++) {
         const struct tp_sim_mdp3_stats *st = &f->stats[id];
@@ -1147,11 +1244,12 @@ json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
             symbol[i] = '\0';
         json_object_set_new(
             stats, symbol,
-            json_pack("{s:I,s:I,s:I,s:I,s:I,s:I}", "settlement9", (json_int_t)st->settlement9,
-                      "cleared_volume", (json_int_t)st->cleared_volume, "open_interest",
-                      (json_int_t)st->open_interest, "high_limit9", (json_int_t)st->high_limit9,
-                      "low_limit9", (json_int_t)st->low_limit9, "max_variation9",
-                      (json_int_t)st->max_variation9));
+            json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "kind",
+                      kind_names[definition_template(id) - 54], "settlement9",
+                      (json_int_t)st->settlement9, "cleared_volume", (json_int_t)st->cleared_volume,
+                      "open_interest", (json_int_t)st->open_interest, "high_limit9",
+                      (json_int_t)st->high_limit9, "low_limit9", (json_int_t)st->low_limit9,
+                      "max_variation9", (json_int_t)st->max_variation9));
     }
     return json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates,
                      "book_actions", actions, "statistics", stats, "incremental_packets",

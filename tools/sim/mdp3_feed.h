@@ -20,14 +20,19 @@
  *   packet whose MsgSeqNum it carries in LastMsgSeqNumProcessed, with the instrument's RptSeq.
  *   Its MsgSeqNum restarts at 1 with every loop. Each is followed, on the MBO snapshot stream, by
  *   the instrument's live orders (53, up to 40 per chunk, one chunk per packet, at least one).
- * - Definitions (54) cycle likewise (a full loop first, before any incremental packet).
+ * - Definitions cycle likewise (a full loop first, before any incremental packet): futures
+ *   (54, "AAAAZ6"), but every fifth instrument from id 3 is an option on its product's future
+ *   (55, "AAADZ6 C<strike>", one underlying) and every fifth from id 4 a calendar spread (56,
+ *   "AAAEZ6-AAAEH7", two legs); underlyings and legs are not on this channel. The symbol's first
+ *   four characters are always the model's product.
  * - Daily statistics and limits: before the first model event, one event per instrument with
  *   DailyStatistics49 (the prior day's settlement '6' at the reference price, cleared volume 'B'
  *   and open interest 'C') and LimitsBanding50 (high and low limits 8 ticks either side of the
  *   reference price, MaxPriceVariation 4 ticks). A trade more than 2 ticks from the band's centre
- *   re-centres the limits on it (a 50 in the trade's event), so they follow the price. After the last model event, each instrument that traded gets its final settlement
- *   (49 '6' at its last trade price). These entries take RptSeqs like every other; snapshots
- *   (52) carry the current limits.
+ *   re-centres the limits on it (a 50 in the trade's event), so they follow the price. After
+ *   the last model event, each instrument that traded gets its final settlement (49 '6' at its
+ *   last trade price). These entries take RptSeqs like every other; snapshots (52) carry the
+ *   current limits.
  * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
  *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47); session
  *   statistics and cumulative volume carry on.
@@ -73,7 +78,8 @@ struct tp_sim_mdp3_stream {
 
 /*
  * The daily statistics (49) and price limits (50) last sent for an instrument: what a feed
- * handler must show at the end (the report lists them per symbol).
+ * handler must show at the end (the report lists them per symbol, with the instrument's kind:
+ * future, option or spread, by its definition template).
  */
 struct tp_sim_mdp3_stats {
     int64_t settlement9;    /* SettlementPrice '6': the prior day's at the open, final at close */
