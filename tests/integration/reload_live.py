@@ -324,6 +324,8 @@ def scenario_added():
                    'tickplane_line_delivered_total{channel="itch",line="a"'):
         if family not in metrics:
             fail("metrics: no %s" % family)
+    print("metrics: " + " | ".join(l for l in metrics.splitlines()
+                                   if 'channel="cme"' in l and ("feed_" in l or "line=\"a\"" in l)))
     summary = stop_daemon(daemon)
     names = [c["name"] for c in summary["channels"]]
     itch = summary["channels"][names.index("itch")]
