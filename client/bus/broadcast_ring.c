@@ -292,10 +292,12 @@ static inline int overwritten(const struct tp_ring_reader *r, uint64_t pos)
 }
 
 /*
- * Fast path for a reader that follows closely: look at the record header at the cursor itself,
- * so a new record costs one cache-line transfer (no trip through the tail line). Returns 1 with
- * the record copied into the batch, 0 when nothing new is there, -1 when the tail-based path
- * must decide (unknown sequence, a lap, anything unexpected).
+ * Fast path for a reader that follows closely: look at the record headers at the cursor itself,
+ * so new records cost the cache-line transfers of their own bytes (no trip through the tail
+ * line). Every complete record found in a row (up to the batch size, the end of the data area or
+ * a padding record) is copied; then one fence and one look at the tail intent validate the whole
+ * run. Returns 1 with records in the batch, 0 when nothing new is there, -1 when the tail-based
+ * path must decide (unknown sequence, a lap, anything unexpected).
  */
 static int read_at_cursor(struct tp_ring_reader *r)
 {
@@ -306,32 +308,42 @@ static int read_at_cursor(struct tp_ring_reader *r)
             r->cursor += to_end; /* implicit padding */
             continue;
         }
-        const struct tp_ring_record *h = (const struct tp_ring_record *)(r->shared->data + off);
-        uint64_t seq = load_sequence(h);
+        const struct tp_ring_record *first = (const struct tp_ring_record *)(r->shared->data + off);
+        uint64_t copied = 0, sequence = r->next_sequence;
+        for (const struct tp_ring_record *h = first;
+             to_end - copied >= TP_RING_RECORD_HEADER && load_sequence(h) == sequence;
+             h = (const struct tp_ring_record *)((const uint8_t *)first + copied)) {
+            uint32_t length = h->length;
+            uint64_t aligned = ALIGN_UP((uint64_t)length);
+            if (length < TP_RING_RECORD_HEADER || aligned > to_end - copied ||
+                length > r->max_record || h->type == TP_REC_PADDING ||
+                copied + aligned > r->batch_size)
+                break;
+            memcpy(r->batch + copied, h, length);
+            copied += aligned;
+            sequence++;
+        }
+        if (copied > 0) {
+            /* The copies must complete before we look at how far the writer has gone. */
+            atomic_thread_fence(memory_order_acquire);
+            if (overwritten(r, r->cursor))
+                return -1;
+            r->next_sequence = sequence;
+            r->cursor += copied;
+            r->batch_pos = 0;
+            r->batch_end = (uint32_t)copied;
+            return 1;
+        }
+        uint64_t seq = load_sequence(first);
         if (seq != r->next_sequence) {
             /* Zero: not written yet in this lap, unless the writer is a lap ahead of us. */
             return seq == 0 && !overwritten(r, r->cursor) ? 0 : -1;
         }
-        uint32_t length = h->length;
-        uint64_t aligned = ALIGN_UP((uint64_t)length);
-        if (length < TP_RING_RECORD_HEADER || aligned > to_end || length > r->max_record)
+        uint64_t aligned = ALIGN_UP((uint64_t)first->length);
+        if (first->type != TP_REC_PADDING || first->length < TP_RING_RECORD_HEADER ||
+            aligned > to_end || overwritten(r, r->cursor))
             return -1;
-        if (h->type == TP_REC_PADDING) {
-            if (overwritten(r, r->cursor))
-                return -1;
-            r->cursor += aligned;
-            continue;
-        }
-        memcpy(r->batch, h, length);
-        /* The copy must complete before we look at how far the writer has gone. */
-        atomic_thread_fence(memory_order_acquire);
-        if (overwritten(r, r->cursor))
-            return -1;
-        r->next_sequence++;
-        r->cursor += aligned;
-        r->batch_pos = 0;
-        r->batch_end = (uint32_t)aligned;
-        return 1;
+        r->cursor += aligned; /* padding to the end of the data area */
     }
 }
 

@@ -114,11 +114,10 @@ static void test_lapped_reader_learns_exact_loss(void **state)
     struct fixture *f = make(4096, 256, 8192);
     const struct tp_ring_record *rec;
     uint64_t lost = 0;
-    for (uint64_t s = 1; s <= 3; s++)
-        publish(f, s);
+    publish(f, 1);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 1);
-    for (uint64_t s = 4; s <= 400; s++)
+    for (uint64_t s = 2; s <= 400; s++)
         publish(f, s);
     assert_int_equal(tp_ring_lag(&f->r), 399);
     /* Records 2..399 were overwritten: the reader jumps to the latest (400) and says so. */
@@ -135,18 +134,23 @@ static void test_lapped_reader_learns_exact_loss(void **state)
     destroy(f);
 }
 
-/* A reader that copied a run of records keeps them whatever the writer does afterwards. */
-static void test_copied_batch_survives_a_lap(void **state)
+/*
+ * A reader that copied a run of records keeps them whatever the writer does afterwards: through
+ * the tail (a reader that attached mid-stream) or at its cursor (a reader following closely,
+ * which copies every complete record there at once).
+ */
+static void copied_batch_survives_a_lap(int tail_path)
 {
-    (void)state;
     struct fixture *f = make(4096, 256, 8192);
     const struct tp_ring_record *rec;
     uint64_t lost = 0;
-    f->r.next_sequence = 0; /* as a reader that attached mid-stream: takes the tail path */
+    if (tail_path)
+        f->r.next_sequence = 0; /* the sequence to expect is unknown: takes the tail path */
     for (uint64_t s = 1; s <= 3; s++)
         publish(f, s);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 1);
+    assert_int_equal(f->r.batch_end, f->w.tail); /* records 1..3, the whole run */
     for (uint64_t s = 4; s <= 400; s++)
         publish(f, s);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
@@ -157,6 +161,34 @@ static void test_copied_batch_survives_a_lap(void **state)
     assert_int_equal(lost, 396);
     assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
     check(rec, 400);
+    destroy(f);
+}
+
+static void test_copied_batch_survives_a_lap(void **state)
+{
+    (void)state;
+    copied_batch_survives_a_lap(1);
+    copied_batch_survives_a_lap(0);
+}
+
+/* At its cursor a reader takes as many complete records as its batch holds, several per read. */
+static void test_cursor_run_bounded_by_batch(void **state)
+{
+    (void)state;
+    struct fixture *f = make(4096, 256, 256);
+    const struct tp_ring_record *rec;
+    uint64_t lost = 0, reads = 0;
+    for (uint64_t s = 1; s <= 20; s++)
+        publish(f, s);
+    for (uint64_t s = 1; s <= 20; s++) {
+        if (f->r.batch_pos >= f->r.batch_end)
+            reads++;
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+        check(rec, s);
+        assert_true(f->r.batch_end <= 256);
+    }
+    assert_true(reads < 20);
+    assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
     destroy(f);
 }
 
@@ -265,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_in_order_across_wraps),
         cmocka_unit_test(test_lapped_reader_learns_exact_loss),
         cmocka_unit_test(test_copied_batch_survives_a_lap),
+        cmocka_unit_test(test_cursor_run_bounded_by_batch),
         cmocka_unit_test(test_deferred_commits_move_tail_at_flush),
         cmocka_unit_test(test_claim_too_large_is_refused),
         cmocka_unit_test(test_bad_parameters),

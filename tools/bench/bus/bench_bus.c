@@ -10,9 +10,10 @@
  *                   and the strategy's callback (throughput and one-way latency, one reader).
  * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine).
  *
- * Usage: bench_bus [--quick] [--rt] [--ring BYTES] [--dir DIR] [--payload BYTES]
+ * Usage: bench_bus [--quick] [--rt] [--zero-loss-only] [--ring BYTES] [--dir DIR] [--payload BYTES]
  *   --rt  run the measuring threads SCHED_FIFO (root): on a shared, busy machine this keeps
  *         other processes off the two cores for the few seconds of the run.
+ *   --zero-loss-only  only the two 1-reader zero-loss throughput runs.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -40,6 +41,7 @@ static double ns_per_tick;
 static const char *shm_dir = "/dev/shm";
 static uint32_t payload_bytes = 40; /* 24-byte header + 40 = a 64-byte record */
 static uint64_t throughput_events = 20000000;
+static int zero_loss_only;
 static uint64_t latency_samples = 200000;
 static uint64_t ring_bytes_opt = 1 << 18; /* fits the 1 MiB L2 of each core */
 static int realtime;
@@ -510,6 +512,8 @@ int main(int argc, char **argv)
             ring_bytes_opt = strtoull(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--rt") == 0) {
             realtime = 1;
+        } else if (strcmp(argv[i], "--zero-loss-only") == 0) {
+            zero_loss_only = 1;
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             shm_dir = argv[++i];
         } else if (strcmp(argv[i], "--payload") == 0 && i + 1 < argc) {
@@ -520,7 +524,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr,
-                    "usage: %s [--quick] [--rt] [--ring BYTES] [--dir DIR] [--payload BYTES]\n",
+                    "usage: %s [--quick] [--rt] [--zero-loss-only] [--ring BYTES] [--dir DIR] "
+                    "[--payload BYTES]\n",
                     argv[0]);
             return 2;
         }
@@ -528,6 +533,12 @@ int main(int argc, char **argv)
     calibrate_tsc();
     printf("{\"bench\":\"setup\",\"ns_per_tick\":%.4f,\"payload_bytes\":%u,\"cpus\":%ld}\n",
            ns_per_tick, payload_bytes, sysconf(_SC_NPROCESSORS_ONLN));
+    if (zero_loss_only) {
+        /* The 1-reader zero-loss runs alone (before/after comparisons of the reader path). */
+        run_bus(1, 0, ring_bytes_opt, 32, 1, 0);
+        run_bus(1, 0, ring_bytes_opt, 32, 1, 30);
+        return 0;
+    }
     bench_pingpong();
     bench_rte_ring();
     int counts[] = {0, 1, 2, 4};
