@@ -740,7 +740,7 @@ static void test_config_dir_too_long(void **state)
         path[len + 90] = '\0';
         assert_int_equal(mkdir(path, 0700), 0);
     }
-    char file[PATH_MAX];
+    char file[PATH_MAX + 16]; /* the directory, "/tp.json" and its NUL */
     snprintf(file, sizeof(file), "%s/tp.json", path);
     FILE *f = fopen(file, "w");
     assert_non_null(f);
