@@ -254,17 +254,17 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol)
 }
 
 /* The venue names the data plane matches subscriptions with (tpout Venue numbering). */
-static const char *venue_name(uint8_t venue)
+const char *tp_cl_venue_name(uint8_t venue)
 {
     return venue == 0 ? "CME" : venue == 1 ? "NASDAQ" : NULL;
 }
 
-int tp_cl_venue_known(const char *name)
+int tp_cl_venue_code(const char *name)
 {
-    for (uint8_t v = 0; venue_name(v) != NULL; v++)
-        if (strcmp(venue_name(v), name) == 0)
-            return 1;
-    return 0;
+    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL; v++)
+        if (strcmp(tp_cl_venue_name(v), name) == 0)
+            return v;
+    return -1;
 }
 
 int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
@@ -278,7 +278,7 @@ int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1
         len++;
     while (len > 0 && h->symbol[len - 1] == ' ')
         len--; /* ITCH pads with spaces */
-    *venue = venue_name(h->venue);
+    *venue = tp_cl_venue_name(h->venue);
     if (len == 0 || *venue == NULL)
         return -ENOENT;
     memcpy(symbol, h->symbol, len);

@@ -54,7 +54,9 @@ struct pattern_sub {
     char venue[VENUE_NAME_MAX]; /* "": every venue */
     char pattern[PATTERN_MAX];
     uint32_t topics;
+    uint32_t venues; /* bit per venue code it covers: those asked, or those the daemon granted */
     uint32_t daemon_subs[MAX_VENUE_SUBS];
+    uint8_t daemon_venue[MAX_VENUE_SUBS]; /* venue code of each daemon subscription */
     unsigned n_daemon_subs;
 };
 
@@ -108,7 +110,9 @@ void tp_cl_recompute_any(struct tp_client *c);
 /* Symbol of a defined instrument without its padding, and its venue's name: 0 or -ENOENT. */
 int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
                  const char **venue);
-int tp_cl_venue_known(const char *name);
+int tp_cl_venue_code(const char *name); /* -1: not a venue the data plane names */
+/* Name of a venue code (tpout Venue), NULL past the last one: the data plane's names. */
+const char *tp_cl_venue_name(uint8_t venue);
 
 /* remote.c: the daemon's side (every function needs c->control_path set). */
 int tp_cl_error(struct tp_client *c, int rc, const char *fmt, ...)

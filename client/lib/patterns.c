@@ -30,7 +30,7 @@ static uint32_t matching_topics(const struct tp_client *c, const char *symbol, c
     uint32_t topics = 0;
     for (unsigned k = 0; k < MAX_PATTERNS; k++) {
         const struct pattern_sub *p = &c->patterns[k];
-        if (p->topics == 0 || (p->venue[0] != '\0' && strcmp(p->venue, venue) != 0))
+        if (p->topics == 0 || !(p->venues & (1u << tp_cl_venue_code(venue))))
             continue;
         if (tp_glob_match(p->pattern, symbol))
             topics |= p->topics;
@@ -126,7 +126,7 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
     if (pattern == NULL || !pattern_ok(pattern))
         return tp_cl_error(c, -EINVAL, "bad pattern (1-%u printable characters, no space)",
                            PATTERN_MAX - 1);
-    if (venue != NULL && !tp_cl_venue_known(venue))
+    if (venue != NULL && tp_cl_venue_code(venue) < 0)
         return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (CME, NASDAQ)", venue);
     struct pattern_sub *p = NULL;
     for (unsigned k = 0; k < MAX_PATTERNS && p == NULL; k++)
@@ -136,6 +136,9 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
         return tp_cl_error(c, -ENOSPC, "pattern subscription limit reached (%u)", MAX_PATTERNS);
     struct pattern_sub next = {.topics = topics};
     snprintf(next.venue, sizeof(next.venue), "%s", venue != NULL ? venue : "");
+    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL; v++)
+        if (venue == NULL || v == tp_cl_venue_code(venue))
+            next.venues |= 1u << v;
     snprintf(next.pattern, sizeof(next.pattern), "%s", pattern);
     if (c->control_path[0] != '\0') {
         int rc = tp_cl_remote_pattern(c, &next);
@@ -167,9 +170,14 @@ int tp_cl_pattern_revoked(struct tp_client *c, uint32_t sub)
         for (unsigned i = 0; p->topics != 0 && i < p->n_daemon_subs; i++) {
             if (p->daemon_subs[i] != sub)
                 continue;
-            p->daemon_subs[i] = p->daemon_subs[--p->n_daemon_subs];
+            p->venues &= ~(1u << p->daemon_venue[i]);
+            p->n_daemon_subs--;
+            p->daemon_subs[i] = p->daemon_subs[p->n_daemon_subs];
+            p->daemon_venue[i] = p->daemon_venue[p->n_daemon_subs];
             if (p->n_daemon_subs == 0)
                 remove_pattern(c, p); /* granted on no venue any more */
+            else
+                tp_cl_rematch_patterns(c);
             return 1;
         }
     }

@@ -118,18 +118,12 @@ struct plan {
     unsigned n_new_all;
 };
 
-/* Subscription ids of a reply, in request order, into the plan's items (or new_all). */
-static int take_subscriptions(struct tp_client *c, struct plan *p, json_t *reply,
-                              struct plan_item **asked, size_t n_asked)
+/* Subscription ids of a reply, in request order, into the plan's items. */
+static int take_subscriptions(struct tp_client *c, json_t *reply, struct plan_item **asked,
+                              size_t n_asked)
 {
     json_t *subs = json_object_get(reply, "subscriptions");
     size_t n = json_array_size(subs);
-    if (asked[0]->id == TP_INSTRUMENT_NONE) {
-        for (size_t k = 0; k < n && p->n_new_all < MAX_VENUE_SUBS; k++)
-            p->new_all[p->n_new_all++] = (uint32_t)json_integer_value(
-                json_object_get(json_array_get(subs, k), "subscription"));
-        return n > 0 ? 0 : tp_cl_error(c, -EPROTO, "daemon granted no subscription");
-    }
     if (n != n_asked)
         return tp_cl_error(c, -EPROTO, "daemon answered %zu subscriptions for %zu symbols", n,
                            n_asked);
@@ -140,6 +134,34 @@ static int take_subscriptions(struct tp_client *c, struct plan *p, json_t *reply
 }
 
 #define PATTERNS_PER_REQUEST 32 /* the daemon's limit per subscribe request */
+
+/*
+ * Every instrument: "*" on each venue, all of them granted or the call refused (a venue the
+ * instance does not have is skipped: it has no instruments to deliver).
+ */
+static int subscribe_every_venue(struct tp_client *c, struct plan *p, uint32_t topics)
+{
+    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL && p->n_new_all < MAX_VENUE_SUBS; v++) {
+        json_t *reply;
+        int rc = control_call(c,
+                              json_pack("{s:s, s:s, s:s, s:o}", "cmd", "subscribe", "venue",
+                                        tp_cl_venue_name(v), "instruments", "*", "topics",
+                                        daemon_topics_json(topics)),
+                              &reply);
+        if (rc == -EPROTO && strncmp(c->last_error, "unknown venue", 13) == 0)
+            continue;
+        if (rc != 0)
+            return rc;
+        uint32_t sub = (uint32_t)json_integer_value(json_object_get(
+            json_array_get(json_object_get(reply, "subscriptions"), 0), "subscription"));
+        json_decref(reply);
+        if (sub == 0)
+            return tp_cl_error(c, -EPROTO, "daemon granted no subscription");
+        p->new_all[p->n_new_all++] = sub;
+    }
+    c->last_error[0] = '\0';
+    return p->n_new_all > 0 ? 0 : tp_cl_error(c, -EPROTO, "the daemon knows none of the venues");
+}
 
 /*
  * Make the daemon's subscriptions match the plan, all or nothing: first every new subscription
@@ -153,32 +175,31 @@ static int control_apply(struct tp_client *c, struct plan *p)
         struct plan_item *first = &p->items[i];
         if (first->done || first->topics == 0)
             continue;
+        if (first->id == TP_INSTRUMENT_NONE) {
+            first->done = 1;
+            rc = subscribe_every_venue(c, p, first->topics);
+            continue;
+        }
         struct plan_item *asked[PATTERNS_PER_REQUEST];
         size_t n_asked = 0;
         json_t *patterns = json_array();
-        json_t *req = json_pack("{s:s, s:o}", "cmd", "subscribe", "topics",
-                                daemon_topics_json(first->topics));
-        if (first->id == TP_INSTRUMENT_NONE) {
-            json_array_append_new(patterns, json_string("*"));
-            asked[n_asked++] = first;
-            first->done = 1;
-        } else {
-            json_object_set_new(req, "venue", json_string(first->venue));
-            for (size_t j = i; j < p->n && n_asked < PATTERNS_PER_REQUEST; j++) {
-                struct plan_item *it = &p->items[j];
-                if (it->done || it->id == TP_INSTRUMENT_NONE || it->topics != first->topics ||
-                    strcmp(it->venue, first->venue) != 0)
-                    continue;
-                json_array_append_new(patterns, json_string(it->symbol));
-                asked[n_asked++] = it;
-                it->done = 1;
-            }
+        for (size_t j = i; j < p->n && n_asked < PATTERNS_PER_REQUEST; j++) {
+            struct plan_item *it = &p->items[j];
+            if (it->done || it->id == TP_INSTRUMENT_NONE || it->topics != first->topics ||
+                strcmp(it->venue, first->venue) != 0)
+                continue;
+            json_array_append_new(patterns, json_string(it->symbol));
+            asked[n_asked++] = it;
+            it->done = 1;
         }
-        json_object_set_new(req, "instruments", patterns);
         json_t *reply;
-        rc = control_call(c, req, &reply);
+        rc = control_call(c,
+                          json_pack("{s:s, s:s, s:o, s:o}", "cmd", "subscribe", "venue",
+                                    first->venue, "instruments", patterns, "topics",
+                                    daemon_topics_json(first->topics)),
+                          &reply);
         if (rc == 0) {
-            rc = take_subscriptions(c, p, reply, asked, n_asked);
+            rc = take_subscriptions(c, reply, asked, n_asked);
             json_decref(reply);
         }
     }
@@ -272,11 +293,21 @@ int tp_cl_remote_pattern(struct tp_client *c, struct pattern_sub *p)
     int rc = control_call(c, req, &reply);
     if (rc != 0)
         return rc;
+    /* Without a venue the daemon grants the venues the caller is entitled to: match only those. */
     json_t *subs = json_object_get(reply, "subscriptions");
     p->n_daemon_subs = 0;
-    for (size_t k = 0; k < json_array_size(subs) && p->n_daemon_subs < MAX_VENUE_SUBS; k++)
-        p->daemon_subs[p->n_daemon_subs++] =
-            (uint32_t)json_integer_value(json_object_get(json_array_get(subs, k), "subscription"));
+    p->venues = 0;
+    for (size_t k = 0; k < json_array_size(subs) && p->n_daemon_subs < MAX_VENUE_SUBS; k++) {
+        json_t *sub = json_array_get(subs, k);
+        const char *name = json_string_value(json_object_get(sub, "venue"));
+        int venue = name != NULL ? tp_cl_venue_code(name) : -1;
+        if (venue < 0)
+            continue; /* a venue this library cannot tell apart on the bus */
+        p->daemon_subs[p->n_daemon_subs] =
+            (uint32_t)json_integer_value(json_object_get(sub, "subscription"));
+        p->daemon_venue[p->n_daemon_subs++] = (uint8_t)venue;
+        p->venues |= 1u << venue;
+    }
     json_decref(reply);
     return p->n_daemon_subs > 0 ? 0 : tp_cl_error(c, -EPROTO, "daemon granted no subscription");
 }

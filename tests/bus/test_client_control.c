@@ -49,6 +49,7 @@
 #define MSFT        3u
 #define OTHER_UID   65534u /* entitled: CME ES* top and trades */
 #define NOBODY_UID  65533u /* no entitlement rule at all */
+#define CME_UID     65532u /* trades of every CME instrument */
 
 static const char *const symbols[INSTRUMENTS] = {"ESZ6", "NQZ6", "AAPL    ", "MSFT"};
 static const uint8_t venues[INSTRUMENTS] = {0, 0, 1, 1}; /* tpout Venue: CME, NASDAQ */
@@ -147,7 +148,8 @@ static const char *config_fmt =
     " \"control\": {\"socket\": \"%s\"},"
     " \"entitlements\": {\"default\": \"deny\", \"rules\": ["
     "    {\"uid\": %u, \"venues\": [\"CME\"], \"instruments\": [\"ES*\"],"
-    "     \"topics\": [\"top\", \"trades\"]}]}}";
+    "     \"topics\": [\"top\", \"trades\"]},"
+    "    {\"uid\": 65532, \"venues\": [\"CME\"], \"topics\": [\"trades\"]}]}}";
 
 /* The bus instance "ctl" with its four instruments defined in the state table. */
 static void open_writer(void)
@@ -652,6 +654,11 @@ static int entitled_child(int ready_fd)
         return 8;
     if (tp_subscribe_pattern(c, "CME", "ESZ?", TP_TOPIC_BIT(TP_TOPIC_TOP)) < 1)
         return 9;
+    /* Every instrument means every venue: refused without rights on all of it. */
+    if (tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != -EACCES ||
+        strcmp(tp_last_error(c),
+               "refused: uid 65534 is not entitled to instruments \"*\" of CME") != 0)
+        return 10;
     /* All or nothing: one refused instrument refuses the whole call. */
     uint32_t both[2] = {NQZ6, AAPL};
     if (tp_subscribe(c, both, 2, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != -EACCES)
@@ -804,6 +811,52 @@ static void test_revoked_by_reload(void **state)
     assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE);
 }
 
+/*
+ * Rights on one venue of two: "every instrument" is refused and what CME granted is undone; a
+ * pattern on every venue is granted on CME only, and NASDAQ's records are not delivered.
+ */
+static int one_venue_child(int ready_fd)
+{
+    char err[256];
+    int rc;
+    struct tp_client *c = attach(1, err, sizeof(err), &rc);
+    if (rc != 0 || tp_control_connect(c, sock_path, 0) != 0)
+        return 1;
+    if (tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_TRADES)) != -EACCES ||
+        strcmp(tp_last_error(c), "refused: uid 65532 is not entitled to venue NASDAQ") != 0)
+        return 2;
+    /* A pattern on every venue is granted where the rights are, and delivered only there. */
+    if (tp_subscribe_pattern(c, NULL, "*", TP_TOPIC_BIT(TP_TOPIC_TRADES)) < 1)
+        return 3;
+    ssize_t ignored = write(ready_fd, "r", 1);
+    (void)ignored;
+    struct trades t;
+    memset(&t, 0, sizeof(t));
+    for (int i = 0; i < 4000 && t.per_instrument[NQZ6] < 20; i++)
+        if (tp_poll(c, count_trades, &t, 64) == 0)
+            usleep(500);
+    if (t.per_instrument[ESZ6] < 20 || t.per_instrument[NQZ6] < 20)
+        return 4;
+    if (t.per_instrument[AAPL] != 0 || t.per_instrument[MSFT] != 0)
+        return 5;
+    tp_detach(c);
+    return 0;
+}
+
+static void test_every_instrument_needs_every_venue(void **state)
+{
+    (void)state;
+    assert_int_equal(run_as(CME_UID, one_venue_child, NULL), 0);
+    wait_commands(4);
+    assert_int_equal(seen_cmds[0].op, TP_CTL_SUBSCRIBE); /* CME "*", granted ... */
+    assert_string_equal(seen_cmds[0].venue, "CME");
+    assert_int_equal(seen_cmds[1].op, TP_CTL_UNSUBSCRIBE); /* ... undone when NASDAQ refused */
+    assert_int_equal(seen_cmds[1].sub_id, seen_cmds[0].sub_id);
+    assert_int_equal(seen_cmds[2].op, TP_CTL_SUBSCRIBE); /* the pattern, granted on CME */
+    assert_string_equal(seen_cmds[2].venue, "CME");
+    assert_int_equal(seen_cmds[3].op, TP_CTL_UNSUBSCRIBE_CLIENT);
+}
+
 static void test_uid_without_rights_refused(void **state)
 {
     (void)state;
@@ -827,6 +880,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_uid_without_rights_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_revoked_by_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_instrument_needs_every_venue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reattach_resubscribes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

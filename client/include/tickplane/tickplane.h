@@ -302,7 +302,8 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol);
  *
  * With the control socket the call is all or nothing: the daemon is asked for (venue, symbol,
  * topics) of every instrument whose topics change (a strategy's own topic asks for the topics its
- * transformer reads; ids == NULL asks for "*" on every venue the caller is entitled to), and the
+ * transformer reads; ids == NULL asks for "*" on every venue of the instance, refused unless all
+ * are granted: tp_subscribe_pattern(c, venue, "*", ...) asks for one venue), and the
  * local filter changes only when every request was accepted. Further errors, each with a reason
  * in tp_last_error():
  *   -EACCES     refused by the entitlements ("refused: uid 1001 is not entitled to topic mbo of
