@@ -37,6 +37,7 @@
 #include "control_plane.h"
 #include "interest.h"
 #include "config.h"
+#include "daemon.h"
 #include "dataplane.h"
 #include "hostcheck_config.h"
 #include "publisher.h"
@@ -112,7 +113,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     return o->config != NULL ? 0 : -EINVAL;
 }
 
-static void *dp_alloc(const char *what, size_t size)
+void *tp_daemon_alloc(const char *what, size_t size)
 {
     void *p = size ? rte_zmalloc_socket(what, size, 64, (int)rte_socket_id()) : NULL;
     if (p == NULL)
@@ -144,7 +145,7 @@ static uint32_t iface_ipv4(const char *device)
     return ip;
 }
 
-static const struct tp_cfg_line *channel_line(const struct tp_cfg_channel *ch, unsigned role)
+const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch, unsigned role)
 {
     switch (role) {
     case TP_ROLE_INCR_A:
@@ -168,7 +169,7 @@ static unsigned port_groups(const struct tp_config *cfg, unsigned pi, uint32_t *
     unsigned n = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
-            const struct tp_cfg_line *l = channel_line(&cfg->channels[c], role);
+            const struct tp_cfg_line *l = tp_daemon_channel_line(&cfg->channels[c], role);
             if (l == NULL || !l->present || l->rx_port != pi || n == max)
                 continue;
             groups[n++] = l->group;
@@ -204,7 +205,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         ports[i].ip = cp->ipv4 != 0                  ? cp->ipv4
                       : cp->kind == TP_CFG_PORT_VDEV ? iface_ipv4(cp->device)
                                                      : 0;
-        ports[i].host = dp_alloc("host", tp_host_memsize());
+        ports[i].host = tp_daemon_alloc("host", tp_host_memsize());
         if (ports[i].host == NULL)
             return -ENOMEM;
         struct tp_host_params hp = {
@@ -219,7 +220,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
     return 0;
 }
 
-static void build_filter(const struct tp_cfg_instruments *ci, struct tp_instrument_filter *f)
+void tp_daemon_build_filter(const struct tp_cfg_instruments *ci, struct tp_instrument_filter *f)
 {
     tp_instrument_filter_init(f);
     char rule[128];
@@ -238,8 +239,9 @@ static void build_filter(const struct tp_cfg_instruments *ci, struct tp_instrume
 }
 
 /* Registers a bus counter named "<prefix>.<name>" that the lcore copies from src into exports. */
-static int export(struct tp_dp_export *exports, unsigned *n, unsigned max, struct tp_counters *area,
-                  const char *prefix, const char *name, const uint64_t *src)
+int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
+                     struct tp_counters *area, const char *prefix, const char *name,
+                     const uint64_t *src)
 {
     char full[2 * TP_COUNTER_NAME_LEN];
     snprintf(full, sizeof(full), "%s.%s", prefix, name);
@@ -251,25 +253,12 @@ static int export(struct tp_dp_export *exports, unsigned *n, unsigned max, struc
     return 0;
 }
 
-/*
- * A channel name as a label value inside a counter name: '.' separates the name's segments, so
- * it becomes '_', and the name is cut so the longest counter name fits the registry's limit.
- */
-#define TP_DP_LABEL_LEN 25
-static void counter_label(const char *name, char out[TP_DP_LABEL_LEN])
-{
-    size_t i = 0;
-    for (; name[i] != '\0' && i < TP_DP_LABEL_LEN - 1; i++)
-        out[i] = name[i] == '.' ? '_' : name[i];
-    out[i] = '\0';
-}
-
 static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area)
 {
     int rc = 0;
 #define EXPORT(prefix, obj, field)                                                                 \
-    rc |= export(lc->exports, &lc->n_exports, TP_DP_LCORE_EXPORTS, area, prefix, #field,           \
-                 &(obj)->field)
+    rc |= tp_daemon_export(lc->exports, &lc->n_exports, TP_DP_LCORE_EXPORTS, area, prefix, #field, \
+                           &(obj)->field)
     EXPORT("dp", &lc->stats, rx_packets);
     EXPORT("dp", &lc->stats, tx_frames);
     EXPORT("dp", &lc->stats, tx_dropped);
@@ -289,52 +278,6 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area)
     return rc;
 }
 
-/*
- * A channel's counters carry its name (and line) as Prometheus label segments:
- * "channel=X.feed.packets" is tickplane_feed_packets_total{channel="X"} (docs/OPERATIONS.md).
- * A channel added again under the same name gets the same counters back.
- */
-static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, const char *name,
-                          const struct tp_channel *ch)
-{
-    int rc = 0;
-    char p[TP_COUNTER_NAME_LEN], label[TP_DP_LABEL_LEN];
-    counter_label(name, label);
-    slot->n_exports = 0;
-#define EXPORT(obj, field)                                                                         \
-    rc |= export(slot->exports, &slot->n_exports, TP_DP_SLOT_EXPORTS, area, p, #field,             \
-                 &(obj)->field)
-    snprintf(p, sizeof(p), "channel=%s.feed", label);
-    EXPORT(&ch->counters, packets);
-    EXPORT(&ch->counters, malformed);
-    EXPORT(&ch->counters, messages);
-    EXPORT(&ch->counters, stale_marks);
-    const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
-    snprintf(p, sizeof(p), "channel=%s.arb", label);
-    EXPORT(ac, gaps);
-    EXPORT(ac, gap_filled);
-    EXPORT(ac, skipped_msgs);
-    EXPORT(ac, resets);
-    snprintf(p, sizeof(p), "channel=%s.mold", label);
-    EXPORT(&ch->mold.counters, requests);
-    EXPORT(&ch->mold.counters, recovered);
-    EXPORT(&ch->mold.counters, given_up);
-    static const char *const line_names[] = {"a", "b", "r"};
-    for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
-        snprintf(p, sizeof(p), "channel=%s.line=%s.line", label, line_names[l]);
-        EXPORT(&ac->line[l], packets);
-        EXPORT(&ac->line[l], delivered);
-        EXPORT(&ac->line[l], duplicates);
-        EXPORT(&ac->line[l], held);
-        EXPORT(&ac->line[l], stale);
-        EXPORT(&ac->line[l], overflow);
-        EXPORT(&ac->line[l], corrupt);
-    }
-#undef EXPORT
-    return rc;
-}
-
-/* slot_of: the slot of each config channel. */
 static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *cfg,
                           const uint8_t *slot_of, double elapsed_s)
 {
@@ -401,37 +344,7 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
     fflush(stdout);
 }
 
-/* Everything the daemon allocates, sized from the config. */
-struct daemon {
-    struct tp_config *cfg; /* running (replaced by a successful reload) */
-    struct tp_bus_writer *bus;
-    struct tp_dp_port ports[TP_CFG_MAX_PORTS];
-    unsigned n_ports_open;
-    struct tp_instruments *registry;
-    struct tp_books *books;
-    struct tp_instrument_filter filter; /* every feed reads this one (the lcore swaps it) */
-    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
-    struct tp_dp_lcore lc;
-    /* The main lcore's view of the slots (what it last handed the lcore; read by stats). */
-    uint8_t slot_of[TP_CFG_MAX_CHANNELS]; /* config channel -> slot */
-    struct tp_channel *slot_channel[TP_DP_MAX_CHANNELS];
-    struct tp_dp_slot slot_state[TP_DP_MAX_CHANNELS];
-    char slot_label[TP_DP_MAX_CHANNELS][TP_DP_LABEL_LEN];
-    int itch_slot_of[TP_DP_MAX_CHANNELS]; /* locate map of the slot's ITCH channel, or -1 */
-    uint16_t itch_slots;                  /* locate maps in the registry */
-    /* A copy of the lcore's classifier: a reload's flows are tried on it first. */
-    struct tp_classifier *shadow_cls, *scratch_cls;
-    size_t cls_size;
-    uint32_t held_max;
-    uint64_t generation; /* of the last reload sent to the lcore */
-};
-
-/* ITCH locate maps beyond the channels at start-up, for ITCH channels a reload adds. */
-#define SPARE_ITCH_SLOTS 4
-/* How long a reload waits for the data lcore to acknowledge it. */
-#define RELOAD_ACK_MS 2000
-
-static int build_bus(struct daemon *d)
+static int build_bus(struct tp_daemon *d)
 {
     char err[256];
     d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS, err, sizeof(err));
@@ -442,16 +355,16 @@ static int build_bus(struct daemon *d)
     return 0;
 }
 
-static int build_tables(struct daemon *d)
+static int build_tables(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
     uint16_t itch_channels = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
-    d->itch_slots = itch_channels + SPARE_ITCH_SLOTS;
+    d->itch_slots = itch_channels + TP_DAEMON_SPARE_ITCH_SLOTS;
     struct tp_instruments_params ip = {.capacity = cfg->instruments.capacity,
                                        .itch_venues = d->itch_slots};
-    d->registry = dp_alloc("instruments", tp_instruments_memsize(&ip));
+    d->registry = tp_daemon_alloc("instruments", tp_instruments_memsize(&ip));
     if (d->registry == NULL || tp_instruments_init(d->registry, &ip) != 0)
         return -ENOMEM;
     /* Order books aggregate every live price: the level arrays hold more than the depth the
@@ -464,156 +377,15 @@ static int build_tables(struct daemon *d)
         .mbp_depth = cfg->books.levels_per_side < 255 ? cfg->books.levels_per_side : 255,
         .implied_depth = 2,
     };
-    d->books = dp_alloc("books", tp_books_memsize(&bp));
+    d->books = tp_daemon_alloc("books", tp_books_memsize(&bp));
     if (d->books == NULL || tp_books_init(d->books, &bp) != 0)
         return -ENOMEM;
-    build_filter(&cfg->instruments, &d->filter);
+    tp_daemon_build_filter(&cfg->instruments, &d->filter);
     return 0;
-}
-
-/* The lines of config channel cc as the slot holds them. */
-static void slot_lines(const struct daemon *d, const struct tp_cfg_channel *cc,
-                       struct tp_dp_slot *s)
-{
-    memset(s, 0, sizeof(*s));
-    for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
-        const struct tp_cfg_line *l = channel_line(cc, role);
-        if (l == NULL || !l->present)
-            continue;
-        s->lines[role] = (struct tp_dp_line){
-            .present = true,
-            .group = l->group,
-            .source = l->source,
-            .udp = l->port,
-            .vlan = l->vlan < 0 ? TP_CLASSIFY_ANY_VLAN : (uint16_t)l->vlan,
-            .port = l->rx_port,
-        };
-    }
-    if (cc->rerequest_host != 0) {
-        uint16_t port = cc->lines[0].rx_port;
-        s->rerequest = (struct tp_dp_rerequest_target){.server_ip = cc->rerequest_host,
-                                                       .server_port = cc->rerequest_port,
-                                                       .port = port,
-                                                       .local_ip = d->ports[port].ip};
-    }
-}
-
-/* Applies a slot's flows to a classifier (add or remove): the first error, or 0. */
-static int slot_flows(struct tp_classifier *cls, const struct tp_dp_slot *s, unsigned slot,
-                      bool add)
-{
-    int rc = 0;
-    for (unsigned role = 0; role < TP_ROLES; role++) {
-        const struct tp_dp_line *l = &s->lines[role];
-        if (!l->present)
-            continue;
-        int r = add ? tp_classifier_add(cls, l->group, l->udp, l->vlan, slot * TP_ROLES + role)
-                    : tp_classifier_remove(cls, l->group, l->udp, l->vlan);
-        rc = rc ? rc : r;
-    }
-    if (s->rerequest.server_ip != 0) {
-        uint16_t udp = (uint16_t)(TP_DP_RETRANS_PORT_BASE + slot);
-        int r = add ? tp_classifier_add(cls, s->rerequest.local_ip, udp, TP_CLASSIFY_ANY_VLAN,
-                                        slot * TP_ROLES + TP_ROLE_RETRANS)
-                    : tp_classifier_remove(cls, s->rerequest.local_ip, udp, TP_CLASSIFY_ANY_VLAN);
-        rc = rc ? rc : r;
-    }
-    return rc;
-}
-
-/*
- * Main lcore: everything an attach needs, allocated and registered here (never on the data
- * lcore): the channel in DPDK memory, its lines, re-request target and counters. 0 or -errno
- * with why in err; on error nothing stays allocated.
- */
-static int prepare_channel(struct daemon *d, const struct tp_cfg_channel *cc, unsigned slot,
-                           int itch_slot, struct tp_dp_attach *a, char *err, size_t err_size)
-{
-    struct tp_dp_lcore *lc = &d->lc;
-    struct tp_channel_params chp = {
-        .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
-        .index = slot,
-        .channel_id = cc->venue_channel_id,
-        .held_max = d->held_max,
-        .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
-        .start_seq = 1,
-        .mold = {.retry_tsc = lc->tsc_hz / 20,
-                 .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
-                 .max_messages = cc->rerequest_max_messages},
-        .registry = d->registry,
-        .books = d->books,
-        .filter = &d->filter,
-        .itch_slot = itch_slot < 0 ? 0 : (uint16_t)itch_slot,
-        .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
-        .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
-        .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
-        .replay_bytes = 4u << 20,
-        .publisher = lc->publisher,
-        .io = {.ctx = lc,
-               .view = tp_dp_mbuf_view,
-               .release = tp_dp_mbuf_release,
-               .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL,
-               .membership = tp_dp_membership},
-    };
-    memset(a, 0, sizeof(*a));
-    a->channel = dp_alloc("channel", tp_channel_memsize(&chp));
-    if (a->channel == NULL || tp_channel_init(a->channel, &chp) != 0) {
-        rte_free(a->channel);
-        a->channel = NULL;
-        snprintf(err, err_size, "channel \"%s\": cannot allocate its memory", cc->name);
-        return -ENOMEM;
-    }
-    slot_lines(d, cc, &a->slot);
-    if (export_channel(&a->slot, tp_daemon_bus_counters(d->bus), cc->name, a->channel) != 0) {
-        rte_free(a->channel);
-        a->channel = NULL;
-        snprintf(err, err_size,
-                 "channel \"%s\": the counters area is full (removed channels keep their "
-                 "names until a restart)",
-                 cc->name);
-        return -ENOSPC;
-    }
-    if (cc->rerequest_host != 0 && d->ports[a->slot.rerequest.port].ip == 0)
-        fprintf(stderr,
-                "tickplane: channel %s: port has no IPv4 address, re-requests cannot be answered\n",
-                cc->name);
-    return 0;
-}
-
-/* The main lcore's view after an attach (start-up or a reload the lcore acknowledged). */
-static void note_attached(struct daemon *d, unsigned slot, const struct tp_dp_attach *a,
-                          const char *name, int itch_slot)
-{
-    d->slot_channel[slot] = a->channel;
-    d->slot_state[slot] = a->slot;
-    counter_label(name, d->slot_label[slot]);
-    d->itch_slot_of[slot] = itch_slot;
-}
-
-static void note_detached(struct daemon *d, unsigned slot)
-{
-    rte_free(d->slot_channel[slot]);
-    d->slot_channel[slot] = NULL;
-    memset(&d->slot_state[slot], 0, sizeof(d->slot_state[slot]));
-    d->slot_label[slot][0] = '\0';
-    d->itch_slot_of[slot] = -1;
-}
-
-/* A locate map no slot marked taken holds (itch_slot_of: each slot's), or -1. */
-static int free_itch_slot_of(const struct daemon *d, const int *itch_slot_of, const bool *taken)
-{
-    for (int m = 0; m < d->itch_slots; m++) {
-        bool used = false;
-        for (unsigned s = 0; s < TP_DP_MAX_CHANNELS && !used; s++)
-            used = taken[s] && itch_slot_of[s] == m;
-        if (!used)
-            return m;
-    }
-    return -1;
 }
 
 /* tpout venue 0 (cme) and 1 (nasdaq) as the running config names them. */
-static void name_venues(struct daemon *d)
+void tp_daemon_name_venues(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
     d->venue_names[0] = "CME";
@@ -622,45 +394,7 @@ static void name_venues(struct daemon *d)
         d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
 }
 
-/* Capacities a config's channels must fit besides the slots: counter labels, groups per port. */
-static int check_channel_capacity(const struct tp_config *cfg, char *err, size_t err_size)
-{
-    for (unsigned i = 0; i < cfg->n_channels; i++)
-        for (unsigned j = 0; j < i; j++) {
-            char a[TP_DP_LABEL_LEN], b[TP_DP_LABEL_LEN];
-            counter_label(cfg->channels[i].name, a);
-            counter_label(cfg->channels[j].name, b);
-            if (strcmp(a, b) == 0) {
-                snprintf(err, err_size,
-                         "channels[%u] \"%s\": its counters would be those of \"%s\" (counter "
-                         "names use the first %d characters, '.' as '_')",
-                         i, cfg->channels[i].name, cfg->channels[j].name, TP_DP_LABEL_LEN - 1);
-                return -EINVAL;
-            }
-        }
-    for (unsigned p = 0; p < cfg->n_ports; p++) {
-        uint32_t groups[TP_HOST_MAX_GROUPS + 1];
-        unsigned n = 0;
-        for (unsigned c = 0; c < cfg->n_channels; c++)
-            for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
-                const struct tp_cfg_line *l = channel_line(&cfg->channels[c], role);
-                if (l == NULL || !l->present || l->rx_port != p)
-                    continue;
-                unsigned k = 0;
-                while (k < n && groups[k] != l->group)
-                    k++;
-                if (k == n && n++ == TP_HOST_MAX_GROUPS) {
-                    snprintf(err, err_size, "ports[%u]: more than %d multicast groups", p,
-                             TP_HOST_MAX_GROUPS);
-                    return -ENOSPC;
-                }
-                groups[k] = l->group;
-            }
-    }
-    return 0;
-}
-
-static int build_lcore(struct daemon *d)
+static int build_lcore(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
     struct tp_dp_lcore *lc = &d->lc;
@@ -690,7 +424,7 @@ static int build_lcore(struct daemon *d)
         if (strncmp(cfg->ports[i].dev_name, "net_af_packet", 13) == 0)
             cp.verify_udp_checksum = false;
     d->cls_size = tp_classifier_memsize(&cp);
-    lc->set.classifier = dp_alloc("classifier", d->cls_size);
+    lc->set.classifier = tp_daemon_alloc("classifier", d->cls_size);
     d->shadow_cls = aligned_alloc(64, d->cls_size);
     d->scratch_cls = aligned_alloc(64, d->cls_size);
     if (lc->set.classifier == NULL || d->shadow_cls == NULL || d->scratch_cls == NULL ||
@@ -707,7 +441,7 @@ static int build_lcore(struct daemon *d)
         .latency = &lc->latency,
         .clock = tsc_now,
     };
-    lc->publisher = dp_alloc("publisher", tp_publisher_memsize(&pp));
+    lc->publisher = tp_daemon_alloc("publisher", tp_publisher_memsize(&pp));
     if (lc->publisher == NULL || tp_publisher_init(lc->publisher, &pp) != 0)
         return -ENOMEM;
     if (export_lcore(lc, tp_daemon_bus_counters(d->bus)) != 0)
@@ -719,34 +453,9 @@ static int build_lcore(struct daemon *d)
     for (unsigned i = 0; i < cfg->n_ports; i++)
         if (cfg->ports[i].mbuf_pool_size / 4 < d->held_max)
             d->held_max = cfg->ports[i].mbuf_pool_size / 4;
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        d->itch_slot_of[s] = -1;
-    char why[256];
-    if (check_channel_capacity(cfg, why, sizeof(why)) != 0) {
-        fprintf(stderr, "tickplane: %s\n", why);
-        return -EINVAL;
-    }
-    /* Start-up attaches the config's channels to slots 0..n-1 directly (the lcore is not
-     * running yet), through the same steps as a reload. */
-    uint64_t now = rte_rdtsc();
-    int itch_next = 0;
-    for (unsigned c = 0; c < cfg->n_channels; c++) {
-        const struct tp_cfg_channel *cc = &cfg->channels[c];
-        int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next++ : -1;
-        struct tp_dp_attach a;
-        char err[256];
-        int rc = prepare_channel(d, cc, c, itch_slot, &a, err, sizeof(err));
-        if (rc == 0 && (rc = slot_flows(d->shadow_cls, &a.slot, c, true)) != 0)
-            snprintf(err, sizeof(err), "channel \"%s\": a line's flow is used twice", cc->name);
-        if (rc == 0)
-            rc = tp_dp_set_attach(&lc->set, c, &a, now);
-        if (rc != 0) {
-            fprintf(stderr, "tickplane: %s\n", err);
-            return rc;
-        }
-        d->slot_of[c] = (uint8_t)c;
-        note_attached(d, c, &a, cc->name, itch_slot);
-    }
+    int rc = tp_daemon_start_channels(d);
+    if (rc != 0)
+        return rc;
     lc->reconfig =
         rte_ring_create_elem("tp_reconfig", sizeof(struct tp_dp_cmd), TP_DP_RECONFIG_RING,
                              (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -761,7 +470,7 @@ static double mono_s(void)
 }
 
 /* The control plane: signals and the idle timeout, until told to stop. */
-static void control_loop(struct daemon *d, const struct options *o)
+static void control_loop(struct tp_daemon *d, const struct options *o)
 {
     uint64_t hz = rte_get_tsc_hz();
     uint64_t start = rte_rdtsc();
@@ -785,7 +494,7 @@ static void control_loop(struct daemon *d, const struct options *o)
 
 static int op_send_command(void *ctx, const struct tp_ctl_cmd *cmd)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     struct tp_ctl_cmd copy = *cmd; /* rte_ring takes a non-const source */
     return rte_ring_enqueue_elem(d->lc.commands, &copy, sizeof(copy)) == 0 ? 0 : -ENOBUFS;
 }
@@ -793,7 +502,7 @@ static int op_send_command(void *ctx, const struct tp_ctl_cmd *cmd)
 /* Every exported counter by name: the data lcore writes them, readers see whole values. */
 static json_t *op_stats(void *ctx)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     json_t *o = json_object();
     for (unsigned i = 0; i < d->lc.n_exports; i++)
         json_object_set_new(o, d->lc.exports[i].dst->name,
@@ -808,7 +517,7 @@ static json_t *op_stats(void *ctx)
 
 static json_t *op_status(void *ctx)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     json_t *channels = json_array();
     for (unsigned c = 0; c < d->cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &d->cfg->channels[c];
@@ -823,229 +532,37 @@ static json_t *op_status(void *ctx)
 
 static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     return tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
 }
 
 static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigned depth, char *err,
                        size_t err_size)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     return tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
 }
 
 static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 {
-    struct daemon *d = ctx;
+    struct tp_daemon *d = ctx;
     tp_dp_latency_copy(&d->lc, out);
     *ns_per_unit = 1e9 / (double)d->lc.tsc_hz;
-}
-
-/* ---- live reload: the apply hook (main lcore; see reconfig.h for the data lcore's side) ------ */
-
-/* What one reload prepares: the new slot of each channel, the attaches, the filter. */
-struct reload_plan {
-    uint8_t slot_of[TP_CFG_MAX_CHANNELS];
-    bool busy[TP_DP_MAX_CHANNELS]; /* used after the reload */
-    int itch_slot_of[TP_DP_MAX_CHANNELS];
-    unsigned n_attach;
-    uint16_t attach_channel[TP_CFG_MAX_CHANNELS]; /* new config index of each attach */
-    struct tp_dp_attach attach[TP_CFG_MAX_CHANNELS];
-    struct tp_instrument_filter filter;
-    unsigned n_cmds;
-    struct tp_dp_cmd cmds[TP_DP_RECONFIG_RING];
-};
-
-static void plan_free(struct reload_plan *p)
-{
-    for (unsigned i = 0; i < p->n_attach; i++)
-        rte_free(p->attach[i].channel);
-    free(p);
-}
-
-static void plan_cmd(struct reload_plan *p, uint64_t generation, enum tp_dp_op op, unsigned slot,
-                     const void *object)
-{
-    p->cmds[p->n_cmds++] = (struct tp_dp_cmd){
-        .generation = generation, .op = (uint16_t)op, .slot = (uint16_t)slot, .object = object};
-}
-
-/* Slots and ITCH locate maps of the next config; capacities checked. 0 or -errno with err. */
-static int plan_slots(struct daemon *d, const struct tp_config *next,
-                      const struct tp_config_diff *diff, struct reload_plan *p, char *err,
-                      size_t err_size)
-{
-    bool kept[TP_DP_MAX_CHANNELS] = {false};
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        p->itch_slot_of[s] = -1;
-    for (unsigned i = 0; i < diff->n_unchanged; i++) {
-        unsigned s = d->slot_of[diff->unchanged[i].old_index];
-        p->slot_of[diff->unchanged[i].new_index] = (uint8_t)s;
-        kept[s] = p->busy[s] = true;
-        p->itch_slot_of[s] = d->itch_slot_of[s];
-    }
-    /* A changed channel restarts in its own slot. */
-    for (unsigned i = 0; i < diff->n_changed; i++) {
-        unsigned s = d->slot_of[diff->changed[i].old_index];
-        p->slot_of[diff->changed[i].new_index] = (uint8_t)s;
-        p->busy[s] = true;
-        p->attach_channel[p->n_attach++] = diff->changed[i].new_index;
-    }
-    for (unsigned i = 0; i < diff->n_added; i++) {
-        unsigned s = 0;
-        while (s < TP_DP_MAX_CHANNELS && p->busy[s])
-            s++;
-        if (s == TP_DP_MAX_CHANNELS) {
-            snprintf(err, err_size, "channels[%u] \"%s\": all %d channel slots are in use",
-                     diff->added[i], next->channels[diff->added[i]].name, TP_DP_MAX_CHANNELS);
-            return -ENOSPC;
-        }
-        p->slot_of[diff->added[i]] = (uint8_t)s;
-        p->busy[s] = true;
-        p->attach_channel[p->n_attach++] = diff->added[i];
-    }
-    /* ITCH locate maps: a changed channel keeps its own, others take a free one. */
-    bool taken[TP_DP_MAX_CHANNELS] = {false};
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        taken[s] = kept[s];
-    for (unsigned k = 0; k < p->n_attach; k++) {
-        unsigned c = p->attach_channel[k], s = p->slot_of[c];
-        if (next->channels[c].protocol != TP_CFG_PROTO_ITCH)
-            continue;
-        int own = d->slot_channel[s] != NULL ? d->itch_slot_of[s] : -1;
-        p->itch_slot_of[s] = -1;
-        for (unsigned o = 0; o < TP_DP_MAX_CHANNELS && own >= 0; o++)
-            if (taken[o] && p->itch_slot_of[o] == own)
-                own = -1;
-        p->itch_slot_of[s] = own >= 0 ? own : free_itch_slot_of(d, p->itch_slot_of, taken);
-        if (p->itch_slot_of[s] < 0) {
-            snprintf(err, err_size,
-                     "channels[%u] \"%s\": no ITCH locate map left (%u: the ITCH channels at "
-                     "start-up + %d); restart to add more",
-                     c, next->channels[c].name, d->itch_slots, SPARE_ITCH_SLOTS);
-            return -ENOSPC;
-        }
-        taken[s] = true;
-    }
-    return check_channel_capacity(next, err, err_size);
-}
-
-/*
- * Prepares the reload (memory, counters, flows tried on a copy of the classifier), sends the
- * data lcore its commands and waits for the acknowledgement. On any failure nothing changed.
- */
-static int op_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
-                    char *err, size_t err_size)
-{
-    struct daemon *d = ctx;
-    struct tp_dp_lcore *lc = &d->lc;
-    struct reload_plan *p = calloc(1, sizeof(*p));
-    if (p == NULL) {
-        snprintf(err, err_size, "out of memory");
-        return -ENOMEM;
-    }
-    int rc = plan_slots(d, next, diff, p, err, err_size);
-    /* The flows: the leaving channels' removed, the arriving ones' added, on a scratch copy. */
-    memcpy(d->scratch_cls, d->shadow_cls, d->cls_size);
-    for (unsigned i = 0; rc == 0 && i < diff->n_removed; i++) {
-        unsigned s = d->slot_of[diff->removed[i]];
-        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
-    }
-    for (unsigned i = 0; rc == 0 && i < diff->n_changed; i++) {
-        unsigned s = d->slot_of[diff->changed[i].old_index];
-        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
-    }
-    unsigned prepared = 0;
-    for (; rc == 0 && prepared < p->n_attach; prepared++) {
-        unsigned c = p->attach_channel[prepared], s = p->slot_of[c];
-        rc = prepare_channel(d, &next->channels[c], s, p->itch_slot_of[s], &p->attach[prepared],
-                             err, err_size);
-        if (rc == 0 && slot_flows(d->scratch_cls, &p->attach[prepared].slot, s, true) != 0) {
-            snprintf(err, err_size,
-                     "channels[%u] \"%s\": a line's group and port are already "
-                     "another line's",
-                     c, next->channels[c].name);
-            rc = -EEXIST;
-        }
-    }
-    p->n_attach = prepared; /* what plan_free releases */
-    if (rc != 0) {
-        plan_free(p);
-        return rc;
-    }
-    uint64_t gen = d->generation + 1;
-    for (unsigned i = 0; i < diff->n_removed; i++)
-        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->removed[i]], NULL);
-    for (unsigned i = 0; i < diff->n_changed; i++)
-        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->changed[i].old_index], NULL);
-    /* The filter before the attaches: a starting channel judges its instruments by it. */
-    if (diff->filters_changed) {
-        build_filter(&next->instruments, &p->filter);
-        plan_cmd(p, gen, TP_DP_OP_FILTER, 0, &p->filter);
-    }
-    for (unsigned k = 0; k < p->n_attach; k++)
-        plan_cmd(p, gen, TP_DP_OP_ATTACH, p->slot_of[p->attach_channel[k]], &p->attach[k]);
-    plan_cmd(p, gen, TP_DP_OP_COMMIT, 0, NULL);
-
-    d->generation = gen;
-    tp_dp_set_open(&lc->set, gen);
-    if (rte_ring_enqueue_bulk_elem(lc->reconfig, p->cmds, sizeof(p->cmds[0]), p->n_cmds, NULL) !=
-        p->n_cmds) {
-        snprintf(err, err_size, "the data lcore's command ring is full; try again");
-        plan_free(p);
-        return -EBUSY;
-    }
-    /* Bounded wait: the lcore applies commands every 100 us while it runs. */
-    uint64_t uptick = rte_get_tsc_hz() / 1000;
-    uint64_t deadline = rte_rdtsc() + RELOAD_ACK_MS * uptick;
-    while (!tp_dp_set_applied(&lc->set, gen) && rte_rdtsc() < deadline)
-        usleep(1000);
-    int cancelled = tp_dp_set_applied(&lc->set, gen) ? 1 : tp_dp_set_cancel(&lc->set, gen);
-    /* -EBUSY: the lcore claimed it an instant ago and finishes within microseconds. */
-    while (cancelled == -EBUSY && !tp_dp_set_applied(&lc->set, gen))
-        usleep(100);
-    if (cancelled == 0) {
-        snprintf(err, err_size,
-                 "the data lcore did not take the change within %d ms (is it running?); "
-                 "nothing changed",
-                 RELOAD_ACK_MS);
-        plan_free(p);
-        return -ETIMEDOUT;
-    }
-    /* Applied: the detached channels and the prepared objects are ours again. */
-    for (unsigned i = 0; i < diff->n_removed; i++)
-        note_detached(d, d->slot_of[diff->removed[i]]);
-    for (unsigned i = 0; i < diff->n_changed; i++)
-        note_detached(d, d->slot_of[diff->changed[i].old_index]);
-    for (unsigned k = 0; k < p->n_attach; k++) {
-        unsigned c = p->attach_channel[k], s = p->slot_of[c];
-        note_attached(d, s, &p->attach[k], next->channels[c].name, p->itch_slot_of[s]);
-    }
-    memcpy(d->shadow_cls, d->scratch_cls, d->cls_size);
-    *d->cfg = *next;
-    memcpy(d->slot_of, p->slot_of, sizeof(d->slot_of));
-    name_venues(d);
-    if (lc->set.apply_errors != 0)
-        fprintf(stderr, "tickplane: reload: %lu flows or joins failed on the data lcore\n",
-                lc->set.apply_errors);
-    p->n_attach = 0; /* the channels are running now */
-    plan_free(p);
-    return 0;
 }
 
 /*
  * The command ring and subscription table of the data lcore, then the control plane: socket,
  * reload (verb or SIGHUP; changes that need a restart are refused), metrics.
  */
-static int build_control(struct daemon *d)
+static int build_control(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
-    name_venues(d);
+    tp_daemon_name_venues(d);
     d->lc.commands = rte_ring_create_elem("tp_ctl_commands", sizeof(struct tp_ctl_cmd), 1024,
                                           (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
     struct tp_interest_params ip = {.max_subscriptions =
                                         cfg->control.max_clients * cfg->control.max_subscriptions};
-    d->lc.interest = dp_alloc("interest", tp_interest_memsize(&ip));
+    d->lc.interest = tp_daemon_alloc("interest", tp_interest_memsize(&ip));
     if (d->lc.commands == NULL || d->lc.interest == NULL || tp_interest_init(d->lc.interest, &ip))
         return -ENOMEM;
     d->lc.bus = d->bus;
@@ -1059,7 +576,7 @@ static int build_control(struct daemon *d)
                 .book = op_book},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
-        .apply = op_apply,
+        .apply = tp_daemon_apply,
         .ctx = d,
     };
     int rc = tp_control_plane_open(&control, cfg, &hooks);
@@ -1072,7 +589,7 @@ static int build_control(struct daemon *d)
     return 0;
 }
 
-static void teardown(struct daemon *d, bool unlink_bus)
+static void teardown(struct tp_daemon *d, bool unlink_bus)
 {
     for (unsigned i = 0; i < d->n_ports_open; i++)
         tp_port_close(&d->ports[i].port);
@@ -1086,7 +603,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    static struct daemon d;
+    static struct tp_daemon d;
     static struct tp_config_errors errs;
     d.cfg = calloc(1, sizeof(*d.cfg));
     if (d.cfg == NULL)

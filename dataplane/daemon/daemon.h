@@ -1,0 +1,81 @@
+/*
+ * The daemon's state, shared by main.c (start-up, the control plane's view, the summary) and
+ * channels.c (the main lcore's side of the data lcore's channels: preparing them at start-up and
+ * applying a live reload). Main lcore only: the data lcore sees its struct tp_dp_lcore.
+ */
+#ifndef TP_DAEMON_DAEMON_H
+#define TP_DAEMON_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "dataplane.h"
+#include "reconfig.h"
+#include "reload.h"
+#include "tp_instrument_filter.h"
+
+struct tp_bus_writer;
+struct tp_books;
+struct tp_counters;
+struct tp_instruments;
+
+/* ITCH locate maps beyond the channels at start-up, for ITCH channels a reload adds. */
+#define TP_DAEMON_SPARE_ITCH_SLOTS 4
+/* A channel's name as a counter label: at most 24 characters ('.' becomes '_'). */
+#define TP_DAEMON_LABEL_LEN 25
+
+/* Everything the daemon allocates, sized from the config. */
+struct tp_daemon {
+    struct tp_config *cfg; /* running (replaced by a successful reload) */
+    struct tp_bus_writer *bus;
+    struct tp_dp_port ports[TP_CFG_MAX_PORTS];
+    unsigned n_ports_open;
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    struct tp_instrument_filter filter; /* every feed reads this one (the lcore swaps it) */
+    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
+    struct tp_dp_lcore lc;
+    /* The main lcore's view of the slots (what it last handed the lcore; read by stats). */
+    uint8_t slot_of[TP_CFG_MAX_CHANNELS]; /* config channel -> slot */
+    struct tp_channel *slot_channel[TP_DP_MAX_CHANNELS];
+    struct tp_dp_slot slot_state[TP_DP_MAX_CHANNELS];
+    char slot_label[TP_DP_MAX_CHANNELS][TP_DAEMON_LABEL_LEN];
+    int itch_slot_of[TP_DP_MAX_CHANNELS]; /* locate map of the slot's ITCH channel, or -1 */
+    uint16_t itch_slots;                  /* locate maps in the registry */
+    /* A copy of the lcore's classifier: a reload's flows are tried on it first. */
+    struct tp_classifier *shadow_cls, *scratch_cls;
+    size_t cls_size;
+    uint32_t held_max;
+    uint64_t generation; /* of the last reload sent to the lcore */
+};
+
+/* main.c: DPDK memory on the lcore's socket (NULL, reported, on failure). */
+void *tp_daemon_alloc(const char *what, size_t size);
+
+/* main.c: the config line of a channel's role (TP_ROLE_*), or NULL. */
+const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch, unsigned role);
+
+/* main.c: the instrument filter of the config's instruments section. */
+void tp_daemon_build_filter(const struct tp_cfg_instruments *ci, struct tp_instrument_filter *f);
+
+/* main.c: registers bus counter "<prefix>.<name>", copied from src by the lcore. 0 or -ENOSPC. */
+int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
+                     struct tp_counters *area, const char *prefix, const char *name,
+                     const uint64_t *src);
+
+/* main.c: tpout venue 0 (cme) and 1 (nasdaq) as the running config names them. */
+void tp_daemon_name_venues(struct tp_daemon *d);
+
+/* channels.c: start-up: the config's channels in slots 0..n-1 (the lcore not running yet). */
+int tp_daemon_start_channels(struct tp_daemon *d);
+
+/*
+ * channels.c: the control plane's apply hook (ctx: the daemon): prepares the reload, hands the
+ * data lcore its commands and waits for the acknowledgement. 0, or -errno with why in err and
+ * nothing changed.
+ */
+int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
+                    char *err, size_t err_size);
+
+#endif /* TP_DAEMON_DAEMON_H */
