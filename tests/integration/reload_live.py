@@ -298,8 +298,9 @@ def scenario_added():
     if channel_names() != ["itch"]:
         fail("status before the reload: %s" % channel_names())
     write_config([ITCH_CHANNEL, MDP3_CHANNEL])
+    t0 = time.time()
     r = reload_verb()
-    print("reload (verb): %s" % json.dumps(r))
+    print("reload (verb, %.1f ms round trip): %s" % ((time.time() - t0) * 1000, json.dumps(r)))
     ch = r.get("changes", {})
     if not r["ok"] or ch.get("channels_added") != ["cme"] or ch.get("channels_changed") or \
             ch.get("channels_removed"):
