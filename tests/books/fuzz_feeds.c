@@ -1,8 +1,10 @@
 /*
  * libFuzzer target: hostile bytes through the ITCH and MDP3 feed handlers into small books.
  *
- * Input: the first byte picks the venue (even: ITCH, odd: MDP3); the rest is a sequence of
- * `length u16 (big-endian)` + payload blocks, each an ITCH message or an MDP3 packet. The tables
+ * Input: the first byte picks the venue (bit 0 clear: ITCH, set: MDP3), for ITCH whether the
+ * messages go one by one or through the burst call (bit 1), and whether the books build change
+ * records (bit 2 set: none); the rest is a sequence of `length u16 (big-endian)` + payload
+ * blocks, each an ITCH message or an MDP3 packet. The tables
  * are tiny (8 instruments, 64 orders, 4 levels a side) so capacity exhaustion happens often.
  * Sanitizers catch any out-of-bounds read or undefined behaviour; the invariants checked after
  * each input: live orders within capacity, every instrument's level counts within their limits.
@@ -20,6 +22,7 @@
 #define INSTRUMENTS 8
 #define ORDERS      64
 #define LEVELS      4
+#define BURST       32 /* ITCH messages per burst call */
 
 static void *zalloc(size_t size)
 {
@@ -53,6 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tp_itch_feed_init(&itch, reg, books, NULL, 0, NULL) ||
         tp_mdp3_feed_init(&mdp3, state, reg, books, NULL, 1, TP_BOOK_TYPE_MBP_MBO, NULL))
         abort();
+    /* Bit 1 of the first byte: ITCH blocks go through the burst call; bit 2: no change records. */
+    const uint8_t *burst[BURST];
+    uint16_t burst_len[BURST];
+    uint32_t queued = 0;
+
+    for (uint32_t i = 0; size > 0 && (data[0] & 4) && i < INSTRUMENTS; i++)
+        tp_books_set_emit(books, i, 0);
     while (size > 0 && off + 2 <= size) {
         size_t n = (size_t)data[off] << 8 | data[off + 1];
         off += 2;
@@ -61,12 +71,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* A copy of exactly n bytes, so that any read beyond the block is caught. */
         uint8_t *block = malloc(n ? n : 1);
         memcpy(block, data + off, n);
+        off += n;
+        if ((data[0] & 3) == 2) {
+            burst[queued] = block;
+            burst_len[queued++] = (uint16_t)n;
+            if (queued == BURST || off + 2 > size) {
+                tp_itch_feed_burst(&itch, burst, burst_len, queued, &info);
+                while (queued)
+                    free((void *)burst[--queued]);
+            }
+            continue;
+        }
         if (data[0] & 1)
             tp_mdp3_feed_packet(&mdp3, block, n, 0);
         else
             tp_itch_feed_message(&itch, block, n, &info);
         free(block);
-        off += n;
     }
     if (tp_books_live_orders(books) > ORDERS)
         abort();
