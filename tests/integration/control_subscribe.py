@@ -48,7 +48,7 @@ def control(path, request):
     return reply
 
 
-def wait_for(what, predicate, seconds=20):
+def wait_for(what, predicate, seconds):
     deadline = time.time() + seconds
     while time.time() < deadline:
         if predicate():
@@ -63,7 +63,7 @@ def main():
         instance = "tpctl%d" % os.getpid()
         pcap, truth = os.path.join(workdir, "feed.pcap"), os.path.join(workdir, "truth.json")
         subprocess.run([SIM, "itch", "--pcap", pcap, "--truth", truth, "--seed", "5",
-                        "--symbols", "4", "--messages", "30000"],
+                        "--symbols", "4", "--messages", "60000"],
                        check=True, stdout=subprocess.DEVNULL)
         with open(truth) as f:
             symbol = json.load(f)["instruments"][0]["symbol"]
@@ -92,7 +92,12 @@ def main():
         daemon = subprocess.Popen([TICKPLANE, "--config", cfg_path, "--idle-exit-ms", "2500",
                                    "--unlink-bus", "--start-after", start],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_for("the control socket", lambda: os.path.exists(sock) or daemon.poll() is not None)
+        # The control socket and the bus (its three segments) before any consumer attaches.
+        segments = ["/dev/shm/tickplane.%s.%s" % (instance, part)
+                    for part in ("ring", "state", "counters")]
+        wait_for("the control socket and the bus",
+                 lambda: daemon.poll() is not None or
+                 all(os.path.exists(p) for p in [sock] + segments), seconds=40)
         if daemon.poll() is not None:
             fail("daemon exited early: " + daemon.stderr.read())
         # The config has no socket group (world-writable modes are refused): test only, let the
@@ -111,7 +116,15 @@ def main():
             prefix = "tickplane.%s.reader." % instance
             return len([n for n in os.listdir("/dev/shm")
                         if n.startswith(prefix) and ".tmp." not in n]) == 2
-        wait_for("two attached consumers", attached)
+        def consumers_failed():
+            for p in consumers.values():
+                p.kill()
+            return "; ".join(p.communicate()[1].strip() for p in consumers.values())
+        deadline = time.time() + 40
+        while not attached():
+            if time.time() > deadline or any(p.poll() is not None for p in consumers.values()):
+                fail("consumers did not attach: " + consumers_failed())
+            time.sleep(0.02)
         open(start, "w").close()
 
         # While the daemon runs: the socket's view (subscriptions held, refusals, commands sent
