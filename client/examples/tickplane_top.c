@@ -3,12 +3,14 @@
  * the top of book (and trades) of the instruments named on the command line (symbols or ids),
  * prints every change of the best bid/offer, and a summary at the end.
  *
- *   tickplane-top [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] INSTANCE INSTRUMENT...
+ *   tickplane-top [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] [--by-name]
+ *                 INSTANCE INSTRUMENT...
  *
  * It busy-polls (as a strategy on an isolated core would) and stops after N seconds, on
  * SIGINT/SIGTERM, or when the writer closes the instance. A symbol that the instance does not
  * know yet (its definition has not arrived) is looked up again while polling and subscribed as
- * soon as it appears.
+ * soon as it appears; with --by-name each symbol is subscribed at once by name (a pattern
+ * subscription), so that the daemon publishes it from its first message.
  *
  * With --control (or TICKPLANE_CONTROL_SOCKET set) subscriptions go through the daemon's control
  * socket: a refused one is printed with the daemon's reason and not watched. Exit status: 0, 1 when
@@ -37,6 +39,7 @@ struct watch {
     size_t unresolved;
     size_t refused;
     int quiet;
+    int by_name; /* subscribed by name at start: resolving only maps ids for display */
     uint64_t losses;
 };
 
@@ -81,7 +84,7 @@ static void resolve_pending(struct tp_client *c, struct watch *w)
         int64_t id = lookup(c, w->names[k]);
         if (id < 0)
             continue;
-        int rc = tp_subscribe(c, &(uint32_t){(uint32_t)id}, 1, watched_topics);
+        int rc = w->by_name ? 0 : tp_subscribe(c, &(uint32_t){(uint32_t)id}, 1, watched_topics);
         if (rc == -EAGAIN || rc == -ENOENT)
             continue;
         w->unresolved--;
@@ -147,8 +150,8 @@ static double now_s(void)
 static int usage(const char *prog)
 {
     fprintf(stderr,
-            "usage: %s [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] INSTANCE "
-            "INSTRUMENT...\n",
+            "usage: %s [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] [--by-name] "
+            "INSTANCE INSTRUMENT...\n",
             prog);
     return 2;
 }
@@ -169,6 +172,8 @@ int main(int argc, char **argv)
             w.quiet = 1;
         else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
             control = argv[++i];
+        else if (strcmp(argv[i], "--by-name") == 0)
+            w.by_name = 1;
         else
             return usage(argv[0]);
     }
@@ -190,8 +195,15 @@ int main(int argc, char **argv)
     }
     for (; i < argc && w.n < MAX_WATCH; i++) {
         snprintf(w.names[w.n], sizeof(w.names[w.n]), "%s", argv[i]);
-        w.ids[w.n++] = UNRESOLVED;
+        w.ids[w.n] = UNRESOLVED;
         w.unresolved++;
+        if (w.by_name && tp_subscribe_pattern(c, NULL, w.names[w.n], watched_topics) < 0) {
+            fprintf(stderr, "tickplane-top: %s: %s\n", w.names[w.n], tp_last_error(c));
+            w.ids[w.n] = REFUSED;
+            w.unresolved--;
+            w.refused++;
+        }
+        w.n++;
     }
     resolve_pending(c, &w);
     signal(SIGINT, on_signal);
@@ -219,6 +231,7 @@ int main(int argc, char **argv)
     const char *why = "time";
     double end = now_s() + seconds;
     unsigned idle = 0;
+    int control_alive = 1;
     while (!stop && w.refused < w.n) {
         rc = tp_poll(c, on_event, &w, 64);
         if (rc == -ESTALE) {
@@ -230,10 +243,11 @@ int main(int argc, char **argv)
         if (rc == 0 && ++idle % 4096 == 0) {
             if (w.unresolved)
                 resolve_pending(c, &w);
-            int revoked = tp_control_check(c);
+            int revoked = control_alive ? tp_control_check(c) : 0;
             if (revoked == -ENOTCONN) {
-                why = "daemon stopped (control socket closed)";
-                break;
+                /* The daemon is stopping: what it published is still read until it closes. */
+                control_alive = 0;
+                continue;
             }
             if (revoked > 0) {
                 fprintf(stderr, "tickplane-top: %s\n", tp_last_error(c));
