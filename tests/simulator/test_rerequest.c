@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -152,6 +153,40 @@ static void test_udp_loopback(void **state)
     tp_sim_mold_store_free(&s);
 }
 
+/*
+ * The linger after the last packet answers every request of its whole span, not only the first
+ * burst: a child sends one request at once and another 200 ms later, during a 600 ms linger.
+ */
+static void test_linger_answers_late_requests(void **state)
+{
+    (void)state;
+    struct tp_sim_mold_store s;
+    struct tp_sim_rerequest_server srv;
+    assert_int_equal(tp_sim_mold_store_init(&s, 2000, 1400), 0);
+    fill(&s, 3000);
+    assert_int_equal(tp_sim_rerequest_open(&srv, &s, INADDR_LOOPBACK, 0), 0);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(tp_sim_rerequest_port(&srv))};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        uint8_t req[TP_MOLD_REQUEST_LEN];
+        size_t rl = request(req, SESSION, 1500, 20);
+        sendto(fd, req, rl, 0, (struct sockaddr *)&to, sizeof(to));
+        usleep(200000);
+        rl = request(req, SESSION, 2990, 5);
+        sendto(fd, req, rl, 0, (struct sockaddr *)&to, sizeof(to));
+        _exit(0);
+    }
+    assert_int_equal(tp_sim_rerequest_linger(&srv, 600), 2);
+    assert_int_equal(s.answered, 2);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    tp_sim_rerequest_close(&srv);
+    tp_sim_mold_store_free(&s);
+}
+
 /* The packetizer fills the store with the sequence numbers it sends, across a sequence reset. */
 static int drop_packet(void *ctx, const struct tp_sim_packet *p)
 {
@@ -199,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_answers_window),
         cmocka_unit_test(test_udp_loopback),
+        cmocka_unit_test(test_linger_answers_late_requests),
         cmocka_unit_test(test_store_follows_packetizer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -534,7 +534,7 @@ static int run_itch(struct options *o, struct tp_sim_model *m, json_t *report)
     }
     if (srv.fd >= 0) {
         if (o->linger_ms > 0)
-            tp_sim_rerequest_serve(&srv, (int)o->linger_ms);
+            tp_sim_rerequest_linger(&srv, (int)o->linger_ms);
         json_object_set_new(report, "rerequest",
                             json_pack("{s:I,s:I,s:I}", "window", (json_int_t)store.window,
                                       "answered", (json_int_t)store.answered, "refused",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 int tp_sim_mold_store_init(struct tp_sim_mold_store *s, uint64_t window, uint16_t max_payload)
@@ -121,6 +122,27 @@ int tp_sim_rerequest_serve(struct tp_sim_rerequest_server *srv, int timeout_ms)
         size_t len = tp_sim_mold_store_answer(srv->store, req, (size_t)n, out, sizeof(out));
         if (len > 0)
             sendto(srv->fd, out, len, 0, (struct sockaddr *)&from, from_len);
+    }
+    return handled;
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tp_sim_rerequest_linger(struct tp_sim_rerequest_server *srv, int ms)
+{
+    /* serve() returns once the queue is empty: call it again until the time is up. */
+    int64_t deadline = monotonic_ms() + ms;
+    int handled = 0;
+    for (int64_t left = ms; left > 0; left = deadline - monotonic_ms()) {
+        int n = tp_sim_rerequest_serve(srv, (int)left);
+        if (n < 0)
+            return handled > 0 ? handled : n;
+        handled += n;
     }
     return handled;
 }

@@ -71,6 +71,12 @@ uint16_t tp_sim_rerequest_port(const struct tp_sim_rerequest_server *srv);
  * Returns the number of datagrams handled or a negative errno.
  */
 int tp_sim_rerequest_serve(struct tp_sim_rerequest_server *srv, int timeout_ms);
+/*
+ * Answers every request that arrives during the next ms milliseconds (the simulator's linger
+ * after its last packet: late gaps are still recovered). Returns the number of datagrams
+ * handled or a negative errno.
+ */
+int tp_sim_rerequest_linger(struct tp_sim_rerequest_server *srv, int ms);
 void tp_sim_rerequest_close(struct tp_sim_rerequest_server *srv);
 
 #endif
