@@ -32,9 +32,9 @@ cat >"$work/config.json" <<JSON
 JSON
 # The consumer busy-polls on CPU 0 (the main lcore's, which sleeps); the data lcore owns CPU 1.
 taskset -c 0 "$CONSUMER" --instance "$instance" --truth "$work/truth.json" --ready "$work/ready" --latency \
-    --idle-ms 1500 >"$work/consumer.out" 2>"$work/consumer.err" &
+    --idle-ms 4000 >"$work/consumer.out" 2>"$work/consumer.err" &
 consumer=$!
-"$TICKPLANE" --config "$work/config.json" --idle-exit-ms 1000 --unlink-bus \
+"$TICKPLANE" --config "$work/config.json" --idle-exit-ms 3000 --unlink-bus \
     --start-after "$work/ready" 2>/dev/null | tail -1
 wait "$consumer" || { echo "consumer: books differ from the truth" >&2; cat "$work/consumer.out" >&2; exit 1; }
 cat "$work/consumer.out"
