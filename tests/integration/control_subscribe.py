@@ -95,12 +95,23 @@ def main():
         daemon = subprocess.Popen([TICKPLANE, "--config", cfg_path, "--idle-exit-ms", "2500",
                                    "--unlink-bus", "--start-after", start],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # The control socket and the bus (its three segments) before any consumer attaches.
+        # The control socket listening (so the daemon has set its mode) and the bus (its three
+        # segments) before any consumer attaches.
         segments = ["/dev/shm/tickplane.%s.%s" % (instance, part)
                     for part in ("ring", "state", "counters")]
+
+        def listening():
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(sock)
+                return True
+            except OSError:
+                return False
+            finally:
+                s.close()
         wait_for("the control socket and the bus",
                  lambda: daemon.poll() is not None or
-                 all(os.path.exists(p) for p in [sock] + segments), seconds=40)
+                 (all(os.path.exists(p) for p in segments) and listening()), seconds=40)
         if daemon.poll() is not None:
             fail("daemon exited early: " + daemon.stderr.read())
         # The config has no socket group (world-writable modes are refused): test only, let the
