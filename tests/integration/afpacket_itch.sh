@@ -21,8 +21,9 @@ afp_capture igmp igmp.out frame.time_relative igmp.type igmp.maddr igmp.version
 afp_capture_wait
 afp_start
 
-# The IGMP exchange, before the feed and far from the daemon's idle exit, each step waiting for
-# what the previous one must put on the wire (a slow machine delays it; it must not change it).
+# The IGMP exchange, each step waiting for what the previous one must put on the wire (a slow
+# machine delays it; it must not change it). The daemon has no idle exit here: it runs until the
+# consumer is done, long after the answers are due.
 reports() { # reports() GROUP FROM: IGMPv3 reports for GROUP captured after line FROM
     awk -F'\t' -v g="$1" -v from="$2" 'NR > from && $2 == "0x22" && $3 == g' "$work/igmp.out" |
         wc -l
@@ -55,13 +56,14 @@ s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
 s.send(eth + ip + igmp)
 PY
-# 3. The answer: a report for each joined group after the query. With the unsolicited reports
-#    done, nothing else makes the data plane report a group again.
+# 3. The feed, at once (the consumer ends the run after 8 s without a packet), then the answer:
+#    a report for each joined group after the query. With the unsolicited reports done,
+#    nothing else makes the data plane report a group again.
+afp_feed
+afp_finish
 answered() { [ "$(reports "$group_a" "$before_query")" -ge 1 ] &&
     [ "$(reports "$group_b" "$before_query")" -ge 1 ]; }
 wait_wire "the IGMP query was not answered for both groups" answered
-afp_feed
-afp_finish
 afp_capture_stop
 
 echo "IGMP seen on the wire (s, type, group, version): $(tr '\t\n' ' ;' <"$work/igmp.out")"

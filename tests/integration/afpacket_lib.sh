@@ -52,7 +52,10 @@ afp_link() {
 }
 
 # config.json: one af_packet port (extra JSON members for it in $1, e.g. '"ipv4": "..."'), one
-# ITCH channel on lines A and B with MoldUDP64 re-requests to the simulator.
+# ITCH channel on lines A and B with MoldUDP64 re-requests to the simulator. The port's kernel
+# ring holds 8192 frames (the PMD's default, 512, is 25 ms of this feed): on a loaded machine
+# the data lcore can be off its core for a second, and everything beyond the ring is lost
+# without a trace of a gap when it is the end of the feed.
 afp_config() {
     local port_extra=${1:+, $1}
     cat >"$work/config.json" <<EOF
@@ -60,7 +63,8 @@ afp_config() {
   "name": "$instance",
   "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": true, "no_pci": true,
           "no_shconf": true, "log_level": "error"},
-  "ports": [{"name": "veth", "vdev": "net_af_packet$afp_id,iface=$dev", "mbuf_pool_size": 8191
+  "ports": [{"name": "veth", "vdev": "net_af_packet$afp_id,iface=$dev,framecnt=8192",
+             "mbuf_pool_size": 8191
              $port_extra}],
   "lcores": [{"lcore": 1, "poll": [{"port": "veth"}], "channels": ["itch"]}],
   "channels": [{"name": "itch", "protocol": "itch",
@@ -89,7 +93,7 @@ afp_capture() {
     shift 2
     local fields=()
     for f in "$@"; do fields+=(-e "$f"); done
-    ip netns exec "$ns" timeout -s INT 50 tshark -l -i "$simdev" -f "$filter" -T fields \
+    ip netns exec "$ns" timeout -s INT 110 tshark -l -i "$simdev" -f "$filter" -T fields \
         "${fields[@]}" >"$work/$out" 2>"$work/tshark-$out.log" &
     pids+=($!)
     afp_tshark=$!
@@ -111,11 +115,11 @@ afp_capture_stop() {
 }
 
 # Consumer, then the daemon (receiving once the consumer is attached). The consumer decides
-# when the run is over (5 s without a packet), so the daemon has no idle exit of its own: a
-# test may spend the time it needs before the feed starts.
+# when the run is over (8 s without a packet: on a loaded machine the daemon's start and a
+# test's steps before the feed take seconds), so the daemon has no idle exit of its own.
 afp_start() {
     "$CONSUMER" --instance "$instance" --truth "$work/truth.json" --ready "$work/ready" \
-        --idle-ms 5000 --timeout-s 55 >"$work/consumer.out" 2>"$work/consumer.log" &
+        --idle-ms 8000 --timeout-s 80 >"$work/consumer.out" 2>"$work/consumer.log" &
     afp_consumer=$!
     pids+=($afp_consumer)
     "$TICKPLANE" --config "$work/config.json" --unlink-bus --start-after "$work/ready" \
