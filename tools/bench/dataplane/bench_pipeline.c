@@ -3,7 +3,7 @@
  * PMD in the way: classify -> A/B arbitration -> decode -> books -> publish (tpout events into a
  * real shared-memory bus ring + state table at event boundaries).
  *
- *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B]
+ *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B] [--ring-mib M]
  *
  * The capture is read once into memory (libpcap); each run re-initialises every table and feeds
  * every frame through the same code the daemon runs (dataplane/daemon/channel.c), B frames per
@@ -125,12 +125,11 @@ static void *zalloc(size_t n)
 int main(int argc, char **argv)
 {
     const char *pcap_path = NULL, *protocol = "itch";
-    int runs = 5, burst = 32;
-    static const struct option opts[] = {{"pcap", required_argument, NULL, 'p'},
-                                         {"protocol", required_argument, NULL, 'P'},
-                                         {"runs", required_argument, NULL, 'r'},
-                                         {"burst", required_argument, NULL, 'b'},
-                                         {NULL, 0, NULL, 0}};
+    int runs = 5, burst = 32, ring_mib = 64;
+    static const struct option opts[] = {
+        {"pcap", required_argument, NULL, 'p'},     {"protocol", required_argument, NULL, 'P'},
+        {"runs", required_argument, NULL, 'r'},     {"burst", required_argument, NULL, 'b'},
+        {"ring-mib", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'p')
@@ -141,19 +140,22 @@ int main(int argc, char **argv)
             runs = atoi(optarg);
         else if (c == 'b')
             burst = atoi(optarg);
+        else if (c == 'm')
+            ring_mib = atoi(optarg);
         else
             return 2;
     }
     bool itch = strcmp(protocol, "itch") == 0;
-    if (pcap_path == NULL || runs < 1 || runs > 50 || burst < 1 || load(pcap_path) != 0) {
+    if (pcap_path == NULL || runs < 1 || runs > 50 || burst < 1 || ring_mib < 1 ||
+        (ring_mib & (ring_mib - 1)) != 0 || load(pcap_path) != 0) {
         fprintf(stderr, "usage: bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] "
-                        "[--burst B]\n");
+                        "[--burst B] [--ring-mib M (a power of two)]\n");
         return 2;
     }
 
     static struct tp_config cfg;
     snprintf(cfg.name, sizeof(cfg.name), "tpbench%d", (int)getpid());
-    cfg.bus.ring_bytes = 64u << 20;
+    cfg.bus.ring_bytes = (uint64_t)ring_mib << 20;
     cfg.bus.state_depth = 10;
     cfg.instruments.capacity = 4096;
     char err[256];
