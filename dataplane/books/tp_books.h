@@ -79,6 +79,7 @@ struct tp_book_counters {
     uint64_t unknown_order;    /* execute/cancel/delete/replace of an order not in the book */
     uint64_t duplicate_order;  /* add of an order id that is live */
     uint64_t bad_quantity;     /* zero or negative quantity where one is required */
+    uint64_t bad_price;        /* INT64_MIN: no level key (it has no negation; sentinels use it) */
     uint64_t over_execution;   /* executed/cancelled more than remained: order removed */
     uint64_t order_capacity;   /* add refused: order table full */
     uint64_t level_capacity;   /* add refused: level array of the side full */

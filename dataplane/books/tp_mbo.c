@@ -319,6 +319,10 @@ static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr
         counters->bad_quantity++;
         return -EINVAL;
     }
+    if (price == INT64_MIN) {
+        counters->bad_price++;
+        return -EINVAL;
+    }
     if (order_find(b, id) >= 0) {
         counters->duplicate_order++;
         return -EEXIST;
@@ -467,6 +471,10 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
         b->books[instr].counters.bad_quantity++;
         return -EINVAL;
     }
+    if (price == INT64_MIN) {
+        b->books[instr].counters.bad_price++;
+        return -EINVAL;
+    }
     slot = mbo_lookup(b, instr, old_id);
     if (slot < 0)
         return -ENOENT;
@@ -494,6 +502,10 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         return -EINVAL;
     if (qty <= 0 || qty > UINT32_MAX) {
         b->books[instr].counters.bad_quantity++;
+        return -EINVAL;
+    }
+    if (price == INT64_MIN) {
+        b->books[instr].counters.bad_price++;
         return -EINVAL;
     }
     slot = mbo_lookup(b, instr, order_id);

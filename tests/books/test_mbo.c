@@ -228,6 +228,14 @@ static void test_hostile_input(void **state)
     assert_int_equal(tp_books_get(f->b, 1)->counters.wrong_instrument, 1);
     expect_level(f->b, 0, TP_SIDE_BID, 1, PX(1), 5, 1);
     assert_int_equal(tp_books_get(f->b, 0)->counters.duplicate_order, 1);
+    /* INT64_MIN has no negated ask key: refused by add, replace and modify, nothing changed. */
+    assert_int_equal(tp_mbo_add(f->b, 0, 2, TP_SIDE_ASK, INT64_MIN, 5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_add(f->b, 0, 2, TP_SIDE_ASK, PX(2), 5, 1, f->c), 2);
+    assert_int_equal(tp_mbo_replace(f->b, 0, 2, 3, INT64_MIN, 5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_mbo_modify(f->b, 0, 2, INT64_MIN, 5, 1, f->c), -EINVAL);
+    assert_int_equal(tp_books_get(f->b, 0)->counters.bad_price, 3);
+    expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(2), 5, 1);
+    assert_int_equal(tp_books_live_orders(f->b), 2);
 }
 
 /*

@@ -231,13 +231,14 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
             print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_ASK, depth);
             fprintf(out, ",\"live_orders\":%" PRIu32, tp_books_orders(b, id));
         }
-        fprintf(out,
-                ",\"anomalies\":{\"unknown_order\":%" PRIu64 ",\"duplicate_order\":%" PRIu64
-                ",\"bad_quantity\":%" PRIu64 ",\"over_execution\":%" PRIu64
-                ",\"order_capacity\":%" PRIu64 ",\"level_capacity\":%" PRIu64
-                ",\"bad_level\":%" PRIu64 ",\"bad_input\":%" PRIu64 "}}",
-                c->unknown_order, c->duplicate_order, c->bad_quantity, c->over_execution,
-                c->order_capacity, c->level_capacity, c->bad_level, c->bad_input);
+        fprintf(
+            out,
+            ",\"anomalies\":{\"unknown_order\":%" PRIu64 ",\"duplicate_order\":%" PRIu64
+            ",\"bad_quantity\":%" PRIu64 ",\"bad_price\":%" PRIu64 ",\"over_execution\":%" PRIu64
+            ",\"order_capacity\":%" PRIu64 ",\"level_capacity\":%" PRIu64 ",\"bad_level\":%" PRIu64
+            ",\"bad_input\":%" PRIu64 "}}",
+            c->unknown_order, c->duplicate_order, c->bad_quantity, c->bad_price, c->over_execution,
+            c->order_capacity, c->level_capacity, c->bad_level, c->bad_input);
     }
     fputs("\n],\"counters\":", out);
     replay_print_counters(out, r);
