@@ -103,23 +103,31 @@ static void test_answers_window(void **state)
     tp_sim_mold_store_free(&s);
 }
 
+/* A store of messages 1..3000 (window 2000) served on a loopback port; *to is the server. */
+static void open_loopback_server(struct tp_sim_mold_store *s, struct tp_sim_rerequest_server *srv,
+                                 struct sockaddr_in *to)
+{
+    assert_int_equal(tp_sim_mold_store_init(s, 2000, 1400), 0);
+    fill(s, 3000);
+    assert_int_equal(tp_sim_rerequest_open(srv, s, INADDR_LOOPBACK, 0), 0);
+    uint16_t port = tp_sim_rerequest_port(srv);
+    assert_true(port != 0);
+    *to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(port)};
+    to->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
 static void test_udp_loopback(void **state)
 {
     (void)state;
     struct tp_sim_mold_store s;
     struct tp_sim_rerequest_server srv;
-    assert_int_equal(tp_sim_mold_store_init(&s, 2000, 1400), 0);
-    fill(&s, 3000);
-    assert_int_equal(tp_sim_rerequest_open(&srv, &s, INADDR_LOOPBACK, 0), 0);
-    uint16_t port = tp_sim_rerequest_port(&srv);
-    assert_true(port != 0);
+    struct sockaddr_in to;
+    open_loopback_server(&s, &srv, &to);
 
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     assert_true(fd >= 0);
     struct timeval tv = {.tv_sec = 2};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     uint8_t req[TP_MOLD_REQUEST_LEN], reply[1500];
 
     /* Two requests in a row (a gap and a later one); each gets its own answer. */
@@ -162,11 +170,8 @@ static void test_linger_answers_late_requests(void **state)
     (void)state;
     struct tp_sim_mold_store s;
     struct tp_sim_rerequest_server srv;
-    assert_int_equal(tp_sim_mold_store_init(&s, 2000, 1400), 0);
-    fill(&s, 3000);
-    assert_int_equal(tp_sim_rerequest_open(&srv, &s, INADDR_LOOPBACK, 0), 0);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(tp_sim_rerequest_port(&srv))};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in to;
+    open_loopback_server(&s, &srv, &to);
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0) {
