@@ -76,16 +76,15 @@ struct tp_stat {
 
 /* Anomalies per instrument: counted, never trusted. */
 struct tp_book_counters {
-    uint64_t unknown_order;    /* execute/cancel/delete/replace of an order not in the book */
-    uint64_t duplicate_order;  /* add of an order id that is live */
-    uint64_t bad_quantity;     /* zero or negative quantity where one is required */
-    uint64_t bad_price;        /* INT64_MIN: no level key (it has no negation; sentinels use it) */
-    uint64_t over_execution;   /* executed/cancelled more than remained: order removed */
-    uint64_t order_capacity;   /* add refused: order table full */
-    uint64_t level_capacity;   /* add refused: level array of the side full */
-    uint64_t bad_level;        /* MBP level index 0 or beyond the depth */
-    uint64_t bad_input;        /* bad side, action, book or missing book type */
-    uint64_t wrong_instrument; /* order id known, but under another instrument */
+    uint64_t unknown_order;   /* execute/cancel/delete/replace of an order not in this book */
+    uint64_t duplicate_order; /* add of an order id that is live */
+    uint64_t bad_quantity;    /* zero or negative quantity where one is required */
+    uint64_t bad_price;       /* INT64_MIN: no level key (it has no negation; sentinels use it) */
+    uint64_t over_execution;  /* executed/cancelled more than remained: order removed */
+    uint64_t order_capacity;  /* add refused: order table full */
+    uint64_t level_capacity;  /* add refused: level array of the side full */
+    uint64_t bad_level;       /* MBP level index 0 or beyond the depth */
+    uint64_t bad_input;       /* bad side, action, book or missing book type */
 };
 
 /*

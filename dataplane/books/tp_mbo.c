@@ -29,22 +29,24 @@ static inline struct order_table order_table(const struct tp_books *b)
 }
 
 /*
- * Home slot of an order id: Fibonacci hashing (multiply by 2^64 / golden ratio, keep the top
- * bits). Consecutive ids, as the venues hand them out, land about 0.618 of the table apart and
- * fill it as evenly as a low-discrepancy sequence, so probe runs stay short at any load and for
- * any id pattern (sparse, strided). Keeping consecutive ids in neighbouring slots was measured
- * worse: when the window of live ids wraps around the table it runs into older orders and the
- * probe runs grow long. The misses scattered ids cost are hidden by the prefetch hints.
+ * Home slot of an order: Fibonacci hashing (multiply by 2^64 / golden ratio, keep the top bits)
+ * of the order id mixed with its instrument. An order is known by (instrument, id), because the
+ * venues number orders independently: an ITCH and an MDP3 order-level channel both start at 1.
+ * Consecutive ids, as the venues hand them out, land about 0.618 of the table apart and fill it as
+ * evenly as a low-discrepancy sequence, so probe runs stay short at any load and for any id pattern
+ * (sparse, strided). Keeping consecutive ids in neighbouring slots was measured worse: when the
+ * window of live ids wraps around the table it runs into older orders and the probe runs grow long.
+ * The misses scattered ids cost are hidden by the prefetch hints.
  */
-static inline uint64_t order_home(struct order_table ot, uint64_t id)
+static inline uint64_t order_home(struct order_table ot, uint32_t instr, uint64_t id)
 {
-    return (id * 0x9e3779b97f4a7c15ull) >> ot.hash_shift;
+    return ((id ^ instr * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> ot.hash_shift;
 }
 
 /* How far the order in slot j sits from its home slot. */
 static inline uint64_t order_distance(struct order_table ot, uint64_t j)
 {
-    return (j - order_home(ot, ot.t[j].id)) & ot.mask;
+    return (j - order_home(ot, ot.t[j].instr_side >> 1, ot.t[j].id)) & ot.mask;
 }
 
 /*
@@ -54,14 +56,14 @@ static inline uint64_t order_distance(struct order_table ot, uint64_t j)
  * factor of at most 1/2 most orders sit at their home: lookups and removals touch a slot or two.
  */
 
-/* Slot of a live order, or -1. */
-static inline int64_t order_find(const struct tp_books *b, uint64_t id)
+/* Slot of a live order of an instrument, or -1. */
+static inline int64_t order_find(const struct tp_books *b, uint32_t instr, uint64_t id)
 {
     struct order_table ot = order_table(b);
-    uint64_t i = order_home(ot, id);
+    uint64_t i = order_home(ot, instr, id);
 
     for (uint64_t d = 0; ot.t[i].qty; d++, i = (i + 1) & ot.mask) {
-        if (ot.t[i].id == id)
+        if (ot.t[i].id == id && ot.t[i].instr_side >> 1 == instr)
             return (int64_t)i;
         if (order_distance(ot, i) < d)
             break;
@@ -72,7 +74,7 @@ static inline int64_t order_find(const struct tp_books *b, uint64_t id)
 /* Stores an order whose id is not in the table (room checked); returns its slot. */
 static uint64_t order_place(struct order_table ot, struct tp_order o)
 {
-    uint64_t i = order_home(ot, o.id), placed = UINT64_MAX;
+    uint64_t i = order_home(ot, o.instr_side >> 1, o.id), placed = UINT64_MAX;
 
     for (uint64_t d = 0;; d++, i = (i + 1) & ot.mask) {
         if (!ot.t[i].qty) {
@@ -288,16 +290,10 @@ static inline struct tp_mbo_hot *mbo_book(struct tp_books *b, uint32_t instr)
  */
 static inline int64_t mbo_lookup(struct tp_books *b, uint32_t instr, uint64_t id)
 {
-    int64_t slot = order_find(b, id);
+    int64_t slot = order_find(b, instr, id);
 
-    if (slot < 0) {
+    if (slot < 0)
         b->books[instr].counters.unknown_order++;
-        return -1;
-    }
-    if ((b->orders[slot].instr_side >> 1) != instr) {
-        b->books[instr].counters.wrong_instrument++;
-        return -1;
-    }
     return slot;
 }
 
@@ -323,7 +319,7 @@ static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr
         counters->bad_price++;
         return -EINVAL;
     }
-    if (order_find(b, id) >= 0) {
+    if (order_find(b, instr, id) >= 0) {
         counters->duplicate_order++;
         return -EEXIST;
     }
@@ -478,7 +474,7 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
     slot = mbo_lookup(b, instr, old_id);
     if (slot < 0)
         return -ENOENT;
-    if (new_id != old_id && order_find(b, new_id) >= 0) {
+    if (new_id != old_id && order_find(b, instr, new_id) >= 0) {
         b->books[instr].counters.duplicate_order++;
         return -EEXIST;
     }
@@ -554,20 +550,18 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     return 1 + n;
 }
 
-int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, enum tp_side *side,
+int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_side *side,
                  int64_t *price, int64_t *qty, uint64_t *priority)
 {
     const struct tp_order *o;
     int64_t slot;
 
-    if (b->params.max_orders == 0)
+    if (b->params.max_orders == 0 || instr >= b->params.instruments)
         return -ENOENT;
-    slot = order_find(b, order_id);
+    slot = order_find(b, instr, order_id);
     if (slot < 0)
         return -ENOENT;
     o = &b->orders[slot];
-    if (instr)
-        *instr = o->instr_side >> 1;
     if (side)
         *side = (enum tp_side)(o->instr_side & 1u);
     if (price)
@@ -588,7 +582,7 @@ void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id
         __builtin_prefetch(&b->hot[instr], 1);
     if (!b->params.max_orders)
         return;
-    home = order_home(ot, order_id);
+    home = order_home(ot, instr, order_id);
     next = (home + 1) & ot.mask;
     /*
      * A probe or a removal reads the next slot as well, on the next line half of the time. Both

@@ -4,8 +4,9 @@
  * Orders live in one open-addressing table per tp_books (Fibonacci hashing, linear probing with
  * Robin Hood ordering, backward-shift deletion, no tombstones), at most half full: a lookup or
  * removal touches a slot or two whatever the id pattern. The table holds at most max_orders live
- * orders, so memory follows the live orders, not the largest id. Each order: instrument, side,
- * price, remaining qty, priority.
+ * orders, so memory follows the live orders, not the largest id. An order is known by its
+ * (instrument, order id): venues number their orders independently, and every order message
+ * names its instrument. Each order: instrument, side, price, remaining qty, priority.
  *
  * Each side's price levels (price, total qty, order count) are kept in a sorted array with the
  * best level at the END, so the frequent changes near the top of book move only a few entries.
@@ -57,8 +58,9 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
  */
 int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out);
 
-/* Reads a live order. Returns 0 and fills the outputs, or -ENOENT. Outputs may be NULL. */
-int tp_mbo_order(const struct tp_books *b, uint64_t order_id, uint32_t *instr, enum tp_side *side,
+/* Reads a live order of an instrument. Returns 0 and fills the outputs, or -ENOENT. Outputs may be
+ * NULL. */
+int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_side *side,
                  int64_t *price, int64_t *qty, uint64_t *priority);
 
 /*

@@ -86,9 +86,7 @@ static void test_add_aggregates_levels_best_first(void **state)
     int64_t price, qty;
     uint64_t priority;
     enum tp_side side;
-    uint32_t instr;
-    assert_int_equal(tp_mbo_order(f->b, 2, &instr, &side, &price, &qty, &priority), 0);
-    assert_int_equal(instr, 0);
+    assert_int_equal(tp_mbo_order(f->b, 0, 2, &side, &price, &qty, &priority), 0);
     assert_int_equal(side, TP_SIDE_BID);
     assert_int_equal(price, PX(10));
     assert_int_equal(qty, 50);
@@ -117,7 +115,7 @@ static void test_execute_cancel_delete(void **state)
     assert_int_equal(f->c[0].qty, 0);
     assert_int_equal(f->c[1].action, TP_LEVEL_CHANGE);
     assert_int_equal(f->c[2].price, PX(19.99));
-    assert_int_equal(tp_mbo_order(f->b, 1, NULL, NULL, NULL, NULL, NULL), -ENOENT);
+    assert_int_equal(tp_mbo_order(f->b, 0, 1, NULL, NULL, NULL, NULL), -ENOENT);
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(20), 30, 1);
     /* Non-printable execution: book changes, no trade. */
     assert_int_equal(tp_mbo_execute(f->b, 0, 2, 5, PX(20), 0, 79, f->c), 2);
@@ -153,7 +151,7 @@ static void test_replace_onto_existing_level(void **state)
     assert_int_equal(tp_books_levels(f->b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 1);
     expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10), 125, 2);
     /* The new order keeps the side, not the old id. */
-    assert_int_equal(tp_mbo_order(f->b, 2, NULL, NULL, NULL, NULL, NULL), -ENOENT);
+    assert_int_equal(tp_mbo_order(f->b, 0, 2, NULL, NULL, NULL, NULL), -ENOENT);
     /* Replace to a live id: refused, nothing changes. */
     assert_int_equal(tp_mbo_replace(f->b, 0, 3, 1, PX(11), 1, 4, f->c), -EEXIST);
     expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10), 125, 2);
@@ -204,7 +202,7 @@ static void test_capacity_is_per_instrument_and_harmless(void **state)
     assert_int_equal(f->c[0].book, TP_BOOK_ORDERS);
     assert_int_equal(tp_books_live_orders(f->b), 4);
     assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
-    assert_int_equal(tp_mbo_order(f->b, 10, NULL, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(tp_mbo_order(f->b, 0, 10, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), 2);
 }
 
@@ -225,7 +223,7 @@ static void test_hostile_input(void **state)
     assert_int_equal(tp_mbo_execute(f->b, 0, 99, 1, PX(1), 1, 0, f->c), -ENOENT);
     /* The order exists, but under instrument 0: instrument 1 may not touch it. */
     assert_int_equal(tp_mbo_delete(f->b, 1, 1, f->c), -ENOENT);
-    assert_int_equal(tp_books_get(f->b, 1)->counters.wrong_instrument, 1);
+    assert_int_equal(tp_books_get(f->b, 1)->counters.unknown_order, 1);
     expect_level(f->b, 0, TP_SIDE_BID, 1, PX(1), 5, 1);
     assert_int_equal(tp_books_get(f->b, 0)->counters.duplicate_order, 1);
     /* INT64_MIN has no negated ask key: refused by add, replace and modify, nothing changed. */
@@ -236,6 +234,28 @@ static void test_hostile_input(void **state)
     assert_int_equal(tp_books_get(f->b, 0)->counters.bad_price, 3);
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(2), 5, 1);
     assert_int_equal(tp_books_live_orders(f->b), 2);
+}
+
+/*
+ * Venues number orders independently (an ITCH and an MDP3 order-level channel both start at 1):
+ * the same id lives on under two instruments, each reduced and removed on its own.
+ */
+static void test_same_id_on_two_instruments(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(tp_mbo_add(f->b, 0, 1, TP_SIDE_BID, PX(10), 5, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 1, 1, TP_SIDE_ASK, PX(20), 7, 1, f->c), 2);
+    assert_int_equal(tp_mbo_add(f->b, 1, 1, TP_SIDE_ASK, PX(21), 7, 1, f->c), -EEXIST);
+    assert_int_equal(tp_mbo_cancel(f->b, 1, 1, 2, f->c), 2);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(10), 5, 1);
+    expect_level(f->b, 1, TP_SIDE_ASK, 1, PX(20), 5, 1);
+    assert_int_equal(tp_mbo_replace(f->b, 0, 1, 2, PX(11), 3, 2, f->c), 4);
+    assert_int_equal(tp_mbo_order(f->b, 1, 1, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(tp_mbo_delete(f->b, 1, 1, f->c), 2);
+    expect_level(f->b, 0, TP_SIDE_BID, 1, PX(11), 3, 1);
+    assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
+    assert_int_equal(tp_books_live_orders(f->b), 1);
 }
 
 /*
@@ -277,6 +297,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_capacity_is_per_instrument_and_harmless, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_id_on_two_instruments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

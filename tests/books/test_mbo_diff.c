@@ -250,8 +250,12 @@ static void event(struct model *m, struct tp_books *b, uint64_t max_ids)
         uint64_t o = m->n_ids;
         if (r == 0)
             qty = -(int64_t)(next_rand(m) % 3); /* 0 or negative */
-        if (r == 1 && m->n_ids > 0)
+        if (r == 1 && m->n_ids > 0) {
             o = pick_order(m);
+            /* Orders are known per instrument: a duplicate is a live id of the same one. */
+            if (m->orders[o].live)
+                instr = m->orders[o].instr;
+        }
         rc = tp_mbo_add(b, (uint32_t)instr, venue_id(m, o), side, tick_price(tick), qty, o, ch);
         if (qty <= 0) {
             assert_int_equal(rc, -EINVAL);
