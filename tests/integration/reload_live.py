@@ -55,10 +55,8 @@ MDP3_CHANNEL = {
                  "gap_wait_us": 3000},
 }
 
-# Both simulators number their orders from 1, and the books keep one order table keyed by order
-# id (dataplane/books): an add whose id is live on the other channel is refused. The ITCH stream
-# starts this much earlier so its ids stay ahead of the MDP3 ones (an ITCH add never meets a live
-# MDP3 id; the MDP3 order-level adds that meet an old live ITCH id do not change its price levels).
+# The ITCH stream runs this long before the reload, so the reload lands mid-stream on a channel
+# whose books must come through it untouched.
 ITCH_HEAD_START = 3.0
 
 work = tempfile.mkdtemp(prefix="tprl-")
