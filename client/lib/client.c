@@ -7,6 +7,7 @@
  * and subscribe time. Subscriptions through the daemon are in remote.c, by pattern in patterns.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -547,8 +548,8 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
 
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events)
 {
-    if (tp_bus_reader_stale(&c->bus))
-        return -ESTALE;
+    /* A closed writer's last records are complete: they are delivered before -ESTALE. */
+    bool stale = tp_bus_reader_stale(&c->bus), drained = false;
     int delivered = 0;
     uint64_t records = 0, filtered = 0, malformed = 0;
     for (unsigned steps = 0; steps < max_events; steps++) {
@@ -570,8 +571,10 @@ int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events
         const struct tp_ring_record *rec;
         uint64_t lost = 0;
         int rc = tp_ring_read(&c->ring, &rec, &lost);
-        if (rc == TP_RING_EMPTY)
+        if (rc == TP_RING_EMPTY) {
+            drained = true;
             break;
+        }
         if (rc == TP_RING_LAPPED) {
             tp_counter_add(c->k[RC_LAPPED], 1);
             tp_counter_add(c->k[RC_LOST], lost);
@@ -589,6 +592,8 @@ int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events
         tp_counter_add(c->k[RC_MALFORMED], malformed);
         tp_counter_add(c->k[RC_DELIVERED], (uint64_t)delivered);
     }
+    if (stale && drained && records == 0 && delivered == 0)
+        return -ESTALE;
     return delivered;
 }
 

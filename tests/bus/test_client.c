@@ -498,9 +498,16 @@ static void test_restart_version_and_reader_counters(void **state)
     assert_int_equal(tp_counter_get(tp_counters_find(side.data, "reader.delivered")), 1);
     tp_seg_close(&side);
 
-    /* The writer restarts: poll says so, re-attach continues with the new instance. */
+    /*
+     * The writer restarts: the old writer's last record is still delivered, then poll says so,
+     * and re-attach continues with the new instance.
+     */
+    pub_trade(w, 0, 5, 6);
     struct writer *w2 = malloc(sizeof(*w2));
     writer_open(w2, "life", 1 << 16);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(tp_poll(c, collect, &seen, 16), 1);
+    assert_int_equal(seen.ev[0].bus_sequence, 2);
     assert_int_equal(tp_poll(c, collect, &seen, 16), -ESTALE);
     assert_int_equal(tp_check_writer(c), -ESTALE);
     assert_int_equal(tp_reattach(c, err, sizeof(err)), 0);

@@ -346,8 +346,8 @@ int tp_add_transformer(struct tp_client *c, const char *name, uint32_t source_to
  * Read at most max_events records (or pending loss / resync steps) and hand their events to fn:
  * a record feeds one event per subscribed topic it serves (e.g. DEPTH and TOP). Returns the
  * number of events delivered (0 also when everything read was filtered out: tp_stats().lag says
- * whether more is waiting), or -ESTALE when the writer has closed or been replaced (call
- * tp_reattach). No syscalls, locks or allocation.
+ * whether more is waiting), or -ESTALE when the writer has closed or been replaced and every
+ * record it published has been read (call tp_reattach). No syscalls, locks or allocation.
  */
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events);
 
