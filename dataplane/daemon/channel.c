@@ -130,6 +130,9 @@ static bool mold_frames(const uint8_t *payload, uint16_t len, struct tp_mold_pac
     return rc == 0;
 }
 
+/* Messages handed to the feed in one call (a packet's, in chunks: the feed prefetches ahead). */
+#define MOLD_APPLY_CHUNK 64
+
 /* Applies the messages of a checked packet after the first `skip`. */
 static void mold_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
                        uint64_t rx_tsc)
@@ -138,25 +141,20 @@ static void mold_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t l
     if (tp_mold_parse(&p, payload, len) != TP_MOLD_MESSAGES)
         return;
     memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
-    struct tp_feed_info info = {.rx_tsc = rx_tsc};
-    const uint8_t *msg, *next;
-    uint16_t n, next_n;
-    /* One message ahead: the order-table slot of the next message is prefetched while the
-     * current one is applied (order ids scatter over the table). */
-    int more = tp_mold_next(&p, &next, &next_n) == 1;
-    for (uint32_t i = 0; more; i++) {
-        msg = next;
-        n = next_n;
-        more = tp_mold_next(&p, &next, &next_n) == 1;
-        if (i < skip)
+    struct tp_feed_info info = {.rx_tsc = rx_tsc, .packet_seq = p.sequence + skip};
+    const uint8_t *msgs[MOLD_APPLY_CHUNK];
+    uint16_t lens[MOLD_APPLY_CHUNK];
+    uint32_t n = 0, seen = 0;
+    while (tp_mold_next(&p, &msgs[n], &lens[n]) == 1) {
+        if (seen++ < skip)
             continue;
-        if (more)
-            tp_itch_feed_prefetch(&ch->itch, next, next_n);
-        info.packet_seq = p.sequence + i;
-        ch->counters.messages++;
-        if (tp_itch_feed_message(&ch->itch, msg, n, &info) < 0)
-            ch->counters.feed_errors++;
+        if (++n == MOLD_APPLY_CHUNK) {
+            ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, n, &info);
+            n = 0;
+        }
     }
+    ch->counters.messages += seen > skip ? seen - skip : 0;
+    ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, n, &info);
 }
 
 /* ---- common -------------------------------------------------------------------------------- */

@@ -287,8 +287,10 @@ static inline void prefetch_levels(const struct tp_itch_feed *f, uint32_t instr)
         tp_mbo_prefetch_levels(f->books, instr, TP_SIDE_NONE);
 }
 
-uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
-                            const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
+/* The burst loop; info->packet_seq advances by seq_step after each message. */
+static inline uint32_t feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
+                                  const uint16_t *lens, uint32_t n, struct tp_feed_info *info,
+                                  uint64_t seq_step)
 {
     const uint32_t far = TP_ITCH_FEED_AHEAD, near = TP_ITCH_FEED_AHEAD / 2;
     /* Instrument of message i (from the first step) at [i % far], for the second step. */
@@ -306,11 +308,19 @@ uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
         if (i + far < n)
             ahead[(i + far) % far] = prefetch_orders(f, msgs[i + far], lens[i + far]);
         skipped += feed_one(f, msgs[i], lens[i], info) < 0;
+        info->packet_seq += seq_step;
     }
     return skipped;
 }
 
-void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len)
+uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
+                            const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
 {
-    prefetch_levels(f, prefetch_orders(f, msg, len));
+    return feed_burst(f, msgs, lens, n, info, 0);
+}
+
+uint32_t tp_itch_feed_sequenced(struct tp_itch_feed *f, const uint8_t *const *msgs,
+                                const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
+{
+    return feed_burst(f, msgs, lens, n, info, 1);
 }

@@ -83,10 +83,10 @@ uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
                             const uint16_t *lens, uint32_t n, struct tp_feed_info *info);
 
 /*
- * Prefetch hint for a caller that applies messages one by one: call it on a message some
- * messages ahead of the one being applied (the burst call does better: it prefetches in two
- * steps). It changes nothing and may be skipped.
+ * tp_itch_feed_burst for messages numbered one after the other (a MoldUDP64 packet): message i
+ * is applied with info->packet_seq + i, and info->packet_seq is left n past its value.
  */
-void tp_itch_feed_prefetch(const struct tp_itch_feed *f, const uint8_t *msg, size_t len);
+uint32_t tp_itch_feed_sequenced(struct tp_itch_feed *f, const uint8_t *const *msgs,
+                                const uint16_t *lens, uint32_t n, struct tp_feed_info *info);
 
 #endif /* TP_ITCH_FEED_H */

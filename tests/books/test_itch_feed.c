@@ -26,6 +26,7 @@ struct fixture {
     struct tp_itch_feed feed;
     struct tp_feed_info info;
     uint32_t changes, events, instruments;
+    uint64_t event_seq[64]; /* packet_seq of the first events */
     struct tp_book_change last[TP_BOOK_CHANGES_MAX];
     uint32_t last_n;
     uint8_t msg[TP_ITCH_MAX_MESSAGE_LEN];
@@ -44,8 +45,11 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
 
 static void on_event(void *ctx, const struct tp_feed_info *info)
 {
-    (void)info;
-    ((struct fixture *)ctx)->events++;
+    struct fixture *f = ctx;
+
+    if (f->events < sizeof(f->event_seq) / sizeof(f->event_seq[0]))
+        f->event_seq[f->events] = info->packet_seq;
+    f->events++;
 }
 
 static void on_instrument(void *ctx, uint32_t id)
@@ -347,6 +351,41 @@ static void test_burst_matches_one_by_one(void **state)
     free(l);
 }
 
+/*
+ * The sequenced burst (a MoldUDP64 packet): each message is applied with its own sequence, a
+ * skipped message still takes its number, and info is left past the last one.
+ */
+static void test_sequenced_burst_numbers_messages(void **state)
+{
+    struct fixture *f = *state;
+    struct message_list *l = calloc(1, sizeof(*l));
+
+    assert_non_null(l);
+    LIST(l, add_order, .stock_locate = 7, .order_ref = 1, .side = 'B', .shares = 10,
+         .price = P4(10));
+    LIST(l, order_delete, .stock_locate = 7, .order_ref = 1);
+    l->lens[l->n - 1] = 18; /* cut short: malformed, skipped */
+    LIST(l, add_order, .stock_locate = 9, .order_ref = 2, .side = 'S', .shares = 20,
+         .price = P4(11));
+    LIST(l, order_delete, .stock_locate = 7, .order_ref = 1);
+    f->events = 0;
+    f->info.packet_seq = 100;
+    assert_int_equal(tp_itch_feed_sequenced(&f->feed, l->msgs, l->lens, l->n, &f->info), 1);
+    assert_int_equal(f->events, 3);
+    assert_int_equal(f->event_seq[0], 100);
+    assert_int_equal(f->event_seq[1], 102);
+    assert_int_equal(f->event_seq[2], 103);
+    assert_int_equal(f->info.packet_seq, 104);
+    /* The plain burst keeps the caller's number for every message. */
+    f->events = 0;
+    f->info.packet_seq = 7;
+    assert_int_equal(tp_itch_feed_burst(&f->feed, l->msgs, l->lens, 2, &f->info), 1);
+    assert_int_equal(f->events, 1);
+    assert_int_equal(f->event_seq[0], 7);
+    assert_int_equal(f->info.packet_seq, 7);
+    free(l);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +394,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trades_status_statistics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_and_hostile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sequenced_burst_numbers_messages, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
