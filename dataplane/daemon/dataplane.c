@@ -258,11 +258,14 @@ int tp_dp_lcore_main(void *arg)
             lc->stats.rx_bursts++;
             lc->stats.rx_packets += n;
             bool feed = false;
+            /* The bus ring's shared tail moves once per burst, after its last event. */
+            tp_publisher_begin_burst(lc->publisher);
             for (uint16_t i = 0; i < n; i++) {
                 if (i + 1 < n)
                     rte_prefetch0(rte_pktmbuf_mtod(burst[i + 1], void *));
                 feed |= handle_frame(lc, p, burst[i], now);
             }
+            tp_publisher_end_burst(lc->publisher);
             /* Only feed traffic counts as activity (the idle exit of replays). */
             if (feed) {
                 if (lc->first_rx_tsc == 0)

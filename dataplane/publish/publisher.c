@@ -38,6 +38,7 @@ struct tp_publisher {
     uint32_t pending_id;
     uint8_t pending_flags;
     uint8_t venue; /* of the channel whose packets are being applied */
+    bool in_burst; /* between tp_publisher_begin_burst and tp_publisher_end_burst */
     uint32_t channel_id;
     uint64_t last_sequence;  /* ring sequence of the latest commit */
     uint64_t event;          /* events started, to mark instruments once per event */
@@ -100,10 +101,27 @@ static void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
     pub->counters.records++;
 }
 
-/* Commits the event's last record, flagged, and moves the ring's shared tail once per event. */
+/*
+ * Commits the event's last record, flagged, and moves the ring's shared tail: now, or inside an
+ * rx burst once at its end. Either way the record is complete (its sequence stored) before the
+ * state entries of the event are written, so an entry's bus_sequence never falls behind a record
+ * a reader may have consumed at its cursor.
+ */
 static void end_event_records(struct tp_publisher *pub)
 {
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    if (!pub->in_burst)
+        tp_bus_flush(pub->params.bus);
+}
+
+void tp_publisher_begin_burst(struct tp_publisher *pub)
+{
+    pub->in_burst = true;
+}
+
+void tp_publisher_end_burst(struct tp_publisher *pub)
+{
+    pub->in_burst = false;
     tp_bus_flush(pub->params.bus);
 }
 

@@ -9,7 +9,9 @@
  *    the publisher keeps the latest record claimed in the ring and commits it when the next one
  *    comes or, flagged, at the end of the event. Nothing is copied twice.
  *  - Records are committed without moving the ring's shared tail; the tail (what lagging readers
- *    and lag reports use) and the bus's published counters move once per event.
+ *    and lag reports use) and the bus's published counters move once per event, or once per rx
+ *    burst between tp_publisher_begin_burst and tp_publisher_end_burst. Readers following at
+ *    their cursor see each record as soon as it is committed either way.
  *  - The conflated state table is written only at event boundaries, once per instrument the event
  *    touched, so a reader never sees a half-applied event; only the parts of the entry the event
  *    changed (levels of a side, last trade, session status) are rewritten.
@@ -73,6 +75,14 @@ struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub);
  * events that follow.
  */
 void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id);
+
+/*
+ * An rx burst's worth of events: until tp_publisher_end_burst the ring's shared tail and the
+ * published counters are not moved at each event's end but once, at the end of the burst (one
+ * shared store per burst). Records and state entries are written as without it.
+ */
+void tp_publisher_begin_burst(struct tp_publisher *pub);
+void tp_publisher_end_burst(struct tp_publisher *pub);
 
 /* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
 void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);

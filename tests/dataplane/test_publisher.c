@@ -297,6 +297,49 @@ static void test_state_parts_and_tail(void **state)
     assert_int_equal(st.book.bid_levels, 1);
 }
 
+/*
+ * Inside an rx burst the shared tail and the published counter move once, at the burst's end;
+ * every record is complete at the reader's cursor as soon as its event ends, and the state entry
+ * written at each event's end covers every record the reader may have consumed by then.
+ */
+static void test_burst_moves_tail_once(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 1};
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    const struct tp_ring_record *rec;
+    struct tp_instrument_state st;
+    uint64_t lost, tail_before = atomic_load(&f->bus.ring.shared->tail), total = 0;
+
+    tp_publisher_begin_burst(f->pub);
+    for (int k = 0; k < 2; k++) {
+        int n = test_books_add(f->books, 1 + (uint64_t)k, 0, 100000000000 - k, 300, c);
+        assert_int_equal(n, 2);
+        f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+        total += (uint64_t)n;
+        for (int i = 0; i < n; i++)
+            assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+        assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+        assert_int_equal(st.book.bus_sequence, rec->sequence);
+        assert_int_equal(st.book.bid_levels, k + 1);
+        assert_int_equal(atomic_load(&f->bus.ring.shared->tail), tail_before);
+        assert_int_equal(tp_counter_get(f->bus.stats.published), 0);
+    }
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
+    assert_true(f->bus.ring.tail > tail_before);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), total);
+    expect_empty(f);
+
+    /* Outside a burst each event moves the tail again. */
+    int n = test_books_add(f->books, 3, 0, 99000000000, 300, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), total + (uint64_t)n);
+}
+
 /* Decodes the next record as a consumer does (client/views). */
 static int next_event(struct fixture *f, struct tp_event *ev)
 {
@@ -405,6 +448,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_level_actions_mapping, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_moves_tail_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
     };
