@@ -88,23 +88,50 @@ int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec 
     return n;
 }
 
-/* Adds big-endian 16-bit words to a ones-complement sum; an odd last byte is padded with zero. */
-static uint32_t sum_be16(const uint8_t *p, size_t len, uint32_t sum)
+/*
+ * Ones-complement sum of len bytes as big-endian 16-bit words (an odd last byte padded with
+ * zero), folded to 16 bits. The bytes are summed as native 32-bit words into 64 bits (carries
+ * pile up in the high half and are folded once at the end; 2^16 = 1 modulo 0xffff, so a 32-bit
+ * word adds the same as its two halves), then brought to big-endian order: a ones-complement sum
+ * of byte-swapped words is the byte-swapped sum (RFC 1071). Loads go through memcpy: the data
+ * may sit at any address.
+ */
+static uint16_t sum_be16(const uint8_t *p, size_t len)
 {
-    for (; len >= 2; p += 2, len -= 2)
-        sum += tp_load_be16(p);
-    if (len)
-        sum += (uint32_t)p[0] << 8;
-    return sum;
+    uint64_t sum = 0;
+    uint32_t w32;
+    uint16_t w16 = 0;
+    for (; len >= 4; p += 4, len -= 4) {
+        memcpy(&w32, p, sizeof(w32));
+        sum += w32;
+    }
+    if (len >= 2) {
+        memcpy(&w16, p, sizeof(w16));
+        sum += w16;
+        p += 2;
+        len -= 2;
+    }
+    if (len) {
+        uint8_t last[2] = {p[0], 0};
+        memcpy(&w16, last, sizeof(w16));
+        sum += w16;
+    }
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap16((uint16_t)sum);
+#else
+    return (uint16_t)sum;
+#endif
 }
 
 uint16_t tp_udp_checksum(uint32_t src_ip, uint32_t dst_ip, const uint8_t *udp, size_t udp_len)
 {
-    uint32_t sum = (src_ip >> 16) + (src_ip & 0xffff) + (dst_ip >> 16) + (dst_ip & 0xffff) +
-                   TP_IPPROTO_UDP + (uint32_t)udp_len;
-    sum = sum_be16(udp, udp_len < 6 ? udp_len : 6, sum); /* ports and length */
+    uint64_t sum = (src_ip >> 16) + (src_ip & 0xffff) + (dst_ip >> 16) + (dst_ip & 0xffff) +
+                   TP_IPPROTO_UDP + (uint64_t)udp_len;
+    sum += sum_be16(udp, udp_len < 6 ? udp_len : 6); /* ports and length */
     if (udp_len > TP_UDP_HDR_LEN)
-        sum = sum_be16(udp + TP_UDP_HDR_LEN, udp_len - TP_UDP_HDR_LEN, sum);
+        sum += sum_be16(udp + TP_UDP_HDR_LEN, udp_len - TP_UDP_HDR_LEN);
     while (sum >> 16)
         sum = (sum & 0xffff) + (sum >> 16);
     uint16_t csum = (uint16_t)~sum;

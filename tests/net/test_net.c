@@ -277,6 +277,56 @@ static void test_udp_checksum(void **state)
     assert_int_equal(tp_udp_checksum(0, 0, zero_sum, 8), 0xffff);
 }
 
+/* The UDP checksum the plain way: 16-bit words one at a time, folded after every addition. */
+static uint16_t reference_udp_checksum(uint32_t src, uint32_t dst, const uint8_t *udp, size_t len)
+{
+    uint32_t words[] = {src >> 16, src & 0xffff, dst >> 16, dst & 0xffff, 17, (uint32_t)len};
+    uint32_t sum = 0;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        sum += words[i];
+    for (size_t i = 0; i < len; i += 2) {
+        if (i == 6)
+            continue; /* the checksum field itself */
+        sum += (uint32_t)udp[i] << 8 | (i + 1 < len ? udp[i + 1] : 0);
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    uint16_t csum = (uint16_t)~sum;
+    return csum == 0 ? 0xffff : csum;
+}
+
+/*
+ * The word-at-a-time sum against the reference: every length from 0 to 600 bytes (odd ones, and
+ * tails of 1, 2 and 3 bytes after the 32-bit words), at every alignment, with random bytes, with
+ * all ones (a carry out of every word: a fold done once or a carry dropped shows) and with bytes
+ * that make the 32-bit halves carry into each other.
+ */
+static void test_udp_checksum_matches_reference(void **state)
+{
+    (void)state;
+    static uint8_t buf[640];
+    uint32_t seed = 12345;
+    for (int pattern = 0; pattern < 3; pattern++) {
+        for (size_t i = 0; i < sizeof(buf); i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[i] = pattern == 0   ? (uint8_t)(seed >> 16)
+                     : pattern == 1 ? 0xff
+                                    : (i & 1 ? 0x01 : 0xff);
+        }
+        for (size_t align = 0; align < 4; align++)
+            for (size_t len = 0; len <= 600; len++)
+                assert_int_equal(tp_udp_checksum(0xfffffffe, 0xe9360c6f, buf + align, len),
+                                 reference_udp_checksum(0xfffffffe, 0xe9360c6f, buf + align, len));
+    }
+    /* all ones, hand-worked: pseudo-header 0xffff+0xffff+0xffff+0xffff+17+12 folds to 0x1d;
+     * ports, length and the 4 payload bytes are five 0xffff words, which leave it 0x1d: the
+     * checksum is ~0x1d = 0xffe2 */
+    uint8_t ones[12];
+    memset(ones, 0xff, sizeof(ones));
+    assert_int_equal(tp_udp_checksum(0xffffffff, 0xffffffff, ones, sizeof(ones)), 0xffe2);
+    assert_int_equal(reference_udp_checksum(0xffffffff, 0xffffffff, ones, sizeof(ones)), 0xffe2);
+}
+
 static void test_pcap_writer_reads_back_with_libpcap(void **state)
 {
     (void)state;
@@ -323,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_bad_lengths_and_types),
         cmocka_unit_test(test_build_limits),
         cmocka_unit_test(test_udp_checksum),
+        cmocka_unit_test(test_udp_checksum_matches_reference),
         cmocka_unit_test(test_pcap_writer_reads_back_with_libpcap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
