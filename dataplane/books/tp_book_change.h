@@ -62,7 +62,7 @@ enum tp_level_action {
 
 enum tp_order_action {
     TP_ORDER_ADD = 0,
-    TP_ORDER_EXECUTE = 1, /* partially or fully executed; qty is what remains */
+    TP_ORDER_EXECUTE = 1, /* partially or fully executed; qty is what remains, count what traded */
     TP_ORDER_CANCEL = 2,  /* partially cancelled; qty is what remains */
     TP_ORDER_DELETE = 3,  /* removed from the book */
     TP_ORDER_MODIFY = 4,  /* price and/or qty changed in place (MDP3 Change); priority given */
@@ -80,7 +80,9 @@ struct tp_book_change {
     uint16_t level; /* LEVEL: index, 1 = best (DELETE_FROM: levels removed); ORDER: its level */
     uint8_t flags;  /* TP_CHANGE_F_* */
     uint8_t reserved;
-    uint32_t count;    /* LEVEL: orders at the level (0 if the venue does not say) */
+    uint32_t count;    /* LEVEL: orders at the level (0 if the venue does not say); ORDER
+                        * EXECUTE: the executed qty (printing or not: a non-printing execution
+                        * has no TRADE record to say it); other ORDER records: 0 */
     int64_t price;     /* price9: level price, order price, trade price, statistic value */
     int64_t qty;       /* LEVEL: total qty; ORDER: remaining qty; TRADE: size; STAT: size/volume */
     uint64_t order_id; /* ORDER: the order; TRADE: resting order id when known, else 0 */

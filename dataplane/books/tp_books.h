@@ -69,8 +69,9 @@ enum tp_stat_kind {
 };
 
 struct tp_stat {
-    int64_t price; /* price9 (or the value for counts such as open interest) */
-    int64_t qty;
+    int64_t price; /* price9; 0 for counts */
+    int64_t qty;   /* size (ITCH cross, imbalance), or the value of a count: cleared volume,
+                    * open interest and session volume (the MDP3 feed puts them here) */
     uint8_t present;
 };
 

@@ -418,6 +418,8 @@ int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_
     if (qty > b->orders[slot].qty)
         qty = b->orders[slot].qty; /* only what rested can have traded */
     n = order_reduce(b, h, instr, (uint64_t)slot, qty, TP_ORDER_EXECUTE, out);
+    if (n > 0)
+        out[0].count = (uint32_t)qty; /* order quantities are 32-bit: qty, clamped, fits */
     if (!printable)
         return n;
     /* The resting order was passive: the aggressor was on the other side. */

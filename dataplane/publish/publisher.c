@@ -254,22 +254,7 @@ static void publish_clear(struct tp_publisher *pub, const struct tp_book_change 
                     OUT_LEVEL_CLEAR, TP_PUB_PRICE_NULL, 0, 0);
 }
 
-/*
- * The executed quantity of an ORDER EXECUTE record. The record holds what remains; the books
- * follow it with its LEVEL record and, when the execution printed, a TRADE record of the same
- * order whose size is what executed. A non-printing execution has none: null.
- */
-static int64_t executed_qty(const struct tp_book_change *c, const struct tp_book_change *after,
-                            uint32_t n_after)
-{
-    for (uint32_t i = 0; i < n_after && i < 2; i++)
-        if (after[i].kind == TP_CHANGE_TRADE && after[i].order_id == c->order_id)
-            return after[i].qty;
-    return TPOUT_QUANTITY_NULL_NULL_VALUE;
-}
-
 static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c,
-                          const struct tp_book_change *after, uint32_t n_after,
                           const struct tp_feed_info *info)
 {
     /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
@@ -289,7 +274,8 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
     if (b == NULL)
         return;
     int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
-    int64_t qty = c->action == TP_ORDER_EXECUTE ? executed_qty(c, after, n_after) : remaining;
+    /* An execution's record carries what traded in count, printing or not. */
+    int64_t qty = c->action == TP_ORDER_EXECUTE ? (int64_t)c->count : remaining;
     tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, c->order_id);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)c->price);
@@ -393,7 +379,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
             publish_level(pub, &c[i], info);
             break;
         case TP_CHANGE_ORDER:
-            publish_order(pub, &c[i], &c[i + 1], n - i - 1, info);
+            publish_order(pub, &c[i], info);
             break;
         case TP_CHANGE_TRADE:
             publish_trade(pub, &c[i], info);

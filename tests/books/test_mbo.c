@@ -103,6 +103,7 @@ static void test_execute_cancel_delete(void **state)
     assert_int_equal(tp_mbo_execute(f->b, 0, 1, 40, TP_MBO_ORDER_PRICE, 1, 77, f->c), 3);
     assert_int_equal(f->c[0].action, TP_ORDER_EXECUTE);
     assert_int_equal(f->c[0].qty, 60);
+    assert_int_equal(f->c[0].count, 40); /* executed */
     assert_int_equal(f->c[1].qty, 90);
     assert_int_equal(f->c[1].count, 2);
     assert_int_equal(f->c[2].kind, TP_CHANGE_TRADE);
@@ -113,15 +114,20 @@ static void test_execute_cancel_delete(void **state)
     /* Execution to zero removes the order but not the level (order 2 is still there). */
     assert_int_equal(tp_mbo_execute(f->b, 0, 1, 60, PX(19.99), 1, 78, f->c), 3);
     assert_int_equal(f->c[0].qty, 0);
+    assert_int_equal(f->c[0].count, 60);
     assert_int_equal(f->c[1].action, TP_LEVEL_CHANGE);
     assert_int_equal(f->c[2].price, PX(19.99));
     assert_int_equal(tp_mbo_order(f->b, 0, 1, NULL, NULL, NULL, NULL), -ENOENT);
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(20), 30, 1);
     /* Non-printable execution: book changes, no trade. */
     assert_int_equal(tp_mbo_execute(f->b, 0, 2, 5, PX(20), 0, 79, f->c), 2);
+    assert_int_equal(f->c[0].action, TP_ORDER_EXECUTE);
+    assert_int_equal(f->c[0].qty, 25);
+    assert_int_equal(f->c[0].count, 5); /* no TRADE record: only the order record says it */
     assert_int_equal(tp_books_get(f->b, 0)->volume, 100);
     /* Cancel part, then more than remains: the order goes, counted as over-execution. */
     assert_int_equal(tp_mbo_cancel(f->b, 0, 2, 5, f->c), 2);
+    assert_int_equal(f->c[0].count, 0); /* only executions say what traded */
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(20), 20, 1);
     assert_int_equal(tp_mbo_cancel(f->b, 0, 2, 25, f->c), 2);
     assert_int_equal(f->c[1].action, TP_LEVEL_DELETE);

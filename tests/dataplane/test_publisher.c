@@ -398,11 +398,11 @@ static void test_order_execution_quantities(void **state)
     assert_int_equal(next_event(f, &ev), TP_TOPIC_TRADES);
     assert_int_equal(ev.u.trade.qty, 100);
 
-    /* Not printable: no trade says how much executed (null); 150 remain. */
+    /* Not printable: no trade record, the order record still says 50 executed; 150 remain. */
     n = test_books_execute(f->books, 7, 50, 0, c);
     assert_int_equal(n, 2);
     publish_event(f, c, n);
-    expect_order(f, 3, INT64_MIN, 150);
+    expect_order(f, 3, 50, 150);
     assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
 
     /* The rest, printable: 150 executed, nothing remains. */
