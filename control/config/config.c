@@ -1174,10 +1174,8 @@ static void parse_books(struct loader *ld, const json_t *root)
 
 static void parse_bus(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"name", "path",  "ring_bytes", "state_depth",
-                                       "mode", "group", "venues",     NULL};
+    static const char *const keys[] = {"path", "ring_bytes", "state_depth", "mode", "group", NULL};
     struct tp_cfg_bus *bus = &ld->cfg->bus;
-    strcpy(bus->name, "tickplane");
     strcpy(bus->path, "/dev/shm");
     bus->ring_bytes = 64u << 20;
     bus->state_depth = ld->cfg->books.levels_per_side < 10 ? ld->cfg->books.levels_per_side : 10;
@@ -1186,7 +1184,6 @@ static void parse_bus(struct loader *ld, const json_t *root)
     if (obj == NULL)
         return;
     tp_jw_check_keys(ld->errs, "bus", obj, keys);
-    get_name(ld, "bus", obj, "name", false, bus->name, sizeof(bus->name));
     if (tp_jw_string(ld->errs, "bus", obj, "path", sizeof(bus->path), false, bus->path) &&
         bus->path[0] != '/')
         tp_jw_error(ld->errs, "bus.path", "\"%s\" must be an absolute directory", bus->path);
@@ -1206,44 +1203,13 @@ static void parse_bus(struct loader *ld, const json_t *root)
     }
     tp_jw_mode(ld->errs, "bus", obj, "mode", false, &bus->mode);
     tp_jw_string(ld->errs, "bus", obj, "group", sizeof(bus->group), false, bus->group);
-
-    json_t *venues = tp_jw_get(ld->errs, "bus", obj, "venues", JSON_OBJECT, false);
-    if (venues == NULL)
-        return;
-    const char *key;
-    json_t *vobj;
-    json_object_foreach(venues, key, vobj)
-    {
-        static const char *const vkeys[] = {"group", "mode", NULL};
-        char path[TP_JW_PATH_MAX];
-        tp_jw_path_key(path, "bus.venues", key);
-        bool known = false;
-        for (unsigned c = 0; c < ld->cfg->n_channels; c++)
-            known |= strcmp(ld->cfg->channels[c].venue, key) == 0;
-        if (!known && ld->channels_ok) {
-            tp_jw_error(ld->errs, path, "no channel has venue \"%s\"", key);
-            continue;
-        }
-        if (!object_item(ld, path, vobj)) {
-            continue;
-        }
-        if (bus->n_venues == TP_CFG_MAX_VENUES || strlen(key) >= TP_CFG_NAME_MAX) {
-            tp_jw_error(ld->errs, path, "too many venues or name too long");
-            continue;
-        }
-        tp_jw_check_keys(ld->errs, path, vobj, vkeys);
-        struct tp_cfg_bus_venue *bv = &bus->venues[bus->n_venues++];
-        strcpy(bv->venue, key);
-        bv->mode = bus->mode;
-        tp_jw_string(ld->errs, path, vobj, "group", sizeof(bv->group), true, bv->group);
-        tp_jw_mode(ld->errs, path, vobj, "mode", false, &bv->mode);
-    }
 }
 
 static void parse_control(struct loader *ld, const json_t *root)
 {
     static const char *const keys[] = {"socket",
                                        "mode",
+                                       "group",
                                        "max_clients",
                                        "max_line_bytes",
                                        "max_subscriptions",
@@ -1270,6 +1236,8 @@ static void parse_control(struct loader *ld, const json_t *root)
             strcpy(c->socket_path, raw);
     }
     tp_jw_mode(ld->errs, "control", obj, "mode", false, &c->socket_mode);
+    tp_jw_string(ld->errs, "control", obj, "group", sizeof(c->socket_group), false,
+                 c->socket_group);
     uint64_t v;
     if (tp_jw_uint(ld->errs, "control", obj, "max_clients", 1, 4096, false, &v))
         c->max_clients = (uint32_t)v;
@@ -1279,6 +1247,36 @@ static void parse_control(struct loader *ld, const json_t *root)
         c->max_subscriptions = (uint32_t)v;
     if (tp_jw_uint(ld->errs, "control", obj, "max_requests_per_sec", 1, 1000000, false, &v))
         c->max_requests_per_sec = (uint32_t)v;
+}
+
+int tp_config_group_gid(const char *group, gid_t *gid)
+{
+    if (group[0] == '\0') {
+        *gid = (gid_t)-1;
+        return 0;
+    }
+    const struct group *gr = getgrnam(group);
+    if (gr == NULL)
+        return -ENOENT;
+    *gid = gr->gr_gid;
+    return 0;
+}
+
+int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *errs)
+{
+    static const struct {
+        const char *path;
+        size_t offset;
+    } groups[] = {{"bus.group", offsetof(struct tp_config, bus.group)},
+                  {"control.group", offsetof(struct tp_config, control.socket_group)}};
+    memset(errs, 0, sizeof(*errs));
+    for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+        const char *name = (const char *)cfg + groups[i].offset;
+        gid_t gid;
+        if (tp_config_group_gid(name, &gid) != 0)
+            tp_jw_error(errs, groups[i].path, "no such group \"%s\" on this host", name);
+    }
+    return errs->count == 0 ? 0 : -EINVAL;
 }
 
 /* ------------------------------------------------------- entitlements */

@@ -179,31 +179,26 @@ struct tp_cfg_books {
     uint16_t depth;           /* levels published in depth events, default = levels_per_side */
 };
 
-/* OS-level entitlement: a venue's bus segment can be owned by its own group. */
-struct tp_cfg_bus_venue {
-    char venue[TP_CFG_NAME_MAX];
-    char group[TP_CFG_NAME_MAX];
-    mode_t mode;
-};
-
+/*
+ * The bus segments (tickplane.<instance>.*). Who may map them is the OS's decision: mode and
+ * group. Separating venues at the OS level means one instance per venue, each with its group.
+ */
 struct tp_cfg_bus {
-    char name[TP_CFG_NAME_MAX];  /* segment name prefix, default "tickplane" */
     char path[TP_CFG_PATH_MAX];  /* directory: /dev/shm (default) or a hugetlbfs mount */
     uint64_t ring_bytes;         /* broadcast ring size, power of two, default 64 MiB */
     uint16_t state_depth;        /* levels per side in the conflated state table, default 10 */
     mode_t mode;                 /* segment file mode, default 0640 */
     char group[TP_CFG_NAME_MAX]; /* owning group, "" = the daemon's */
-    unsigned n_venues;
-    struct tp_cfg_bus_venue venues[TP_CFG_MAX_VENUES];
 };
 
 struct tp_cfg_control {
-    char socket_path[TP_CFG_PATH_MAX]; /* default /run/tickplane/control.sock */
-    mode_t socket_mode;                /* default 0660 */
-    uint32_t max_clients;              /* default 64 */
-    uint32_t max_line_bytes;           /* longest request line, default 4096 */
-    uint32_t max_subscriptions;        /* per client, default 256 */
-    uint32_t max_requests_per_sec;     /* per client, default 1000 */
+    char socket_path[TP_CFG_PATH_MAX];  /* default /run/tickplane/control.sock */
+    mode_t socket_mode;                 /* default 0660 */
+    char socket_group[TP_CFG_NAME_MAX]; /* owning group, "" = the daemon's */
+    uint32_t max_clients;               /* default 64 */
+    uint32_t max_line_bytes;            /* longest request line, default 4096 */
+    uint32_t max_subscriptions;         /* per client, default 256 */
+    uint32_t max_requests_per_sec;      /* per client, default 1000 */
 };
 
 /* Who may subscribe to what. A rule matches a peer by uid or gid (-1 = any). */
@@ -276,6 +271,16 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
  * than TP_CFG_PATH_MAX - 1: -ENAMETOOLONG). */
 int tp_config_load_string(const char *json, const char *base_dir, struct tp_config *cfg,
                           struct tp_config_errors *errs);
+
+/*
+ * What a valid config needs from the host it starts on, checked by the daemon at start rather
+ * than by validation (a config is validated on other machines too): the groups named by
+ * bus.group and control.group exist. 0, or -EINVAL with each problem in errs.
+ */
+int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *errs);
+
+/* Resolves a group name as the config gives it: 0 and *gid, or -ENOENT. "" = (gid_t)-1. */
+int tp_config_group_gid(const char *group, gid_t *gid);
 
 /* Write all errors, one "path: message" per line, to buf (always NUL-terminated). Returns length.
  */

@@ -34,8 +34,11 @@ static void copy_config(struct tp_ctl_server *srv, const struct tp_config *cfg)
     }
 }
 
-/* Bind, refusing to steal the socket of a live daemon but replacing a stale file. */
-static int bind_socket(struct tp_ctl_server *srv, mode_t mode)
+/*
+ * Bind, refusing to steal the socket of a live daemon but replacing a stale file. The group (if
+ * not (gid_t)-1) is set before listen: no client connects under the wrong ownership.
+ */
+static int bind_socket(struct tp_ctl_server *srv, mode_t mode, gid_t gid)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     if (strlen(srv->path) >= sizeof(addr.sun_path))
@@ -64,7 +67,8 @@ static int bind_socket(struct tp_ctl_server *srv, mode_t mode)
     mode_t old = umask(0777 & ~mode);
     int rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old);
-    if (rc != 0 || chmod(srv->path, mode) != 0 || listen(fd, 64) != 0) {
+    if (rc != 0 || chmod(srv->path, mode) != 0 ||
+        (gid != (gid_t)-1 && chown(srv->path, (uid_t)-1, gid) != 0) || listen(fd, 64) != 0) {
         rc = -errno;
         close(fd);
         return rc;
@@ -93,8 +97,11 @@ int tp_ctl_server_open(struct tp_ctl_server **out, const struct tp_config *cfg,
     int rc = srv->clients ? 0 : -ENOMEM;
     for (unsigned i = 0; rc == 0 && i < srv->n_slots; i++)
         srv->clients[i].fd = -1;
+    gid_t gid = (gid_t)-1;
+    if (rc == 0)
+        rc = tp_config_group_gid(cfg->control.socket_group, &gid);
     if (rc == 0) {
-        srv->listen_fd = bind_socket(srv, cfg->control.socket_mode);
+        srv->listen_fd = bind_socket(srv, cfg->control.socket_mode, gid);
         rc = srv->listen_fd < 0 ? srv->listen_fd : 0;
     }
     if (rc == 0) {

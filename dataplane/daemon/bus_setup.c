@@ -14,6 +14,11 @@
 struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t counters, char *err,
                                          size_t err_len)
 {
+    gid_t gid;
+    if (tp_config_group_gid(cfg->bus.group, &gid) != 0) {
+        snprintf(err, err_len, "bus.group: no such group \"%s\"", cfg->bus.group);
+        return NULL;
+    }
     struct tp_bus_writer *bus = calloc(1, sizeof(*bus));
     if (bus == NULL)
         return NULL;
@@ -26,7 +31,7 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         .depth = cfg->bus.state_depth < TP_MAX_DEPTH ? cfg->bus.state_depth : TP_MAX_DEPTH,
         .counters = counters,
         .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
-        .gid = (gid_t)-1,
+        .gid = gid,
     };
     if (tp_bus_writer_open(bus, &bp, err, err_len) != 0) {
         free(bus);

@@ -608,7 +608,8 @@ int main(int argc, char **argv)
     d.cfg = calloc(1, sizeof(*d.cfg));
     if (d.cfg == NULL)
         return 1;
-    if (tp_config_load_file(o.config, d.cfg, &errs) != 0) {
+    if (tp_config_load_file(o.config, d.cfg, &errs) != 0 ||
+        tp_config_check_host(d.cfg, &errs) != 0) {
         char buf[8192];
         tp_config_errors_format(&errs, buf, sizeof(buf));
         fprintf(stderr, "tickplane: %s:\n%s", o.config, buf);

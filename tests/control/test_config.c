@@ -265,6 +265,38 @@ static void test_bad_unknown_key_without_hint(void **state)
     expect_error(1, "books.colour", "unknown key");
 }
 
+/* Keys the daemon never honoured are refused, not silently ignored. */
+static void test_bad_bus_keys_removed(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        load_mutated(2, "bus.venues", "{\"CME\": {\"group\": \"md\"}}", "bus.name", "\"x\""),
+        -EINVAL);
+    expect_error(2, "bus.venues", "unknown key");
+    expect_error(2, "bus.name", "unknown key");
+}
+
+/* Groups are the host's business: validation takes any name, the daemon's start checks them. */
+static void test_host_check_groups(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        load_mutated(2, "bus.group", "\"tp-no-such-group\"", "control.group", "\"nogroup\""), 0);
+    struct tp_config_errors host_errs;
+    assert_int_equal(tp_config_check_host(cfg, &host_errs), -EINVAL);
+    assert_int_equal(host_errs.count, 1);
+    assert_string_equal(host_errs.items[0].path, "bus.group");
+    assert_string_equal(host_errs.items[0].message,
+                        "no such group \"tp-no-such-group\" on this host");
+    strcpy(cfg->bus.group, "root");
+    assert_int_equal(tp_config_check_host(cfg, &host_errs), 0);
+    gid_t gid;
+    assert_int_equal(tp_config_group_gid("", &gid), 0);
+    assert_int_equal(gid, (gid_t)-1);
+    assert_int_equal(tp_config_group_gid("root", &gid), 0);
+    assert_int_equal(gid, 0);
+}
+
 static void test_bad_group_not_multicast(void **state)
 {
     (void)state;
@@ -772,6 +804,8 @@ int main(void)
         cmocka_unit_test(test_bad_unknown_root_key_and_missing),
         cmocka_unit_test(test_bad_unknown_nested_key),
         cmocka_unit_test(test_bad_unknown_key_without_hint),
+        cmocka_unit_test(test_bad_bus_keys_removed),
+        cmocka_unit_test(test_host_check_groups),
         cmocka_unit_test(test_bad_group_not_multicast),
         cmocka_unit_test(test_bad_group_not_an_address),
         cmocka_unit_test(test_bad_udp_port_range),

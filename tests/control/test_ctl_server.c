@@ -533,6 +533,30 @@ static void test_live_socket_is_not_stolen(void **state)
     assert_int_equal(tp_ctl_server_open(&second, cfg, &fake_ops), -EADDRINUSE);
 }
 
+/* control.group owns the socket from before listen; a group the host lacks opens nothing. */
+static void test_socket_group(void **state)
+{
+    (void)state;
+    const struct group *gr = getgrnam("nogroup");
+    assert_non_null(gr);
+    gid_t gid = gr->gr_gid;
+    struct tp_config *other = malloc(sizeof(*other));
+    *other = *cfg;
+    snprintf(other->control.socket_path, sizeof(other->control.socket_path), "%s/grp.sock", dir);
+    strcpy(other->control.socket_group, "nogroup");
+    struct tp_ctl_server *second;
+    assert_int_equal(tp_ctl_server_open(&second, other, &fake_ops), 0);
+    struct stat st;
+    assert_int_equal(stat(other->control.socket_path, &st), 0);
+    assert_int_equal(st.st_gid, gid);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    tp_ctl_server_close(second);
+    strcpy(other->control.socket_group, "tp-no-such-group");
+    assert_int_equal(tp_ctl_server_open(&second, other, &fake_ops), -ENOENT);
+    assert_int_equal(access(other->control.socket_path, F_OK), -1);
+    free(other);
+}
+
 static void test_stale_socket_is_replaced(void **state)
 {
     (void)state;
@@ -783,6 +807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_ring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_socket_is_not_stolen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_socket_is_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socket_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entitlements_by_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entitlements_by_group_and_default_deny, setup,
                                         teardown),

@@ -78,7 +78,8 @@ static void test_production(void **state)
     for (unsigned l = 0; l < cfg->n_lcores; l++)
         assert_int_not_equal(cfg->lcores[l].lcore_id, cfg->eal.main_lcore);
     assert_false(cfg->entitlements.default_allow);
-    assert_int_equal(cfg->bus.n_venues, 2);
+    assert_string_equal(cfg->bus.group, "tickplane-md");
+    assert_string_equal(cfg->control.socket_group, "tickplane-clients");
 }
 
 int main(void)
