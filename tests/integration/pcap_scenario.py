@@ -10,6 +10,7 @@ consumers (attached before start, late joiner from the state table, one killed m
 control socket), itch_session_reset and mdp3_sequence_reset (venue sequence restarts).
 Each checks the consumers' verdicts and the daemon's counters against the simulator's report.
 """
+import grp
 import json
 import os
 import subprocess
@@ -62,6 +63,9 @@ def config(workdir, instance, channel, gap_wait_us):
         "bus": {"ring_bytes": 16777216},
         "control": {"socket": "control.sock"},
     }
+    if CONTROL_CHECK:
+        # Who may read the bus and reach the socket is the OS's decision: their groups.
+        cfg["bus"]["group"] = cfg["control"]["group"] = OWNER_GROUP
     path = os.path.join(workdir, "config.json")
     with open(path, "w") as f:
         json.dump(cfg, f)
@@ -69,14 +73,20 @@ def config(workdir, instance, channel, gap_wait_us):
 
 
 CONTROL_CHECK = SCENARIO == "consumers"
+OWNER_GROUP = "nogroup"
 
 
-def control_check(path):
+def control_check(path, instance):
     """The main lcore serves the control socket while the data lcore runs."""
     import socket
     deadline = time.time() + 10
     while not os.path.exists(path) and time.time() < deadline:
         time.sleep(0.02)
+    gid = grp.getgrnam(OWNER_GROUP).gr_gid
+    ring = "/dev/shm/tickplane.%s.ring" % instance
+    for f in (path, ring):
+        if os.stat(f).st_gid != gid:
+            fail("%s: group %d, the config says %s (%d)" % (f, os.stat(f).st_gid, OWNER_GROUP, gid))
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
     f = s.makefile("rw")
@@ -134,7 +144,7 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
             time.sleep(0.02)
             consumer(i, extra)
     if CONTROL_CHECK:
-        control_check(os.path.join(workdir, "control.sock"))
+        control_check(os.path.join(workdir, "control.sock"), instance)
     out, err = daemon.communicate(timeout=55)
     if daemon.returncode != 0:
         fail("daemon exit %d: %s" % (daemon.returncode, err))
