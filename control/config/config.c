@@ -1146,11 +1146,10 @@ static void parse_instruments(struct loader *ld, const json_t *root)
 
 static void parse_books(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"max_orders", "levels_per_side", "depth", NULL};
+    static const char *const keys[] = {"max_orders", "levels_per_side", NULL};
     struct tp_cfg_books *b = &ld->cfg->books;
     b->max_orders = 1u << 20;
     b->levels_per_side = 10;
-    b->depth = 0;
     json_t *obj = tp_jw_get(ld->errs, "", root, "books", JSON_OBJECT, false);
     uint64_t v;
     if (obj != NULL) {
@@ -1159,15 +1158,7 @@ static void parse_books(struct loader *ld, const json_t *root)
             b->max_orders = (uint32_t)v;
         if (tp_jw_uint(ld->errs, "books", obj, "levels_per_side", 1, 1000, false, &v))
             b->levels_per_side = (uint16_t)v;
-        if (tp_jw_uint(ld->errs, "books", obj, "depth", 1, 1000, false, &v)) {
-            b->depth = (uint16_t)v;
-            if (b->depth > b->levels_per_side)
-                tp_jw_error(ld->errs, "books.depth", "%u is more than levels_per_side (%u)",
-                            b->depth, b->levels_per_side);
-        }
     }
-    if (b->depth == 0)
-        b->depth = b->levels_per_side;
 }
 
 /* ------------------------------------------------------- bus, control */
@@ -1195,7 +1186,7 @@ static void parse_bus(struct loader *ld, const json_t *root)
             tp_jw_error(ld->errs, "bus.ring_bytes", "must be a power of two, got %llu",
                         (unsigned long long)v);
     }
-    if (tp_jw_uint(ld->errs, "bus", obj, "state_depth", 1, 1000, false, &v)) {
+    if (tp_jw_uint(ld->errs, "bus", obj, "state_depth", 1, TP_CFG_MAX_STATE_DEPTH, false, &v)) {
         bus->state_depth = (uint16_t)v;
         if (v > ld->cfg->books.levels_per_side)
             tp_jw_error(ld->errs, "bus.state_depth", "%llu is more than books.levels_per_side (%u)",

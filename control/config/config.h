@@ -38,6 +38,7 @@
 #define TP_CFG_MAX_CHANNELS    64
 #define TP_CFG_MAX_PATTERNS    32 /* globs in one filter or entitlement list */
 #define TP_CFG_MAX_GROUPS      32 /* security groups in the filter */
+#define TP_CFG_MAX_STATE_DEPTH 32 /* the state table's levels per side (TP_MAX_DEPTH) */
 #define TP_CFG_MAX_VENUES      8
 #define TP_CFG_MAX_RULES       32 /* entitlement rules */
 
@@ -176,7 +177,6 @@ struct tp_cfg_instruments {
 struct tp_cfg_books {
     uint32_t max_orders;      /* order-level (MBO/ITCH) orders, default 1048576 */
     uint16_t levels_per_side; /* price levels kept per side, default 10 */
-    uint16_t depth;           /* levels published in depth events, default = levels_per_side */
 };
 
 /*
@@ -186,7 +186,8 @@ struct tp_cfg_books {
 struct tp_cfg_bus {
     char path[TP_CFG_PATH_MAX];  /* directory: /dev/shm (default) or a hugetlbfs mount */
     uint64_t ring_bytes;         /* broadcast ring size, power of two, default 64 MiB */
-    uint16_t state_depth;        /* levels per side in the conflated state table, default 10 */
+    uint16_t state_depth;        /* levels per side in the conflated state table, default 10,
+                                    at most TP_CFG_MAX_STATE_DEPTH */
     mode_t mode;                 /* segment file mode, default 0640 */
     char group[TP_CFG_NAME_MAX]; /* owning group, "" = the daemon's */
 };

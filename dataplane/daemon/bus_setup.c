@@ -11,6 +11,8 @@
 #include "config.h"
 #include "glob.h"
 
+_Static_assert(TP_CFG_MAX_STATE_DEPTH == TP_MAX_DEPTH, "bus.state_depth's range is the table's");
+
 struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t counters, char *err,
                                          size_t err_len)
 {
@@ -28,7 +30,7 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         .ring_bytes = cfg->bus.ring_bytes,
         .max_record = 8192, /* a DELETE_FROM of 255 levels is ~6 KiB */
         .instruments = cfg->instruments.capacity,
-        .depth = cfg->bus.state_depth < TP_MAX_DEPTH ? cfg->bus.state_depth : TP_MAX_DEPTH,
+        .depth = cfg->bus.state_depth,
         .counters = counters,
         .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
         .gid = gid,

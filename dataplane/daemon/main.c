@@ -437,7 +437,7 @@ static int build_lcore(struct tp_daemon *d)
         .books = d->books,
         .registry = d->registry,
         .instruments = cfg->instruments.capacity,
-        .depth = cfg->bus.state_depth < 32 ? cfg->bus.state_depth : 32,
+        .depth = cfg->bus.state_depth,
         .latency = &lc->latency,
         .clock = tsc_now,
     };

@@ -145,7 +145,6 @@ static void test_base_is_valid(void **state)
     assert_int_equal(cfg->lcores[0].lcore_id, 1);
     assert_int_equal(cfg->lcores[0].n_channels, 2);
     assert_int_equal(tp_config_channel_lcore(cfg, 1), 0);
-    assert_int_equal(cfg->books.depth, 10); /* defaults to levels_per_side */
     assert_int_equal(cfg->bus.ring_bytes, 1048576);
     assert_int_equal(cfg->bus.mode, 0640);
     assert_string_equal(cfg->bus.path, "/dev/shm");
@@ -266,14 +265,15 @@ static void test_bad_unknown_key_without_hint(void **state)
 }
 
 /* Keys the daemon never honoured are refused, not silently ignored. */
-static void test_bad_bus_keys_removed(void **state)
+static void test_bad_keys_never_honoured(void **state)
 {
     (void)state;
-    assert_int_equal(
-        load_mutated(2, "bus.venues", "{\"CME\": {\"group\": \"md\"}}", "bus.name", "\"x\""),
-        -EINVAL);
-    expect_error(2, "bus.venues", "unknown key");
-    expect_error(2, "bus.name", "unknown key");
+    assert_int_equal(load_mutated(3, "bus.venues", "{\"CME\": {\"group\": \"md\"}}", "bus.name",
+                                  "\"x\"", "books.depth", "10"),
+                     -EINVAL);
+    expect_error(3, "bus.venues", "unknown key");
+    expect_error(3, "bus.name", "unknown key");
+    expect_error(3, "books.depth", "unknown key");
 }
 
 /* Groups are the host's business: validation takes any name, the daemon's start checks them. */
@@ -536,11 +536,12 @@ static void test_bad_type(void **state)
     expect_error(1, "books.levels_per_side", "expected an integer, got string");
 }
 
-static void test_bad_depth_over_levels(void **state)
+static void test_bad_state_depth_over_state_table(void **state)
 {
     (void)state;
-    assert_int_equal(load_mutated(1, "books.depth", "20"), -EINVAL);
-    expect_error(1, "books.depth", "20 is more than levels_per_side (10)");
+    assert_int_equal(load_mutated(2, "books.levels_per_side", "100", "bus.state_depth", "33"),
+                     -EINVAL);
+    expect_error(1, "bus.state_depth", "33 is out of range [1, 32]");
 }
 
 static void test_bad_state_depth_over_levels(void **state)
@@ -804,7 +805,7 @@ int main(void)
         cmocka_unit_test(test_bad_unknown_root_key_and_missing),
         cmocka_unit_test(test_bad_unknown_nested_key),
         cmocka_unit_test(test_bad_unknown_key_without_hint),
-        cmocka_unit_test(test_bad_bus_keys_removed),
+        cmocka_unit_test(test_bad_keys_never_honoured),
         cmocka_unit_test(test_host_check_groups),
         cmocka_unit_test(test_bad_group_not_multicast),
         cmocka_unit_test(test_bad_group_not_an_address),
@@ -836,7 +837,7 @@ int main(void)
         cmocka_unit_test(test_bad_rule_without_who),
         cmocka_unit_test(test_bad_unknown_user),
         cmocka_unit_test(test_bad_type),
-        cmocka_unit_test(test_bad_depth_over_levels),
+        cmocka_unit_test(test_bad_state_depth_over_state_table),
         cmocka_unit_test(test_bad_state_depth_over_levels),
         cmocka_unit_test(test_bad_rerequest_on_mdp3),
         cmocka_unit_test(test_bad_rerequest_format),
