@@ -20,6 +20,7 @@
 #include "bus/counters.h"
 #include "bus_setup.h"
 #include "host.h"
+#include "mdp3_schema_file.h"
 
 /*
  * A channel name as a label value inside a counter name: '.' separates the name's segments, so
@@ -138,6 +139,14 @@ static int prepare_channel(struct tp_daemon *d, const struct tp_cfg_channel *cc,
                            int itch_slot, struct tp_dp_attach *a, char *err, size_t err_size)
 {
     struct tp_dp_lcore *lc = &d->lc;
+    if (cc->protocol == TP_CFG_PROTO_MDP3 && cc->schema[0] != '\0') {
+        char why[512];
+        int rc = tp_mdp3_schema_file_check(cc->schema, why, sizeof(why));
+        if (rc != 0) {
+            snprintf(err, err_size, "channel \"%s\": %s", cc->name, why);
+            return rc;
+        }
+    }
     struct tp_channel_params chp = {
         .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
         .index = slot,
