@@ -161,6 +161,9 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
     if (c == NULL)
         return fail(err, err_len, -ENOMEM, "out of memory");
     c->link.fd = -1;
+    /* The config's defaults; a connection to the daemon learns the names it was given. */
+    strcpy(c->venue_names[0], "CME");
+    strcpy(c->venue_names[1], "NASDAQ");
     c->link.on_event = tp_cl_on_control_event;
     c->link.event_ctx = c;
     snprintf(c->instance, sizeof(c->instance), "%s", instance);
@@ -255,15 +258,15 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol)
 }
 
 /* The venue names the data plane matches subscriptions with (tpout Venue numbering). */
-const char *tp_cl_venue_name(uint8_t venue)
+const char *tp_cl_venue_name(const struct tp_client *c, uint8_t venue)
 {
-    return venue == 0 ? "CME" : venue == 1 ? "NASDAQ" : NULL;
+    return venue < VENUE_CODES ? c->venue_names[venue] : NULL;
 }
 
-int tp_cl_venue_code(const char *name)
+int tp_cl_venue_code(const struct tp_client *c, const char *name)
 {
-    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL; v++)
-        if (strcmp(tp_cl_venue_name(v), name) == 0)
+    for (uint8_t v = 0; v < VENUE_CODES; v++)
+        if (strcmp(c->venue_names[v], name) == 0)
             return v;
     return -1;
 }
@@ -279,7 +282,7 @@ int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1
         len++;
     while (len > 0 && h->symbol[len - 1] == ' ')
         len--; /* ITCH pads with spaces */
-    *venue = tp_cl_venue_name(h->venue);
+    *venue = tp_cl_venue_name(c, h->venue);
     if (len == 0 || *venue == NULL)
         return -ENOENT;
     memcpy(symbol, h->symbol, len);

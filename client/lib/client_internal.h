@@ -60,8 +60,12 @@ struct pattern_sub {
     unsigned n_daemon_subs;
 };
 
+#define VENUE_CODES 2u /* tpout Venue codes: 0 the MDP3 venue, 1 the ITCH venue */
+
 struct tp_client {
     char instance[64];
+    /* Each venue code's name, as the daemon's config names it (learnt on connect). */
+    char venue_names[VENUE_CODES][VENUE_NAME_MAX];
     char dir[200];
     struct tp_bus_reader bus;
     struct tp_ring_reader ring;
@@ -110,9 +114,9 @@ void tp_cl_recompute_any(struct tp_client *c);
 /* Symbol of a defined instrument without its padding, and its venue's name: 0 or -ENOENT. */
 int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
                  const char **venue);
-int tp_cl_venue_code(const char *name); /* -1: not a venue the data plane names */
+int tp_cl_venue_code(const struct tp_client *c, const char *name); /* -1: not a venue here */
 /* Name of a venue code (tpout Venue), NULL past the last one: the data plane's names. */
-const char *tp_cl_venue_name(uint8_t venue);
+const char *tp_cl_venue_name(const struct tp_client *c, uint8_t venue);
 
 /* remote.c: the daemon's side (every function needs c->control_path set). */
 int tp_cl_error(struct tp_client *c, int rc, const char *fmt, ...)

@@ -30,7 +30,7 @@ static uint32_t matching_topics(const struct tp_client *c, const char *symbol, c
     uint32_t topics = 0;
     for (unsigned k = 0; k < MAX_PATTERNS; k++) {
         const struct pattern_sub *p = &c->patterns[k];
-        if (p->topics == 0 || !(p->venues & (1u << tp_cl_venue_code(venue))))
+        if (p->topics == 0 || !(p->venues & (1u << tp_cl_venue_code(c, venue))))
             continue;
         if (tp_glob_match(p->pattern, symbol))
             topics |= p->topics;
@@ -126,8 +126,9 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
     if (pattern == NULL || !pattern_ok(pattern))
         return tp_cl_error(c, -EINVAL, "bad pattern (1-%u printable characters, no space)",
                            PATTERN_MAX - 1);
-    if (venue != NULL && tp_cl_venue_code(venue) < 0)
-        return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (CME, NASDAQ)", venue);
+    if (venue != NULL && tp_cl_venue_code(c, venue) < 0)
+        return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (%s, %s)", venue, c->venue_names[0],
+                           c->venue_names[1]);
     struct pattern_sub *p = NULL;
     for (unsigned k = 0; k < MAX_PATTERNS && p == NULL; k++)
         if (c->patterns[k].topics == 0)
@@ -136,8 +137,8 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
         return tp_cl_error(c, -ENOSPC, "pattern subscription limit reached (%u)", MAX_PATTERNS);
     struct pattern_sub next = {.topics = topics};
     snprintf(next.venue, sizeof(next.venue), "%s", venue != NULL ? venue : "");
-    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL; v++)
-        if (venue == NULL || v == tp_cl_venue_code(venue))
+    for (uint8_t v = 0; tp_cl_venue_name(c, v) != NULL; v++)
+        if (venue == NULL || v == tp_cl_venue_code(c, venue))
             next.venues |= 1u << v;
     snprintf(next.pattern, sizeof(next.pattern), "%s", pattern);
     if (c->control_path[0] != '\0') {

@@ -141,11 +141,11 @@ static int take_subscriptions(struct tp_client *c, json_t *reply, struct plan_it
  */
 static int subscribe_every_venue(struct tp_client *c, struct plan *p, uint32_t topics)
 {
-    for (uint8_t v = 0; tp_cl_venue_name(v) != NULL && p->n_new_all < MAX_VENUE_SUBS; v++) {
+    for (uint8_t v = 0; tp_cl_venue_name(c, v) != NULL && p->n_new_all < MAX_VENUE_SUBS; v++) {
         json_t *reply;
         int rc = control_call(c,
                               json_pack("{s:s, s:s, s:s, s:o}", "cmd", "subscribe", "venue",
-                                        tp_cl_venue_name(v), "instruments", "*", "topics",
+                                        tp_cl_venue_name(c, v), "instruments", "*", "topics",
                                         daemon_topics_json(topics)),
                               &reply);
         if (rc == -EPROTO && strncmp(c->last_error, "unknown venue", 13) == 0)
@@ -300,7 +300,7 @@ int tp_cl_remote_pattern(struct tp_client *c, struct pattern_sub *p)
     for (size_t k = 0; k < json_array_size(subs) && p->n_daemon_subs < MAX_VENUE_SUBS; k++) {
         json_t *sub = json_array_get(subs, k);
         const char *name = json_string_value(json_object_get(sub, "venue"));
-        int venue = name != NULL ? tp_cl_venue_code(name) : -1;
+        int venue = name != NULL ? tp_cl_venue_code(c, name) : -1;
         if (venue < 0)
             continue; /* a venue this library cannot tell apart on the bus */
         p->daemon_subs[p->n_daemon_subs] =
@@ -363,6 +363,31 @@ void tp_cl_on_control_event(void *ctx, json_t *event)
     tp_cl_error(c, -EACCES, "revoked: %s", why != NULL ? why : "no reason given");
 }
 
+/*
+ * The names the daemon's config gives the venues (a channel's "venue"), by protocol: the bus
+ * numbers venues by protocol (tpout Venue), subscriptions name them. Kept as they are when the
+ * daemon does not say.
+ */
+static void learn_venue_names(struct tp_client *c)
+{
+    json_t *reply;
+    if (control_call(c, json_pack("{s:s}", "cmd", "status"), &reply) != 0) {
+        c->last_error[0] = '\0';
+        return;
+    }
+    json_t *channels = json_object_get(reply, "channels"), *ch;
+    size_t k;
+    json_array_foreach(channels, k, ch)
+    {
+        const char *protocol = json_string_value(json_object_get(ch, "protocol"));
+        const char *venue = json_string_value(json_object_get(ch, "venue"));
+        if (protocol == NULL || venue == NULL || strlen(venue) >= VENUE_NAME_MAX)
+            continue;
+        snprintf(c->venue_names[strcmp(protocol, "itch") == 0], VENUE_NAME_MAX, "%s", venue);
+    }
+    json_decref(reply);
+}
+
 int tp_control_connect(struct tp_client *c, const char *path, unsigned flags)
 {
     c->last_error[0] = '\0';
@@ -376,6 +401,7 @@ int tp_control_connect(struct tp_client *c, const char *path, unsigned flags)
     if (rc != 0)
         return (flags & TP_CONTROL_FALLBACK) ? 1 : rc;
     snprintf(c->control_path, sizeof(c->control_path), "%s", path);
+    learn_venue_names(c);
     return 0;
 }
 

@@ -53,11 +53,10 @@
 
 static const char *const symbols[INSTRUMENTS] = {"ESZ6", "NQZ6", "AAPL    ", "MSFT"};
 static const uint8_t venues[INSTRUMENTS] = {0, 0, 1, 1}; /* tpout Venue: CME, NASDAQ */
-static const char *const venue_names[2] = {"CME", "NASDAQ"};
+static const char *venue_names[2] = {"CME", "NASDAQ"};   /* as the config names them */
 
 static char shm_dir[64], sock_dir[64], sock_path[128];
 static struct tp_bus_writer writer;
-static struct tp_config *cfg;
 static struct tp_ctl_server *srv;
 
 /* ---------------------------------------------------------- the daemon's side */
@@ -78,7 +77,22 @@ static int send_command(void *ctx, const struct tp_ctl_cmd *cmd)
     return 0;
 }
 
-static const struct tp_ctl_ops ops = {.send_command = send_command};
+static struct tp_config *cfg;
+
+/* The daemon's status: its channels with their protocol and configured venue. */
+static json_t *status(void *ctx)
+{
+    (void)ctx;
+    json_t *channels = json_array();
+    for (unsigned c = 0; c < cfg->n_channels; c++)
+        json_array_append_new(
+            channels, json_pack("{s:s, s:s, s:s}", "name", cfg->channels[c].name, "protocol",
+                                cfg->channels[c].protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3",
+                                "venue", cfg->channels[c].venue));
+    return json_pack("{s:o}", "channels", channels);
+}
+
+static const struct tp_ctl_ops ops = {.send_command = send_command, .status = status};
 
 /* What the data lcore learnt: the interest table and every command, in order. */
 static struct tp_interest *interest;
@@ -143,7 +157,7 @@ static const char *config_fmt =
     "\"itch\"]}],"
     " \"channels\": [{\"name\": \"cme\", \"protocol\": \"mdp3\","
     "                 \"lines\": {\"a\": {\"group\": \"224.0.31.1\", \"port\": 1}}},"
-    "                {\"name\": \"itch\", \"protocol\": \"itch\","
+    "                {\"name\": \"itch\", \"protocol\": \"itch\", \"venue\": \"%s\","
     "                 \"lines\": {\"a\": {\"group\": \"233.54.12.111\", \"port\": 2}}}],"
     " \"control\": {\"socket\": \"%s\"},"
     " \"entitlements\": {\"default\": \"deny\", \"rules\": ["
@@ -176,7 +190,7 @@ static void open_writer(void)
 static void load_config(struct tp_config *out, uid_t entitled)
 {
     char json[4096];
-    snprintf(json, sizeof(json), config_fmt, sock_path, (unsigned)entitled);
+    snprintf(json, sizeof(json), config_fmt, venue_names[1], sock_path, (unsigned)entitled);
     struct tp_config_errors errs;
     assert_int_equal(tp_config_load_string(json, NULL, out, &errs), 0);
 }
@@ -334,6 +348,37 @@ static void test_no_socket_local_filter(void **state)
     assert_int_equal(t.per_instrument[NQZ6], 1);
     assert_int_equal(t.per_instrument[AAPL], 0);
     tp_detach(c);
+}
+
+/*
+ * A config may name a venue otherwise than the defaults: the library learns the names from the
+ * daemon on connect, so its subscriptions name the venue as the daemon's config does.
+ */
+static void test_venue_named_by_config(void **state)
+{
+    (void)state;
+    stop_serving();
+    tp_ctl_server_close(srv);
+    venue_names[1] = "XNAS";
+    load_config(cfg, OTHER_UID);
+    assert_int_equal(tp_ctl_server_open(&srv, cfg, &ops), 0);
+    start_serving();
+    struct tp_client *c = attach_ok();
+    assert_int_equal(tp_control_connect(c, sock_path, 0), 0);
+    uint32_t aapl = AAPL;
+    assert_int_equal(tp_subscribe(c, &aapl, 1, TP_TOPIC_BIT(TP_TOPIC_TRADES)), 0);
+    wait_commands(1);
+    assert_string_equal(seen_cmds[0].venue, "XNAS");
+    assert_int_equal(daemon_interest(AAPL), TP_CFG_TOPIC_TRADES);
+    assert_true(pub_trade(AAPL, 1234) > 0);
+    struct trades t;
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[AAPL], 1);
+    assert_int_equal(tp_subscribe_pattern(c, "NASDAQ", "A*", TP_TOPIC_BIT(TP_TOPIC_TRADES)),
+                     -EINVAL);
+    assert_non_null(strstr(tp_last_error(c), "XNAS"));
+    tp_detach(c);
+    venue_names[1] = "NASDAQ";
 }
 
 static void test_subscribe_unsubscribe_through_socket(void **state)
@@ -870,6 +915,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_no_socket_local_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscribe_unsubscribe_through_socket, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_venue_named_by_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_local, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_through_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach_drops_interest, setup, teardown),
