@@ -888,6 +888,16 @@ static void parse_channels_item(struct loader *ld, const char *path, const json_
                         ch->venue_channel_id, j);
             ld->channels_ok = false;
         }
+        /* The bus numbers venues by protocol: one venue name per protocol and instance. */
+        if (ch->protocol != 0 && other->protocol == ch->protocol &&
+            strcmp(other->venue, ch->venue) != 0) {
+            tp_jw_path_key(child, path, "venue");
+            tp_jw_error(ld->errs, child,
+                        "\"%s\" differs from channels[%u]'s \"%s\": an instance carries one "
+                        "venue per protocol (run another instance for another venue)",
+                        ch->venue, j, other->venue);
+            ld->channels_ok = false;
+        }
     }
     cfg->n_channels++;
 }

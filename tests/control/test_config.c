@@ -341,6 +341,21 @@ static void test_bad_duplicate_channel_name(void **state)
     expect_error(1, "channels[1].name", "duplicate channel name \"cme-310\" (also channels[0])");
 }
 
+/* The bus numbers venues by protocol: a second ITCH venue needs its own instance. */
+static void test_bad_second_venue_of_a_protocol(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        load_mutated(2, "channels[2]",
+                     "{\"name\": \"bx\", \"protocol\": \"itch\", \"venue\": \"BX\","
+                     " \"lines\": {\"a\": {\"group\": \"233.54.12.112\", \"port\": 1}}}",
+                     "lcores[0].channels[2]", "\"bx\""),
+        -EINVAL);
+    expect_error(1, "channels[2].venue",
+                 "\"BX\" differs from channels[1]'s \"NASDAQ\": an instance carries one venue "
+                 "per protocol (run another instance for another venue)");
+}
+
 static void test_bad_duplicate_group(void **state)
 {
     (void)state;
@@ -813,6 +828,7 @@ int main(void)
         cmocka_unit_test(test_bad_protocol_did_you_mean),
         cmocka_unit_test(test_bad_ring_bytes_power_of_two),
         cmocka_unit_test(test_bad_duplicate_channel_name),
+        cmocka_unit_test(test_bad_second_venue_of_a_protocol),
         cmocka_unit_test(test_bad_duplicate_group),
         cmocka_unit_test(test_bad_same_group_other_vlan_is_fine),
         cmocka_unit_test(test_bad_lcore_not_in_eal),
