@@ -2,6 +2,7 @@
  * Order-level books: the order table and the aggregated levels (see tp_mbo.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "tp_books_impl.h"
@@ -297,6 +298,23 @@ static inline int64_t mbo_lookup(struct tp_books *b, uint32_t instr, uint64_t id
     return slot;
 }
 
+/*
+ * A new price and quantity an order may take: qty fits the order's 32 bits, and the price has a
+ * level key (INT64_MIN has no negation, and the sentinels use it). Counts what is wrong.
+ */
+static inline bool order_values_ok(struct tp_book_counters *counters, int64_t price, int64_t qty)
+{
+    if (qty <= 0 || qty > UINT32_MAX) {
+        counters->bad_quantity++;
+        return false;
+    }
+    if (price == INT64_MIN) {
+        counters->bad_price++;
+        return false;
+    }
+    return true;
+}
+
 /* Inserts a new order; `h` is the instrument's MBO state. Shared by add and replace. */
 static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t id,
                         unsigned side, int64_t price, int64_t qty, uint64_t priority,
@@ -311,14 +329,8 @@ static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr
         counters->bad_input++;
         return -EINVAL;
     }
-    if (qty <= 0 || qty > UINT32_MAX) {
-        counters->bad_quantity++;
+    if (!order_values_ok(counters, price, qty))
         return -EINVAL;
-    }
-    if (price == INT64_MIN) {
-        counters->bad_price++;
-        return -EINVAL;
-    }
     if (order_find(b, instr, id) >= 0) {
         counters->duplicate_order++;
         return -EEXIST;
@@ -465,14 +477,8 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
 
     if (!h)
         return -EINVAL;
-    if (qty <= 0 || qty > UINT32_MAX) {
-        b->books[instr].counters.bad_quantity++;
+    if (!order_values_ok(&b->books[instr].counters, price, qty))
         return -EINVAL;
-    }
-    if (price == INT64_MIN) {
-        b->books[instr].counters.bad_price++;
-        return -EINVAL;
-    }
     slot = mbo_lookup(b, instr, old_id);
     if (slot < 0)
         return -ENOENT;
@@ -498,14 +504,8 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
 
     if (!h)
         return -EINVAL;
-    if (qty <= 0 || qty > UINT32_MAX) {
-        b->books[instr].counters.bad_quantity++;
+    if (!order_values_ok(&b->books[instr].counters, price, qty))
         return -EINVAL;
-    }
-    if (price == INT64_MIN) {
-        b->books[instr].counters.bad_price++;
-        return -EINVAL;
-    }
     slot = mbo_lookup(b, instr, order_id);
     if (slot < 0)
         return -ENOENT;
