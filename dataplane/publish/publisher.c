@@ -135,7 +135,7 @@ static uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t template_i
                       const struct tp_feed_info *info)
 {
     if (!tp_bus_wants(pub->params.bus, id))
-        return NULL;
+        return tp_bus_claim_refused(pub->params.bus, id); /* counts bus.skipped_no_interest */
     commit_pending(pub, 0);
     uint8_t *rec = tp_bus_claim(pub->params.bus, id, HDR + block_len + extra_len);
     if (rec == NULL)

@@ -238,6 +238,7 @@ static void test_flags_and_interest(void **state)
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     f->sink.end_of_event(f->sink.ctx, &info);
     expect_empty(f);
+    assert_int_equal(tp_counter_get(f->bus.stats.no_interest), (uint64_t)n);
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.ask_levels, 1);
     assert_int_equal(st.asks[0].price, 102000000000);
