@@ -61,32 +61,26 @@ void tp_dp_mbuf_release(void *ctx, void *handle)
     rte_pktmbuf_free(handle);
 }
 
-/* Sends one frame on a port's tx queue (a copy into a fresh mbuf). */
-static void send_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, const uint8_t *frame,
+/*
+ * Sends one frame on a port's tx queue (a copy into a fresh mbuf). Returns whether the port took
+ * it; a frame it did not take is counted in tx_dropped (the host side keeps its frames due and
+ * sends them again at the next tick, see ports/host.h).
+ */
+static bool send_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, const uint8_t *frame,
                        size_t len)
 {
-    if (!p->can_send) {
-        lc->stats.tx_dropped++;
-        return;
+    struct rte_mbuf *m = p->can_send ? rte_pktmbuf_alloc(p->port.pool) : NULL;
+    uint8_t *dst = m != NULL ? (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+    if (dst != NULL) {
+        memcpy(dst, frame, len);
+        if (rte_eth_tx_burst(p->port.port_id, p->tx_queue, &m, 1) == 1) {
+            lc->stats.tx_frames++;
+            return true;
+        }
     }
-    struct rte_mbuf *m = rte_pktmbuf_alloc(p->port.pool);
-    if (m == NULL) {
-        lc->stats.tx_dropped++;
-        return;
-    }
-    uint8_t *dst = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
-    if (dst == NULL) {
-        rte_pktmbuf_free(m);
-        lc->stats.tx_dropped++;
-        return;
-    }
-    memcpy(dst, frame, len);
-    if (rte_eth_tx_burst(p->port.port_id, p->tx_queue, &m, 1) != 1) {
-        rte_pktmbuf_free(m);
-        lc->stats.tx_dropped++;
-        return;
-    }
-    lc->stats.tx_frames++;
+    rte_pktmbuf_free(m); /* NULL-safe */
+    lc->stats.tx_dropped++;
+    return false;
 }
 
 int tp_dp_send_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len)
@@ -209,8 +203,12 @@ static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
         if (p == NULL || p->host == NULL)
             continue;
         size_t len;
-        while ((len = tp_host_next_frame(p->host, now, frame, sizeof(frame))) > 0)
-            send_frame(lc, p, frame, len);
+        while ((len = tp_host_next_frame(p->host, now, frame, sizeof(frame))) > 0) {
+            bool sent = send_frame(lc, p, frame, len);
+            tp_host_frame_sent(p->host, now, sent);
+            if (!sent)
+                break; /* the port is full: the frame stays due until the next tick */
+        }
     }
 }
 

@@ -3,7 +3,9 @@
  *
  * Everything the host has to say is state with a due time (a group's next report, a pending
  * leave, a neighbor's next ARP request, a queued ARP reply); tp_host_next_frame turns whatever is
- * due into one frame at a time, so the caller decides when to spend time transmitting.
+ * due into one frame at a time, so the caller decides when to spend time transmitting. The state
+ * moves on only in tp_host_frame_sent, once the caller knows the port took the frame: a frame
+ * that did not go out is simply still due at the next call.
  */
 #include "host.h"
 
@@ -61,12 +63,23 @@ struct arp_reply {
     uint8_t mac[6];
 };
 
+/* What a frame written by tp_host_next_frame is for (the item tp_host_frame_sent settles). */
+enum item_kind { ITEM_NONE, ITEM_ARP_REPLY, ITEM_ARP_REQUEST, ITEM_LEAVE, ITEM_REPORT };
+
+struct item {
+    enum item_kind kind;
+    unsigned index; /* into replies, neighbors or groups */
+};
+
 struct tp_host {
     struct tp_host_counters counters;
     struct tp_host_params params;
     uint64_t rng;
     uint64_t older_querier_until; /* TSC until which reports use IGMPv2 */
     bool older_querier;
+    bool tx_failing;           /* the last frame did not go out */
+    uint64_t tx_failing_since; /* TSC of the first failed send in a row */
+    struct item written;       /* the frame tp_host_next_frame wrote last, until settled */
     uint32_t n_replies;
     struct arp_reply replies[ARP_REPLY_QUEUE];
     struct group_state groups[TP_HOST_MAX_GROUPS];
@@ -375,46 +388,139 @@ static size_t write_arp(struct tp_host *host, uint8_t *buf, uint16_t op, const u
     return end;
 }
 
-size_t tp_host_next_frame(struct tp_host *host, uint64_t now_tsc, uint8_t *buf, size_t cap)
+/* The first item due at now, in order: ARP replies, ARP requests, leaves and reports. */
+static bool first_due(const struct tp_host *host, uint64_t now, struct item *out)
 {
-    if (cap < TP_HOST_FRAME_MAX)
-        return 0;
-    if (host->older_querier && now_tsc >= host->older_querier_until)
-        host->older_querier = false;
     if (host->n_replies > 0) {
-        struct arp_reply *r = &host->replies[--host->n_replies];
-        return write_arp(host, buf, 2, r->mac, r->vlan, r->ip);
+        *out = (struct item){ITEM_ARP_REPLY, 0};
+        return true;
     }
     for (unsigned i = 0; i < TP_HOST_MAX_NEIGHBORS; i++) {
-        struct neighbor *n = &host->neighbors[i];
-        if (n->ip != 0 && !n->resolved && n->request_at <= now_tsc) {
-            n->request_at = now_tsc + host->params.tsc_hz;
-            host->counters.arp_sent++;
-            return write_arp(host, buf, 1, NULL, host->params.vlan, n->ip);
+        const struct neighbor *n = &host->neighbors[i];
+        if (n->ip != 0 && !n->resolved && n->request_at <= now) {
+            *out = (struct item){ITEM_ARP_REQUEST, i};
+            return true;
         }
     }
     for (unsigned i = 0; i < TP_HOST_MAX_GROUPS; i++) {
-        struct group_state *g = &host->groups[i];
+        const struct group_state *g = &host->groups[i];
         if (g->leave_due) {
-            size_t len = write_membership(host, buf, g, true, true);
-            host->counters.igmp_leaves++;
-            *g = (struct group_state){0};
-            return len;
+            *out = (struct item){ITEM_LEAVE, i};
+            return true;
         }
-        if (g->refs > 0 && g->report_due && g->report_at <= now_tsc) {
-            bool change = g->unsolicited > 0;
-            size_t len = write_membership(host, buf, g, false, change);
-            host->counters.igmp_reports++;
+        if (g->refs > 0 && g->report_due && g->report_at <= now) {
+            *out = (struct item){ITEM_REPORT, i};
+            return true;
+        }
+    }
+    return false;
+}
+
+static size_t write_item(struct tp_host *host, const struct item *it, uint8_t *buf)
+{
+    const struct arp_reply *r;
+    const struct group_state *g;
+    switch (it->kind) {
+    case ITEM_ARP_REPLY:
+        r = &host->replies[it->index];
+        return write_arp(host, buf, 2, r->mac, r->vlan, r->ip);
+    case ITEM_ARP_REQUEST:
+        return write_arp(host, buf, 1, NULL, host->params.vlan, host->neighbors[it->index].ip);
+    case ITEM_LEAVE:
+        return write_membership(host, buf, &host->groups[it->index], true, true);
+    case ITEM_REPORT:
+        g = &host->groups[it->index];
+        return write_membership(host, buf, g, false, g->unsolicited > 0);
+    default:
+        return 0;
+    }
+}
+
+/*
+ * The item is done with: its frame went out (sent, counted) or was given up. Either way the state
+ * moves on as RFC 3376 and 826 say after a send. Checks the item is still what was written, in
+ * case a caller changed the host between writing and settling.
+ */
+static void settle(struct tp_host *host, const struct item *it, uint64_t now, bool sent)
+{
+    struct tp_host_counters *c = &host->counters;
+    struct group_state *g = &host->groups[it->index];
+    switch (it->kind) {
+    case ITEM_ARP_REPLY:
+        if (it->index < host->n_replies) {
+            host->n_replies--;
+            memmove(&host->replies[it->index], &host->replies[it->index + 1],
+                    (host->n_replies - it->index) * sizeof(host->replies[0]));
+        }
+        break;
+    case ITEM_ARP_REQUEST:
+        host->neighbors[it->index].request_at = now + host->params.tsc_hz;
+        c->arp_sent += sent;
+        break;
+    case ITEM_LEAVE:
+        if (g->leave_due) {
+            *g = (struct group_state){0};
+            c->igmp_leaves += sent;
+        }
+        break;
+    case ITEM_REPORT:
+        if (g->refs > 0 && g->report_due) {
             g->report_due = false;
             if (g->unsolicited > 0 && --g->unsolicited > 0) {
                 /* RFC 3376 Unsolicited Report Interval: 1 s. */
                 g->report_due = true;
-                g->report_at = now_tsc + host->params.tsc_hz;
+                g->report_at = now + host->params.tsc_hz;
             }
-            return len;
+            c->igmp_reports += sent;
         }
+        break;
+    default:
+        break;
     }
-    return 0;
+}
+
+size_t tp_host_next_frame(struct tp_host *host, uint64_t now_tsc, uint8_t *buf, size_t cap)
+{
+    host->written.kind = ITEM_NONE;
+    if (cap < TP_HOST_FRAME_MAX)
+        return 0;
+    if (host->older_querier && now_tsc >= host->older_querier_until)
+        host->older_querier = false;
+    struct item it;
+    if (!first_due(host, now_tsc, &it)) {
+        host->tx_failing = false; /* nothing waits: a later failure starts a new count */
+        return 0;
+    }
+    if (host->tx_failing &&
+        now_tsc - host->tx_failing_since >= TP_HOST_TX_GIVE_UP_MS * host->params.tsc_hz / 1000) {
+        /* The port has taken nothing for too long: what is due now would be late anyway. */
+        do {
+            settle(host, &it, now_tsc, false);
+            host->counters.tx_given_up++;
+        } while (first_due(host, now_tsc, &it));
+        host->tx_failing = false;
+        return 0;
+    }
+    host->written = it;
+    return write_item(host, &it, buf);
+}
+
+void tp_host_frame_sent(struct tp_host *host, uint64_t now_tsc, bool sent)
+{
+    struct item it = host->written;
+    if (it.kind == ITEM_NONE)
+        return;
+    host->written.kind = ITEM_NONE;
+    if (sent) {
+        settle(host, &it, now_tsc, true);
+        host->tx_failing = false;
+        return;
+    }
+    host->counters.tx_retries++;
+    if (!host->tx_failing) {
+        host->tx_failing = true;
+        host->tx_failing_since = now_tsc;
+    }
 }
 
 int tp_host_resolve(struct tp_host *host, uint32_t ip, uint64_t now_tsc, uint8_t mac[6])

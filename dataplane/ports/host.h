@@ -12,8 +12,11 @@
  *    (the MoldUDP64 re-request server) with requests of its own, retried once a second.
  *
  * The data lcore that owns the port hands it every frame the classifier did not take
- * (tp_host_input) and asks it for frames to send (tp_host_next_frame) in its poll loop. No DPDK,
- * no allocation after init, no syscalls: time is the caller's TSC.
+ * (tp_host_input) and asks it for frames to send (tp_host_next_frame) in its poll loop, telling
+ * it whether each one went out (tp_host_frame_sent): a frame the port did not take stays due and
+ * is written again at the next call, so a full tx queue or an empty mbuf pool delays a report or
+ * an ARP reply instead of losing it. No DPDK, no allocation after init, no syscalls: time is the
+ * caller's TSC.
  */
 #ifndef TP_PORTS_HOST_H
 #define TP_PORTS_HOST_H
@@ -28,6 +31,13 @@
 
 #define TP_HOST_NO_VLAN 0xffffu
 
+/*
+ * When the port has taken none of the host's frames for this long, everything due is given up
+ * (counted in tx_given_up) and the host starts afresh: a one-second-old ARP reply or query answer
+ * is as good as lost, and join reports and ARP requests have their own one-second schedule.
+ */
+#define TP_HOST_TX_GIVE_UP_MS 1000
+
 struct tp_host_params {
     uint8_t mac[6];
     uint32_t ip;     /* host order; 0: reports are sent from 0.0.0.0 and ARP is not answered */
@@ -41,8 +51,10 @@ struct tp_host_counters {
     uint64_t igmp_queries; /* queries received (general or group-specific) */
     uint64_t igmp_reports; /* reports sent (joins, answers) */
     uint64_t igmp_leaves;  /* leaves sent */
-    uint64_t arp_requests; /* requests for our address answered */
+    uint64_t arp_requests; /* requests for our address received (a reply queued if room) */
     uint64_t arp_sent;     /* requests we sent to resolve a neighbor */
+    uint64_t tx_retries;   /* sends that failed; the frame stayed due for the next call */
+    uint64_t tx_given_up;  /* frames dropped after TP_HOST_TX_GIVE_UP_MS of failed sends */
     uint64_t arp_learned;  /* neighbor addresses learned */
     uint64_t ignored;      /* frames of no interest to the host (counted, dropped) */
     uint64_t malformed;    /* IGMP/ARP frames that do not add up */
@@ -76,9 +88,25 @@ bool tp_host_input(struct tp_host *host, const uint8_t *frame, size_t len, uint6
 
 /*
  * Writes the next frame due at now_tsc into buf (at least TP_HOST_FRAME_MAX bytes) and returns
- * its length, or 0 when nothing is due. Call until it returns 0.
+ * its length, or 0 when nothing is due. Nothing advances until tp_host_frame_sent says the frame
+ * went out: calling again without it writes the same frame. The caller's loop is
+ *
+ *     while ((len = tp_host_next_frame(host, now, buf, cap)) > 0) {
+ *         bool sent = transmit(buf, len);
+ *         tp_host_frame_sent(host, now, sent);
+ *         if (!sent)
+ *             break;  (the port is full: try again at the next tick)
+ *     }
  */
 size_t tp_host_next_frame(struct tp_host *host, uint64_t now_tsc, uint8_t *buf, size_t cap);
+
+/*
+ * Settles the frame tp_host_next_frame last wrote; call it before any other call on the host.
+ * sent: the port took it (the report, leave or ARP frame is done and counted). Not sent: it stays
+ * due (counted in tx_retries) until it goes out or the port has taken nothing for
+ * TP_HOST_TX_GIVE_UP_MS. Without a frame written since the last call, does nothing.
+ */
+void tp_host_frame_sent(struct tp_host *host, uint64_t now_tsc, bool sent);
 
 /*
  * The MAC address of a unicast neighbor (host order ip). Returns 0 and fills mac, or -EAGAIN

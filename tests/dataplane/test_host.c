@@ -1,6 +1,7 @@
 /*
  * Tests for dataplane/ports/host: IGMPv3/v2 reports, queries and leaves, ARP answers and
- * neighbor resolution. Frames are checked byte by byte against RFC 2236 / 3376 / 826.
+ * neighbor resolution, and frames the port did not take. Frames are checked byte by byte against
+ * RFC 2236 / 3376 / 826.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -35,6 +36,15 @@ static struct tp_host *make_host(uint16_t vlan)
     assert_non_null(mem);
     assert_int_equal(tp_host_init(mem, &p), 0);
     return mem;
+}
+
+/* The caller's part: the next due frame, which the port takes (tp_host_frame_sent(true)). */
+static size_t send_next(struct tp_host *h, uint64_t now, uint8_t *f, size_t cap)
+{
+    size_t len = tp_host_next_frame(h, now, f, cap);
+    if (len > 0)
+        tp_host_frame_sent(h, now, true);
+    return len;
 }
 
 /* A parsed IGMP frame the host sent. */
@@ -97,24 +107,24 @@ static void test_join_sends_two_unsolicited_reports(void **state)
     (void)state;
     struct tp_host *h = make_host(TP_HOST_NO_VLAN);
     uint8_t f[TP_HOST_FRAME_MAX];
-    assert_int_equal(tp_host_next_frame(h, 0, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 0, f, sizeof(f)), 0);
     assert_int_equal(tp_host_join(h, 0x0a000001u, 0, TP_HOST_NO_VLAN, 0), -EINVAL);
     assert_int_equal(tp_host_join(h, GROUP1, 0, 30, 1000), 0);
-    size_t len = tp_host_next_frame(h, 1000, f, sizeof(f));
+    size_t len = send_next(h, 1000, f, sizeof(f));
     assert_true(len > 0);
     expect_v3_record(f, len, 4 /* CHANGE_TO_EXCLUDE */, GROUP1, 0);
     struct igmp_out o;
     parse_igmp(f, len, &o);
     assert_int_equal(o.vlan, 30);
-    assert_int_equal(tp_host_next_frame(h, 1000 + HZ - 1, f, sizeof(f)), 0);
-    len = tp_host_next_frame(h, 1000 + HZ, f, sizeof(f));
+    assert_int_equal(send_next(h, 1000 + HZ - 1, f, sizeof(f)), 0);
+    len = send_next(h, 1000 + HZ, f, sizeof(f));
     expect_v3_record(f, len, 4, GROUP1, 0);
-    assert_int_equal(tp_host_next_frame(h, 1000 + 100 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 1000 + 100 * HZ, f, sizeof(f)), 0);
     assert_int_equal(tp_host_counters(h)->igmp_reports, 2);
     assert_true(tp_host_joined(h, GROUP1));
     /* A second join only adds a reference: no new reports. */
     assert_int_equal(tp_host_join(h, GROUP1, 0, 30, 2000), 0);
-    assert_int_equal(tp_host_next_frame(h, 3 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 3 * HZ, f, sizeof(f)), 0);
     free(h);
 }
 
@@ -124,13 +134,13 @@ static void test_ssm_join_and_leave(void **state)
     struct tp_host *h = make_host(TP_HOST_NO_VLAN);
     uint8_t f[TP_HOST_FRAME_MAX];
     assert_int_equal(tp_host_join(h, SSM_GROUP, SOURCE, TP_HOST_NO_VLAN, 0), 0);
-    size_t len = tp_host_next_frame(h, 0, f, sizeof(f));
+    size_t len = send_next(h, 0, f, sizeof(f));
     expect_v3_record(f, len, 5 /* ALLOW_NEW_SOURCES */, SSM_GROUP, SOURCE);
     assert_int_equal(tp_host_leave(h, SSM_GROUP, 10), 0);
-    len = tp_host_next_frame(h, 10, f, sizeof(f));
+    len = send_next(h, 10, f, sizeof(f));
     expect_v3_record(f, len, 6 /* BLOCK_OLD_SOURCES */, SSM_GROUP, SOURCE);
     /* The pending second join report died with the leave. */
-    assert_int_equal(tp_host_next_frame(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
     assert_false(tp_host_joined(h, SSM_GROUP));
     assert_int_equal(tp_host_leave(h, SSM_GROUP, 20), -ENOENT);
     assert_int_equal(tp_host_counters(h)->igmp_leaves, 1);
@@ -166,9 +176,9 @@ static size_t make_query(uint8_t *f, bool v3, uint8_t max_resp, uint32_t group)
 static void drain_join_reports(struct tp_host *h)
 {
     uint8_t f[TP_HOST_FRAME_MAX];
-    while (tp_host_next_frame(h, 0, f, sizeof(f)) > 0)
+    while (send_next(h, 0, f, sizeof(f)) > 0)
         ;
-    while (tp_host_next_frame(h, HZ, f, sizeof(f)) > 0)
+    while (send_next(h, HZ, f, sizeof(f)) > 0)
         ;
 }
 
@@ -186,7 +196,7 @@ static void test_general_query_v3(void **state)
     int seen1 = 0, seen2 = 0;
     for (uint64_t t = t0; t <= t0 + 2 * HZ; t += HZ / 100) {
         size_t len;
-        while ((len = tp_host_next_frame(h, t, f, sizeof(f))) > 0) {
+        while ((len = send_next(h, t, f, sizeof(f))) > 0) {
             struct igmp_out o;
             parse_igmp(f, len, &o);
             assert_int_equal(o.igmp[8], 2 /* MODE_IS_EXCLUDE */);
@@ -199,9 +209,9 @@ static void test_general_query_v3(void **state)
     assert_int_equal(seen2, 1);
     /* A group-specific query answers for that group only. */
     assert_true(tp_host_input(h, q, make_query(q, true, 10, GROUP2), t0 + 3 * HZ));
-    size_t len = tp_host_next_frame(h, t0 + 5 * HZ, f, sizeof(f));
+    size_t len = send_next(h, t0 + 5 * HZ, f, sizeof(f));
     expect_v3_record(f, len, 2, GROUP2, 0);
-    assert_int_equal(tp_host_next_frame(h, t0 + 5 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, t0 + 5 * HZ, f, sizeof(f)), 0);
     assert_int_equal(tp_host_counters(h)->igmp_queries, 2);
     free(h);
 }
@@ -214,7 +224,7 @@ static void test_v2_querier_switches_reports_to_v2(void **state)
     drain_join_reports(h);
     uint8_t q[128], f[TP_HOST_FRAME_MAX];
     assert_true(tp_host_input(h, q, make_query(q, false, 1, 0), 5 * HZ));
-    size_t len = tp_host_next_frame(h, 5 * HZ + HZ / 10, f, sizeof(f));
+    size_t len = send_next(h, 5 * HZ + HZ / 10, f, sizeof(f));
     assert_true(len > 0);
     struct igmp_out o;
     parse_igmp(f, len, &o);
@@ -223,13 +233,13 @@ static void test_v2_querier_switches_reports_to_v2(void **state)
     assert_int_equal(tp_load_be32(o.igmp + 4), GROUP1);
     assert_int_equal(o.igmp_len, 8);
     tp_host_leave(h, GROUP1, 6 * HZ);
-    len = tp_host_next_frame(h, 6 * HZ, f, sizeof(f));
+    len = send_next(h, 6 * HZ, f, sizeof(f));
     parse_igmp(f, len, &o);
     assert_int_equal(o.igmp[0], 0x17); /* v2 leave to all routers */
     assert_int_equal(o.dst_ip, 0xe0000002u);
     /* After the older-querier timeout the host speaks v3 again. */
     tp_host_join(h, GROUP2, 0, TP_HOST_NO_VLAN, 300 * HZ);
-    len = tp_host_next_frame(h, 300 * HZ, f, sizeof(f));
+    len = send_next(h, 300 * HZ, f, sizeof(f));
     expect_v3_record(f, len, 4, GROUP2, 0);
     free(h);
 }
@@ -246,12 +256,12 @@ static void test_bad_igmp_checksum_counted(void **state)
     assert_true(tp_host_input(h, q, len, 5 * HZ));
     assert_int_equal(tp_host_counters(h)->malformed, 1);
     assert_int_equal(tp_host_counters(h)->igmp_queries, 0);
-    assert_int_equal(tp_host_next_frame(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
     /* Truncations never read out of bounds and never answer. */
     len = make_query(q, true, 10, 0);
     for (size_t cut = 0; cut < len; cut++)
         tp_host_input(h, q, cut, 5 * HZ);
-    assert_int_equal(tp_host_next_frame(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
     free(h);
 }
 
@@ -287,7 +297,7 @@ static void test_arp_answer_and_resolve(void **state)
     uint8_t q[128], f[TP_HOST_FRAME_MAX];
     /* Request for us, on VLAN 12: answered on VLAN 12 to the asker. */
     assert_true(tp_host_input(h, q, make_arp(q, 1, peer_mac, PEER_IP, MY_IP, 12), 0));
-    size_t len = tp_host_next_frame(h, 0, f, sizeof(f));
+    size_t len = send_next(h, 0, f, sizeof(f));
     assert_int_equal(len, 60);
     assert_memory_equal(f, peer_mac, 6);
     assert_memory_equal(f + 6, my_mac, 6);
@@ -301,22 +311,22 @@ static void test_arp_answer_and_resolve(void **state)
     assert_int_equal(tp_load_be32(a + 24), PEER_IP);
     /* Request for someone else: nothing to say. */
     assert_true(tp_host_input(h, q, make_arp(q, 1, peer_mac, PEER_IP, MY_IP + 5, -1), 0));
-    assert_int_equal(tp_host_next_frame(h, 0, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 0, f, sizeof(f)), 0);
 
     /* Resolving the peer: a broadcast request, retried after a second, then the reply. */
     uint8_t mac[6];
     assert_int_equal(tp_host_resolve(h, PEER_IP, 100, mac), -EAGAIN);
-    len = tp_host_next_frame(h, 100, f, sizeof(f));
+    len = send_next(h, 100, f, sizeof(f));
     assert_true(len >= 42);
     assert_memory_equal(f, "\xff\xff\xff\xff\xff\xff", 6);
     assert_int_equal(tp_load_be16(f + 12 + 2 + 6), 1);
     assert_int_equal(tp_load_be32(f + 14 + 24), PEER_IP);
-    assert_int_equal(tp_host_next_frame(h, 100 + HZ - 1, f, sizeof(f)), 0);
-    assert_true(tp_host_next_frame(h, 100 + HZ, f, sizeof(f)) > 0);
+    assert_int_equal(send_next(h, 100 + HZ - 1, f, sizeof(f)), 0);
+    assert_true(send_next(h, 100 + HZ, f, sizeof(f)) > 0);
     assert_true(tp_host_input(h, q, make_arp(q, 2, peer_mac, PEER_IP, MY_IP, -1), 200));
     assert_int_equal(tp_host_resolve(h, PEER_IP, 300, mac), 0);
     assert_memory_equal(mac, peer_mac, 6);
-    assert_int_equal(tp_host_next_frame(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
     const struct tp_host_counters *c = tp_host_counters(h);
     assert_int_equal(c->arp_requests, 1);
     assert_int_equal(c->arp_sent, 2);
