@@ -339,6 +339,158 @@ static void test_arp_answer_and_resolve(void **state)
     free(h);
 }
 
+/* ---- frames the port did not take ------------------------------------------------------ */
+
+/* The port refuses the next due frame (full tx queue, no mbuf). */
+static size_t refuse_next(struct tp_host *h, uint64_t now, uint8_t *f, size_t cap)
+{
+    size_t len = tp_host_next_frame(h, now, f, cap);
+    if (len > 0)
+        tp_host_frame_sent(h, now, false);
+    return len;
+}
+
+#define TICK (HZ / 10000) /* the daemon's timer: 100 us */
+
+static void test_refused_join_report_sent_at_next_tick(void **state)
+{
+    (void)state;
+    struct tp_host *h = make_host(TP_HOST_NO_VLAN);
+    uint8_t f[TP_HOST_FRAME_MAX], again[TP_HOST_FRAME_MAX];
+    tp_host_join(h, GROUP1, 0, TP_HOST_NO_VLAN, 0);
+    size_t len = refuse_next(h, 0, f, sizeof(f));
+    expect_v3_record(f, len, 4 /* CHANGE_TO_EXCLUDE */, GROUP1, 0);
+    /* Nothing moved on: no report counted, and the same frame is due at the next tick. */
+    const struct tp_host_counters *c = tp_host_counters(h);
+    assert_int_equal(c->igmp_reports, 0);
+    assert_int_equal(c->tx_retries, 1);
+    assert_int_equal(send_next(h, TICK, again, sizeof(again)), len);
+    assert_memory_equal(again, f, len);
+    assert_int_equal(c->igmp_reports, 1);
+    /* Sent: not again at the following ticks; the second report is one second after the send. */
+    assert_int_equal(send_next(h, 2 * TICK, f, sizeof(f)), 0);
+    assert_int_equal(send_next(h, TICK + HZ - 1, f, sizeof(f)), 0);
+    len = send_next(h, TICK + HZ, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP1, 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(c->igmp_reports, 2);
+    assert_int_equal(c->tx_retries, 1);
+    assert_int_equal(c->tx_given_up, 0);
+    free(h);
+}
+
+static void test_refused_query_answer_arp_reply_and_leave_kept(void **state)
+{
+    (void)state;
+    struct tp_host *h = make_host(TP_HOST_NO_VLAN);
+    tp_host_join(h, GROUP1, 0, TP_HOST_NO_VLAN, 0);
+    drain_join_reports(h);
+    uint8_t q[128], f[TP_HOST_FRAME_MAX];
+    const struct tp_host_counters *c = tp_host_counters(h);
+    /* A query answer (Max Resp Time 0.1 s) refused when due is answered at the next tick. */
+    uint64_t t = 10 * HZ;
+    assert_true(tp_host_input(h, q, make_query(q, true, 1, 0), t));
+    size_t len;
+    while ((len = refuse_next(h, t, f, sizeof(f))) == 0)
+        t += TICK;
+    assert_true(t <= 10 * HZ + HZ / 10);
+    expect_v3_record(f, len, 2 /* MODE_IS_EXCLUDE */, GROUP1, 0);
+    len = send_next(h, t + TICK, f, sizeof(f));
+    expect_v3_record(f, len, 2, GROUP1, 0);
+    assert_int_equal(send_next(h, t + 2 * TICK, f, sizeof(f)), 0);
+    assert_int_equal(c->igmp_reports, 3); /* two join reports, one answer */
+
+    /* An ARP reply refused twice goes out at the third tick, once. */
+    t = 20 * HZ;
+    assert_true(tp_host_input(h, q, make_arp(q, 1, peer_mac, PEER_IP, MY_IP, -1), t));
+    assert_int_equal(refuse_next(h, t, f, sizeof(f)), 60);
+    assert_int_equal(refuse_next(h, t + TICK, f, sizeof(f)), 60);
+    assert_int_equal(send_next(h, t + 2 * TICK, f, sizeof(f)), 60);
+    assert_int_equal(tp_load_be16(f + 14 + 6), 2);
+    assert_memory_equal(f, peer_mac, 6);
+    assert_int_equal(send_next(h, t + 3 * TICK, f, sizeof(f)), 0);
+
+    /* A refused leave: the group's slot waits for the leave to go out. */
+    t = 30 * HZ;
+    tp_host_leave(h, GROUP1, t);
+    len = refuse_next(h, t, f, sizeof(f));
+    expect_v3_record(f, len, 3 /* CHANGE_TO_INCLUDE */, GROUP1, 0);
+    assert_int_equal(c->igmp_leaves, 0);
+    len = send_next(h, t + TICK, f, sizeof(f));
+    expect_v3_record(f, len, 3, GROUP1, 0);
+    assert_int_equal(c->igmp_leaves, 1);
+    assert_int_equal(send_next(h, t + 2 * TICK, f, sizeof(f)), 0);
+    assert_int_equal(c->tx_retries, 4);
+    free(h);
+}
+
+static void test_retry_resumes_at_the_refused_frame(void **state)
+{
+    (void)state;
+    struct tp_host *h = make_host(TP_HOST_NO_VLAN);
+    uint8_t f[TP_HOST_FRAME_MAX];
+    tp_host_join(h, GROUP1, 0, TP_HOST_NO_VLAN, 0);
+    tp_host_join(h, GROUP2, 0, TP_HOST_NO_VLAN, 0);
+    /* The first frame goes out, the second is refused: the next tick sends the second only. */
+    size_t len = send_next(h, 0, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP1, 0);
+    len = refuse_next(h, 0, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP2, 0);
+    len = send_next(h, TICK, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP2, 0);
+    assert_int_equal(send_next(h, TICK, f, sizeof(f)), 0);
+    /* Each group's second report follows its own first by one second. */
+    len = send_next(h, HZ, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP1, 0);
+    assert_int_equal(send_next(h, HZ, f, sizeof(f)), 0);
+    len = send_next(h, TICK + HZ, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP2, 0);
+    assert_int_equal(send_next(h, 10 * HZ, f, sizeof(f)), 0);
+    assert_int_equal(tp_host_counters(h)->igmp_reports, 4);
+    /* Writing a frame without settling it sends nothing: the same frame is written again. */
+    tp_host_leave(h, GROUP1, 11 * HZ);
+    uint8_t first[TP_HOST_FRAME_MAX];
+    len = tp_host_next_frame(h, 11 * HZ, first, sizeof(first));
+    assert_int_equal(tp_host_next_frame(h, 11 * HZ, f, sizeof(f)), len);
+    assert_memory_equal(f, first, len);
+    assert_int_equal(tp_host_counters(h)->igmp_leaves, 0);
+    free(h);
+}
+
+static void test_refused_frames_given_up_after_the_bound(void **state)
+{
+    (void)state;
+    struct tp_host *h = make_host(TP_HOST_NO_VLAN);
+    uint8_t q[128], f[TP_HOST_FRAME_MAX];
+    const struct tp_host_counters *c = tp_host_counters(h);
+    const uint64_t bound = TP_HOST_TX_GIVE_UP_MS * HZ / 1000;
+    tp_host_join(h, GROUP1, 0, TP_HOST_NO_VLAN, 0);
+    assert_true(tp_host_input(h, q, make_arp(q, 1, peer_mac, PEER_IP, MY_IP, -1), 0));
+    /* Every tick of the bound tries again (the ARP reply first: nothing behind it gets a turn). */
+    uint64_t t = 0, tries = 0;
+    for (; t < bound; t += TICK, tries++)
+        assert_int_equal(refuse_next(h, t, f, sizeof(f)), 60);
+    assert_int_equal(c->tx_retries, tries);
+    assert_int_equal(c->tx_given_up, 0);
+    /* At the bound everything due is given up, counted, and nothing is written. */
+    assert_int_equal(tp_host_next_frame(h, t, f, sizeof(f)), 0);
+    assert_int_equal(c->tx_given_up, 2); /* the ARP reply and the first join report */
+    assert_int_equal(c->igmp_reports, 0);
+    assert_int_equal(tp_host_next_frame(h, t + TICK, f, sizeof(f)), 0);
+    /* The join goes on with its second report a second later, counted once sent. */
+    size_t len = send_next(h, t + HZ, f, sizeof(f));
+    expect_v3_record(f, len, 4, GROUP1, 0);
+    assert_int_equal(c->igmp_reports, 1);
+    /* A new failure starts a new count: refused again, it is retried, not given up at once. */
+    t = 5 * HZ;
+    assert_true(tp_host_input(h, q, make_arp(q, 1, peer_mac, PEER_IP, MY_IP, -1), t));
+    assert_int_equal(refuse_next(h, t, f, sizeof(f)), 60);
+    assert_int_equal(send_next(h, t + TICK, f, sizeof(f)), 60);
+    assert_int_equal(c->tx_given_up, 2);
+    assert_int_equal(send_next(h, t + 2 * TICK, f, sizeof(f)), 0);
+    free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +500,10 @@ int main(void)
         cmocka_unit_test(test_v2_querier_switches_reports_to_v2),
         cmocka_unit_test(test_bad_igmp_checksum_counted),
         cmocka_unit_test(test_arp_answer_and_resolve),
+        cmocka_unit_test(test_refused_join_report_sent_at_next_tick),
+        cmocka_unit_test(test_refused_query_answer_arp_reply_and_leave_kept),
+        cmocka_unit_test(test_retry_resumes_at_the_refused_frame),
+        cmocka_unit_test(test_refused_frames_given_up_after_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
