@@ -274,6 +274,16 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area)
     EXPORT("dp.publish", pc, events);
     EXPORT("dp.reload", &lc->set, detached_instruments);
     EXPORT("dp.reload", &lc->set, apply_errors);
+    /* The host side's frames the port did not take at once (ports/host.h), per port. */
+    for (unsigned i = 0; i < lc->n_ports; i++) {
+        if (lc->ports[i]->host == NULL)
+            continue;
+        char prefix[32];
+        snprintf(prefix, sizeof(prefix), "dp.port=%u.host", i);
+        const struct tp_host_counters *hc = tp_host_counters(lc->ports[i]->host);
+        EXPORT(prefix, hc, tx_retries);
+        EXPORT(prefix, hc, tx_given_up);
+    }
 #undef EXPORT
     return rc;
 }
