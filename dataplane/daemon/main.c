@@ -1,7 +1,7 @@
 /*
  * tickplane: the market-data daemon.
  *
- *   tickplane --config FILE [--idle-exit-ms N] [--unlink-bus]
+ *   tickplane --config FILE [--idle-exit-ms N] [--unlink-bus] [--start-after FILE]
  *
  * Start-up (main lcore, ordinary code: allocation and syscalls allowed): load and validate the
  * config, start EAL with the arguments it gives, open the ports (pool on the port's socket,
@@ -663,10 +663,14 @@ int main(int argc, char **argv)
         rte_eal_cleanup();
         return 1;
     }
-    for (int i = 0; o.start_after != NULL && i < 3000 && access(o.start_after, F_OK) != 0 &&
-                    !atomic_load(&quit);
-         i++)
-        usleep(10000);
+    /* --start-after: at most 30 s, serving the control socket meanwhile. */
+    for (double until = mono_s() + 30; o.start_after != NULL && mono_s() < until &&
+                                       access(o.start_after, F_OK) != 0 && !atomic_load(&quit);) {
+        if (control != NULL)
+            tp_control_plane_poll(control, 10);
+        else
+            usleep(10000);
+    }
     double t0 = mono_s();
     rc = rte_eal_remote_launch(tp_dp_lcore_main, &d.lc, d.lc.lcore_id);
     if (rc != 0) {
