@@ -74,7 +74,8 @@ static void test_production(void **state)
         assert_int_equal(cfg->channels[c].lines[0].rx_port, 0);
         assert_int_equal(cfg->channels[c].lines[1].rx_port, 1);
     }
-    /* Data lcores are never the main lcore. */
+    /* The daemon runs one data lcore per instance, never the main lcore. */
+    assert_int_equal(cfg->n_lcores, 1);
     for (unsigned l = 0; l < cfg->n_lcores; l++)
         assert_int_not_equal(cfg->lcores[l].lcore_id, cfg->eal.main_lcore);
     assert_false(cfg->entitlements.default_allow);
