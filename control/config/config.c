@@ -1606,8 +1606,10 @@ int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci)
 /*
  * Sizes behind the estimate (documented in docs/CONFIG.md): an mbuf with 2 KiB data room, 128 B
  * headroom, its header and mempool overhead is about 2.4 KiB; a price level (price, quantity,
- * count) 24 B, kept for bids and asks, outright and implied; an instrument record 256 B; an order
- * 48 B plus two 16 B hash slots (load factor 0.5); EAL itself about 48 MiB.
+ * count) 24 B; per instrument a record of 256 B, the order-level book's max(256,
+ * levels_per_side) levels plus 4 sentinels a side, and the price-level books' levels_per_side
+ * (outright) and 2 (implied) a side; an order 48 B plus two 16 B hash slots (load factor 0.5);
+ * EAL itself about 48 MiB.
  */
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
 {
@@ -1616,8 +1618,9 @@ uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
     uint64_t total = eal_bytes;
     for (unsigned p = 0; p < cfg->n_ports; p++)
         total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
-    uint64_t per_instrument =
-        instrument_bytes + (uint64_t)cfg->books.levels_per_side * 2 * 2 * level_bytes;
+    uint64_t lps = cfg->books.levels_per_side;
+    uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
+    uint64_t per_instrument = instrument_bytes + (order_levels + lps + 2) * 2 * level_bytes;
     total += (uint64_t)cfg->instruments.capacity * per_instrument;
     total += (uint64_t)cfg->books.max_orders * order_bytes;
     return total;

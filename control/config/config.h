@@ -39,8 +39,10 @@
 #define TP_CFG_MAX_PATTERNS    32 /* globs in one filter or entitlement list */
 #define TP_CFG_MAX_GROUPS      32 /* security groups in the filter */
 #define TP_CFG_MAX_STATE_DEPTH 32 /* the state table's levels per side (TP_MAX_DEPTH) */
-#define TP_CFG_MAX_VENUES      8
-#define TP_CFG_MAX_RULES       32 /* entitlement rules */
+/* Order-level books hold every live price: at least this many levels a side, whatever the depth. */
+#define TP_CFG_ORDER_LEVELS_MIN 256
+#define TP_CFG_MAX_VENUES       8
+#define TP_CFG_MAX_RULES        32 /* entitlement rules */
 
 /* Wire protocol of a channel. */
 enum tp_cfg_protocol {

@@ -379,7 +379,9 @@ static int build_tables(struct tp_daemon *d)
         return -ENOMEM;
     /* Order books aggregate every live price: the level arrays hold more than the depth the
      * config publishes (a full side refuses adds and would corrupt the book). */
-    uint32_t levels = cfg->books.levels_per_side < 256 ? 256 : cfg->books.levels_per_side;
+    uint32_t levels = cfg->books.levels_per_side < TP_CFG_ORDER_LEVELS_MIN
+                          ? TP_CFG_ORDER_LEVELS_MIN
+                          : cfg->books.levels_per_side;
     struct tp_books_params bp = {
         .instruments = cfg->instruments.capacity,
         .max_orders = cfg->books.max_orders,
