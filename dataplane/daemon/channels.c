@@ -64,6 +64,20 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
     EXPORT(&ch->mold.counters, requests);
     EXPORT(&ch->mold.counters, recovered);
     EXPORT(&ch->mold.counters, given_up);
+    /* What the venue's messages did to the books: refusals, unknown or surplus instruments. */
+    snprintf(p, sizeof(p), "channel=%s.decode", label);
+    if (ch->params.protocol == TP_CHANNEL_ITCH) {
+        EXPORT(&ch->itch.counters, malformed);
+        EXPORT(&ch->itch.counters, unknown_instrument);
+        EXPORT(&ch->itch.counters, rejected);
+        EXPORT(&ch->itch.counters, registry_full);
+    } else {
+        EXPORT(&ch->mdp3.counters, malformed);
+        EXPORT(&ch->mdp3.counters, unknown_instrument);
+        EXPORT(&ch->mdp3.counters, rejected);
+        EXPORT(&ch->mdp3.counters, registry_full);
+        EXPORT(&ch->mdp3.counters, rpt_seq_gaps);
+    }
     static const char *const line_names[] = {"a", "b", "r"};
     for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
         snprintf(p, sizeof(p), "channel=%s.line=%s.line", label, line_names[l]);
