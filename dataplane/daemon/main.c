@@ -524,6 +524,13 @@ static json_t *op_stats(void *ctx)
             const struct tp_counter *k = d->slot_state[s].exports[i].dst;
             json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
         }
+    /* The bus writer's own counters (published, skipped, too large), registered by the bus. */
+    const struct tp_counters *area = tp_daemon_bus_counters(d->bus);
+    uint32_t n = atomic_load_explicit(&area->count, memory_order_acquire);
+    for (uint32_t i = 0; i < n && i < area->capacity; i++)
+        if (strncmp(area->slots[i].name, "bus.", 4) == 0)
+            json_object_set_new(o, area->slots[i].name,
+                                json_integer((json_int_t)tp_counter_get(&area->slots[i])));
     return o;
 }
 
