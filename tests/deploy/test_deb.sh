@@ -65,6 +65,7 @@ if [ -f "$src/dataplane/daemon/main.c" ]; then
 fi
 if [ -f "$src/docs/OPERATIONS.md" ]; then
     has '-rw-r--r-- root/root' usr/share/doc/tickplane/OPERATIONS.md
+    has '-rw-r--r-- root/root' usr/share/doc/tickplane/CONFIG.md
 fi
 
 # The units point at Debian paths, and every file matches its checksum.
