@@ -256,19 +256,20 @@ static void set_lcores(struct loader *ld, const char *path, const char *text)
     }
 }
 
-/* The value of option opt in args: "-l 0-1", "-l0-1", "--lcores=0-1"; NULL if absent. */
+/* The value of an option in args: "-l 0-1", "-l0-1", "--lcores=0-1" (either form may be NULL); NULL
+ * if absent. */
 static const char *find_eal_option(const struct tp_cfg_eal *eal, const char *short_opt,
                                    const char *long_opt)
 {
     for (unsigned i = 0; i < eal->n_args; i++) {
         const char *a = eal->args[i];
-        size_t sl = short_opt ? strlen(short_opt) : 0, ll = strlen(long_opt);
+        size_t sl = short_opt ? strlen(short_opt) : 0, ll = long_opt ? strlen(long_opt) : 0;
         bool has_next = i + 1 < eal->n_args;
-        if ((short_opt && strcmp(a, short_opt) == 0) || strcmp(a, long_opt) == 0)
+        if ((short_opt && strcmp(a, short_opt) == 0) || (long_opt && strcmp(a, long_opt) == 0))
             return has_next ? eal->args[i + 1] : "";
         if (short_opt && strncmp(a, short_opt, sl) == 0 && a[sl] != '\0')
             return a + sl;
-        if (strncmp(a, long_opt, ll) == 0 && a[ll] == '=')
+        if (long_opt && strncmp(a, long_opt, ll) == 0 && a[ll] == '=')
             return a + ll + 1;
     }
     return NULL;
@@ -311,7 +312,7 @@ static void parse_explicit_eal(struct loader *ld, const json_t *eal_obj)
         eal->main_lcore = eal->lcores[0];
     if (main_lcore != NULL)
         eal->main_lcore = (uint16_t)strtoul(main_lcore, NULL, 10);
-    const char *memory = find_eal_option(eal, "-m", "--socket-mem-total");
+    const char *memory = find_eal_option(eal, "-m", NULL);
     if (memory != NULL)
         eal->memory_mb = (uint32_t)strtoul(memory, NULL, 10);
     eal->no_huge = find_eal_option(eal, NULL, "--no-huge") != NULL;

@@ -6,8 +6,8 @@
  *   - an order-level book (MBO, tp_mbo.h): the live orders and the price levels aggregated from
  *     them (price, total qty, order count);
  *   - trading status, last trade, volume, session statistics and anomaly counters.
- * The order table (one order-id space per tp_books, i.e. per venue feed) is shared by all the
- * instruments' order books; each order remembers its instrument.
+ * The order table is shared by all the instruments' order books and knows an order by
+ * (instrument, order id): venues number their orders independently.
  *
  * Memory: tp_books_memsize() bytes placed by the caller, tp_books_init() prepares them; every
  * table is sized from the params and nothing allocates afterwards. Capacity exhaustion (orders,

@@ -300,7 +300,7 @@ int tp_daemon_start_channels(struct tp_daemon *d)
         const struct tp_cfg_channel *cc = &cfg->channels[c];
         int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next++ : -1;
         struct tp_dp_attach a;
-        char err[256];
+        char err[640]; /* a channel name and a schema file's error */
         int rc = prepare_channel(d, cc, c, itch_slot, &a, err, sizeof(err));
         if (rc == 0 && (rc = slot_flows(d->shadow_cls, &a.slot, c, true)) != 0)
             snprintf(err, sizeof(err), "channel \"%s\": a line's flow is used twice", cc->name);
