@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_ring.h>
 
@@ -413,6 +414,29 @@ static int plan_slots(struct tp_daemon *d, const struct tp_config *next,
  * classifier), sends the data lcore its commands and waits for the acknowledgement. On any
  * failure nothing changed.
  */
+/*
+ * Programs each open port's multicast filter with the groups of `a` and, if not NULL, of `b`
+ * (during a reload: both configs' groups, so no channel misses frames either way). 0, or the
+ * first failure with why in err.
+ */
+static int filter_groups(struct tp_daemon *d, const struct tp_config *a, const struct tp_config *b,
+                         char *err, size_t err_size)
+{
+    int first = 0;
+    for (unsigned i = 0; i < d->n_ports_open; i++) {
+        uint32_t groups[TP_PORT_MAX_GROUPS];
+        unsigned n = tp_daemon_port_groups(a, i, groups, 0, TP_PORT_MAX_GROUPS);
+        if (b != NULL)
+            n = tp_daemon_port_groups(b, i, groups, n, TP_PORT_MAX_GROUPS);
+        int rc = tp_port_set_groups(&d->ports[i].port, groups, n);
+        if (rc != 0 && first == 0) {
+            snprintf(err, err_size, "ports[%u]: multicast filter: %s", i, rte_strerror(-rc));
+            first = rc;
+        }
+    }
+    return first;
+}
+
 int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
                     char *err, size_t err_size)
 {
@@ -452,6 +476,13 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
         plan_free(p);
         return rc;
     }
+    /* The ports' filters take the arriving groups before any channel waits for them. */
+    rc = filter_groups(d, d->cfg, next, err, err_size);
+    if (rc != 0) {
+        filter_groups(d, d->cfg, NULL, err, err_size);
+        plan_free(p);
+        return rc;
+    }
     uint64_t gen = d->generation + 1;
     for (unsigned i = 0; i < diff->n_removed; i++)
         plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->removed[i]], NULL);
@@ -488,6 +519,8 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
                  "the data lcore did not take the change within %d ms (is it running?); "
                  "nothing changed",
                  RELOAD_ACK_MS);
+        char ignored[128];
+        filter_groups(d, d->cfg, NULL, ignored, sizeof(ignored));
         plan_free(p);
         return -ETIMEDOUT;
     }
@@ -501,6 +534,10 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
         note_attached(d, s, &p->attach[k], next->channels[c].name, p->itch_slot_of[s]);
     }
     memcpy(d->shadow_cls, d->scratch_cls, d->cls_size);
+    /* The leaving groups go from the filters: a failure only leaves extra frames to drop. */
+    char why[256];
+    if (filter_groups(d, next, NULL, why, sizeof(why)) != 0)
+        fprintf(stderr, "tickplane: reload: %s\n", why);
     *d->cfg = *next;
     memcpy(d->slot_of, p->slot_of, sizeof(d->slot_of));
     tp_daemon_name_venues(d);

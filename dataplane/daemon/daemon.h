@@ -56,6 +56,13 @@ void *tp_daemon_alloc(const char *what, size_t size);
 /* main.c: the config line of a channel's role (TP_ROLE_*), or NULL. */
 const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch, unsigned role);
 
+/*
+ * Adds the multicast groups that arrive on port pi under cfg to groups[0..n) (each once, at most
+ * max in all) and returns the new count: the port's address filter.
+ */
+unsigned tp_daemon_port_groups(const struct tp_config *cfg, unsigned pi, uint32_t *groups,
+                               unsigned n, unsigned max);
+
 /* main.c: the instrument filter of the config's instruments section. */
 void tp_daemon_build_filter(const struct tp_cfg_instruments *ci, struct tp_instrument_filter *f);
 

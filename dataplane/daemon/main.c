@@ -162,17 +162,19 @@ const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch
     }
 }
 
-/* Multicast groups that arrive on port pi (for its address filter). */
-static unsigned port_groups(const struct tp_config *cfg, unsigned pi, uint32_t *groups,
-                            unsigned max)
+unsigned tp_daemon_port_groups(const struct tp_config *cfg, unsigned pi, uint32_t *groups,
+                               unsigned n, unsigned max)
 {
-    unsigned n = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         for (unsigned role = 0; role < TP_ROLE_RETRANS; role++) {
             const struct tp_cfg_line *l = tp_daemon_channel_line(&cfg->channels[c], role);
-            if (l == NULL || !l->present || l->rx_port != pi || n == max)
+            if (l == NULL || !l->present || l->rx_port != pi)
                 continue;
-            groups[n++] = l->group;
+            unsigned k = 0;
+            while (k < n && groups[k] != l->group)
+                k++;
+            if (k == n && n < max)
+                groups[n++] = l->group;
         }
     return n;
 }
@@ -192,7 +194,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             .mtu = cp->mtu,
             .promiscuous = cp->promiscuous,
         };
-        setup.n_groups = port_groups(cfg, i, setup.groups, TP_PORT_MAX_GROUPS);
+        setup.n_groups = tp_daemon_port_groups(cfg, i, setup.groups, 0, TP_PORT_MAX_GROUPS);
         char err[256];
         int rc = tp_port_open(&ports[i].port, &setup, err, sizeof(err));
         if (rc != 0) {

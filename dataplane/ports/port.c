@@ -21,6 +21,22 @@ static int fail(char *err, size_t err_len, int rc, const char *what, const struc
     return rc < 0 ? rc : -EIO;
 }
 
+/* The device's multicast address filter: exactly the MACs of these groups. */
+static int set_mc_list(uint16_t port_id, const uint32_t *groups, unsigned n)
+{
+    struct rte_ether_addr macs[TP_PORT_MAX_GROUPS];
+    if (n > TP_PORT_MAX_GROUPS)
+        return -ENOSPC;
+    for (unsigned i = 0; i < n; i++)
+        tp_net_multicast_mac(groups[i], macs[i].addr_bytes);
+    return rte_eth_dev_set_mc_addr_list(port_id, macs, n);
+}
+
+int tp_port_set_groups(struct tp_port *port, const uint32_t *groups, unsigned n)
+{
+    return port->mc_mode == TP_PORT_MC_FILTER ? set_mc_list(port->port_id, groups, n) : 0;
+}
+
 /* Filter on the groups' MACs, or fall back to all-multicast when the device cannot. */
 static int program_multicast(struct tp_port *port, const struct tp_port_setup *setup)
 {
@@ -28,10 +44,7 @@ static int program_multicast(struct tp_port *port, const struct tp_port_setup *s
         port->mc_mode = TP_PORT_MC_PROMISC;
         return rte_eth_promiscuous_enable(port->port_id);
     }
-    struct rte_ether_addr macs[TP_PORT_MAX_GROUPS];
-    for (unsigned i = 0; i < setup->n_groups; i++)
-        tp_net_multicast_mac(setup->groups[i], macs[i].addr_bytes);
-    int rc = rte_eth_dev_set_mc_addr_list(port->port_id, macs, setup->n_groups);
+    int rc = set_mc_list(port->port_id, setup->groups, setup->n_groups);
     if (rc == 0) {
         port->mc_mode = TP_PORT_MC_FILTER;
         return 0;

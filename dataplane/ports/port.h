@@ -59,6 +59,12 @@ struct tp_port {
 int tp_port_open(struct tp_port *port, const struct tp_port_setup *setup, char *err,
                  size_t err_len);
 
+/*
+ * Replaces the groups of the multicast address filter (a live reload's channels). A device
+ * that takes all multicast (or everything) already delivers them: nothing to do. 0 or -errno.
+ */
+int tp_port_set_groups(struct tp_port *port, const uint32_t *groups, unsigned n);
+
 /* Stops and closes the port and frees its pool. */
 void tp_port_close(struct tp_port *port);
 
