@@ -297,11 +297,15 @@ static inline int overwritten(const struct tp_ring_reader *r, uint64_t pos)
  * line). Every complete record found in a row (up to the batch size, the end of the data area or
  * a padding record) is copied; then one fence and one look at the tail intent validate the whole
  * run. Returns 1 with records in the batch, 0 when nothing new is there, -1 when the tail-based
- * path must decide (unknown sequence, a lap, anything unexpected).
+ * path must decide (unknown sequence, a lap, anything unexpected). The writer pads only the end
+ * of the data area, so one call skips padding once: a second time means the bytes are not a
+ * ring the writer made, and the tail decides (a corrupt area must not spin the reader).
  */
 static int read_at_cursor(struct tp_ring_reader *r)
 {
-    for (;;) {
+    for (int wraps = 0;; wraps++) {
+        if (wraps > 1)
+            return -1;
         uint64_t off = r->cursor & r->mask;
         uint64_t to_end = r->capacity - off;
         if (to_end < TP_RING_RECORD_HEADER) {
