@@ -125,19 +125,20 @@ def main():
                  symbol],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                 preexec_fn=as_uid(uid))
-        # Both attached (each has its reader counters segment, then connects and sends its
-        # subscription, which the daemon answers once started: within 5 s), then traffic.
-        def attached():
-            prefix = "tickplane.%s.reader." % instance
-            return len([n for n in os.listdir("/dev/shm")
-                        if n.startswith(prefix) and ".tmp." not in n]) == 2
+        # Both attached (each has its reader counters segment, then connects and subscribes; the
+        # daemon answers while it waits for the start), then traffic. The refused one may have
+        # been told and left already.
+        def attached(name):
+            return os.path.exists("/dev/shm/tickplane.%s.reader.%d" %
+                                  (instance, consumers[name].pid))
         def consumers_failed():
             for p in consumers.values():
                 p.kill()
             return "; ".join(p.communicate()[1].strip() for p in consumers.values())
         deadline = time.time() + 40
-        while not attached():
-            if time.time() > deadline or any(p.poll() is not None for p in consumers.values()):
+        while not (attached("entitled") and
+                   (attached("unentitled") or consumers["unentitled"].poll() is not None)):
+            if time.time() > deadline or consumers["entitled"].poll() is not None:
                 fail("consumers did not attach: " + consumers_failed())
             time.sleep(0.02)
         open(start, "w").close()
