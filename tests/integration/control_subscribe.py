@@ -22,13 +22,11 @@ import sys
 import tempfile
 import time
 
+import tpit
+from tpit import control, fail, wait_for
+
 TICKPLANE, SIM, TOP = sys.argv[1:4]
 ENTITLED_UID, UNENTITLED_UID = 65534, 65533
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
 
 
 def as_uid(uid):
@@ -37,26 +35,6 @@ def as_uid(uid):
         os.setgid(uid)
         os.setuid(uid)
     return become
-
-
-def control(path, request):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    f = s.makefile("rw")
-    f.write(json.dumps(request) + "\n")
-    f.flush()
-    reply = json.loads(f.readline())
-    s.close()
-    return reply
-
-
-def wait_for(what, predicate, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    fail("timed out waiting for " + what)
 
 
 def main():
@@ -71,26 +49,16 @@ def main():
             first = json.load(f)["instruments"][0]
         symbol = first["symbol"]
         sock = os.path.join(workdir, "control.sock")
-        cfg = {
-            "name": instance,
-            "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
-                    "no_pci": True, "no_shconf": True, "log_level": "error"},
-            "ports": [{"name": "cap", "pcap": pcap, "mbuf_pool_size": 16383}],
-            "lcores": [{"lcore": 1, "poll": [{"port": "cap"}], "channels": ["itch"]}],
-            "channels": [{"name": "itch", "protocol": "itch",
-                          "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                                    "b": {"group": "233.49.196.111", "port": 26477}}}],
-            "instruments": {"capacity": 1024},
-            "books": {"max_orders": 65536, "levels_per_side": 10},
-            "bus": {"ring_bytes": 16777216, "mode": "0644"},
-            "control": {"socket": sock, "mode": "0660"},
-            "entitlements": {"default": "deny", "rules": [
-                {"uid": ENTITLED_UID, "venues": ["NASDAQ"], "instruments": [symbol],
-                 "topics": ["top", "trades"]}]},
-        }
-        cfg_path = os.path.join(workdir, "config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
+        itch = {"name": "itch", "protocol": "itch",
+                "lines": {"a": {"group": "233.54.12.111", "port": 26477},
+                          "b": {"group": "233.49.196.111", "port": 26477}}}
+        cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
+        cfg["bus"]["mode"] = "0644"
+        cfg["control"]["mode"] = "0660"
+        cfg["entitlements"] = {"default": "deny", "rules": [
+            {"uid": ENTITLED_UID, "venues": ["NASDAQ"], "instruments": [symbol],
+             "topics": ["top", "trades"]}]}
+        cfg_path = tpit.write_config(cfg, os.path.join(workdir, "config.json"))
         start = os.path.join(workdir, "start")
         daemon = subprocess.Popen([TICKPLANE, "--config", cfg_path, "--idle-exit-ms", "2500",
                                    "--unlink-bus", "--start-after", start],
@@ -159,10 +127,7 @@ def main():
         for name, p in consumers.items():
             out, err = p.communicate(timeout=60)
             results[name] = (p.returncode, out, err)
-        out, err = daemon.communicate(timeout=60)
-        if daemon.returncode != 0:
-            fail("daemon exit %d: %s" % (daemon.returncode, err))
-        summary = json.loads(out.strip().splitlines()[-1])["summary"]
+        summary = tpit.finish(daemon, timeout=60)
 
         rc, out, err = results["unentitled"]
         want = "tickplane-top: %s: refused: uid %d has no entitlements" % (symbol, UNENTITLED_UID)

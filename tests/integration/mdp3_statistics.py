@@ -12,14 +12,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+
+import tpit
+from tpit import fail
 
 TICKPLANE, SIM, BUS_CONSUMER, STATS_CONSUMER = sys.argv[1:5]
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
 
 
 def main():
@@ -33,35 +30,19 @@ def main():
         templates = json.load(open(report))["mdp3"]["templates"]
         if not templates.get("49") or not templates.get("50"):
             fail("the simulator sent no 49 or 50: %s" % templates)
-        cfg = {
-            "name": instance,
-            "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
-                    "no_pci": True, "no_shconf": True, "log_level": "error"},
-            "ports": [{"name": "cap", "pcap": pcap, "mbuf_pool_size": 16383}],
-            "lcores": [{"lcore": 1, "poll": [{"port": "cap"}], "channels": ["cme"]}],
-            "channels": [{"name": "cme", "protocol": "mdp3", "id": 901,
-                          "lines": {"a": {"group": "224.0.25.1", "port": 17901},
-                                    "b": {"group": "224.0.25.9", "port": 18901}},
-                          "recovery": {"snapshot": {"a": {"group": "224.0.25.126",
-                                                          "port": 19901}},
-                                       "definitions": {"a": {"group": "224.0.25.126",
-                                                             "port": 16901}},
-                                       "gap_wait_us": 50000}}],
-            "instruments": {"capacity": 1024},
-            "books": {"max_orders": 65536, "levels_per_side": 10},
-            "bus": {"ring_bytes": 16777216},
-            "control": {"socket": os.path.join(work, "control.sock")},
-        }
-        cfg_path = os.path.join(work, "config.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
+        cme = {"name": "cme", "protocol": "mdp3", "id": 901,
+               "lines": {"a": {"group": "224.0.25.1", "port": 17901},
+                         "b": {"group": "224.0.25.9", "port": 18901}},
+               "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
+                            "definitions": {"a": {"group": "224.0.25.126", "port": 16901}},
+                            "gap_wait_us": 50000}}
+        cfg_path = tpit.write_config(
+            tpit.base_config(instance, tpit.pcap_port(pcap), [cme],
+                             os.path.join(work, "control.sock")),
+            os.path.join(work, "config.json"))
 
         # Idle times generous for a loaded machine: the consumers judge the run over after 3 s
         # without a packet, the daemon exits after 4 s.
-        start = os.path.join(work, "start")
-        daemon = subprocess.Popen([TICKPLANE, "--config", cfg_path, "--idle-exit-ms", "4000",
-                                   "--unlink-bus", "--start-after", start],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         ready = [os.path.join(work, "ready-books"), os.path.join(work, "ready-stats")]
         consumers = [
             subprocess.Popen([BUS_CONSUMER, "--instance", instance, "--truth", truth, "--ready",
@@ -71,16 +52,9 @@ def main():
                               "--ready", ready[1], "--idle-ms", "3000", "--timeout-s", "50"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
         ]
-        deadline = time.time() + 30
-        while not all(os.path.exists(r) for r in ready) and time.time() < deadline:
-            if daemon.poll() is not None:
-                fail("daemon exited early: " + daemon.stderr.read())
-            time.sleep(0.02)
-        open(start, "w").close()
-        out, err = daemon.communicate(timeout=55)
-        if daemon.returncode != 0:
-            fail("daemon exit %d: %s" % (daemon.returncode, err))
-        summary = json.loads(out.strip().splitlines()[-1])["summary"]
+        daemon = tpit.start_held(TICKPLANE, cfg_path, os.path.join(work, "start"), ready,
+                                 idle_exit_ms=4000)
+        summary = tpit.finish(daemon)
         for name, p in zip(("books", "statistics"), consumers):
             o, e = p.communicate(timeout=55)
             if p.returncode != 0:

@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+import tpit
+
 TICKPLANE, SIM, CONSUMER, SCENARIO = sys.argv[1:5]
 
 MDP3_CHANNEL = {
@@ -51,25 +53,11 @@ def config(workdir, instance, channel, gap_wait_us):
     # is large enough to hold every packet that waits behind a gap meanwhile.
     channel = dict(channel)
     channel["recovery"] = dict(channel.get("recovery", {}), gap_wait_us=gap_wait_us)
-    cfg = {
-        "name": instance,
-        "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
-                "no_pci": True, "no_shconf": True, "log_level": "error"},
-        "ports": [{"name": "cap", "pcap": "feed.pcap", "mbuf_pool_size": 16383}],
-        "lcores": [{"lcore": 1, "poll": [{"port": "cap"}], "channels": [channel["name"]]}],
-        "channels": [channel],
-        "instruments": {"capacity": 1024},
-        "books": {"max_orders": 65536, "levels_per_side": 10},
-        "bus": {"ring_bytes": 16777216},
-        "control": {"socket": "control.sock"},
-    }
+    cfg = tpit.base_config(instance, tpit.pcap_port("feed.pcap"), [channel])
     if CONTROL_CHECK:
         # Who may read the bus and reach the socket is the OS's decision: their groups.
         cfg["bus"]["group"] = cfg["control"]["group"] = OWNER_GROUP
-    path = os.path.join(workdir, "config.json")
-    with open(path, "w") as f:
-        json.dump(cfg, f)
-    return path
+    return tpit.write_config(cfg, os.path.join(workdir, "config.json"))
 
 
 CONTROL_CHECK = SCENARIO == "consumers"
@@ -78,7 +66,6 @@ OWNER_GROUP = "nogroup"
 
 def control_check(path, instance):
     """The main lcore serves the control socket while the data lcore runs."""
-    import socket
     deadline = time.time() + 10
     while not os.path.exists(path) and time.time() < deadline:
         time.sleep(0.02)
@@ -87,16 +74,9 @@ def control_check(path, instance):
     for f in (path, ring):
         if os.stat(f).st_gid != gid:
             fail("%s: group %d, the config says %s (%d)" % (f, os.stat(f).st_gid, OWNER_GROUP, gid))
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    f = s.makefile("rw")
-    replies = []
-    for req in ({"id": 1, "cmd": "status"}, {"id": 2, "cmd": "stats"},
-                {"id": 3, "cmd": "instruments", "pattern": "*", "limit": 100}):
-        f.write(json.dumps(req) + "\n")
-        f.flush()
-        replies.append(json.loads(f.readline()))
-    s.close()
+    replies = tpit.control_session(path, ({"id": 1, "cmd": "status"}, {"id": 2, "cmd": "stats"},
+                                          {"id": 3, "cmd": "instruments", "pattern": "*",
+                                           "limit": 100}))
     if not all(r.get("ok") for r in replies):
         fail("control socket: %s" % replies)
     if replies[0]["channels"][0]["name"] != "cme" or "dp.rx_packets" not in replies[1]:
@@ -129,26 +109,15 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
     for i, extra in enumerate(consumers):
         if "--late" not in extra:
             ready_files.append(consumer(i, extra))
-    start = os.path.join(workdir, "start")
-    daemon = subprocess.Popen([TICKPLANE, "--config", cfg, "--idle-exit-ms", "2500",
-                               "--unlink-bus", "--start-after", start],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 30
-    while not all(os.path.exists(r) for r in ready_files) and time.time() < deadline:
-        if daemon.poll() is not None:
-            fail("daemon exited early: " + daemon.stderr.read())
-        time.sleep(0.02)
-    open(start, "w").close()
+    daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), ready_files,
+                             idle_exit_ms=2500, on_fail=fail)
     for i, extra in enumerate(consumers):
         if "--late" in extra:
             time.sleep(0.02)
             consumer(i, extra)
     if CONTROL_CHECK:
         control_check(os.path.join(workdir, "control.sock"), instance)
-    out, err = daemon.communicate(timeout=55)
-    if daemon.returncode != 0:
-        fail("daemon exit %d: %s" % (daemon.returncode, err))
-    summary = json.loads(out.strip().splitlines()[-1])["summary"]
+    summary = tpit.finish(daemon, on_fail=fail)
     LAST_SUMMARY.update(summary)
     verdicts = []
     for p in procs:

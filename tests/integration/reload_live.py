@@ -27,11 +27,12 @@ Scenarios:
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+import tpit
 
 TICKPLANE, SIM, CONSUMER, SCENARIO = sys.argv[1:5]
 ID = os.getpid()
@@ -123,26 +124,13 @@ DONE = os.path.join(work, "done")
 
 
 def write_config(channels, path=CONFIG, exclude=()):
-    cfg = {
-        "name": INSTANCE,
-        "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
-                "no_pci": True, "no_shconf": True, "log_level": "error"},
-        # A deep af_packet ring: on a loaded machine the data lcore shares its core, and
-        # frames arriving while it is off the cpu wait there instead of being dropped.
-        "ports": [{"name": "veth", "vdev": "net_af_packet%d,iface=%s,framecnt=16384" % (ID, DEV),
-                   "mbuf_pool_size": 16383}],
-        "lcores": [{"lcore": 1, "poll": [{"port": "veth"}],
-                    "channels": [c["name"] for c in channels]}],
-        "channels": channels,
-        "instruments": {"capacity": 1024, "exclude": list(exclude)},
-        "books": {"max_orders": 65536, "levels_per_side": 10},
-        "bus": {"ring_bytes": 16777216},
-        "control": {"socket": "control.sock"},
-    }
-    # Written whole, then renamed: a reload never reads half a file.
-    with open(path + ".tmp", "w") as f:
-        json.dump(cfg, f, indent=1)
-    os.rename(path + ".tmp", path)
+    # A deep af_packet ring: on a loaded machine the data lcore shares its core, and frames
+    # arriving while it is off the cpu wait there instead of being dropped.
+    port = {"name": "veth", "vdev": "net_af_packet%d,iface=%s,framecnt=16384" % (ID, DEV),
+            "mbuf_pool_size": 16383}
+    cfg = tpit.base_config(INSTANCE, port, channels)
+    cfg["instruments"]["exclude"] = list(exclude)
+    tpit.write_config(cfg, path)
 
 
 def truth(args, name):
@@ -209,15 +197,7 @@ def consumer_verdict(p, name):
 
 
 def control(request):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(os.path.join(work, "control.sock"))
-    f = s.makefile("rw")
-    f.write(json.dumps(request) + "\n")
-    f.flush()
-    reply = json.loads(f.readline())
-    s.close()
-    return reply
+    return tpit.control(os.path.join(work, "control.sock"), request)
 
 
 def not_taken(r):

@@ -1,0 +1,112 @@
+"""What the Python integration tests share: a daemon config to start from, the control socket,
+starting the daemon held at --start-after, and waiting.
+
+Each test script sits beside this file, so `import tpit` finds it (Python puts the script's
+directory first on its path).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def base_config(instance, port, channels, control_socket="control.sock"):
+    """A daemon config for the virtual devices of this machine: no hugepages, no PCI, EAL files
+    private to the process (tests run in parallel), one data lcore polling `port` (a ports[]
+    entry) for `channels`, tables small enough for 256 MB. Tests change what they need."""
+    return {
+        "name": instance,
+        "eal": {"lcores": "0-1", "main_lcore": 0, "memory_mb": 256, "no_huge": True,
+                "no_pci": True, "no_shconf": True, "log_level": "error"},
+        "ports": [port],
+        "lcores": [{"lcore": 1, "poll": [{"port": port["name"]}],
+                    "channels": [c["name"] for c in channels]}],
+        "channels": channels,
+        "instruments": {"capacity": 1024},
+        "books": {"max_orders": 65536, "levels_per_side": 10},
+        "bus": {"ring_bytes": 16777216},
+        "control": {"socket": control_socket},
+    }
+
+
+def pcap_port(pcap):
+    """A net_pcap port replaying `pcap`, with a pool large enough to hold every packet that
+    waits behind a gap (net_pcap replays as fast as it can, not at the capture's pace)."""
+    return {"name": "cap", "pcap": pcap, "mbuf_pool_size": 16383}
+
+
+def write_config(cfg, path):
+    """Writes the config whole, then renames it: a reload never reads half a file."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(cfg, f, indent=1)
+    os.rename(path + ".tmp", path)
+    return path
+
+
+def control_session(path, requests, timeout=10):
+    """Sends requests (dicts) on one connection to the control socket; returns the replies."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    try:
+        s.connect(path)
+        f = s.makefile("rw")
+        replies = []
+        for request in requests:
+            f.write(json.dumps(request) + "\n")
+            f.flush()
+            replies.append(json.loads(f.readline()))
+        return replies
+    finally:
+        s.close()
+
+
+def control(path, request, timeout=10):
+    """One request to the control socket, one reply."""
+    return control_session(path, [request], timeout)[0]
+
+
+def wait_for(what, predicate, seconds, on_timeout=fail):
+    """Polls predicate until it holds; on_timeout("timed out waiting for " + what) otherwise."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    on_timeout("timed out waiting for " + what)
+
+
+def start_held(tickplane, cfg_path, start_file, ready_files=(), idle_exit_ms=None,
+               seconds=30, on_fail=fail, **popen):
+    """Starts the daemon held by --start-after until `start_file` exists, waits for the
+    consumers' ready files, then lets it run. Returns the Popen. Output goes to pipes (text)
+    unless popen says otherwise."""
+    cmd = [tickplane, "--config", cfg_path, "--unlink-bus", "--start-after", start_file]
+    if idle_exit_ms is not None:
+        cmd += ["--idle-exit-ms", str(idle_exit_ms)]
+    popen.setdefault("stdout", subprocess.PIPE)
+    popen.setdefault("stderr", subprocess.PIPE)
+    daemon = subprocess.Popen(cmd, text=True, **popen)
+
+    def ready():
+        if daemon.poll() is not None:
+            err = daemon.stderr.read() if daemon.stderr else ""
+            on_fail("daemon exited early (%d): %s" % (daemon.returncode, err))
+        return all(os.path.exists(r) for r in ready_files)
+    wait_for("the consumers to attach", ready, seconds, on_fail)
+    open(start_file, "w").close()
+    return daemon
+
+
+def finish(daemon, timeout=55, on_fail=fail):
+    """Waits for the daemon's exit; returns its JSON summary (the last line of its output)."""
+    out, err = daemon.communicate(timeout=timeout)
+    if daemon.returncode != 0:
+        on_fail("daemon exit %d: %s" % (daemon.returncode, err))
+    return json.loads(out.strip().splitlines()[-1])["summary"]
