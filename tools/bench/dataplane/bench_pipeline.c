@@ -4,6 +4,7 @@
  * real shared-memory bus ring + state table at event boundaries).
  *
  *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B] [--ring-mib M]
+ *                  [--pages 2m|4k]
  *
  * The capture is read once into memory (libpcap); each run re-initialises every table and feeds
  * every frame through the same code the daemon runs (dataplane/daemon/channel.c), B frames per
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -89,47 +92,58 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
+/* Page size of the tables and the preloaded frames: 2 MiB transparent huge pages (what the
+ * daemon's DPDK hugepage memory gives it in production) unless --pages 4k (as with --no-huge). */
+static bool huge_pages = true;
+
+/* Zeroed, page-aligned memory (anonymous mappings are zero-filled). */
+static void *zalloc(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, n, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    return p;
+}
+
+/* Reads every frame of the capture into one arena (frames never move, as held mbufs do not). */
 static int load(const char *path)
 {
     char err[PCAP_ERRBUF_SIZE];
+    struct stat st;
     pcap_t *p = pcap_open_offline(path, err);
-    if (p == NULL) {
-        fprintf(stderr, "bench_pipeline: %s\n", err);
+    if (p == NULL || stat(path, &st) != 0) {
+        fprintf(stderr, "bench_pipeline: %s\n", p == NULL ? err : strerror(errno));
         return -1;
     }
-    size_t cap = 1 << 16;
-    frames = malloc(cap * sizeof(*frames));
+    /* The frames take less than the file (which adds 16 bytes of header to each). */
+    size_t arena_size = (size_t)st.st_size, used = 0, cap = arena_size / 16 + 1;
+    uint8_t *arena = zalloc(arena_size);
+    frames = zalloc(cap * sizeof(*frames));
     struct pcap_pkthdr *h;
     const u_char *data;
-    while (frames && pcap_next_ex(p, &h, &data) == 1) {
-        if (n_frames == cap)
-            frames = realloc(frames, (cap *= 2) * sizeof(*frames));
-        uint8_t *copy = frames ? malloc(h->caplen) : NULL;
-        if (copy == NULL)
+    while (arena && frames && pcap_next_ex(p, &h, &data) == 1) {
+        if (n_frames == cap || h->caplen > arena_size - used)
             return -1;
-        memcpy(copy, data, h->caplen);
-        frames[n_frames++] = (struct frame){.data = copy, .len = h->caplen};
+        memcpy(arena + used, data, h->caplen);
+        frames[n_frames++] = (struct frame){.data = arena + used, .len = h->caplen};
+        used += h->caplen;
     }
     pcap_close(p);
-    return frames ? 0 : -1;
-}
-
-static void *zalloc(size_t n)
-{
-    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
-    if (p)
-        memset(p, 0, n);
-    return p;
+    return arena && frames ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     const char *pcap_path = NULL, *protocol = "itch";
     int runs = 5, burst = 32, ring_mib = 64;
-    static const struct option opts[] = {
-        {"pcap", required_argument, NULL, 'p'},     {"protocol", required_argument, NULL, 'P'},
-        {"runs", required_argument, NULL, 'r'},     {"burst", required_argument, NULL, 'b'},
-        {"ring-mib", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"pcap", required_argument, NULL, 'p'},
+                                         {"protocol", required_argument, NULL, 'P'},
+                                         {"runs", required_argument, NULL, 'r'},
+                                         {"burst", required_argument, NULL, 'b'},
+                                         {"ring-mib", required_argument, NULL, 'm'},
+                                         {"pages", required_argument, NULL, 'g'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'p')
@@ -142,6 +156,8 @@ int main(int argc, char **argv)
             burst = atoi(optarg);
         else if (c == 'm')
             ring_mib = atoi(optarg);
+        else if (c == 'g' && (strcmp(optarg, "2m") == 0 || strcmp(optarg, "4k") == 0))
+            huge_pages = optarg[0] == '2';
         else
             return 2;
     }
@@ -149,7 +165,7 @@ int main(int argc, char **argv)
     if (pcap_path == NULL || runs < 1 || runs > 50 || burst < 1 || ring_mib < 1 ||
         (ring_mib & (ring_mib - 1)) != 0 || load(pcap_path) != 0) {
         fprintf(stderr, "usage: bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] "
-                        "[--burst B] [--ring-mib M (a power of two)]\n");
+                        "[--burst B] [--ring-mib M (a power of two)] [--pages 2m|4k]\n");
         return 2;
     }
 
