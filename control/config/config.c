@@ -202,54 +202,124 @@ static void parse_section(struct loader *ld, const json_t *root, const struct se
 
 /* ---------------------------------------------------------------- eal */
 
-/* "0-3,5" into a sorted list without duplicates; NULL on success, else why not. */
-static const char *parse_lcore_list(const char *text, uint16_t *out, unsigned *n)
+/*
+ * The EAL lcore list grammar ("--lcores"; "-l" lists are its subset):
+ *   list  = item ("," item)*          item = set ["@" set]
+ *   set   = range | "(" range ("," range)* ")"          range = n ["-" n]
+ * The set before '@' names lcores, the one after the CPUs each of them may run on. Without '@',
+ * a group's lcores share the group's CPUs and every other lcore runs on the CPU of its number.
+ */
+#define LCORE_SYNTAX "expected a list like \"0-3,5\" or \"0@0,1@1,2@1\""
+
+/* One set at *p into mask (bits 0..127); *group says it was parenthesized. NULL or why not. */
+static const char *parse_id_set(const char **p, uint64_t mask[2], bool *group, const char *what)
 {
-    bool seen[TP_CFG_MAX_LCORE_ID + 1] = {false};
-    const char *p = text;
-    while (*p != '\0') {
+    const char *s = *p;
+    mask[0] = mask[1] = 0;
+    *group = *s == '(';
+    if (*group)
+        s++;
+    for (;;) {
         char *end;
-        if (*p < '0' || *p > '9')
-            return "expected a list like \"0-3,5\"";
-        unsigned long lo = strtoul(p, &end, 10), hi = lo;
-        p = end;
-        if (*p == '-') {
-            p++;
-            if (*p < '0' || *p > '9')
-                return "expected a list like \"0-3,5\"";
-            hi = strtoul(p, &end, 10);
-            p = end;
+        if (*s < '0' || *s > '9')
+            return LCORE_SYNTAX;
+        unsigned long lo = strtoul(s, &end, 10), hi = lo;
+        s = end;
+        if (*s == '-') {
+            s++;
+            if (*s < '0' || *s > '9')
+                return LCORE_SYNTAX;
+            hi = strtoul(s, &end, 10);
+            s = end;
         }
-        if (*p == ',')
-            p++;
-        else if (*p != '\0')
-            return "expected a list like \"0-3,5\"";
         if (hi < lo)
             return "a range runs backwards";
         if (hi > TP_CFG_MAX_LCORE_ID)
-            return "lcore ids must be at most 127";
-        for (unsigned long id = lo; id <= hi; id++) {
+            return what;
+        for (unsigned long id = lo; id <= hi; id++)
+            mask[id / 64] |= 1ull << (id % 64);
+        if (!*group || *s != ',')
+            break;
+        s++;
+    }
+    if (*group) {
+        if (*s != ')')
+            return LCORE_SYNTAX;
+        s++;
+    }
+    *p = s;
+    return NULL;
+}
+
+const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal)
+{
+    static const char *const lcore_range = "lcore ids must be at most 127";
+    static const char *const cpu_range = "CPU ids must be at most 127";
+    uint64_t cpus[TP_CFG_MAX_LCORE_ID + 1][2];
+    bool seen[TP_CFG_MAX_LCORE_ID + 1] = {false};
+    bool mapped = false;
+    if (strlen(text) >= sizeof(eal->lcore_map))
+        return "the list is too long";
+    const char *p = text;
+    while (*p != '\0') {
+        uint64_t lcores[2], cpu_set[2];
+        bool group, cpu_group;
+        const char *why = parse_id_set(&p, lcores, &group, lcore_range);
+        if (why != NULL)
+            return why;
+        bool at = *p == '@';
+        if (at) {
+            p++;
+            why = parse_id_set(&p, cpu_set, &cpu_group, cpu_range);
+            if (why != NULL)
+                return why;
+        }
+        mapped |= at || group;
+        if (*p == ',')
+            p++;
+        else if (*p != '\0')
+            return LCORE_SYNTAX;
+        for (unsigned id = 0; id <= TP_CFG_MAX_LCORE_ID; id++) {
+            if (!(lcores[id / 64] >> (id % 64) & 1))
+                continue;
             if (seen[id])
                 return "an lcore is listed twice";
             seen[id] = true;
+            cpus[id][0] = at ? cpu_set[0] : group ? lcores[0] : id < 64 ? 1ull << id : 0;
+            cpus[id][1] = at ? cpu_set[1] : group ? lcores[1] : id >= 64 ? 1ull << (id - 64) : 0;
         }
     }
-    *n = 0;
+    eal->n_lcores = 0;
     for (unsigned id = 0; id <= TP_CFG_MAX_LCORE_ID; id++) {
         if (!seen[id])
             continue;
-        if (*n == TP_CFG_MAX_LCORES)
+        if (eal->n_lcores == TP_CFG_MAX_LCORES)
             return "more than 32 lcores";
-        out[(*n)++] = (uint16_t)id;
+        memcpy(eal->lcore_cpus[eal->n_lcores], cpus[id], sizeof(cpus[id]));
+        eal->lcores[eal->n_lcores++] = (uint16_t)id;
     }
-    if (*n == 0)
+    if (eal->n_lcores == 0)
         return "the list is empty";
+    eal->cpu_map = mapped;
+    snprintf(eal->lcore_map, sizeof(eal->lcore_map), "%s", text);
     return NULL;
+}
+
+int tp_config_lcore_cpus(const struct tp_cfg_eal *eal, unsigned lcore, uint64_t out[2])
+{
+    for (unsigned i = 0; i < eal->n_lcores; i++) {
+        if (eal->lcores[i] == lcore) {
+            out[0] = eal->lcore_cpus[i][0];
+            out[1] = eal->lcore_cpus[i][1];
+            return 0;
+        }
+    }
+    return -ENOENT;
 }
 
 static void set_lcores(struct loader *ld, const char *path, const char *text)
 {
-    const char *why = parse_lcore_list(text, ld->cfg->eal.lcores, &ld->cfg->eal.n_lcores);
+    const char *why = tp_config_parse_lcores(text, &ld->cfg->eal);
     if (why != NULL) {
         tp_jw_error(ld->errs, path, "\"%s\": %s", text, why);
         ld->eal_ok = false;
@@ -300,12 +370,19 @@ static void parse_explicit_eal(struct loader *ld, const json_t *eal_obj)
         tp_jw_error(ld->errs, "eal.args", "-c (core mask) is not supported, use -l");
         ld->eal_ok = false;
     }
-    const char *lcores = find_eal_option(eal, "-l", "--lcores");
-    if (lcores == NULL) {
-        tp_jw_error(ld->errs, "eal.args", "must contain -l <lcore list>");
+    const char *list = find_eal_option(eal, "-l", NULL);
+    const char *lcores = find_eal_option(eal, NULL, "--lcores");
+    if (list == NULL && lcores == NULL) {
+        tp_jw_error(ld->errs, "eal.args", "must contain -l <lcore list> or --lcores <mappings>");
+        ld->eal_ok = false;
+    } else if (list != NULL && lcores != NULL) {
+        tp_jw_error(ld->errs, "eal.args", "-l and --lcores are exclusive");
+        ld->eal_ok = false;
+    } else if (list != NULL && strpbrk(list, "@()") != NULL) {
+        tp_jw_error(ld->errs, "eal.args", "\"%s\": -l takes no '@' mappings (use --lcores)", list);
         ld->eal_ok = false;
     } else {
-        set_lcores(ld, "eal.args", lcores);
+        set_lcores(ld, "eal.args", list != NULL ? list : lcores);
     }
     const char *main_lcore = find_eal_option(eal, NULL, "--main-lcore");
     if (ld->eal_ok)

@@ -79,10 +79,18 @@ struct tp_cfg_eal {
     unsigned n_args;
     char args[TP_CFG_MAX_EAL_ARGS][TP_CFG_ARG_MAX];
 
-    /* The EAL lcore list, sorted ascending (from "lcores", or "-l" in args). */
+    /* The EAL lcore list, sorted ascending (from "lcores", or "-l" / "--lcores" in args). */
     unsigned n_lcores;
     uint16_t lcores[TP_CFG_MAX_LCORES];
     uint16_t main_lcore; /* default: the lowest lcore */
+    /*
+     * CPU mappings ("--lcores" syntax, "0@0,1@1,2@1"): when cpu_map is set, lcore_cpus[i] holds
+     * the CPUs lcores[i] runs on (bit c of word c / 64) and the EAL gets lcore_map verbatim
+     * (--lcores). Without '@' each lcore runs on the CPU of its number.
+     */
+    bool cpu_map;
+    uint64_t lcore_cpus[TP_CFG_MAX_LCORES][2];
+    char lcore_map[TP_CFG_ARG_MAX];
 
     uint32_t memory_mb; /* -m; 0 = EAL default (no budget check) */
     bool no_huge;
@@ -302,6 +310,20 @@ int tp_config_channel_index(const struct tp_config *cfg, const char *name);
 
 /* The data lcore that runs channel ci (index into cfg->lcores), or -1. */
 int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci);
+
+/*
+ * The CPUs EAL lcore `lcore` runs on: bit c of out[c / 64] (its own number without an '@'
+ * mapping). 0, or -ENOENT if it is not in the EAL lcore list.
+ */
+int tp_config_lcore_cpus(const struct tp_cfg_eal *eal, unsigned lcore, uint64_t out[2]);
+
+/*
+ * Parse an EAL lcore list: "-l" syntax ("0-3,5") or "--lcores" syntax with CPU mappings
+ * ("0@0,1@1,2@1", "(1-3)@2", "4@(2,3)"; an lcore without '@' runs on the CPU of its number).
+ * Fills the eal's n_lcores, lcores (sorted), cpu_map, lcore_cpus and lcore_map. NULL on success,
+ * else why not (the eal is left partly filled).
+ */
+const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
 
 /*
  * Estimate of the DPDK memory (bytes) the daemon needs for this config: mbuf pools, books,

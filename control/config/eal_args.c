@@ -33,8 +33,9 @@ int tp_config_eal_argv(const struct tp_config *cfg, const char *prog, char **arg
             used += (size_t)snprintf(lcore_arg + used, sizeof(lcore_arg) - used, "%s%u",
                                      i ? "," : "", eal->lcores[i]);
         snprintf(main_arg, sizeof(main_arg), "%u", eal->main_lcore);
-        rc |= push(argv, &argc, max, "-l");
-        rc |= push(argv, &argc, max, lcore_arg);
+        /* CPU mappings ("1@0") go to EAL as written: -l cannot say them. */
+        rc |= push(argv, &argc, max, eal->cpu_map ? "--lcores" : "-l");
+        rc |= push(argv, &argc, max, eal->cpu_map ? eal->lcore_map : lcore_arg);
         rc |= push(argv, &argc, max, "--main-lcore");
         rc |= push(argv, &argc, max, main_arg);
         if (eal->memory_mb != 0) {

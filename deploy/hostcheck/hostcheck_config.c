@@ -5,8 +5,15 @@ void tp_hostcheck_params_from_config(struct tp_hostcheck_params *params,
                                      const struct tp_config *cfg)
 {
     tp_cpuset_clear(&params->data_lcores);
-    for (unsigned i = 0; i < cfg->n_lcores; i++)
-        tp_cpuset_add(&params->data_lcores, cfg->lcores[i].lcore_id);
+    /* The CPUs the data lcores run on: their numbers, or their '@' mappings (eal.lcores). */
+    for (unsigned i = 0; i < cfg->n_lcores; i++) {
+        uint64_t cpus[2];
+        if (tp_config_lcore_cpus(&cfg->eal, cfg->lcores[i].lcore_id, cpus) != 0)
+            continue;
+        for (unsigned c = 0; c < 128; c++)
+            if (cpus[c / 64] >> (c % 64) & 1)
+                tp_cpuset_add(&params->data_lcores, c);
+    }
 
     params->n_pci = 0;
     for (unsigned i = 0; i < cfg->n_ports && params->n_pci < TP_HOSTCHECK_MAX_PCI; i++)

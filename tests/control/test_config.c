@@ -376,6 +376,100 @@ static void test_bad_same_group_other_vlan_is_fine(void **state)
                      0);
 }
 
+/* "--lcores" mappings: two lcores on one CPU (a 2-CPU host running main + two data lcores). */
+static void test_lcore_cpu_mappings(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(4, "eal.lcores", "\"0@0,1@1,2@1\"", "ports[0].rx_queues", "2",
+                                  "lcores[1]",
+                                  "{\"lcore\": 2, \"poll\": [{\"port\": \"p0\", \"queue\": 1}],"
+                                  " \"channels\": [\"itch\"]}",
+                                  "lcores[0].channels", "[\"cme-310\"]"),
+                     0);
+    assert_true(cfg->eal.cpu_map);
+    assert_int_equal(cfg->eal.n_lcores, 3);
+    assert_int_equal(cfg->n_lcores, 2);
+    assert_int_equal(tp_config_channel_lcore(cfg, 0), 0);
+    assert_int_equal(tp_config_channel_lcore(cfg, 1), 1);
+    uint64_t cpus[2];
+    assert_int_equal(tp_config_lcore_cpus(&cfg->eal, 2, cpus), 0);
+    assert_int_equal(cpus[0], 1u << 1); /* lcore 2 runs on CPU 1 */
+    assert_int_equal(cpus[1], 0);
+    assert_int_equal(tp_config_lcore_cpus(&cfg->eal, 0, cpus), 0);
+    assert_int_equal(cpus[0], 1u << 0);
+    assert_int_equal(tp_config_lcore_cpus(&cfg->eal, 3, cpus), -ENOENT);
+    char *argv[64];
+    int argc = tp_config_eal_argv(cfg, "tickplane", argv, 64);
+    assert_true(argc > 4);
+    assert_string_equal(argv[1], "--lcores"); /* -l cannot carry mappings */
+    assert_string_equal(argv[2], "0@0,1@1,2@1");
+    assert_string_equal(argv[3], "--main-lcore");
+    assert_string_equal(argv[4], "0");
+}
+
+/* The parser on its own: groups, ranges, CPU sets, and what it refuses. */
+static void test_lcore_list_parser(void **state)
+{
+    (void)state;
+    struct tp_cfg_eal eal;
+    memset(&eal, 0, sizeof(eal));
+    assert_null(tp_config_parse_lcores("(1-3)@2,0", &eal));
+    assert_int_equal(eal.n_lcores, 4);
+    assert_true(eal.cpu_map);
+    assert_int_equal(eal.lcores[0], 0);
+    assert_int_equal(eal.lcore_cpus[0][0], 1u << 0);
+    for (unsigned i = 1; i < 4; i++)
+        assert_int_equal(eal.lcore_cpus[i][0], 1u << 2);
+    assert_null(tp_config_parse_lcores("4@(2,3),100@127", &eal));
+    assert_int_equal(eal.n_lcores, 2);
+    assert_int_equal(eal.lcore_cpus[0][0], (1u << 2) | (1u << 3));
+    assert_int_equal(eal.lcore_cpus[1][1], 1ull << 63);
+    /* A group without '@' shares its CPUs; a plain list maps each lcore to its own CPU. */
+    assert_null(tp_config_parse_lcores("(0,1),3-4", &eal));
+    assert_int_equal(eal.lcore_cpus[1][0], 3u);
+    assert_int_equal(eal.lcore_cpus[3][0], 1u << 4);
+    assert_null(tp_config_parse_lcores("0-2,5", &eal));
+    assert_false(eal.cpu_map);
+    assert_int_equal(eal.n_lcores, 4);
+    assert_string_equal(tp_config_parse_lcores("1@", &eal),
+                        "expected a list like \"0-3,5\" or \"0@0,1@1,2@1\"");
+    assert_string_equal(tp_config_parse_lcores("1@(2", &eal),
+                        "expected a list like \"0-3,5\" or \"0@0,1@1,2@1\"");
+    assert_string_equal(tp_config_parse_lcores("1@2@3", &eal),
+                        "expected a list like \"0-3,5\" or \"0@0,1@1,2@1\"");
+    assert_string_equal(tp_config_parse_lcores("1@200", &eal), "CPU ids must be at most 127");
+    assert_string_equal(tp_config_parse_lcores("0,(0,1)@1", &eal), "an lcore is listed twice");
+    assert_string_equal(tp_config_parse_lcores("1@3-2", &eal), "a range runs backwards");
+}
+
+/* eal.args: --lcores carries mappings, -l does not. */
+static void test_explicit_eal_lcores_mappings(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "eal", "{\"args\": [\"--lcores=0@0,1@0\", \"-m\", \"256\"]}"),
+                     0);
+    assert_true(cfg->eal.cpu_map);
+    assert_int_equal(cfg->eal.n_lcores, 2);
+    assert_int_equal(cfg->eal.lcore_cpus[1][0], 1u);
+    assert_int_equal(load_mutated(1, "eal", "{\"args\": [\"-l\", \"0@0,1@0\"]}"), -EINVAL);
+    expect_error(1, "eal.args", "\"0@0,1@0\": -l takes no '@' mappings (use --lcores)");
+    assert_int_equal(load_mutated(1, "eal", "{\"args\": [\"-l\", \"0-1\", \"--lcores\", \"0,1\"]}"),
+                     -EINVAL);
+    expect_error(1, "eal.args", "-l and --lcores are exclusive");
+}
+
+/* Every channel on exactly one lcore: twice is refused with both places named. */
+static void test_bad_channel_on_two_lcores(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(3, "eal.lcores", "\"0-2\"", "ports[0].rx_queues", "2",
+                                  "lcores[1]",
+                                  "{\"lcore\": 2, \"poll\": [{\"port\": \"p0\", \"queue\": 1}],"
+                                  " \"channels\": [\"itch\"]}"),
+                     -EINVAL);
+    expect_error(1, "lcores[1].channels[0]", "channel \"itch\" already runs on lcores[0]");
+}
+
 static void test_bad_lcore_not_in_eal(void **state)
 {
     (void)state;
@@ -612,7 +706,7 @@ static void test_bad_explicit_args_mixed(void **state)
     /* The base has memory_mb, no_huge, no_pci and no_shconf: each is named. */
     expect_error(5, "eal.memory_mb", "not allowed together with eal.args");
     expect_error(5, "eal.no_shconf", "not allowed together with eal.args");
-    expect_error(5, "eal.args", "must contain -l <lcore list>");
+    expect_error(5, "eal.args", "must contain -l <lcore list> or --lcores <mappings>");
 }
 
 static void test_bad_lcore_range_backwards(void **state)
@@ -872,6 +966,10 @@ int main(void)
         cmocka_unit_test(test_bad_cme_config_on_itch),
         cmocka_unit_test(test_bad_line_a_missing),
         cmocka_unit_test(test_bad_lcore_listed_twice),
+        cmocka_unit_test(test_lcore_cpu_mappings),
+        cmocka_unit_test(test_lcore_list_parser),
+        cmocka_unit_test(test_explicit_eal_lcores_mappings),
+        cmocka_unit_test(test_bad_channel_on_two_lcores),
         cmocka_unit_test(test_bad_poll_twice),
         cmocka_unit_test(test_bad_many_at_once),
         cmocka_unit_test(test_errors_overflow_are_counted),
