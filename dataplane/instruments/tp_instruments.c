@@ -13,8 +13,10 @@
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
 
 struct tp_instruments {
-    uint32_t capacity;
-    uint32_t count;
+    uint32_t capacity; /* the id space */
+    uint32_t first_id; /* ids handed out: first_id .. first_id + window - 1 */
+    uint32_t window;
+    uint32_t count;     /* handed out */
     uint32_t slot_mask; /* slots - 1 of both hash tables */
     uint16_t itch_venues;
     uint16_t reserved;
@@ -23,11 +25,24 @@ struct tp_instruments {
     uint32_t *secid_ids;         /* [slots], id + 1, 0 = free */
     uint32_t *symbol_ids;        /* [slots], id + 1, 0 = free */
     uint32_t *locates;           /* [itch_venues][TP_ITCH_LOCATES], id + 1, 0 = none */
+    struct tp_instrument other;  /* what ids of other registries read as */
 } __attribute__((aligned(64)));
 
 static int params_valid(const struct tp_instruments_params *p)
 {
-    return p && p->capacity > 0 && p->capacity < (1u << 30);
+    return p && p->capacity > 0 && p->capacity < (1u << 30) && p->first_id < p->capacity &&
+           p->ids <= p->capacity - p->first_id;
+}
+
+static uint32_t window_of(const struct tp_instruments_params *p)
+{
+    return p->ids != 0 ? p->ids : p->capacity - p->first_id;
+}
+
+/* The instrument of an id this registry handed out (lookups store id + 1). */
+static inline struct tp_instrument *item(const struct tp_instruments *r, uint32_t id)
+{
+    return &r->items[id - r->first_id];
 }
 
 static uint32_t slots_for(uint32_t capacity)
@@ -44,11 +59,11 @@ struct layout {
 
 static void compute_layout(const struct tp_instruments_params *p, struct layout *l)
 {
-    size_t slots = slots_for(p->capacity);
+    size_t slots = slots_for(window_of(p));
     size_t off = ALIGN64(sizeof(struct tp_instruments));
 
     l->items = off;
-    off += ALIGN64((size_t)p->capacity * sizeof(struct tp_instrument));
+    off += ALIGN64((size_t)window_of(p) * sizeof(struct tp_instrument));
     l->secid_keys = off;
     off += ALIGN64(slots * sizeof(int32_t));
     l->secid_ids = off;
@@ -81,7 +96,10 @@ int tp_instruments_init(void *mem, const struct tp_instruments_params *p)
     compute_layout(p, &l);
     memset(mem, 0, l.total);
     r->capacity = p->capacity;
-    r->slot_mask = slots_for(p->capacity) - 1;
+    r->first_id = p->first_id;
+    r->window = window_of(p);
+    r->other.id = TP_INSTRUMENT_NONE;
+    r->slot_mask = slots_for(r->window) - 1;
     r->itch_venues = p->itch_venues;
     r->items = (struct tp_instrument *)(base + l.items);
     r->secid_keys = (int32_t *)(base + l.secid_keys);
@@ -93,7 +111,7 @@ int tp_instruments_init(void *mem, const struct tp_instruments_params *p)
 
 uint32_t tp_instruments_count(const struct tp_instruments *r)
 {
-    return r->count;
+    return r->first_id + r->count;
 }
 
 uint32_t tp_instruments_capacity(const struct tp_instruments *r)
@@ -101,9 +119,16 @@ uint32_t tp_instruments_capacity(const struct tp_instruments *r)
     return r->capacity;
 }
 
+uint32_t tp_instruments_first_id(const struct tp_instruments *r)
+{
+    return r->first_id;
+}
+
 struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id)
 {
-    return id < r->count ? &r->items[id] : NULL;
+    if (id < r->first_id)
+        return &r->other;
+    return id - r->first_id < r->count ? item(r, id) : NULL;
 }
 
 /* Murmur3 finalizer: SecurityIDs are dense-ish integers, spread them over the table. */
@@ -182,7 +207,7 @@ static uint32_t symbol_slot(const struct tp_instruments *r, uint8_t venue, const
     uint32_t i = symbol_hash(venue, s, len) & r->slot_mask;
 
     for (; r->symbol_ids[i]; i = (i + 1) & r->slot_mask) {
-        const struct tp_instrument *in = &r->items[r->symbol_ids[i] - 1];
+        const struct tp_instrument *in = item(r, r->symbol_ids[i] - 1);
         if (in->venue == venue && (channel < 0 || in->channel == channel) &&
             symbol_len(in->symbol, TP_SYMBOL_MAX) == len && memcmp(in->symbol, s, len) == 0) {
             *found = 1;
@@ -212,7 +237,7 @@ static void symbol_remove(struct tp_instruments *r, uint32_t i)
         j = (j + 1) & r->slot_mask;
         if (!r->symbol_ids[j])
             break;
-        const struct tp_instrument *in = &r->items[r->symbol_ids[j] - 1];
+        const struct tp_instrument *in = item(r, r->symbol_ids[j] - 1);
         size_t n = symbol_len(in->symbol, TP_SYMBOL_MAX);
         uint32_t home = symbol_hash(in->venue, in->symbol, n) & r->slot_mask;
         if (((j - home) & r->slot_mask) >= ((j - i) & r->slot_mask)) {
@@ -225,7 +250,7 @@ static void symbol_remove(struct tp_instruments *r, uint32_t i)
 
 static void symbol_insert(struct tp_instruments *r, uint32_t id)
 {
-    const struct tp_instrument *in = &r->items[id];
+    const struct tp_instrument *in = item(r, id);
     size_t n = symbol_len(in->symbol, TP_SYMBOL_MAX);
     uint32_t i = symbol_hash(in->venue, in->symbol, n) & r->slot_mask;
 
@@ -273,17 +298,17 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
     }
 
     if (id == TP_INSTRUMENT_NONE) {
-        if (r->count == r->capacity)
+        if (r->count == r->window)
             return -ENOSPC;
-        id = r->count++;
-        instrument_store(&r->items[id], def, id);
+        id = r->first_id + r->count++;
+        instrument_store(item(r, id), def, id);
         symbol_insert(r, id);
         if (def->venue == TP_VENUE_CME_MDP3) {
             r->secid_keys[secid_slot] = def->security_id;
             r->secid_ids[secid_slot] = id + 1;
         }
     } else {
-        struct tp_instrument *in = &r->items[id];
+        struct tp_instrument *in = item(r, id);
         if (symbol_len(in->symbol, TP_SYMBOL_MAX) != n || memcmp(in->symbol, def->symbol, n)) {
             /* Renamed: move its symbol table entry. */
             uint32_t old = symbol_slot(r, in->venue, in->symbol,

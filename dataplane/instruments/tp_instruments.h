@@ -85,9 +85,18 @@ struct tp_instrument {
     char security_group[TP_SECURITY_GROUP_MAX];
 };
 
+/*
+ * Several registries may share one id space (one per data lcore of an instance): each hands out
+ * the ids of its own window [first_id, first_id + ids) of 0..capacity-1, so ids stay unique and
+ * dense per window. Ids below first_id belong to other registries: tp_instruments_get gives them
+ * as an undefined instrument (venue TP_VENUE_NONE), so loops over 0..tp_instruments_count() need
+ * no special case. A lone registry has first_id 0 and ids 0 (the whole capacity).
+ */
 struct tp_instruments_params {
-    uint32_t capacity;    /* max instruments with books (dense ids 0..capacity-1) */
+    uint32_t capacity;    /* the id space (dense ids 0..capacity-1): per-id arrays are this long */
     uint16_t itch_venues; /* number of ITCH locate maps (one per ITCH feed/session), may be 0 */
+    uint32_t first_id;    /* first id this registry hands out */
+    uint32_t ids;         /* ids it may hand out (0: capacity - first_id) */
 };
 
 struct tp_instruments; /* opaque: lives in the caller's memory */
@@ -98,20 +107,28 @@ size_t tp_instruments_memsize(const struct tp_instruments_params *p);
 /* Prepares mem (tp_instruments_memsize bytes, 64-byte aligned). Returns 0 or -EINVAL. */
 int tp_instruments_init(void *mem, const struct tp_instruments_params *p);
 
-/* Number of ids handed out so far, and the capacity. */
+/*
+ * One past the highest id handed out so far (first_id + the ids handed out), the capacity (the
+ * id space), and the first id of this registry's window.
+ */
 uint32_t tp_instruments_count(const struct tp_instruments *r);
 uint32_t tp_instruments_capacity(const struct tp_instruments *r);
+uint32_t tp_instruments_first_id(const struct tp_instruments *r);
 
-/* The instrument with dense id `id`, or NULL if no such id was handed out. */
+/*
+ * The instrument with dense id `id`; NULL if no such id was handed out. An id below first_id
+ * (another registry's) gives an undefined instrument (venue TP_VENUE_NONE) that must not be
+ * written.
+ */
 struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id);
 
 /*
  * Registers an instrument, or updates it if its key is already known: the key is the MDP3
  * SecurityID for TP_VENUE_CME_MDP3, (channel, symbol) for ITCH. `def` carries the fields; its id is
- * ignored. On success returns the dense id (>= 0); -ENOSPC if the registry is full, -EINVAL for a
- * malformed definition (unknown venue, empty symbol, locate map index out of range). An update
- * with trading_status TP_STATUS_UNKNOWN keeps the instrument's current status.
- * For ITCH, the locate is bound to the instrument in locate map `def->channel`.
+ * ignored. On success returns the dense id (>= 0); -ENOSPC if the registry's window is full,
+ * -EINVAL for a malformed definition (unknown venue, empty symbol, locate map index out of range).
+ * An update with trading_status TP_STATUS_UNKNOWN keeps the instrument's current status. For ITCH,
+ * the locate is bound to the instrument in locate map `def->channel`.
  */
 int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def);
 

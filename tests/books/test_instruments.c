@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -99,6 +101,55 @@ static void test_itch_locates_per_session(void **state)
     free(r);
 }
 
+/* Two registries sharing one id space (two data lcores): disjoint windows, global ids. */
+static void test_id_windows(void **state)
+{
+    (void)state;
+    struct tp_instruments *reg[2];
+    for (unsigned k = 0; k < 2; k++) {
+        struct tp_instruments_params p = {
+            .capacity = 10, .itch_venues = 1, .first_id = 6 * k, .ids = k ? 4 : 6};
+        reg[k] = aligned_alloc(64, (tp_instruments_memsize(&p) + 63) / 64 * 64);
+        assert_non_null(reg[k]);
+        assert_int_equal(tp_instruments_init(reg[k], &p), 0);
+        assert_int_equal(tp_instruments_capacity(reg[k]), 10);
+        assert_int_equal(tp_instruments_first_id(reg[k]), 6 * k);
+    }
+    struct tp_instruments_params bad = {.capacity = 10, .first_id = 6, .ids = 5};
+    assert_int_equal(tp_instruments_memsize(&bad), 0); /* past the id space */
+    /* The second window hands out 6..9, then is full; the first is not affected. */
+    for (int32_t i = 0; i < 4; i++) {
+        char sym[16];
+        snprintf(sym, sizeof(sym), "B%d", i);
+        struct tp_instrument d = mdp3_def(1000 + i, sym);
+        assert_int_equal(tp_instruments_define(reg[1], &d), 6 + i);
+    }
+    struct tp_instrument full = mdp3_def(2000, "FULL");
+    assert_int_equal(tp_instruments_define(reg[1], &full), -ENOSPC);
+    assert_int_equal(tp_instruments_define(reg[0], &full), 0);
+    assert_int_equal(tp_instruments_count(reg[1]), 10);
+    assert_int_equal(tp_instruments_count(reg[0]), 1);
+    assert_int_equal(tp_instruments_by_security_id(reg[1], 1002), 8);
+    assert_int_equal(tp_instruments_by_symbol(reg[1], TP_VENUE_CME_MDP3, "B3", 2), 9);
+    assert_int_equal(tp_instruments_by_security_id(reg[1], 2000), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_instruments_get(reg[1], 7)->id, 7);
+    assert_string_equal(tp_instruments_get(reg[1], 7)->symbol, "B1");
+    /* Ids of the other window read as undefined, past the last handed out as none. */
+    assert_int_equal(tp_instruments_get(reg[1], 0)->venue, TP_VENUE_NONE);
+    assert_int_equal(tp_instruments_get(reg[1], 5)->id, TP_INSTRUMENT_NONE);
+    assert_null(tp_instruments_get(reg[0], 1));
+    /* ITCH locates bind global ids too. */
+    struct tp_instrument itch = {.venue = TP_VENUE_NASDAQ_ITCH, .channel = 0, .itch_locate = 9};
+    snprintf(itch.symbol, sizeof(itch.symbol), "AAPL");
+    assert_int_equal(tp_instruments_define(reg[0], &itch), 1);
+    struct tp_instrument itch_b = itch;
+    assert_int_equal(tp_instruments_define(reg[1], &itch_b), -ENOSPC);
+    assert_int_equal(tp_instruments_by_locate(reg[0], 0, 9), 1);
+    assert_int_equal(tp_instruments_locate_map(reg[0], 0)[9], 2);
+    free(reg[0]);
+    free(reg[1]);
+}
+
 static void test_filter_rules(void **state)
 {
     struct tp_instrument_filter f;
@@ -135,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_dense_ids_and_lookups),
         cmocka_unit_test(test_itch_locates_per_session),
         cmocka_unit_test(test_filter_rules),
+        cmocka_unit_test(test_id_windows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
