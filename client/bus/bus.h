@@ -1,15 +1,24 @@
 /*
- * A bus instance: the three segments of one tickplane instance, as the writer creates them and
- * as readers map them.
+ * A bus instance: the segments of one tickplane instance, as the writers create them and as
+ * readers map them.
  *
- *   <dir>/tickplane.<instance>.ring      broadcast ring (events)
- *   <dir>/tickplane.<instance>.state     conflated state table
+ *   <dir>/tickplane.<instance>.ring      broadcast ring (events) of writer 0
+ *   <dir>/tickplane.<instance>.ring.<k>  the ring of writer k, 1 <= k < rings (several writers)
+ *   <dir>/tickplane.<instance>.state     conflated state table (one, shared by the writers)
  *   <dir>/tickplane.<instance>.counters  writer-side counters (the daemon adds its own slots)
  *   <dir>/tickplane.<instance>.reader.<pid>  one per reader: that reader's counters (it owns it)
  *
+ * Writers: one per data lcore, each with its own ring (single producer), its own interest flags
+ * and its own counters ("bus.*" for writer 0, "bus.ring=<k>.*" for the others). They share the
+ * state table: each writes only the entries of its own instruments (an instrument belongs to one
+ * writer), so every entry still has one writer. A reader learns how many rings there are from the
+ * header of ring 0 (params[2]); every ring's header names its index (params[3]) and the epoch
+ * of the state segment it was created with (params[4]), so a reader never mixes two runs' rings.
+ * A single writer's bus is exactly the one-ring layout.
+ *
  * The writer side is what the data plane publishes through: tp_bus_claim / tp_bus_commit (zero
  * copy) or tp_bus_publish, after updating the state table. It never waits and never makes a
- * syscall after tp_bus_writer_open. It skips instruments nobody is interested in
+ * syscall after tp_bus_writers_open. It skips instruments nobody is interested in
  * (tp_bus_set_interest; everything is interesting until told otherwise) and counts what it did.
  */
 #ifndef TP_BUS_H
@@ -24,6 +33,16 @@
 #include "state_table.h"
 
 #define TP_BUS_DEFAULT_DIR "/dev/shm"
+#define TP_BUS_MAX_RINGS   16 /* writers (data lcores) of one instance */
+
+/* Ring segment header params[] (tp_seg_header): what a reader checks across the rings. */
+enum {
+    TP_BUS_RING_PARAM_BYTES = 0,
+    TP_BUS_RING_PARAM_MAX_RECORD = 1,
+    TP_BUS_RING_PARAM_RINGS = 2,       /* rings of the instance (0 from older writers: 1) */
+    TP_BUS_RING_PARAM_INDEX = 3,       /* this ring's index */
+    TP_BUS_RING_PARAM_STATE_EPOCH = 4, /* writer_epoch of the state segment of its run */
+};
 
 struct tp_bus_params {
     const char *instance; /* [A-Za-z0-9_-]+ */
@@ -47,8 +66,8 @@ struct tp_bus_writer_counters {
 
 struct tp_bus_writer {
     struct tp_seg ring_seg;
-    struct tp_seg state_seg;
-    struct tp_seg counters_seg;
+    struct tp_seg state_seg;    /* writer 0 only (the others point at its table) */
+    struct tp_seg counters_seg; /* writer 0 only */
     struct tp_ring_writer ring;
     struct tp_state_table *state;
     struct tp_counters *counters;
@@ -60,11 +79,20 @@ struct tp_bus_writer {
     uint64_t unflushed_bytes;
 };
 
-/* Create the instance's segments (replacing a previous writer's) and publish them. 0 or -errno. */
+/*
+ * Create the instance's segments for n writers (1..TP_BUS_MAX_RINGS; ws[0..n)), replacing a
+ * previous run's, and publish them: counters, state, rings n-1..1, ring 0 last, so a reader that
+ * finds ring 0 finds the rest. 0 or -errno (nothing left open).
+ */
+int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bus_params *p,
+                        char *err, size_t err_len);
+
+/* One writer: tp_bus_writers_open(w, 1, p, ...). */
 int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
                        size_t err_len);
 
-/* Mark the segments CLOSED and unmap; unlink_files removes them too. */
+/* Mark the writer's segments CLOSED and unmap; unlink_files removes them too. Close writers
+ * k >= 1 before writer 0 (they use its state table until then). */
 void tp_bus_writer_close(struct tp_bus_writer *w, int unlink_files);
 
 /* Data-plane thread only: whether records of instrument id are published at all. */
@@ -139,19 +167,28 @@ uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, 
 
 /* Reader side: the instance's segments mapped read-only. */
 struct tp_bus_reader {
-    struct tp_seg ring_seg;
+    struct tp_seg ring_seg; /* ring 0 */
     struct tp_seg state_seg;
     struct tp_seg counters_seg;
     const struct tp_state_table *state;
     const struct tp_counters *counters;
-    const void *ring_mem;
+    const void *ring_mem;                               /* ring 0 */
+    unsigned n_rings;                                   /* >= 1 */
+    struct tp_seg more_ring_segs[TP_BUS_MAX_RINGS - 1]; /* rings 1..n_rings-1 */
 };
 
-/* Map an instance's segments read-only (see tp_seg_attach for the errors). */
+/*
+ * Map an instance's segments read-only: every ring, the state table and the counters (see
+ * tp_seg_attach for the errors; -ESTALE also when the rings are not of one run).
+ */
 int tp_bus_reader_open(struct tp_bus_reader *r, const char *dir, const char *instance, char *err,
                        size_t err_len);
 
 void tp_bus_reader_close(struct tp_bus_reader *r);
+
+/* Ring k (0 <= k < n_rings) and its segment. */
+const void *tp_bus_reader_ring(const struct tp_bus_reader *r, unsigned k);
+const struct tp_seg *tp_bus_reader_ring_seg(const struct tp_bus_reader *r, unsigned k);
 
 /* One load per segment: non-zero once the writer closed or replaced the instance. */
 int tp_bus_reader_stale(const struct tp_bus_reader *r);

@@ -117,8 +117,9 @@ static void on_event(void *user, const struct tp_event *ev)
     struct watch *w = user;
     if (ev->topic == TP_TOPIC_LOSS) {
         w->losses += ev->u.lost;
-        printf("lapped: %" PRIu64 " events lost, books reloaded from the state table\n",
-               ev->u.lost);
+        printf("lapped on ring %" PRIu64 ": %" PRIu64
+               " events lost, books reloaded from the state table\n",
+               ev->venue_seq, ev->u.lost);
         return;
     }
     int i = slot_of(w, ev->instrument_id);
@@ -268,6 +269,13 @@ int main(int argc, char **argv)
            ", lapped %" PRIu64 ", lost %" PRIu64 ", resyncs %" PRIu64 ", malformed %" PRIu64 "\n",
            why, st.records, st.delivered, st.filtered, st.lapped, st.lost, st.resyncs,
            st.malformed);
+    /* An instance with several data lcores publishes on one ring each. */
+    for (unsigned r = 0; tp_ring_count(c) > 1 && r < tp_ring_count(c); r++) {
+        struct tp_ring_stats rs;
+        if (tp_ring_stats(c, r, &rs) == 0)
+            printf("  ring %u: records %" PRIu64 ", lapped %" PRIu64 ", lost %" PRIu64 "\n", r,
+                   rs.records, rs.lapped, rs.lost);
+    }
     for (size_t k = 0; k < w.n; k++) {
         if (w.ids[k] == UNRESOLVED) {
             printf("  %-12s never defined by the instance\n", w.names[k]);

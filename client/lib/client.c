@@ -133,20 +133,39 @@ static int map_instance(struct tp_client *c, char *err, size_t err_len)
         }
         c->instruments = n;
     }
-    const struct tp_ring_shared *ring = c->bus.ring_mem;
-    uint32_t max_record = ring->max_record;
+    /* The rings share their geometry (one writer per data lcore, sized alike). */
+    uint32_t max_record = 0;
+    for (unsigned k = 0; k < c->bus.n_rings; k++) {
+        const struct tp_ring_shared *ring = tp_bus_reader_ring(&c->bus, k);
+        if (ring->max_record > max_record)
+            max_record = ring->max_record;
+    }
     uint32_t need = (max_record + 7u) & ~7u;
     if (need > c->batch_size) {
-        free(c->batch);
-        c->batch = aligned_alloc(64, (need + 63u) & ~63u);
+        for (unsigned k = 0; k < TP_BUS_MAX_RINGS; k++) {
+            free(c->batches[k]);
+            c->batches[k] = NULL;
+        }
         c->batch_size = need;
     }
     free(c->changes);
     c->max_changes = max_record / 24u + 1u;
     c->changes = calloc(c->max_changes, sizeof(*c->changes));
-    if (c->batch == NULL || c->changes == NULL)
+    if (c->changes == NULL)
         return fail(err, err_len, -ENOMEM, "out of memory");
-    return tp_ring_reader_init(&c->ring, c->bus.ring_mem, c->batch, c->batch_size);
+    c->n_rings = c->bus.n_rings;
+    c->current_ring = 0;
+    for (unsigned k = 0; k < c->n_rings; k++) {
+        if (c->batches[k] == NULL)
+            c->batches[k] = aligned_alloc(64, (c->batch_size + 63u) & ~63u);
+        if (c->batches[k] == NULL)
+            return fail(err, err_len, -ENOMEM, "out of memory");
+        int rc = tp_ring_reader_init(&c->rings[k], tp_bus_reader_ring(&c->bus, k), c->batches[k],
+                                     c->batch_size);
+        if (rc != 0)
+            return fail(err, err_len, rc, "bad ring");
+    }
+    return 0;
 }
 
 int tp_attach(struct tp_client **out, const char *instance, const struct tp_client_options *opt,
@@ -175,8 +194,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
     snprintf(c->dir, sizeof(c->dir), "%s", dir);
     uint32_t batch = opt->batch_bytes != 0 ? opt->batch_bytes : DEFAULT_BATCH;
     c->batch_size = (batch + 7u) & ~7u;
-    c->batch = aligned_alloc(64, (c->batch_size + 63u) & ~63u);
-    int rc = c->batch == NULL ? -ENOMEM : map_instance(c, err, err_len);
+    int rc = map_instance(c, err, err_len);
     if (rc == 0)
         rc = open_counters(c, opt);
     if (rc == 0)
@@ -209,7 +227,8 @@ void tp_detach(struct tp_client *c)
     free(c->slots);
     tp_cl_free_patterns(c);
     free(c->changes);
-    free(c->batch);
+    for (unsigned k = 0; k < TP_BUS_MAX_RINGS; k++)
+        free(c->batches[k]);
     free(c);
 }
 
@@ -549,44 +568,72 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
     return delivered;
 }
 
+/* One TP_TOPIC_LOSS event for the lowest ring with a loss not yet told. */
+static void deliver_loss(struct tp_client *c, tp_event_fn fn, void *user)
+{
+    unsigned k = 0;
+    while (k + 1 < c->n_rings && c->loss_to_report[k] == 0)
+        k++;
+    struct tp_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.topic = TP_TOPIC_LOSS;
+    ev.instrument_id = TP_INSTRUMENT_NONE;
+    ev.venue_seq = k;
+    ev.u.lost = c->loss_to_report[k];
+    c->loss_to_report[k] = 0;
+    c->loss_pending = 0;
+    for (unsigned r = 0; r < c->n_rings; r++)
+        c->loss_pending |= c->loss_to_report[r] != 0;
+    fn(user, &ev);
+}
+
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events)
 {
     /* A closed writer's last records are complete: they are delivered before -ESTALE. */
     bool stale = tp_bus_reader_stale(&c->bus), drained = false;
     int delivered = 0;
     uint64_t records = 0, filtered = 0, malformed = 0;
-    for (unsigned steps = 0; steps < max_events; steps++) {
+    unsigned empty = 0; /* rings found empty in a row */
+    for (unsigned steps = 0; steps < max_events;) {
         if (c->loss_pending) {
-            struct tp_event ev;
-            memset(&ev, 0, sizeof(ev));
-            ev.topic = TP_TOPIC_LOSS;
-            ev.instrument_id = TP_INSTRUMENT_NONE;
-            ev.u.lost = c->loss_to_report;
-            c->loss_pending = 0;
-            fn(user, &ev);
+            deliver_loss(c, fn, user);
             delivered++;
+            steps++;
             continue;
         }
         if (c->resync_pending) {
             delivered += resync_step(c, fn, user);
+            steps++;
             continue;
         }
+        /* Each ring is read until it is empty, then the next: an instrument lives on one ring,
+         * so its events keep their order. */
+        unsigned k = c->current_ring;
         const struct tp_ring_record *rec;
         uint64_t lost = 0;
-        int rc = tp_ring_read(&c->ring, &rec, &lost);
+        int rc = tp_ring_read(&c->rings[k], &rec, &lost);
         if (rc == TP_RING_EMPTY) {
-            drained = true;
-            break;
+            if (++empty >= c->n_rings) {
+                drained = true;
+                break;
+            }
+            c->current_ring = k + 1 < c->n_rings ? k + 1 : 0;
+            continue;
         }
+        empty = 0;
+        steps++;
         if (rc == TP_RING_LAPPED) {
             tp_counter_add(c->k[RC_LAPPED], 1);
             tp_counter_add(c->k[RC_LOST], lost);
-            c->loss_to_report = lost;
+            c->ring_stats[k].lapped++;
+            c->ring_stats[k].lost += lost;
+            c->loss_to_report[k] += lost;
             c->loss_pending = 1;
             start_resync(c);
             continue;
         }
         records++;
+        c->ring_stats[k].records++;
         delivered += dispatch(c, rec, fn, user, &filtered, &malformed);
     }
     if (records | filtered | malformed | (uint64_t)delivered) {
@@ -613,12 +660,34 @@ void tp_stats(const struct tp_client *c, struct tp_client_stats *out)
     out->lapped = tp_counter_get(c->k[RC_LAPPED]);
     out->lost = tp_counter_get(c->k[RC_LOST]);
     out->resyncs = tp_counter_get(c->k[RC_RESYNCS]);
-    out->malformed = tp_counter_get(c->k[RC_MALFORMED]) + c->ring.malformed;
-    out->lag = tp_ring_lag(&c->ring);
+    out->malformed = tp_counter_get(c->k[RC_MALFORMED]);
+    out->lag = 0;
+    for (unsigned k = 0; k < c->n_rings; k++) {
+        out->malformed += c->rings[k].malformed;
+        out->lag += tp_ring_lag(&c->rings[k]);
+    }
+}
+
+unsigned tp_ring_count(const struct tp_client *c)
+{
+    return c->n_rings;
+}
+
+int tp_ring_stats(const struct tp_client *c, unsigned ring, struct tp_ring_stats *out)
+{
+    if (ring >= c->n_rings)
+        return -ERANGE;
+    *out = c->ring_stats[ring];
+    out->lag = tp_ring_lag(&c->rings[ring]);
+    return 0;
 }
 
 int tp_check_writer(const struct tp_client *c)
 {
-    int rc = tp_seg_check_writer(&c->bus.ring_seg);
-    return rc != 0 ? rc : tp_seg_check_writer(&c->bus.state_seg);
+    for (unsigned k = 0; k < c->bus.n_rings; k++) {
+        int rc = tp_seg_check_writer(tp_bus_reader_ring_seg(&c->bus, k));
+        if (rc != 0)
+            return rc;
+    }
+    return tp_seg_check_writer(&c->bus.state_seg);
 }

@@ -68,9 +68,13 @@ struct tp_client {
     char venue_names[VENUE_CODES][VENUE_NAME_MAX];
     char dir[200];
     struct tp_bus_reader bus;
-    struct tp_ring_reader ring;
-    uint8_t *batch;
+    /* One reader per ring of the instance (one per data lcore), drained in turn. */
+    unsigned n_rings;
+    unsigned current_ring; /* the ring tp_poll reads until it is empty */
+    struct tp_ring_reader rings[TP_BUS_MAX_RINGS];
+    uint8_t *batches[TP_BUS_MAX_RINGS];
     uint32_t batch_size;
+    struct tp_ring_stats ring_stats[TP_BUS_MAX_RINGS];
     uint32_t instruments;
     uint32_t *interest;    /* per instrument: own | from_patterns, the filter the poll reads */
     uint32_t all_interest; /* topics subscribed for every instrument */
@@ -81,8 +85,8 @@ struct tp_client {
     uint32_t max_changes;
     struct user_transformer user[USER_TOPICS];
     uint32_t user_count;
-    uint32_t feeds[RECORD_TOPICS]; /* record topic -> subscription topics it feeds */
-    uint64_t loss_to_report;
+    uint32_t feeds[RECORD_TOPICS];             /* record topic -> subscription topics it feeds */
+    uint64_t loss_to_report[TP_BUS_MAX_RINGS]; /* per ring: lost, not yet told (LOSS event) */
     int loss_pending;
     int resync_pending;
     uint32_t resync_next;

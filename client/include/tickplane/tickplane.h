@@ -24,9 +24,11 @@
  *   TP_TOPIC_DEFINITIONS  instrument definitions;
  * and topics a strategy defines with tp_add_transformer.
  *
- * When the reader falls a whole ring behind the writer it is "lapped": the library delivers one
- * TP_TOPIC_LOSS event saying how many events were lost, then rebuilds every subscribed book from
- * the state table and delivers each as a DEPTH / TOP event flagged TP_EVENT_F_RESYNC.
+ * An instance publishes on one ring per data lcore (each instrument on one of them); tp_poll
+ * reads them all. When the reader falls a whole ring behind its writer it is "lapped": the
+ * library delivers one TP_TOPIC_LOSS event saying how many events were lost on that ring (its
+ * index in venue_seq), then rebuilds every subscribed book from the state table and delivers
+ * each as a DEPTH / TOP event flagged TP_EVENT_F_RESYNC.
  *
  * Prices are "price9": int64 with exponent -9 (TP_PRICE_NULL when absent). Quantities int64.
  * Every event also carries the SBE-encoded tpout message it came from (schema
@@ -237,7 +239,7 @@ struct tp_event {
         struct tp_order_event order;
         struct tp_status_event status;
         struct tp_definition_event definition;
-        uint64_t lost;    /* TP_TOPIC_LOSS: events lost */
+        uint64_t lost;    /* TP_TOPIC_LOSS: events lost (on ring venue_seq, one event per ring) */
         const void *user; /* a transformer's own output */
     } u;
 };
@@ -366,6 +368,21 @@ struct tp_client_stats {
 };
 
 void tp_stats(const struct tp_client *c, struct tp_client_stats *out);
+
+/*
+ * An instance publishes on one ring per data lcore; every instrument lives on one of them, so
+ * its events keep their order. tp_poll drains the rings in turn. Per ring (0..tp_ring_count-1):
+ */
+struct tp_ring_stats {
+    uint64_t records; /* records read from this ring */
+    uint64_t lapped;  /* times its writer overtook this reader */
+    uint64_t lost;    /* records lost to those laps */
+    uint64_t lag;     /* records published on it but not yet read */
+};
+
+unsigned tp_ring_count(const struct tp_client *c);
+/* 0, or -ERANGE for a ring the instance does not have. */
+int tp_ring_stats(const struct tp_client *c, unsigned ring, struct tp_ring_stats *out);
 
 /* Slow path (syscalls): 0 when the writer is alive, -ESTALE / -ESRCH otherwise. */
 int tp_check_writer(const struct tp_client *c);
