@@ -130,31 +130,90 @@ static bool mold_frames(const uint8_t *payload, uint16_t len, struct tp_mold_pac
     return rc == 0;
 }
 
-/* Messages handed to the feed in one call (a packet's, in chunks: the feed prefetches ahead). */
-#define MOLD_APPLY_CHUNK 64
+/* Messages handed to the feed in one call: a burst's, in chunks (the feed prefetches ahead). */
+#define MOLD_APPLY_CHUNK 256
 
-/* Applies the messages of a checked packet after the first `skip`. */
-static void mold_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
-                       uint64_t rx_tsc)
+static void mold_feed(struct tp_channel *ch, const uint8_t **msgs, const uint16_t *lens,
+                      uint32_t *n, struct tp_feed_info *info)
 {
-    struct tp_mold_packet p;
-    if (tp_mold_parse(&p, payload, len) != TP_MOLD_MESSAGES)
+    ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, *n, info);
+    *n = 0;
+}
+
+/*
+ * Applies the messages of every pending packet in order, in as few feed calls as their receive
+ * times and sequence numbers allow (one per rx burst in the common case), then gives back the
+ * handles the channel owns.
+ */
+static void mold_flush(struct tp_channel *ch)
+{
+    if (ch->n_pending == 0)
         return;
-    memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
-    struct tp_feed_info info = {.rx_tsc = rx_tsc, .packet_seq = p.sequence + skip};
+    tp_publisher_select(ch->params.publisher, 1, ch->params.channel_id);
     const uint8_t *msgs[MOLD_APPLY_CHUNK];
     uint16_t lens[MOLD_APPLY_CHUNK];
-    uint32_t n = 0, seen = 0;
-    while (tp_mold_next(&p, &msgs[n], &lens[n]) == 1) {
-        if (seen++ < skip)
+    uint32_t n = 0;
+    struct tp_feed_info info = {0};
+    for (uint32_t i = 0; i < ch->n_pending; i++) {
+        const struct tp_channel_pending *pk = &ch->pending[i];
+        struct tp_mold_packet p;
+        if (tp_mold_parse(&p, pk->payload, pk->len) != TP_MOLD_MESSAGES)
             continue;
-        if (++n == MOLD_APPLY_CHUNK) {
-            ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, n, &info);
-            n = 0;
+        memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
+        /* A feed call covers messages numbered one after the other, received at one time. */
+        uint64_t first = p.sequence + pk->skip;
+        if (n > 0 && (pk->rx_tsc != info.rx_tsc || first != info.packet_seq + n))
+            mold_feed(ch, msgs, lens, &n, &info);
+        if (n == 0) {
+            info.rx_tsc = pk->rx_tsc;
+            info.packet_seq = first;
+        }
+        uint32_t seen = 0;
+        while (tp_mold_next(&p, &msgs[n], &lens[n]) == 1) {
+            if (seen++ < pk->skip)
+                continue;
+            ch->counters.messages++;
+            if (++n == MOLD_APPLY_CHUNK)
+                mold_feed(ch, msgs, lens, &n, &info); /* leaves info.packet_seq n further */
         }
     }
-    ch->counters.messages += seen > skip ? seen - skip : 0;
-    ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, n, &info);
+    mold_feed(ch, msgs, lens, &n, &info);
+    for (uint32_t i = 0; i < ch->n_pending; i++)
+        if (ch->pending[i].release)
+            ch->params.io.release(ch->params.io.ctx, ch->pending[i].handle);
+    ch->n_pending = 0;
+}
+
+/* Run by the publisher at the end of the rx burst. */
+static void mold_end_of_burst(void *ctx)
+{
+    struct tp_channel *ch = ctx;
+    ch->flush_due = false;
+    mold_flush(ch);
+}
+
+/*
+ * A MoldUDP64 packet in sequence, its first `skip` messages already applied: kept for the end of
+ * the rx burst when the publisher is inside one, applied now otherwise. `owned`: the channel held
+ * the packet already (it releases it once applied). Returns true when the channel now keeps a
+ * packet the caller gave it.
+ */
+static bool mold_deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
+                         uint64_t rx_tsc, void *handle, bool owned)
+{
+    if (ch->n_pending == TP_CHANNEL_PENDING_MAX)
+        mold_flush(ch);
+    if (!ch->flush_due)
+        ch->flush_due = tp_publisher_defer(ch->params.publisher, mold_end_of_burst, ch);
+    ch->pending[ch->n_pending++] = (struct tp_channel_pending){.payload = payload,
+                                                               .handle = handle,
+                                                               .rx_tsc = rx_tsc,
+                                                               .skip = skip,
+                                                               .len = len,
+                                                               .release = owned || ch->flush_due};
+    if (!ch->flush_due)
+        mold_flush(ch);
+    return ch->flush_due && !owned;
 }
 
 /* ---- common -------------------------------------------------------------------------------- */
@@ -168,15 +227,6 @@ static void mdp3_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t l
     struct tp_mdp3_packet p;
     if (tp_mdp3_packet_init(&p, payload, len) == 0)
         tp_mdp3_recovery_buffer(&ch->recovery, p.seq, payload, len, rx_tsc);
-}
-
-static void apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
-                  uint64_t rx_tsc)
-{
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
-        mold_apply(ch, payload, len, skip, rx_tsc);
-    else
-        mdp3_apply(ch, payload, len, rx_tsc);
 }
 
 /* Replays a buffered incremental (the feed skips what it already has by RptSeq). */
@@ -263,8 +313,12 @@ static void drain(struct tp_channel *ch)
         uint16_t len;
         uint64_t rx_tsc;
         ch->params.io.view(ch->params.io.ctx, handle, &payload, &len, &rx_tsc);
-        apply(ch, payload, len, skip, rx_tsc);
-        ch->params.io.release(ch->params.io.ctx, handle);
+        if (ch->params.protocol == TP_CHANNEL_ITCH) {
+            mold_deliver(ch, payload, len, skip, rx_tsc, handle, true);
+        } else {
+            mdp3_apply(ch, payload, len, rx_tsc);
+            ch->params.io.release(ch->params.io.ctx, handle);
+        }
     }
     if (ch->params.protocol == TP_CHANNEL_MDP3)
         mdp3_membership(ch);
@@ -277,6 +331,7 @@ static void drain(struct tp_channel *ch)
  */
 static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
 {
+    mold_flush(ch); /* the last session's messages come first */
     ch->counters.resets++;
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
 }
@@ -331,11 +386,15 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
     }
     if (v == TP_ARB_HELD)
         return true;
+    bool kept = false;
     if (v == TP_ARB_DELIVER) {
-        apply(ch, payload, len, skip, rx_tsc);
+        if (ch->params.protocol == TP_CHANNEL_ITCH)
+            kept = mold_deliver(ch, payload, len, skip, rx_tsc, handle, false);
+        else
+            mdp3_apply(ch, payload, len, rx_tsc);
         drain(ch);
     }
-    return false;
+    return kept;
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */
@@ -347,6 +406,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
                                    now);
     tp_arb_skip_gap(ch->arb);
     drain(ch);
+    mold_flush(ch); /* what the gap held back is applied before the books are marked */
     if (ch->stale)
         return;
     ch->stale = true;
@@ -371,6 +431,7 @@ static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)
 
 void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 {
+    mold_flush(ch); /* timers act after every message delivered so far */
     tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
                         ch->params.channel_id);
     struct tp_arb_gap reported, open;
@@ -431,6 +492,11 @@ void tp_channel_start(struct tp_channel *ch)
 
 uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
 {
+    /* Delivered messages are applied; nothing runs for the channel at the end of the burst. */
+    mold_flush(ch);
+    if (ch->flush_due)
+        tp_publisher_defer_cancel(ch->params.publisher, ch);
+    ch->flush_due = false;
     /* Held packets: give every gap up and hand each packet back unapplied. A gap skip makes the
      * packets behind it ready; the bound only guards against an arbiter that never empties. */
     void *handle;

@@ -8,6 +8,14 @@
  *    never costs messages when its twin arrives.
  *  - Packets are opaque handles (mbufs in the daemon): the channel keeps a handle only when it
  *    returns true from tp_channel_packet and hands it back through io.release later.
+ *  - Inside an rx burst (tp_publisher_begin_burst .. end_burst on the channel's publisher), an
+ *    ITCH channel keeps the packets it delivers and applies their messages at the end of the
+ *    burst, all in one call of the feed (which prefetches the order state of messages ahead of
+ *    the one it applies: across a whole burst that hides the misses a packet's one or two
+ *    messages cannot). Such a packet's tp_channel_packet returns true; its handle goes back
+ *    through io.release once it is applied. Messages are applied in sequence as before, and
+ *    before any channel event (reset, gap) that follows them. Outside a burst they are applied
+ *    at once. MDP3 packets are always applied at once.
  *  - No DPDK, no allocation after init, single thread (the data lcore owning the channel). The
  *    daemon feeds it from rte_eth_rx_burst; the benchmark and tests feed it from memory.
  */
@@ -84,6 +92,19 @@ struct tp_channel_counters {
     uint64_t resets;      /* new sessions / sequence restarts */
 };
 
+/* A delivered ITCH packet whose messages wait for the end of the rx burst. */
+struct tp_channel_pending {
+    const uint8_t *payload;
+    void *handle;
+    uint64_t rx_tsc;
+    uint32_t skip; /* messages already applied from an overlapping copy */
+    uint16_t len;
+    bool release; /* the channel owns the handle: io.release once applied */
+};
+
+/* Packets a channel keeps for the end of a burst (more are applied at once, in order). */
+#define TP_CHANNEL_PENDING_MAX 64
+
 struct tp_channel {
     struct tp_channel_params params;
     struct tp_channel_counters counters;
@@ -98,6 +119,9 @@ struct tp_channel {
     bool definitions_done; /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
     uint32_t snap_last_seq;
+    bool flush_due; /* registered with the publisher for the end of the burst */
+    uint32_t n_pending;
+    struct tp_channel_pending pending[TP_CHANNEL_PENDING_MAX];
 };
 
 size_t tp_channel_memsize(const struct tp_channel_params *params);

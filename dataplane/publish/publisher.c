@@ -49,6 +49,11 @@ struct tp_publisher {
     uint8_t *flags;        /* per instrument: recovering / stale */
     uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;      /* per instrument: reference data already in its state entry */
+    uint32_t n_deferred;   /* work registered for the end of the burst */
+    struct {
+        void (*fn)(void *ctx);
+        void *ctx;
+    } deferred[TP_PUB_DEFER_MAX];
 };
 
 static size_t align64(size_t n)
@@ -121,8 +126,31 @@ void tp_publisher_begin_burst(struct tp_publisher *pub)
 
 void tp_publisher_end_burst(struct tp_publisher *pub)
 {
+    /* Deferred work publishes too: still inside the burst, so the tail moves once, below. */
+    for (uint32_t i = 0; i < pub->n_deferred; i++)
+        pub->deferred[i].fn(pub->deferred[i].ctx);
+    pub->n_deferred = 0;
     pub->in_burst = false;
     tp_bus_flush(pub->params.bus);
+}
+
+bool tp_publisher_defer(struct tp_publisher *pub, void (*fn)(void *ctx), void *ctx)
+{
+    if (!pub->in_burst || pub->n_deferred == TP_PUB_DEFER_MAX)
+        return false;
+    pub->deferred[pub->n_deferred].fn = fn;
+    pub->deferred[pub->n_deferred].ctx = ctx;
+    pub->n_deferred++;
+    return true;
+}
+
+void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < pub->n_deferred; i++)
+        if (pub->deferred[i].ctx != ctx)
+            pub->deferred[kept++] = pub->deferred[i];
+    pub->n_deferred = kept;
 }
 
 /*

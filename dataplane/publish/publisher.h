@@ -25,6 +25,7 @@
 #ifndef TP_PUBLISH_PUBLISHER_H
 #define TP_PUBLISH_PUBLISHER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,18 @@ void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t chann
  */
 void tp_publisher_begin_burst(struct tp_publisher *pub);
 void tp_publisher_end_burst(struct tp_publisher *pub);
+
+/*
+ * Work a channel saves up for the end of the rx burst (a channel hands the ITCH messages of all
+ * its packets of the burst to the feed in one call, which lets the feed prefetch far ahead).
+ * Inside a burst: fn(ctx) is registered to run in tp_publisher_end_burst, in registration order
+ * and before the ring's tail moves, and true is returned. Outside a burst, or with
+ * TP_PUB_DEFER_MAX registrations already waiting: false, and the caller does its work now.
+ * tp_publisher_defer_cancel drops the registrations of ctx (a channel being removed).
+ */
+#define TP_PUB_DEFER_MAX 64u
+bool tp_publisher_defer(struct tp_publisher *pub, void (*fn)(void *ctx), void *ctx);
+void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx);
 
 /* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
 void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);

@@ -341,6 +341,69 @@ static void test_burst_moves_tail_once(void **state)
     assert_int_equal(tp_counter_get(f->bus.stats.published), total + (uint64_t)n);
 }
 
+/* Work deferred to the end of a burst: a log of who ran, and an event published from there. */
+struct deferred_log {
+    struct fixture *f;
+    int ran[8];
+    int n;
+};
+
+static struct deferred_log deferred_log;
+
+static void deferred_work(void *ctx)
+{
+    int who = (int)(intptr_t)ctx;
+    deferred_log.ran[deferred_log.n++] = who;
+    if (who == 1) {
+        /* Still inside the burst: the tail has not moved for the earlier event yet. */
+        struct fixture *f = deferred_log.f;
+        struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+        struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 9};
+        assert_true(atomic_load(&f->bus.ring.shared->tail) < f->bus.ring.tail);
+        int n = test_books_add(f->books, 9, 0, 99000000000, 100, c);
+        f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+    }
+}
+
+static void test_defer_runs_at_end_of_burst(void **state)
+{
+    struct fixture *f = *state;
+    memset(&deferred_log, 0, sizeof(deferred_log));
+    deferred_log.f = f;
+    /* Outside a burst nothing can wait: the caller does its work now. */
+    assert_false(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)1));
+
+    tp_publisher_begin_burst(f->pub);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 1};
+    int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    assert_true(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)1));
+    assert_true(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)2));
+    assert_true(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)3));
+    tp_publisher_defer_cancel(f->pub, (void *)(intptr_t)2); /* a channel removed mid-burst */
+    assert_int_equal(deferred_log.n, 0);
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(deferred_log.n, 2);
+    assert_int_equal(deferred_log.ran[0], 1);
+    assert_int_equal(deferred_log.ran[1], 3);
+    /* The tail moved once, after the deferred work: both events' records are below it. */
+    assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), 4);
+    /* Registrations do not outlive their burst, and their number is bounded. */
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(deferred_log.n, 2);
+    tp_publisher_begin_burst(f->pub);
+    for (unsigned i = 0; i < TP_PUB_DEFER_MAX; i++)
+        assert_true(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)4));
+    assert_false(tp_publisher_defer(f->pub, deferred_work, (void *)(intptr_t)4));
+    tp_publisher_defer_cancel(f->pub, (void *)(intptr_t)4);
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(deferred_log.n, 2);
+}
+
 /* Decodes the next record as a consumer does (client/views). */
 static int next_event(struct fixture *f, struct tp_event *ev)
 {
@@ -450,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_moves_tail_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_defer_runs_at_end_of_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
     };

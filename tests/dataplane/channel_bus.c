@@ -1,0 +1,53 @@
+/* Test helper: see channel_bus.h. */
+#include "channel_bus.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "bus/bus.h"
+#include "tpout_sbe.h"
+
+static struct tp_bus_writer writer;
+static struct tp_ring_reader reader;
+static uint8_t batch[1 << 16];
+
+struct tp_bus_writer *test_bus_open(const char *instance)
+{
+    char err[256];
+    struct tp_bus_params bp = {.instance = instance,
+                               .ring_bytes = 1 << 20,
+                               .max_record = 8192,
+                               .instruments = 16,
+                               .depth = 4,
+                               .counters = 16,
+                               .mode = 0600,
+                               .gid = (gid_t)-1};
+    if (tp_bus_writer_open(&writer, &bp, err, sizeof(err)) != 0 ||
+        tp_ring_reader_init(&reader, writer.ring.shared, batch, sizeof(batch)) != 0)
+        return NULL;
+    return &writer;
+}
+
+void test_bus_close(struct tp_bus_writer *bus)
+{
+    tp_bus_writer_close(bus, 1);
+}
+
+int test_bus_next(struct test_record *out)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    if (tp_ring_read(&reader, &rec, &lost) != TP_RING_RECORD)
+        return 0;
+    const uint8_t *msg = tp_ring_payload(rec);
+    const uint8_t *b = msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    memset(out, 0, sizeof(*out));
+    uint16_t template_id = tpout_message_header_template_id(msg);
+    out->kind = template_id == TPOUT_ORDER_EVENT_TEMPLATE_ID     ? TEST_REC_ORDER
+                : template_id == TPOUT_CHANNEL_EVENT_TEMPLATE_ID ? TEST_REC_CHANNEL_EVENT
+                                                                 : TEST_REC_OTHER;
+    out->instrument = rec->instrument;
+    out->venue_seq = tpout_load_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET);
+    return 1;
+}

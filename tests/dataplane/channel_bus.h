@@ -1,0 +1,28 @@
+/*
+ * Test helper for test_channel.c: a bus (segments in /dev/shm) and a reader of the records the
+ * channel publishes, kept in a file of its own because the client's bus headers and the data
+ * plane's book headers share names (see dataplane/publish/book_reader.h).
+ */
+#ifndef TP_TEST_CHANNEL_BUS_H
+#define TP_TEST_CHANNEL_BUS_H
+
+#include <stdint.h>
+
+struct tp_bus_writer;
+
+/* What the tests look at in a published tpout record. */
+enum test_record_kind { TEST_REC_OTHER, TEST_REC_ORDER, TEST_REC_CHANNEL_EVENT };
+struct test_record {
+    enum test_record_kind kind;
+    uint32_t instrument;
+    uint64_t venue_seq; /* every tpout event header has it at the same place */
+};
+
+/* Opens a writer (every instrument of interest) and a reader at its tail. */
+struct tp_bus_writer *test_bus_open(const char *instance);
+void test_bus_close(struct tp_bus_writer *bus);
+
+/* The next record the reader has not seen: 1 and *out, or 0 when there is none. */
+int test_bus_next(struct test_record *out);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * Tests for dataplane/daemon/channel.c, the ITCH path: packets delivered inside an rx burst are
+ * kept and their messages applied together at the end of the burst, in sequence, before any
+ * channel event that follows them, with every handle given back once; outside a burst they are
+ * applied at once as before. Real registry, books, publisher and bus (segments in /dev/shm).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "channel.h"
+#include "channel_bus.h"
+#include "net_bytes.h"
+#include "publisher.h"
+#include "tp_books.h"
+#include "tp_instruments.h"
+
+#define MAX_RELEASED 256
+
+struct fixture {
+    struct tp_bus_writer *bus;
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    struct tp_publisher *pub;
+    struct tp_channel *ch;
+    unsigned released;
+    uintptr_t released_handles[MAX_RELEASED];
+};
+
+static void *zalloc(size_t n)
+{
+    size_t size = (n + 63) & ~(size_t)63;
+    void *p = aligned_alloc(64, size);
+    if (p != NULL)
+        memset(p, 0, size);
+    return p;
+}
+
+/* Held packets live in the test's buffers: the handle is the buffer's address. */
+struct held {
+    uint8_t bytes[1500];
+    uint16_t len;
+};
+
+static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx)
+{
+    (void)ctx;
+    const struct held *h = handle;
+    *payload = h->bytes;
+    *len = h->len;
+    *rx = 5;
+}
+
+static void release(void *ctx, void *handle)
+{
+    struct fixture *f = ctx;
+    if (f->released < MAX_RELEASED)
+        f->released_handles[f->released] = (uintptr_t)handle;
+    f->released++;
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    char instance[64];
+    snprintf(instance, sizeof(instance), "tptestch%d", (int)getpid());
+    f->bus = test_bus_open(instance);
+    assert_non_null(f->bus);
+    struct tp_instruments_params ip = {.capacity = 16, .itch_venues = 1};
+    struct tp_books_params bp = {.instruments = 16, .max_orders = 1024, .levels_per_side = 64};
+    f->registry = zalloc(tp_instruments_memsize(&ip));
+    f->books = zalloc(tp_books_memsize(&bp));
+    assert_int_equal(tp_instruments_init(f->registry, &ip), 0);
+    assert_int_equal(tp_books_init(f->books, &bp), 0);
+    struct tp_publisher_params pp = {
+        .bus = f->bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
+    f->pub = zalloc(tp_publisher_memsize(&pp));
+    assert_int_equal(tp_publisher_init(f->pub, &pp), 0);
+    struct tp_channel_params cp = {
+        .protocol = TP_CHANNEL_ITCH,
+        .held_max = 64,
+        .gap_wait_tsc = UINT64_MAX / 4,
+        .start_seq = 1,
+        .registry = f->registry,
+        .books = f->books,
+        .publisher = f->pub,
+        .io = {.ctx = f, .view = view, .release = release},
+    };
+    f->ch = zalloc(tp_channel_memsize(&cp));
+    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    test_bus_close(f->bus);
+    free(f->ch);
+    free(f->pub);
+    free(f->books);
+    free(f->registry);
+    free(f);
+    return 0;
+}
+
+/* ITCH messages of stock locate 1. */
+enum { DIRECTORY_LEN = 39, ADD_LEN = 36, DELETE_LEN = 19 };
+
+static void directory(uint8_t *m)
+{
+    memset(m, 0, DIRECTORY_LEN);
+    m[0] = 'R';
+    tp_store_be16(m + 1, 1);
+    memcpy(m + 11, "AAPL    ", 8);
+    m[19] = 'Q';
+}
+
+static void add(uint8_t *m, uint64_t order, uint32_t price)
+{
+    memset(m, 0, ADD_LEN);
+    m[0] = 'A';
+    tp_store_be16(m + 1, 1);
+    tp_store_be64(m + 11, order);
+    m[19] = 'B';
+    tp_store_be32(m + 20, 100);
+    memcpy(m + 24, "AAPL    ", 8);
+    tp_store_be32(m + 32, price);
+}
+
+static void delete_order(uint8_t *m, uint64_t order)
+{
+    memset(m, 0, DELETE_LEN);
+    m[0] = 'D';
+    tp_store_be16(m + 1, 1);
+    tp_store_be64(m + 11, order);
+}
+
+/* A MoldUDP64 packet of session `session` starting at `seq`, messages appended with put(). */
+static void packet(struct held *h, const char *session, uint64_t seq)
+{
+    memcpy(h->bytes, session, 10);
+    tp_store_be64(h->bytes + 10, seq);
+    tp_store_be16(h->bytes + 18, 0);
+    h->len = 20;
+}
+
+static uint8_t *put(struct held *h, uint16_t len)
+{
+    uint8_t *m = h->bytes + h->len + 2;
+    tp_store_be16(h->bytes + h->len, len);
+    h->len = (uint16_t)(h->len + 2 + len);
+    tp_store_be16(h->bytes + 18, (uint16_t)(tp_load_be16(h->bytes + 18) + 1));
+    return m;
+}
+
+static bool offer(struct fixture *f, struct held *h)
+{
+    return tp_channel_packet(f->ch, TP_ROLE_INCR_A, h->bytes, h->len, h, 5);
+}
+
+/* Sequence numbers of the OrderEvents published so far, in ring order; returns how many. */
+static unsigned order_sequences(uint64_t *seqs, unsigned max)
+{
+    struct test_record r;
+    unsigned n = 0;
+    while (test_bus_next(&r))
+        if (r.kind == TEST_REC_ORDER && n < max)
+            seqs[n++] = r.venue_seq;
+    return n;
+}
+
+/* Three packets: R + A(1) at 1-2, A(2) + A(3) at 3-4, D(1) at 5. */
+static void three_packets(struct held p[3])
+{
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    add(put(&p[0], ADD_LEN), 1, 1900000);
+    packet(&p[1], "SESSION001", 3);
+    add(put(&p[1], ADD_LEN), 2, 1910000);
+    add(put(&p[1], ADD_LEN), 3, 1890000);
+    packet(&p[2], "SESSION001", 5);
+    delete_order(put(&p[2], DELETE_LEN), 1);
+}
+
+static void test_outside_burst_applies_at_once(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    for (int i = 0; i < 3; i++)
+        assert_false(offer(f, &p[i]));
+    assert_int_equal(f->ch->counters.messages, 5);
+    assert_int_equal(f->released, 0); /* the caller frees what it was not told was kept */
+    uint64_t seqs[8];
+    assert_int_equal(order_sequences(seqs, 8), 4);
+    assert_int_equal(seqs[0], 2);
+    assert_int_equal(seqs[3], 5);
+}
+
+static void test_burst_applies_at_its_end(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    tp_publisher_begin_burst(f->pub);
+    for (int i = 0; i < 3; i++)
+        assert_true(offer(f, &p[i])); /* kept until the end of the burst */
+    struct test_record r;
+    assert_int_equal(test_bus_next(&r), 0);
+    assert_int_equal(f->ch->counters.messages, 0);
+    assert_int_equal(tp_publisher_counters(f->pub)->records, 0);
+    assert_int_equal(f->released, 0);
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.messages, 5);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+    /* Each handle back once, in order, after its messages were applied. */
+    assert_int_equal(f->released, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(f->released_handles[i], (uintptr_t)&p[i]);
+    uint64_t seqs[8];
+    assert_int_equal(order_sequences(seqs, 8), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seqs[i], 2 + i); /* each message with its own sequence */
+    /* Order 1 was deleted after the others were added: the book holds 2 and 3. */
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 2);
+}
+
+static void test_gap_filled_inside_burst(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    tp_publisher_begin_burst(f->pub);
+    assert_true(offer(f, &p[0]));
+    assert_true(offer(f, &p[2])); /* 5 behind a gap: held by the arbiter */
+    assert_true(offer(f, &p[1])); /* fills it: 3-4 delivered, 5 drained behind them */
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.messages, 5);
+    assert_int_equal(f->released, 3);
+    assert_int_equal(f->released_handles[0], (uintptr_t)&p[0]);
+    assert_int_equal(f->released_handles[1], (uintptr_t)&p[1]);
+    assert_int_equal(f->released_handles[2], (uintptr_t)&p[2]);
+    uint64_t seqs[8];
+    assert_int_equal(order_sequences(seqs, 8), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seqs[i], 2 + i);
+}
+
+static void test_reset_after_the_last_session(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    packet(&p[2], "SESSION002", 1); /* a new session: the channel resets */
+    add(put(&p[2], ADD_LEN), 9, 1900000);
+    tp_publisher_begin_burst(f->pub);
+    assert_true(offer(f, &p[0]));
+    assert_true(offer(f, &p[1]));
+    /* One packet of another session may be corrupt: its copy on line B confirms the change. */
+    assert_false(offer(f, &p[2]));
+    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.resets, 1);
+    assert_int_equal(f->ch->counters.messages, 5);
+    /* The old session's orders, then the reset event, then the new session's order. */
+    struct test_record r;
+    uint64_t orders_before_reset = 0, orders_after_reset = 0;
+    bool reset_seen = false;
+    while (test_bus_next(&r)) {
+        if (r.kind == TEST_REC_ORDER) {
+            if (reset_seen)
+                orders_after_reset++;
+            else
+                orders_before_reset++;
+        }
+        if (r.kind == TEST_REC_CHANNEL_EVENT)
+            reset_seen = true;
+    }
+    assert_true(reset_seen);
+    assert_int_equal(orders_before_reset, 3);
+    assert_int_equal(orders_after_reset, 1);
+    assert_memory_equal(f->ch->session, "SESSION002", 10);
+}
+
+static void test_many_packets_in_one_burst(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = TP_CHANNEL_PENDING_MAX + 10 };
+    static struct held p[N];
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    for (int i = 1; i < N; i++) {
+        packet(&p[i], "SESSION001", (uint64_t)i + 1);
+        add(put(&p[i], ADD_LEN), (uint64_t)i, 1900000 + (uint32_t)(i % 8) * 100);
+    }
+    tp_publisher_begin_burst(f->pub);
+    for (int i = 0; i < N; i++)
+        assert_true(offer(f, &p[i]));
+    /* More than a channel keeps: the first ones were applied (in order) to make room. */
+    assert_int_equal(f->released, TP_CHANNEL_PENDING_MAX);
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.messages, N);
+    assert_int_equal(f->released, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(f->released_handles[i], (uintptr_t)&p[i]);
+    static uint64_t seqs[N];
+    assert_int_equal(order_sequences(seqs, N), N - 1);
+    for (int i = 0; i < N - 1; i++)
+        assert_int_equal(seqs[i], 2 + i);
+}
+
+static void test_stop_inside_burst(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    tp_publisher_begin_burst(f->pub);
+    assert_true(offer(f, &p[0]));
+    assert_true(offer(f, &p[1]));
+    /* Removed mid-burst: what it delivered is applied and given back, nothing stays due. */
+    tp_channel_stop(f->ch, 6);
+    assert_int_equal(f->ch->counters.messages, 4);
+    assert_int_equal(f->released, 2);
+    memset(f->ch, 0xff, sizeof(*f->ch)); /* the end of the burst must not touch it */
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->released, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_applies_at_its_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_filled_inside_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
