@@ -6,6 +6,10 @@
 #include <errno.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define MAX_UDP_PAYLOAD (65535 - TP_IPV4_MIN_HDR - TP_UDP_HDR_LEN)
 
 size_t tp_net_udp_headers_len(const struct tp_udp_frame_spec *spec)
@@ -90,15 +94,31 @@ int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec 
 
 /*
  * Ones-complement sum of len bytes as big-endian 16-bit words (an odd last byte padded with
- * zero), folded to 16 bits. The bytes are summed as native 32-bit words into 64 bits (carries
- * pile up in the high half and are folded once at the end; 2^16 = 1 modulo 0xffff, so a 32-bit
- * word adds the same as its two halves), then brought to big-endian order: a ones-complement sum
- * of byte-swapped words is the byte-swapped sum (RFC 1071). Loads go through memcpy: the data
- * may sit at any address.
+ * zero), folded to 16 bits. The bytes are summed as native words into wide accumulators (carries
+ * pile up in the high bits and are folded once at the end), then brought to big-endian order: a
+ * ones-complement sum of byte-swapped words is the byte-swapped sum (RFC 1071). With SSE2 (every
+ * x86-64) 16 bytes at a time: eight 16-bit words widened into four 32-bit lanes, which cannot
+ * overflow below 2^32 / (2 * 65535) = 32768 blocks (a UDP datagram has at most 4096). The rest,
+ * and other machines, as native 32-bit words (2^16 = 1 modulo 0xffff, so a 32-bit word adds the
+ * same as its two halves). Loads go through memcpy or unaligned loads: the data may sit at any
+ * address.
  */
 static uint16_t sum_be16(const uint8_t *p, size_t len)
 {
     uint64_t sum = 0;
+#ifdef __SSE2__
+    if (len >= 16) {
+        __m128i acc = _mm_setzero_si128(), zero = _mm_setzero_si128();
+        for (; len >= 16; p += 16, len -= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            acc = _mm_add_epi32(acc, _mm_unpacklo_epi16(v, zero));
+            acc = _mm_add_epi32(acc, _mm_unpackhi_epi16(v, zero));
+        }
+        uint32_t lanes[4];
+        _mm_storeu_si128((__m128i *)(void *)lanes, acc);
+        sum = (uint64_t)lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    }
+#endif
     uint32_t w32;
     uint16_t w16 = 0;
     for (; len >= 4; p += 4, len -= 4) {

@@ -297,9 +297,11 @@ static uint16_t reference_udp_checksum(uint32_t src, uint32_t dst, const uint8_t
 
 /*
  * The word-at-a-time sum against the reference: every length from 0 to 600 bytes (odd ones, and
- * tails of 1, 2 and 3 bytes after the 32-bit words), at every alignment, with random bytes, with
- * all ones (a carry out of every word: a fold done once or a carry dropped shows) and with bytes
- * that make the 32-bit halves carry into each other.
+ * tails of 1 to 15 bytes after the 16-byte blocks and the 32-bit words), at every alignment of a
+ * 16-byte load, with random bytes, with all ones (a carry out of every word: a fold done once or
+ * a carry dropped shows) and with bytes that make the 32-bit halves carry into each other; and
+ * the largest datagram IPv4 carries, all ones, where wide accumulators come closest to
+ * overflowing.
  */
 static void test_udp_checksum_matches_reference(void **state)
 {
@@ -313,7 +315,7 @@ static void test_udp_checksum_matches_reference(void **state)
                      : pattern == 1 ? 0xff
                                     : (i & 1 ? 0x01 : 0xff);
         }
-        for (size_t align = 0; align < 4; align++)
+        for (size_t align = 0; align < 16; align++)
             for (size_t len = 0; len <= 600; len++)
                 assert_int_equal(tp_udp_checksum(0xfffffffe, 0xe9360c6f, buf + align, len),
                                  reference_udp_checksum(0xfffffffe, 0xe9360c6f, buf + align, len));
@@ -325,6 +327,11 @@ static void test_udp_checksum_matches_reference(void **state)
     memset(ones, 0xff, sizeof(ones));
     assert_int_equal(tp_udp_checksum(0xffffffff, 0xffffffff, ones, sizeof(ones)), 0xffe2);
     assert_int_equal(reference_udp_checksum(0xffffffff, 0xffffffff, ones, sizeof(ones)), 0xffe2);
+    static uint8_t largest[65535 - 20];
+    memset(largest, 0xff, sizeof(largest));
+    for (size_t len = sizeof(largest) - 1; len <= sizeof(largest); len++)
+        assert_int_equal(tp_udp_checksum(0xffffffff, 0xffffffff, largest, len),
+                         reference_udp_checksum(0xffffffff, 0xffffffff, largest, len));
 }
 
 static void test_pcap_writer_reads_back_with_libpcap(void **state)
