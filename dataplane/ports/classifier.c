@@ -136,8 +136,8 @@ static bool udp_checksum_ok(const struct tp_udp_view *v)
                                                     TP_UDP_HDR_LEN + (size_t)v->payload_len);
 }
 
-uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
-                           struct tp_udp_view *view)
+uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame, size_t len,
+                                   bool udp_checksum_good, struct tp_udp_view *view)
 {
     cls->counters.frames++;
     int rc = tp_net_parse_udp(frame, len, 0, view);
@@ -153,12 +153,22 @@ uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size
         cls->counters.no_flow++;
         return line;
     }
-    if (cls->verify_udp_checksum && !udp_checksum_ok(view)) {
-        cls->counters.bad_checksum++;
-        return TP_CLASSIFY_NONE;
+    if (cls->verify_udp_checksum) {
+        if (udp_checksum_good) {
+            cls->counters.nic_checksum++;
+        } else if (!udp_checksum_ok(view)) {
+            cls->counters.bad_checksum++;
+            return TP_CLASSIFY_NONE;
+        }
     }
     cls->counters.matched++;
     return line;
+}
+
+uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
+                           struct tp_udp_view *view)
+{
+    return tp_classify_frame_offload(cls, frame, len, false, view);
 }
 
 const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls)

@@ -8,7 +8,9 @@
  *    untagged; an exact-VLAN flow wins over it.
  *  - A UDP checksum, when the sender computed one (non-zero) and verify_udp_checksum is set, is
  *    verified for frames of a configured flow: a corrupt copy is refused here, so the copy on
- *    the other line fills in.
+ *    the other line fills in. Where the receiving NIC verified it already (the caller says so,
+ *    from the mbuf's offload flags) it is not summed again; a NIC's "bad" is checked in software
+ *    like an unknown one (some NICs call a UDP checksum of 0, "none", bad).
  *  - Frames that are not UDP over IPv4, malformed, or of no configured flow are counted (by
  *    reason) and reported as TP_CLASSIFY_NONE; the caller drops them or hands them to the
  *    exception path (IGMP, ARP: see host.h).
@@ -41,6 +43,7 @@ struct tp_classifier_counters {
     uint64_t malformed;    /* lengths or headers that do not add up */
     uint64_t no_flow;      /* UDP to a destination nobody configured */
     uint64_t bad_checksum; /* UDP checksum present and wrong */
+    uint64_t nic_checksum; /* matched frames whose UDP checksum the NIC verified */
 } __attribute__((aligned(64)));
 
 struct tp_classifier;
@@ -69,6 +72,14 @@ uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_f
  */
 uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
                            struct tp_udp_view *view);
+
+/*
+ * tp_classify_frame for a frame whose UDP checksum the receiving NIC has verified when
+ * udp_checksum_good is true (DPDK: RTE_MBUF_F_RX_L4_CKSUM_GOOD, or _NONE: the data is known
+ * intact though the field is not): the checksum is then not computed again.
+ */
+uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame, size_t len,
+                                   bool udp_checksum_good, struct tp_udp_view *view);
 
 const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls);
 

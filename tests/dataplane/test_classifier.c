@@ -165,17 +165,26 @@ static void set_udp_checksum(uint8_t *frame, size_t len)
     tp_store_be16(udp + 6, csum ? csum : 0xffff);
 }
 
-static void test_udp_checksum(void **state)
+/* A classifier of one flow (line 1) and a frame of it with a correct checksum in buf. */
+static struct tp_classifier *checksummed_frame(uint8_t *buf, size_t cap, size_t *len)
 {
-    (void)state;
     struct tp_classifier *cls = make(4);
     uint32_t g = GROUP(224, 0, 31, 1);
     assert_int_equal(tp_classifier_add(cls, g, 14310, TP_CLASSIFY_ANY_VLAN, 1), 0);
+    /* Odd payload length exercises the padded last byte. */
+    *len = frame_to(buf, cap, g, 14310, -1, 41);
+    set_udp_checksum(buf, *len);
+    return cls;
+}
+
+static void test_udp_checksum(void **state)
+{
+    (void)state;
+    uint32_t g = GROUP(224, 0, 31, 1);
     uint8_t buf[256];
     struct tp_udp_view view;
-    /* Odd payload length exercises the padded last byte. */
-    size_t len = frame_to(buf, sizeof(buf), g, 14310, -1, 41);
-    set_udp_checksum(buf, len);
+    size_t len;
+    struct tp_classifier *cls = checksummed_frame(buf, sizeof(buf), &len);
     assert_int_equal(tp_classify_frame(cls, buf, len, &view), 1);
     /* One flipped payload bit: refused and counted. */
     buf[len - 5] ^= 0x10;
@@ -198,6 +207,33 @@ static void test_udp_checksum(void **state)
     free(cls);
 }
 
+/*
+ * The NIC's verdict (mbuf offload flags): a checksum it verified is not summed again, even when
+ * the bytes would not sum (the proof the software sum was skipped); without its word, or with
+ * verification off, nothing changes; a corrupt frame it did not vouch for is still refused.
+ */
+static void test_udp_checksum_offload(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct tp_udp_view view;
+    size_t len;
+    struct tp_classifier *cls = checksummed_frame(buf, sizeof(buf), &len);
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, true, &view), 1);
+    assert_int_equal(tp_classifier_counters(cls)->nic_checksum, 1);
+    buf[len - 5] ^= 0x10;
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, true, &view), 1);
+    assert_int_equal(tp_classifier_counters(cls)->nic_checksum, 2);
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, false, &view), TP_CLASSIFY_NONE);
+    assert_int_equal(tp_classifier_counters(cls)->bad_checksum, 1);
+    assert_int_equal(tp_classifier_counters(cls)->matched, 2);
+    /* Frames of no flow are not counted as verified. */
+    len = frame_to(buf, sizeof(buf), GROUP(224, 0, 31, 2), 14310, -1, 41);
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, true, &view), TP_CLASSIFY_NONE);
+    assert_int_equal(tp_classifier_counters(cls)->nic_checksum, 2);
+    free(cls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_many_flows_and_capacity),
         cmocka_unit_test(test_frames_counted_by_reason),
         cmocka_unit_test(test_udp_checksum),
+        cmocka_unit_test(test_udp_checksum_offload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
