@@ -849,6 +849,81 @@ static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_ms
 
 /* ---- packets ------------------------------------------------------------------------------ */
 
+/* Instrument of a SecurityID for a prefetch hint (nothing counted: the apply pass counts). */
+static uint32_t hint_instrument(const struct tp_mdp3_feed *f, int32_t security_id)
+{
+    return tp_instruments_by_security_id(f->registry, security_id);
+}
+
+static void prefetch_book46(const struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_book46 m;
+    struct mktdata_md_incremental_refresh_book46_no_md_entries g;
+    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+    uint32_t instr[256]; /* by ReferenceID (1-based): NumInGroup is a uint8 */
+
+    if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return;
+    while (g.index < g.count && g.index < 255) {
+        if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
+            return;
+        instr[g.index] =
+            hint_instrument(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
+    }
+    if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
+        return;
+    while (o.index < o.count) {
+        if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
+            return;
+        uint8_t refid = mktdata_md_incremental_refresh_book46_no_order_id_entries_reference_id(&o);
+        if (refid != 0 && refid <= g.index)
+            tp_mbo_prefetch(f->books, instr[refid],
+                            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o));
+    }
+}
+
+static void prefetch_order_book47(const struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    struct mktdata_md_incremental_refresh_order_book47 m;
+    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+
+    if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
+            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_decode(&m, &g) < 0)
+        return;
+    while (g.index < g.count) {
+        if (mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g) < 0)
+            return;
+        tp_mbo_prefetch(
+            f->books,
+            hint_instrument(
+                f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g)),
+            mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g));
+    }
+}
+
+/*
+ * Order-level books: a first pass over the packet prefetches the order-table slot of every order
+ * entry, so their cache misses overlap instead of each stalling the entry that needs it (the
+ * table is far larger than the caches and the ids are scattered). Hints only: nothing is checked
+ * or counted here; the apply pass does that.
+ */
+static void prefetch_orders(const struct tp_mdp3_feed *f, struct tp_mdp3_packet p)
+{
+    struct tp_mdp3_msg msg;
+
+    while (tp_mdp3_packet_next(&p, &msg) == 1) {
+        if (msg.schema_id != MKTDATA_SCHEMA_ID)
+            continue;
+        if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
+            prefetch_book46(f, &msg);
+        else if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID)
+            prefetch_order_book47(f, &msg);
+    }
+}
+
 /* Applies one message; returns its MatchEventIndicator (>= 0) or -EBADMSG. */
 static int apply(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
@@ -902,6 +977,8 @@ int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, 
     f->info.packet_seq = p.seq;
     f->info.sending_time = p.sending_time;
     f->info.venue_time = 0;
+    if (f->book_type == TP_BOOK_TYPE_MBP_MBO)
+        prefetch_orders(f, p);
     while ((rc = tp_mdp3_packet_next(&p, &msg)) == 1) {
         f->counters.messages++;
         if (msg.schema_id != MKTDATA_SCHEMA_ID) {

@@ -136,11 +136,21 @@ struct entry {
     int32_t size, orders;
 };
 
-static void add_book46(struct fixture *f, uint8_t mei, const struct entry *e, uint32_t n)
+/* An order entry of message 46 (naming its price entry by ReferenceID) or 47. */
+struct order {
+    uint64_t id;
+    int32_t qty;
+    uint8_t action; /* 0 new, 1 change, 2 delete */
+    uint8_t refid;  /* 46 */
+};
+
+/* Message 46: level entries e, then order entries o (naming level entries by ReferenceID). */
+static void add_book46_orders(struct fixture *f, uint8_t mei, const struct entry *e, uint32_t n,
+                              const struct order *o, uint32_t n_orders)
 {
     struct mktdata_md_incremental_refresh_book46 m;
     struct mktdata_md_incremental_refresh_book46_no_md_entries g;
-    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+    struct mktdata_md_incremental_refresh_book46_no_order_id_entries oe;
     size_t room;
     uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
 
@@ -162,12 +172,62 @@ static void add_book46(struct fixture *f, uint8_t mei, const struct entry *e, ui
         mktdata_md_incremental_refresh_book46_no_md_entries_set_md_update_action(&g, e[i].action);
         mktdata_md_incremental_refresh_book46_no_md_entries_set_md_entry_type(&g, e[i].type);
     }
-    assert_int_equal(
-        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(&m, &o, 0), 0);
+    assert_int_equal(mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_encode(
+                         &m, &oe, n_orders),
+                     0);
+    for (uint32_t i = 0; i < n_orders; i++) {
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&oe);
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_set_order_id(&oe, o[i].id);
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_set_md_order_priority(&oe,
+                                                                                        o[i].id);
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_set_md_display_qty(&oe, o[i].qty);
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_set_reference_id(&oe, o[i].refid);
+        mktdata_md_incremental_refresh_book46_no_order_id_entries_set_order_update_action(
+            &oe, o[i].action);
+    }
     assert_int_equal(
         tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
                                          mktdata_md_incremental_refresh_book46_encoded_length(&m)),
         0);
+}
+
+static void add_book46(struct fixture *f, uint8_t mei, const struct entry *e, uint32_t n)
+{
+    add_book46_orders(f, mei, e, n, NULL, 0);
+}
+
+/* Message 47: bid order entries of instrument secid at `price`. */
+static void add_order_book47(struct fixture *f, int32_t secid, int64_t price, const struct order *o,
+                             uint32_t n)
+{
+    struct mktdata_md_incremental_refresh_order_book47 m;
+    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(
+        mktdata_md_incremental_refresh_order_book47_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_md_incremental_refresh_order_book47_set_match_event_indicator(&m, EOE);
+    assert_int_equal(
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_encode(&m, &g, n), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_order_id(&g, o[i].id);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_order_priority(&g,
+                                                                                        o[i].id);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_px_mantissa(&g,
+                                                                                           price);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_display_qty(&g, o[i].qty);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_security_id(&g, secid);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_update_action(&g,
+                                                                                       o[i].action);
+        mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_type(&g, '0');
+    }
+    assert_int_equal(tp_mdp3_writer_commit(
+                         &f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                    mktdata_md_incremental_refresh_order_book47_encoded_length(&m)),
+                     0);
 }
 
 static void add_snapshot52(struct fixture *f, int32_t secid, uint32_t rpt_seq,
@@ -455,6 +515,50 @@ static void test_malformed_packets_counted(void **state)
     assert_int_equal(f->feed.counters.malformed, before + f->w.len - 1);
 }
 
+/*
+ * Order-level books (MBP_MBO): the order entries of 46 (through their ReferenceID) and 47 are
+ * applied, whatever the prefetch pass over the packet does first; an entry naming a missing
+ * ReferenceID, and one of an unknown SecurityID, are counted and skipped without harm.
+ */
+static void test_order_entries_with_mbo(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .end_of_event = on_event};
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, &sink),
+                     0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    assert_int_not_equal(cl, TP_INSTRUMENT_NONE);
+
+    const struct order first[] = {{.id = 901, .qty = 4, .refid = 1},
+                                  {.id = 902, .qty = 6, .refid = 1},
+                                  {.id = 903, .qty = 1, .refid = 7}}; /* no such entry */
+    const struct order second[] = {{.id = 904, .qty = 5}, {.id = 901, .action = 2}};
+    packet_begin(f);
+    const struct entry level = {.secid = 2001,
+                                .rpt_seq = 1,
+                                .level = 1,
+                                .action = 0,
+                                .type = '0',
+                                .price = PX(70.25),
+                                .size = 10,
+                                .orders = 2};
+    add_book46_orders(f, EOE, &level, 1, first, 3);
+    add_order_book47(f, 2001, PX(70.00), second, 2);
+    add_order_book47(f, 4242, PX(70.00), second, 1); /* unknown instrument */
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.rejected, 1);
+    assert_int_equal(f->feed.counters.unknown_instrument, 1);
+    /* Orders 902 (6 @ 70.25) and 904 (5 @ 70.00) are left: two order levels on the bid. */
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, cl, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 2);
+    int64_t total = lv[0].qty + lv[1].qty;
+    assert_int_equal(total, 11);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_duplicates_and_unknown_instruments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_channel_reset_clears_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_packets_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_entries_with_mbo, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,6 +81,16 @@ static void release(void *ctx, void *handle)
     (void)handle;
 }
 
+/* MDP3 snapshot and definition lines joined or left: the capture holds their packets all along,
+ * and the channel ignores them while it has left, as the daemon no longer receives them. */
+static void membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join)
+{
+    (void)ctx;
+    (void)channel;
+    (void)role;
+    (void)join;
+}
+
 static double median(double *v, int n)
 {
     for (int i = 1; i < n; i++)
@@ -208,8 +218,10 @@ int main(int argc, char **argv)
         .books = books,
         .publisher = pub,
         .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+        .has_snapshot = !itch, /* the capture has every MDP3 feed: definitions, snapshots */
+        .has_definitions = !itch,
         .replay_bytes = 1 << 20,
-        .io = {.view = view, .release = release},
+        .io = {.view = view, .release = release, .membership = membership},
     };
     void *chmem = zalloc(tp_channel_memsize(&chp));
     if (!registry || !books || !cls || !pub || !chmem)
