@@ -529,8 +529,10 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
         }
     }
 
+    /* The reader's book is the outright book, as in the state table: an implied update (MDP3)
+     * is delivered as a DEPTH event but leaves it alone. */
     struct tp_local_book *book = id < c->instruments ? c->books[id] : NULL;
-    if (book != NULL && source == TP_TOPIC_DEPTH) {
+    if (book != NULL && source == TP_TOPIC_DEPTH && !(rec->flags & TP_EVENT_F_IMPLIED)) {
         if (rec->sequence <= book->from_sequence) {
             want &= ~BOOK_TOPICS; /* already in the book loaded from the state table */
         } else {

@@ -1699,8 +1699,10 @@ uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
     uint64_t lps = cfg->books.levels_per_side;
     uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
     uint64_t per_instrument = instrument_bytes + (order_levels + lps + 2) * 2 * level_bytes;
-    total += (uint64_t)cfg->instruments.capacity * per_instrument;
-    total += (uint64_t)cfg->books.max_orders * order_bytes;
+    /* Every data lcore has its own books (indexed by the instance's ids) and order table. */
+    uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    total += lcores * (uint64_t)cfg->instruments.capacity * per_instrument;
+    total += lcores * (uint64_t)cfg->books.max_orders * order_bytes;
     return total;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "bus_setup.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,17 @@
 
 _Static_assert(TP_CFG_MAX_STATE_DEPTH == TP_MAX_DEPTH, "bus.state_depth's range is the table's");
 
+/* The writers and how many there are (tp_daemon_bus_open hands out `writers`). */
+struct daemon_bus {
+    unsigned n;
+    struct tp_bus_writer writers[];
+};
+
+static struct daemon_bus *daemon_bus_of(struct tp_bus_writer *bus)
+{
+    return (struct daemon_bus *)((char *)bus - offsetof(struct daemon_bus, writers));
+}
+
 struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t counters, char *err,
                                          size_t err_len)
 {
@@ -21,9 +33,11 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         snprintf(err, err_len, "bus.group: no such group \"%s\"", cfg->bus.group);
         return NULL;
     }
-    struct tp_bus_writer *bus = calloc(1, sizeof(*bus));
-    if (bus == NULL)
+    unsigned n = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    struct daemon_bus *db = calloc(1, sizeof(*db) + n * sizeof(db->writers[0]));
+    if (db == NULL)
         return NULL;
+    db->n = n;
     struct tp_bus_params bp = {
         .instance = cfg->name,
         .dir = cfg->bus.path[0] ? cfg->bus.path : NULL,
@@ -35,11 +49,16 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
         .gid = gid,
     };
-    if (tp_bus_writer_open(bus, &bp, err, err_len) != 0) {
-        free(bus);
+    if (tp_bus_writers_open(db->writers, n, &bp, err, err_len) != 0) {
+        free(db);
         return NULL;
     }
-    return bus;
+    return db->writers;
+}
+
+struct tp_bus_writer *tp_daemon_bus_writer(struct tp_bus_writer *bus, unsigned k)
+{
+    return k < daemon_bus_of(bus)->n ? &bus[k] : NULL;
 }
 
 struct tp_counters *tp_daemon_bus_counters(struct tp_bus_writer *bus)
@@ -51,8 +70,10 @@ void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files)
 {
     if (bus == NULL)
         return;
-    tp_bus_writer_close(bus, unlink_files);
-    free(bus);
+    struct daemon_bus *db = daemon_bus_of(bus);
+    for (unsigned k = db->n; k-- > 0;) /* ring 0 last: the others use its state table */
+        tp_bus_writer_close(&db->writers[k], unlink_files);
+    free(db);
 }
 
 void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool interested)

@@ -18,9 +18,15 @@ struct tp_bus_writer;
 struct tp_counters;
 struct tp_config;
 
-/* Creates the instance's segments. NULL with err filled on failure. */
+/*
+ * Creates the instance's segments: one writer (ring) per data lcore of cfg (at least one), the
+ * writers in one array (writer k: tp_daemon_bus_writer(bus, k), the ring of cfg->lcores[k]).
+ * NULL with err filled on failure.
+ */
 struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t counters, char *err,
                                          size_t err_len);
+
+struct tp_bus_writer *tp_daemon_bus_writer(struct tp_bus_writer *bus, unsigned k);
 
 struct tp_counters *tp_daemon_bus_counters(struct tp_bus_writer *bus);
 
@@ -39,7 +45,7 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
                            const char *venue, const char *symbol, unsigned depth, char *err,
                            size_t err_size);
 
-/* Marks the segments closed (and removes them with unlink_files). */
+/* Marks every writer's segments closed (and removes them with unlink_files). */
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files);
 
 #endif

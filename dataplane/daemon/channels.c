@@ -1,8 +1,9 @@
 /*
- * The main lcore's side of the data lcore's channels (daemon.h): each channel prepared here, with
+ * The main lcore's side of the data lcores' channels (daemon.h): each channel prepared here, with
  * everything that allocates or makes system calls (DPDK memory, counter names, flows tried on a
- * copy of the classifier), then attached directly at start-up or through reconfig.h's commands
- * by a live reload.
+ * copy of its lcore's classifier), then attached directly at start-up or through reconfig.h's
+ * commands by a live reload. A channel runs on the lcore the config gives it (lcores[].channels),
+ * in a slot of that lcore, for as long as it runs.
  */
 #include "daemon.h"
 
@@ -150,10 +151,12 @@ static int slot_flows(struct tp_classifier *cls, const struct tp_dp_slot *s, uns
  * lcore): the channel in DPDK memory, its lines, re-request target and counters. 0 or -errno
  * with why in err; on error nothing stays allocated.
  */
-static int prepare_channel(struct tp_daemon *d, const struct tp_cfg_channel *cc, unsigned slot,
-                           int itch_slot, struct tp_dp_attach *a, char *err, size_t err_size)
+static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_channel *cc,
+                           unsigned slot, int itch_slot, struct tp_dp_attach *a, char *err,
+                           size_t err_size)
 {
-    struct tp_dp_lcore *lc = &d->lc;
+    struct tp_daemon_lcore *dl = &d->lcores[l];
+    struct tp_dp_lcore *lc = &dl->lc;
     if (cc->protocol == TP_CFG_PROTO_MDP3 && cc->schema[0] != '\0') {
         char why[512];
         int rc = tp_mdp3_schema_file_check(cc->schema, why, sizeof(why));
@@ -172,9 +175,9 @@ static int prepare_channel(struct tp_daemon *d, const struct tp_cfg_channel *cc,
         .mold = {.retry_tsc = lc->tsc_hz / 20,
                  .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
                  .max_messages = cc->rerequest_max_messages},
-        .registry = d->registry,
-        .books = d->books,
-        .filter = &d->filter,
+        .registry = dl->registry,
+        .books = dl->books,
+        .filter = &dl->filter,
         .itch_slot = itch_slot < 0 ? 0 : (uint16_t)itch_slot,
         .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
         .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
@@ -188,7 +191,7 @@ static int prepare_channel(struct tp_daemon *d, const struct tp_cfg_channel *cc,
                .membership = tp_dp_membership},
     };
     memset(a, 0, sizeof(*a));
-    a->channel = tp_daemon_alloc("channel", tp_channel_memsize(&chp));
+    a->channel = tp_daemon_alloc("channel", tp_channel_memsize(&chp), dl->socket);
     if (a->channel == NULL || tp_channel_init(a->channel, &chp) != 0) {
         rte_free(a->channel);
         a->channel = NULL;
@@ -213,28 +216,29 @@ static int prepare_channel(struct tp_daemon *d, const struct tp_cfg_channel *cc,
 }
 
 /* The main lcore's view after an attach (start-up or a reload the lcore acknowledged). */
-static void note_attached(struct tp_daemon *d, unsigned slot, const struct tp_dp_attach *a,
+static void note_attached(struct tp_daemon_lcore *dl, unsigned slot, const struct tp_dp_attach *a,
                           const char *name, int itch_slot)
 {
-    d->slot_channel[slot] = a->channel;
-    d->slot_state[slot] = a->slot;
-    counter_label(name, d->slot_label[slot]);
-    d->itch_slot_of[slot] = itch_slot;
+    dl->slot_channel[slot] = a->channel;
+    dl->slot_state[slot] = a->slot;
+    counter_label(name, dl->slot_label[slot]);
+    dl->itch_slot_of[slot] = itch_slot;
 }
 
-static void note_detached(struct tp_daemon *d, unsigned slot)
+static void note_detached(struct tp_daemon_lcore *dl, unsigned slot)
 {
-    rte_free(d->slot_channel[slot]);
-    d->slot_channel[slot] = NULL;
-    memset(&d->slot_state[slot], 0, sizeof(d->slot_state[slot]));
-    d->slot_label[slot][0] = '\0';
-    d->itch_slot_of[slot] = -1;
+    rte_free(dl->slot_channel[slot]);
+    dl->slot_channel[slot] = NULL;
+    memset(&dl->slot_state[slot], 0, sizeof(dl->slot_state[slot]));
+    dl->slot_label[slot][0] = '\0';
+    dl->itch_slot_of[slot] = -1;
 }
 
-/* A locate map no slot marked taken holds (itch_slot_of: each slot's), or -1. */
-static int free_itch_slot_of(const struct tp_daemon *d, const int *itch_slot_of, const bool *taken)
+/* A locate map of the lcore's registry no slot marked taken holds (itch_slot_of: each slot's). */
+static int free_itch_slot_of(const struct tp_daemon_lcore *dl, const int *itch_slot_of,
+                             const bool *taken)
 {
-    for (int m = 0; m < d->itch_slots; m++) {
+    for (int m = 0; m < dl->itch_slots; m++) {
         bool used = false;
         for (unsigned s = 0; s < TP_DP_MAX_CHANNELS && !used; s++)
             used = taken[s] && itch_slot_of[s] == m;
@@ -282,37 +286,42 @@ static int check_channel_capacity(const struct tp_config *cfg, char *err, size_t
     return 0;
 }
 
-/* Start-up attaches the config's channels to slots 0..n-1 directly (the lcore is not running
- * yet), through the same steps as a reload. */
+/* Start-up attaches the config's channels to the slots of their lcores directly (the lcores are
+ * not running yet), through the same steps as a reload. */
 int tp_daemon_start_channels(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
-    struct tp_dp_lcore *lc = &d->lc;
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        d->itch_slot_of[s] = -1;
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+            d->lcores[l].itch_slot_of[s] = -1;
     char why[256];
     if (check_channel_capacity(cfg, why, sizeof(why)) != 0) {
         fprintf(stderr, "tickplane: %s\n", why);
         return -EINVAL;
     }
     uint64_t now = rte_rdtsc();
-    int itch_next = 0;
+    unsigned next_slot[TP_CFG_MAX_DATA_LCORES] = {0};
+    int itch_next[TP_CFG_MAX_DATA_LCORES] = {0};
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &cfg->channels[c];
-        int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next++ : -1;
+        unsigned l = (unsigned)tp_config_channel_lcore(cfg, c); /* validated: one lcore each */
+        struct tp_daemon_lcore *dl = &d->lcores[l];
+        unsigned slot = next_slot[l]++;
+        int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next[l]++ : -1;
         struct tp_dp_attach a;
         char err[640]; /* a channel name and a schema file's error */
-        int rc = prepare_channel(d, cc, c, itch_slot, &a, err, sizeof(err));
-        if (rc == 0 && (rc = slot_flows(d->shadow_cls, &a.slot, c, true)) != 0)
+        int rc = prepare_channel(d, l, cc, slot, itch_slot, &a, err, sizeof(err));
+        if (rc == 0 && (rc = slot_flows(dl->shadow_cls, &a.slot, slot, true)) != 0)
             snprintf(err, sizeof(err), "channel \"%s\": a line's flow is used twice", cc->name);
         if (rc == 0)
-            rc = tp_dp_set_attach(&lc->set, c, &a, now);
+            rc = tp_dp_set_attach(&dl->lc.set, slot, &a, now);
         if (rc != 0) {
             fprintf(stderr, "tickplane: %s\n", err);
             return rc;
         }
-        d->slot_of[c] = (uint8_t)c;
-        note_attached(d, c, &a, cc->name, itch_slot);
+        d->slot_of[c] = (uint8_t)slot;
+        d->lcore_of[c] = (uint8_t)l;
+        note_attached(dl, slot, &a, cc->name, itch_slot);
     }
     return 0;
 }
@@ -322,17 +331,19 @@ int tp_daemon_start_channels(struct tp_daemon *d)
 /* How long a reload waits for the data lcore to acknowledge it. */
 #define RELOAD_ACK_MS 2000
 
-/* What one reload prepares: the new slot of each channel, the attaches, the filter. */
+/* What one reload prepares: the new lcore and slot of each channel, the attaches, the filter,
+ * and each lcore's commands. */
 struct reload_plan {
     uint8_t slot_of[TP_CFG_MAX_CHANNELS];
-    bool busy[TP_DP_MAX_CHANNELS]; /* used after the reload */
-    int itch_slot_of[TP_DP_MAX_CHANNELS];
+    uint8_t lcore_of[TP_CFG_MAX_CHANNELS];
+    bool busy[TP_CFG_MAX_DATA_LCORES][TP_DP_MAX_CHANNELS]; /* used after the reload */
+    int itch_slot_of[TP_CFG_MAX_DATA_LCORES][TP_DP_MAX_CHANNELS];
     unsigned n_attach;
     uint16_t attach_channel[TP_CFG_MAX_CHANNELS]; /* new config index of each attach */
     struct tp_dp_attach attach[TP_CFG_MAX_CHANNELS];
     struct tp_instrument_filter filter;
-    unsigned n_cmds;
-    struct tp_dp_cmd cmds[TP_DP_RECONFIG_RING];
+    unsigned n_cmds[TP_CFG_MAX_DATA_LCORES];
+    struct tp_dp_cmd cmds[TP_CFG_MAX_DATA_LCORES][TP_DP_RECONFIG_RING];
 };
 
 static void plan_free(struct reload_plan *p)
@@ -342,78 +353,97 @@ static void plan_free(struct reload_plan *p)
     free(p);
 }
 
-static void plan_cmd(struct reload_plan *p, uint64_t generation, enum tp_dp_op op, unsigned slot,
-                     const void *object)
+static void plan_cmd(struct reload_plan *p, unsigned l, uint64_t generation, enum tp_dp_op op,
+                     unsigned slot, const void *object)
 {
-    p->cmds[p->n_cmds++] = (struct tp_dp_cmd){
+    p->cmds[l][p->n_cmds[l]++] = (struct tp_dp_cmd){
         .generation = generation, .op = (uint16_t)op, .slot = (uint16_t)slot, .object = object};
 }
 
-/* Slots and ITCH locate maps of the next config; capacities checked. 0 or -errno with err. */
+/* Lcores, slots and ITCH locate maps of the next config; capacities checked. 0 or -errno. */
 static int plan_slots(struct tp_daemon *d, const struct tp_config *next,
                       const struct tp_config_diff *diff, struct reload_plan *p, char *err,
                       size_t err_size)
 {
-    bool kept[TP_DP_MAX_CHANNELS] = {false};
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        p->itch_slot_of[s] = -1;
+    bool kept[TP_CFG_MAX_DATA_LCORES][TP_DP_MAX_CHANNELS] = {{false}};
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+            p->itch_slot_of[l][s] = -1;
     for (unsigned i = 0; i < diff->n_unchanged; i++) {
-        unsigned s = d->slot_of[diff->unchanged[i].old_index];
+        unsigned o = diff->unchanged[i].old_index, l = d->lcore_of[o], s = d->slot_of[o];
         p->slot_of[diff->unchanged[i].new_index] = (uint8_t)s;
-        kept[s] = p->busy[s] = true;
-        p->itch_slot_of[s] = d->itch_slot_of[s];
+        p->lcore_of[diff->unchanged[i].new_index] = (uint8_t)l;
+        kept[l][s] = p->busy[l][s] = true;
+        p->itch_slot_of[l][s] = d->lcores[l].itch_slot_of[s];
     }
-    /* A changed channel restarts in its own slot. */
+    /* A changed channel restarts in its own slot (a move to another lcore needs a restart). */
     for (unsigned i = 0; i < diff->n_changed; i++) {
-        unsigned s = d->slot_of[diff->changed[i].old_index];
-        p->slot_of[diff->changed[i].new_index] = (uint8_t)s;
-        p->busy[s] = true;
-        p->attach_channel[p->n_attach++] = diff->changed[i].new_index;
+        unsigned o = diff->changed[i].old_index, c = diff->changed[i].new_index;
+        unsigned l = d->lcore_of[o], s = d->slot_of[o];
+        if (tp_config_channel_lcore(next, c) != (int)l) {
+            snprintf(err, err_size,
+                     "channels[%u] \"%s\": moving a channel to another lcore "
+                     "needs a restart",
+                     c, next->channels[c].name);
+            return -EINVAL;
+        }
+        p->slot_of[c] = (uint8_t)s;
+        p->lcore_of[c] = (uint8_t)l;
+        p->busy[l][s] = true;
+        p->attach_channel[p->n_attach++] = (uint16_t)c;
     }
     for (unsigned i = 0; i < diff->n_added; i++) {
-        unsigned s = 0;
-        while (s < TP_DP_MAX_CHANNELS && p->busy[s])
+        unsigned c = diff->added[i];
+        int lc = tp_config_channel_lcore(next, c);
+        if (lc < 0 || (unsigned)lc >= d->n_lcores) {
+            snprintf(err, err_size, "channels[%u] \"%s\": runs on no running lcore", c,
+                     next->channels[c].name);
+            return -EINVAL;
+        }
+        unsigned l = (unsigned)lc, s = 0;
+        while (s < TP_DP_MAX_CHANNELS && p->busy[l][s])
             s++;
         if (s == TP_DP_MAX_CHANNELS) {
-            snprintf(err, err_size, "channels[%u] \"%s\": all %d channel slots are in use",
-                     diff->added[i], next->channels[diff->added[i]].name, TP_DP_MAX_CHANNELS);
+            snprintf(err, err_size,
+                     "channels[%u] \"%s\": all %d channel slots of lcore %u are "
+                     "in use",
+                     c, next->channels[c].name, TP_DP_MAX_CHANNELS, d->lcores[l].lc.lcore_id);
             return -ENOSPC;
         }
-        p->slot_of[diff->added[i]] = (uint8_t)s;
-        p->busy[s] = true;
-        p->attach_channel[p->n_attach++] = diff->added[i];
+        p->slot_of[c] = (uint8_t)s;
+        p->lcore_of[c] = (uint8_t)l;
+        p->busy[l][s] = true;
+        p->attach_channel[p->n_attach++] = (uint16_t)c;
     }
-    /* ITCH locate maps: a changed channel keeps its own, others take a free one. */
-    bool taken[TP_DP_MAX_CHANNELS] = {false};
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        taken[s] = kept[s];
+    /* ITCH locate maps of each lcore's registry: a changed channel keeps its own, others take a
+     * free one. */
+    bool taken[TP_CFG_MAX_DATA_LCORES][TP_DP_MAX_CHANNELS];
+    memcpy(taken, kept, sizeof(taken));
     for (unsigned k = 0; k < p->n_attach; k++) {
-        unsigned c = p->attach_channel[k], s = p->slot_of[c];
+        unsigned c = p->attach_channel[k], l = p->lcore_of[c], s = p->slot_of[c];
+        const struct tp_daemon_lcore *dl = &d->lcores[l];
         if (next->channels[c].protocol != TP_CFG_PROTO_ITCH)
             continue;
-        int own = d->slot_channel[s] != NULL ? d->itch_slot_of[s] : -1;
-        p->itch_slot_of[s] = -1;
+        int own = dl->slot_channel[s] != NULL ? dl->itch_slot_of[s] : -1;
+        p->itch_slot_of[l][s] = -1;
         for (unsigned o = 0; o < TP_DP_MAX_CHANNELS && own >= 0; o++)
-            if (taken[o] && p->itch_slot_of[o] == own)
+            if (taken[l][o] && p->itch_slot_of[l][o] == own)
                 own = -1;
-        p->itch_slot_of[s] = own >= 0 ? own : free_itch_slot_of(d, p->itch_slot_of, taken);
-        if (p->itch_slot_of[s] < 0) {
+        p->itch_slot_of[l][s] =
+            own >= 0 ? own : free_itch_slot_of(dl, p->itch_slot_of[l], taken[l]);
+        if (p->itch_slot_of[l][s] < 0) {
             snprintf(err, err_size,
-                     "channels[%u] \"%s\": no ITCH locate map left (%u: the ITCH channels at "
-                     "start-up + %d); restart to add more",
-                     c, next->channels[c].name, d->itch_slots, TP_DAEMON_SPARE_ITCH_SLOTS);
+                     "channels[%u] \"%s\": no ITCH locate map left on lcore %u (%u: its ITCH "
+                     "channels at start-up + %d); restart to add more",
+                     c, next->channels[c].name, dl->lc.lcore_id, dl->itch_slots,
+                     TP_DAEMON_SPARE_ITCH_SLOTS);
             return -ENOSPC;
         }
-        taken[s] = true;
+        taken[l][s] = true;
     }
     return check_channel_capacity(next, err, err_size);
 }
 
-/*
- * The apply hook: prepares the reload (memory, counters, flows tried on a copy of the
- * classifier), sends the data lcore its commands and waits for the acknowledgement. On any
- * failure nothing changed.
- */
 /*
  * Programs each open port's multicast filter with the groups of `a` and, if not NULL, of `b`
  * (during a reload: both configs' groups, so no channel misses frames either way). 0, or the
@@ -437,33 +467,63 @@ static int filter_groups(struct tp_daemon *d, const struct tp_config *a, const s
     return first;
 }
 
+/* Removes the flows of the config channel old_index (running) from its lcore's scratch copy. */
+static void remove_old_flows(struct tp_daemon *d, unsigned old_index)
+{
+    struct tp_daemon_lcore *dl = &d->lcores[d->lcore_of[old_index]];
+    unsigned s = d->slot_of[old_index];
+    slot_flows(dl->scratch_cls, &dl->slot_state[s], s, false);
+}
+
+/* The command that detaches the running channel old_index, for its lcore. */
+static void plan_detach(struct tp_daemon *d, struct reload_plan *p, uint64_t gen,
+                        unsigned old_index)
+{
+    plan_cmd(p, d->lcore_of[old_index], gen, TP_DP_OP_DETACH, d->slot_of[old_index], NULL);
+}
+
+static bool all_applied(struct tp_daemon *d, const struct reload_plan *p, uint64_t gen)
+{
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        if (p->n_cmds[l] != 0 && !tp_dp_set_applied(&d->lcores[l].lc.set, gen))
+            return false;
+    return true;
+}
+
+/* Waits (at most ms) until every lcore with commands applied gen. */
+static bool wait_applied(struct tp_daemon *d, const struct reload_plan *p, uint64_t gen,
+                         unsigned ms)
+{
+    uint64_t deadline = rte_rdtsc() + ms * (rte_get_tsc_hz() / 1000);
+    while (!all_applied(d, p, gen) && rte_rdtsc() < deadline)
+        usleep(200);
+    return all_applied(d, p, gen);
+}
+
 int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
                     char *err, size_t err_size)
 {
     struct tp_daemon *d = ctx;
-    struct tp_dp_lcore *lc = &d->lc;
     struct reload_plan *p = calloc(1, sizeof(*p));
     if (p == NULL) {
         snprintf(err, err_size, "out of memory");
         return -ENOMEM;
     }
     int rc = plan_slots(d, next, diff, p, err, err_size);
-    /* The flows: the leaving channels' removed, the arriving ones' added, on a scratch copy. */
-    memcpy(d->scratch_cls, d->shadow_cls, d->cls_size);
-    for (unsigned i = 0; rc == 0 && i < diff->n_removed; i++) {
-        unsigned s = d->slot_of[diff->removed[i]];
-        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
-    }
-    for (unsigned i = 0; rc == 0 && i < diff->n_changed; i++) {
-        unsigned s = d->slot_of[diff->changed[i].old_index];
-        slot_flows(d->scratch_cls, &d->slot_state[s], s, false);
-    }
+    /* The flows: the leaving channels' removed, the arriving ones' added, on scratch copies. */
+    for (unsigned l = 0; rc == 0 && l < d->n_lcores; l++)
+        memcpy(d->lcores[l].scratch_cls, d->lcores[l].shadow_cls, d->cls_size);
+    for (unsigned i = 0; rc == 0 && i < diff->n_removed; i++)
+        remove_old_flows(d, diff->removed[i]);
+    for (unsigned i = 0; rc == 0 && i < diff->n_changed; i++)
+        remove_old_flows(d, diff->changed[i].old_index);
     unsigned prepared = 0;
     for (; rc == 0 && prepared < p->n_attach; prepared++) {
-        unsigned c = p->attach_channel[prepared], s = p->slot_of[c];
-        rc = prepare_channel(d, &next->channels[c], s, p->itch_slot_of[s], &p->attach[prepared],
-                             err, err_size);
-        if (rc == 0 && slot_flows(d->scratch_cls, &p->attach[prepared].slot, s, true) != 0) {
+        unsigned c = p->attach_channel[prepared], l = p->lcore_of[c], s = p->slot_of[c];
+        rc = prepare_channel(d, l, &next->channels[c], s, p->itch_slot_of[l][s],
+                             &p->attach[prepared], err, err_size);
+        if (rc == 0 &&
+            slot_flows(d->lcores[l].scratch_cls, &p->attach[prepared].slot, s, true) != 0) {
             snprintf(err, err_size,
                      "channels[%u] \"%s\": a line's group and port are already "
                      "another line's",
@@ -485,38 +545,49 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
     }
     uint64_t gen = d->generation + 1;
     for (unsigned i = 0; i < diff->n_removed; i++)
-        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->removed[i]], NULL);
+        plan_detach(d, p, gen, diff->removed[i]);
     for (unsigned i = 0; i < diff->n_changed; i++)
-        plan_cmd(p, gen, TP_DP_OP_DETACH, d->slot_of[diff->changed[i].old_index], NULL);
-    /* The filter before the attaches: a starting channel judges its instruments by it. */
+        plan_detach(d, p, gen, diff->changed[i].old_index);
+    /* The filter before the attaches (a starting channel judges its instruments by it), on
+     * every lcore: each has its own copy. */
     if (diff->filters_changed) {
         tp_daemon_build_filter(&next->instruments, &p->filter);
-        plan_cmd(p, gen, TP_DP_OP_FILTER, 0, &p->filter);
+        for (unsigned l = 0; l < d->n_lcores; l++)
+            plan_cmd(p, l, gen, TP_DP_OP_FILTER, 0, &p->filter);
     }
-    for (unsigned k = 0; k < p->n_attach; k++)
-        plan_cmd(p, gen, TP_DP_OP_ATTACH, p->slot_of[p->attach_channel[k]], &p->attach[k]);
-    plan_cmd(p, gen, TP_DP_OP_COMMIT, 0, NULL);
+    for (unsigned k = 0; k < p->n_attach; k++) {
+        unsigned c = p->attach_channel[k];
+        plan_cmd(p, p->lcore_of[c], gen, TP_DP_OP_ATTACH, p->slot_of[c], &p->attach[k]);
+    }
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        if (p->n_cmds[l] != 0)
+            plan_cmd(p, l, gen, TP_DP_OP_COMMIT, 0, NULL);
 
+    /* One ticket for all the lcores (reconfig.h); every ring has room before any is written
+     * (this lcore is their only producer). */
     d->generation = gen;
-    tp_dp_set_open(&lc->set, gen);
-    if (rte_ring_enqueue_bulk_elem(lc->reconfig, p->cmds, sizeof(p->cmds[0]), p->n_cmds, NULL) !=
-        p->n_cmds) {
-        snprintf(err, err_size, "the data lcore's command ring is full; try again");
-        plan_free(p);
-        return -EBUSY;
+    tp_dp_set_open(&d->lcores[0].lc.set, gen);
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        if (rte_ring_free_count(d->lcores[l].lc.reconfig) < p->n_cmds[l]) {
+            tp_dp_set_cancel(&d->lcores[0].lc.set, gen);
+            snprintf(err, err_size, "the command ring of lcore %u is full; try again",
+                     d->lcores[l].lc.lcore_id);
+            char ignored[128];
+            filter_groups(d, d->cfg, NULL, ignored, sizeof(ignored));
+            plan_free(p);
+            return -EBUSY;
+        }
     }
-    /* Bounded wait: the lcore applies commands every 100 us while it runs. */
-    uint64_t uptick = rte_get_tsc_hz() / 1000;
-    uint64_t deadline = rte_rdtsc() + RELOAD_ACK_MS * uptick;
-    while (!tp_dp_set_applied(&lc->set, gen) && rte_rdtsc() < deadline)
-        usleep(1000);
-    int cancelled = tp_dp_set_applied(&lc->set, gen) ? 1 : tp_dp_set_cancel(&lc->set, gen);
-    /* -EBUSY: the lcore claimed it an instant ago and finishes within microseconds. */
-    while (cancelled == -EBUSY && !tp_dp_set_applied(&lc->set, gen))
-        usleep(100);
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        if (p->n_cmds[l] != 0)
+            rte_ring_enqueue_bulk_elem(d->lcores[l].lc.reconfig, p->cmds[l], sizeof(p->cmds[l][0]),
+                                       p->n_cmds[l], NULL);
+    /* Bounded wait: the lcores apply commands every 100 us while they run. */
+    bool applied = wait_applied(d, p, gen, RELOAD_ACK_MS);
+    int cancelled = applied ? 1 : tp_dp_set_cancel(&d->lcores[0].lc.set, gen);
     if (cancelled == 0) {
         snprintf(err, err_size,
-                 "the data lcore did not take the change within %d ms (is it running?); "
+                 "the data lcores did not take the change within %d ms (are they running?); "
                  "nothing changed",
                  RELOAD_ACK_MS);
         char ignored[128];
@@ -524,26 +595,43 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
         plan_free(p);
         return -ETIMEDOUT;
     }
-    /* Applied: the detached channels and the prepared objects are ours again. */
-    for (unsigned i = 0; i < diff->n_removed; i++)
-        note_detached(d, d->slot_of[diff->removed[i]]);
-    for (unsigned i = 0; i < diff->n_changed; i++)
-        note_detached(d, d->slot_of[diff->changed[i].old_index]);
-    for (unsigned k = 0; k < p->n_attach; k++) {
-        unsigned c = p->attach_channel[k], s = p->slot_of[c];
-        note_attached(d, s, &p->attach[k], next->channels[c].name, p->itch_slot_of[s]);
+    /* Begun by one lcore: the others follow within their next timer tick. */
+    if (!applied && !wait_applied(d, p, gen, RELOAD_ACK_MS)) {
+        /* An lcore stopped polling mid-reload: nothing safe can be freed or reported. */
+        snprintf(err, err_size,
+                 "a data lcore stopped before finishing the reload; restart the daemon");
+        return -ETIMEDOUT;
     }
-    memcpy(d->shadow_cls, d->scratch_cls, d->cls_size);
+    /* Applied: the detached channels and the prepared objects are ours again. */
+    for (unsigned i = 0; i < diff->n_removed; i++) {
+        unsigned o = diff->removed[i];
+        note_detached(&d->lcores[d->lcore_of[o]], d->slot_of[o]);
+    }
+    for (unsigned i = 0; i < diff->n_changed; i++) {
+        unsigned o = diff->changed[i].old_index;
+        note_detached(&d->lcores[d->lcore_of[o]], d->slot_of[o]);
+    }
+    for (unsigned k = 0; k < p->n_attach; k++) {
+        unsigned c = p->attach_channel[k], l = p->lcore_of[c], s = p->slot_of[c];
+        note_attached(&d->lcores[l], s, &p->attach[k], next->channels[c].name,
+                      p->itch_slot_of[l][s]);
+    }
+    uint64_t apply_errors = 0;
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        memcpy(d->lcores[l].shadow_cls, d->lcores[l].scratch_cls, d->cls_size);
+        apply_errors += d->lcores[l].lc.set.apply_errors;
+    }
     /* The leaving groups go from the filters: a failure only leaves extra frames to drop. */
     char why[256];
     if (filter_groups(d, next, NULL, why, sizeof(why)) != 0)
         fprintf(stderr, "tickplane: reload: %s\n", why);
     *d->cfg = *next;
     memcpy(d->slot_of, p->slot_of, sizeof(d->slot_of));
+    memcpy(d->lcore_of, p->lcore_of, sizeof(d->lcore_of));
     tp_daemon_name_venues(d);
-    if (lc->set.apply_errors != 0)
-        fprintf(stderr, "tickplane: reload: %lu flows or joins failed on the data lcore\n",
-                lc->set.apply_errors);
+    if (apply_errors != 0)
+        fprintf(stderr, "tickplane: reload: %lu flows or joins failed on the data lcores\n",
+                apply_errors);
     p->n_attach = 0; /* the channels are running now */
     plan_free(p);
     return 0;

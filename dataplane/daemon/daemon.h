@@ -1,7 +1,13 @@
 /*
  * The daemon's state, shared by main.c (start-up, the control plane's view, the summary) and
- * channels.c (the main lcore's side of the data lcore's channels: preparing them at start-up and
- * applying a live reload). Main lcore only: the data lcore sees its struct tp_dp_lcore.
+ * channels.c (the main lcore's side of the data lcores' channels: preparing them at start-up and
+ * applying a live reload). Main lcore only: each data lcore sees its struct tp_dp_lcore.
+ *
+ * Several data lcores: each owns its channels (slots 0..TP_DP_MAX_CHANNELS-1 of its own), its
+ * ports (a port is polled by one lcore: its IGMP/ARP side and tx queue are that lcore's), its
+ * instrument registry (a window of the instance's ids), books, publisher, latency histogram and
+ * bus writer (its own ring). Nothing is written by two lcores; the state table is shared, each
+ * entry written by the lcore that owns the instrument.
  */
 #ifndef TP_DAEMON_DAEMON_H
 #define TP_DAEMON_DAEMON_H
@@ -25,19 +31,14 @@ struct tp_instruments;
 /* A channel's name as a counter label: at most 24 characters ('.' becomes '_'). */
 #define TP_DAEMON_LABEL_LEN 25
 
-/* Everything the daemon allocates, sized from the config. */
-struct tp_daemon {
-    struct tp_config *cfg; /* running (replaced by a successful reload) */
-    struct tp_bus_writer *bus;
-    struct tp_dp_port ports[TP_CFG_MAX_PORTS];
-    unsigned n_ports_open;
-    struct tp_instruments *registry;
-    struct tp_books *books;
-    struct tp_instrument_filter filter; /* every feed reads this one (the lcore swaps it) */
-    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
+/* One data lcore as the main lcore sees it. */
+struct tp_daemon_lcore {
     struct tp_dp_lcore lc;
+    struct tp_instruments *registry; /* its window of ids */
+    struct tp_books *books;
+    struct tp_instrument_filter filter; /* its feeds read this one (the lcore swaps it) */
+    int socket;                         /* NUMA socket of the lcore: its memory's */
     /* The main lcore's view of the slots (what it last handed the lcore; read by stats). */
-    uint8_t slot_of[TP_CFG_MAX_CHANNELS]; /* config channel -> slot */
     struct tp_channel *slot_channel[TP_DP_MAX_CHANNELS];
     struct tp_dp_slot slot_state[TP_DP_MAX_CHANNELS];
     char slot_label[TP_DP_MAX_CHANNELS][TP_DAEMON_LABEL_LEN];
@@ -45,13 +46,30 @@ struct tp_daemon {
     uint16_t itch_slots;                  /* locate maps in the registry */
     /* A copy of the lcore's classifier: a reload's flows are tried on it first. */
     struct tp_classifier *shadow_cls, *scratch_cls;
-    size_t cls_size;
-    uint32_t held_max;
-    uint64_t generation; /* of the last reload sent to the lcore */
 };
 
-/* main.c: DPDK memory on the lcore's socket (NULL, reported, on failure). */
-void *tp_daemon_alloc(const char *what, size_t size);
+/* Everything the daemon allocates, sized from the config. */
+struct tp_daemon {
+    struct tp_config *cfg;     /* running (replaced by a successful reload) */
+    struct tp_bus_writer *bus; /* writer k is lcores[k]'s (tp_daemon_bus_writer) */
+    struct tp_dp_port ports[TP_CFG_MAX_PORTS];
+    unsigned n_ports_open;
+    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
+    unsigned n_lcores;          /* cfg->lcores, in the same order */
+    struct tp_daemon_lcore lcores[TP_CFG_MAX_DATA_LCORES];
+    uint8_t slot_of[TP_CFG_MAX_CHANNELS];  /* config channel -> slot on its lcore */
+    uint8_t lcore_of[TP_CFG_MAX_CHANNELS]; /* config channel -> index into lcores */
+    size_t cls_size;
+    uint32_t held_max;
+    uint64_t generation;            /* of the last reload sent to the lcores */
+    _Atomic uint64_t reload_ticket; /* the lcores' common reload ticket (reconfig.h) */
+};
+
+/* The channel config channel c runs as, or NULL. */
+struct tp_channel *tp_daemon_channel(const struct tp_daemon *d, unsigned c);
+
+/* main.c: DPDK memory on a NUMA socket (NULL, reported, on failure). */
+void *tp_daemon_alloc(const char *what, size_t size, int socket);
 
 /* main.c: the config line of a channel's role (TP_ROLE_*), or NULL. */
 const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch, unsigned role);
@@ -74,13 +92,13 @@ int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
 /* main.c: tpout venue 0 (cme) and 1 (nasdaq) as the running config names them. */
 void tp_daemon_name_venues(struct tp_daemon *d);
 
-/* channels.c: start-up: the config's channels in slots 0..n-1 (the lcore not running yet). */
+/* channels.c: start-up: the config's channels in the slots of their lcores (not running yet). */
 int tp_daemon_start_channels(struct tp_daemon *d);
 
 /*
  * channels.c: the control plane's apply hook (ctx: the daemon): prepares the reload, hands the
- * data lcore its commands and waits for the acknowledgement. 0, or -errno with why in err and
- * nothing changed.
+ * data lcores concerned their commands and waits for every acknowledgement. 0, or -errno with
+ * why in err and nothing changed.
  */
 int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_config_diff *diff,
                     char *err, size_t err_size);

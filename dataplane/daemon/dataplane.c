@@ -167,7 +167,8 @@ static void apply_subscriptions(struct tp_dp_lcore *lc)
     if (lc->interest->used == 0) {
         tp_daemon_bus_set_interest(lc->bus, UINT32_MAX, true);
     } else {
-        for (uint32_t id = 0; id < count; id++) {
+        /* This lcore's instruments: the others' are published by their own writers. */
+        for (uint32_t id = tp_instruments_first_id(lc->registry); id < count; id++) {
             const struct tp_instrument *in = tp_instruments_get(lc->registry, id);
             tp_daemon_bus_set_interest(
                 lc->bus, id,

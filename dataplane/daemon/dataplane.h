@@ -44,9 +44,10 @@ struct tp_dp_port {
 };
 
 #define TP_DP_LCORE_EXPORTS 32 /* the lcore's own counters (its channels' are in their slots) */
-/* Counters area: the lcore's, the bus's, and every channel name a reload may bring (a removed
- * channel's names stay registered; added again, it reuses them). */
-#define TP_DP_COUNTERS (64 + TP_DP_LCORE_EXPORTS + 2 * TP_DP_MAX_CHANNELS * TP_DP_SLOT_EXPORTS)
+/* Counters area: each lcore's and its bus writer's, and every channel name a reload may bring
+ * (a removed channel's names stay registered; added again, it reuses them). */
+#define TP_DP_COUNTERS(lcores)                                                                     \
+    (64 + (lcores) * (TP_DP_LCORE_EXPORTS + 4) + 2 * TP_DP_MAX_CHANNELS * TP_DP_SLOT_EXPORTS)
 
 /* The lcore's own counters (the classifier, host and channels keep theirs). */
 struct tp_dp_stats {
@@ -67,7 +68,8 @@ struct tp_dp_lcore {
         uint16_t queue;
     } rxq[TP_DP_MAX_RXQ];
     unsigned n_ports;
-    struct tp_dp_port *ports[TP_DP_MAX_PORTS]; /* indexed like the config's ports */
+    struct tp_dp_port
+        *ports[TP_DP_MAX_PORTS]; /* indexed like the config's; NULL: not polled here */
     /* The channels by slot, the classifier, and the reload hand-shake (reconfig.h). */
     struct tp_dp_set set;
     struct rte_ring *reconfig; /* struct tp_dp_cmd elements, main lcore -> this lcore */
@@ -81,10 +83,10 @@ struct tp_dp_lcore {
     /* Subscriptions: commands from the control socket, applied here (the only writer). */
     struct rte_ring *commands; /* struct tp_ctl_cmd elements, control plane -> this lcore */
     struct tp_interest *interest;
-    struct tp_bus_writer *bus;
-    struct tp_instruments *registry;
-    uint64_t interest_generation;  /* of the interest table when last applied to the bus */
-    uint32_t interest_instruments; /* instruments the bus interest flags cover */
+    struct tp_bus_writer *bus;       /* this lcore's writer (its own ring) */
+    struct tp_instruments *registry; /* this lcore's window of instrument ids */
+    uint64_t interest_generation;    /* of the interest table when last applied to the bus */
+    uint32_t interest_instruments;   /* instruments the bus interest flags cover */
     /* A copy of `latency` for the control plane, under a sequence count (odd: being written). */
     _Atomic uint64_t latency_seq;
     struct tp_histogram latency_export;

@@ -7,11 +7,11 @@
  * config, start EAL with the arguments it gives, open the ports (pool on the port's socket,
  * queues, multicast filter), create the bus, size every table from the config in DPDK memory,
  * join the feeds' groups (IGMP from the data plane itself, see dataplane/ports/README.md) and
- * launch the data lcore. Then the main lcore is the control plane: it watches for SIGINT/SIGTERM
- * and the idle timeout (end of a replayed capture), while the data lcore busy-polls.
+ * launch the data lcores. Then the main lcore is the control plane: it watches for SIGINT/SIGTERM
+ * and the idle timeout (end of a replayed capture), while the data lcores busy-poll.
  * On exit it prints a JSON summary (counters, receive-to-publish latency) on stdout.
  *
- * This build runs one data lcore per instance: the bus has a single writer.
+ * Every data lcore has its own channels, instrument ids, books, publisher and bus ring (daemon.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -113,9 +113,9 @@ static int parse_options(int argc, char **argv, struct options *o)
     return o->config != NULL ? 0 : -EINVAL;
 }
 
-void *tp_daemon_alloc(const char *what, size_t size)
+void *tp_daemon_alloc(const char *what, size_t size, int socket)
 {
-    void *p = size ? rte_zmalloc_socket(what, size, 64, (int)rte_socket_id()) : NULL;
+    void *p = size ? rte_zmalloc_socket(what, size, 64, socket) : NULL;
     if (p == NULL)
         fprintf(stderr, "tickplane: cannot allocate %zu bytes for %s\n", size, what);
     return p;
@@ -207,7 +207,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         ports[i].ip = cp->ipv4 != 0                  ? cp->ipv4
                       : cp->kind == TP_CFG_PORT_VDEV ? iface_ipv4(cp->device)
                                                      : 0;
-        ports[i].host = tp_daemon_alloc("host", tp_host_memsize());
+        ports[i].host = tp_daemon_alloc("host", tp_host_memsize(), ports[i].port.socket);
         if (ports[i].host == NULL)
             return -ENOMEM;
         struct tp_host_params hp = {
@@ -255,67 +255,130 @@ int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
     return 0;
 }
 
-static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area)
+/*
+ * The lcore's counters, named "dp.*" when it is the only data lcore and "dp.lcore=<id>.*" when
+ * there are several (the lcore becomes a Prometheus label).
+ */
+static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool labelled)
 {
     int rc = 0;
-#define EXPORT(prefix, obj, field)                                                                 \
-    rc |= tp_daemon_export(lc->exports, &lc->n_exports, TP_DP_LCORE_EXPORTS, area, prefix, #field, \
-                           &(obj)->field)
-    EXPORT("dp", &lc->stats, rx_packets);
-    EXPORT("dp", &lc->stats, tx_frames);
-    EXPORT("dp", &lc->stats, tx_dropped);
-    EXPORT("dp", &lc->stats, host_frames);
+    char dp[24], prefix[48];
+    if (labelled)
+        snprintf(dp, sizeof(dp), "dp.lcore=%u", lc->lcore_id);
+    else
+        snprintf(dp, sizeof(dp), "dp");
+#define EXPORT(part, obj, field)                                                                   \
+    do {                                                                                           \
+        snprintf(prefix, sizeof(prefix), "%s%s", dp, part);                                        \
+        rc |= tp_daemon_export(lc->exports, &lc->n_exports, TP_DP_LCORE_EXPORTS, area, prefix,     \
+                               #field, &(obj)->field);                                             \
+    } while (0)
+    EXPORT("", &lc->stats, rx_packets);
+    EXPORT("", &lc->stats, tx_frames);
+    EXPORT("", &lc->stats, tx_dropped);
+    EXPORT("", &lc->stats, host_frames);
     const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
-    EXPORT("dp.classify", cc, matched);
-    EXPORT("dp.classify", cc, no_flow);
-    EXPORT("dp.classify", cc, not_udp);
-    EXPORT("dp.classify", cc, malformed);
-    EXPORT("dp.classify", cc, bad_checksum);
+    EXPORT(".classify", cc, matched);
+    EXPORT(".classify", cc, no_flow);
+    EXPORT(".classify", cc, not_udp);
+    EXPORT(".classify", cc, malformed);
+    EXPORT(".classify", cc, bad_checksum);
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
-    EXPORT("dp.publish", pc, records);
-    EXPORT("dp.publish", pc, events);
-    EXPORT("dp.reload", &lc->set, detached_instruments);
-    EXPORT("dp.reload", &lc->set, apply_errors);
+    EXPORT(".publish", pc, records);
+    EXPORT(".publish", pc, events);
+    EXPORT(".reload", &lc->set, detached_instruments);
+    EXPORT(".reload", &lc->set, apply_errors);
     /* The host side's frames the port did not take at once (ports/host.h), per port. */
     for (unsigned i = 0; i < lc->n_ports; i++) {
-        if (lc->ports[i]->host == NULL)
+        if (lc->ports[i] == NULL || lc->ports[i]->host == NULL)
             continue;
-        char prefix[32];
-        snprintf(prefix, sizeof(prefix), "dp.port=%u.host", i);
+        char part[24];
+        snprintf(part, sizeof(part), ".port=%u.host", i);
         const struct tp_host_counters *hc = tp_host_counters(lc->ports[i]->host);
-        EXPORT(prefix, hc, tx_retries);
-        EXPORT(prefix, hc, tx_given_up);
+        EXPORT(part, hc, tx_retries);
+        EXPORT(part, hc, tx_given_up);
     }
 #undef EXPORT
     return rc;
 }
 
-static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *cfg,
-                          const uint8_t *slot_of, double elapsed_s)
+struct tp_channel *tp_daemon_channel(const struct tp_daemon *d, unsigned c)
 {
+    return c < d->cfg->n_channels ? d->lcores[d->lcore_of[c]].lc.set.channels[d->slot_of[c]] : NULL;
+}
+
+/* Sums of the lcores' counters for the summary. */
+struct lcore_totals {
+    uint64_t rx_packets, tx_frames, records, events, skipped, first_rx, last_rx;
+    struct tp_classifier_counters classify;
+    struct tp_histogram latency;
+};
+
+static void sum_lcores(const struct tp_daemon *d, struct lcore_totals *t)
+{
+    memset(t, 0, sizeof(*t));
+    tp_hist_reset(&t->latency);
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        const struct tp_dp_lcore *lc = &d->lcores[l].lc;
+        t->rx_packets += lc->stats.rx_packets;
+        t->tx_frames += lc->stats.tx_frames;
+        const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
+        t->records += pc->records;
+        t->events += pc->events;
+        t->skipped += pc->skipped;
+        const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
+        t->classify.matched += cc->matched;
+        t->classify.no_flow += cc->no_flow;
+        t->classify.not_udp += cc->not_udp;
+        t->classify.malformed += cc->malformed;
+        t->classify.bad_checksum += cc->bad_checksum;
+        uint64_t last = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
+        if (lc->first_rx_tsc != 0 && (t->first_rx == 0 || lc->first_rx_tsc < t->first_rx))
+            t->first_rx = lc->first_rx_tsc;
+        if (last > t->last_rx)
+            t->last_rx = last;
+        tp_hist_merge(&t->latency, &lc->latency);
+    }
+}
+
+static void print_summary(const struct tp_daemon *d, double elapsed_s)
+{
+    const struct tp_config *cfg = d->cfg;
+    static struct lcore_totals t;
+    sum_lcores(d, &t);
+    uint64_t tsc_hz = d->lcores[0].lc.tsc_hz;
     /* Throughput over the span from the first to the last feed frame (a replay's busy time). */
-    uint64_t last = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
-    double busy_s = last > lc->first_rx_tsc && lc->first_rx_tsc
-                        ? (double)(last - lc->first_rx_tsc) / (double)lc->tsc_hz
+    double busy_s = t.last_rx > t.first_rx && t.first_rx
+                        ? (double)(t.last_rx - t.first_rx) / (double)tsc_hz
                         : 0.0;
     uint64_t messages = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
-        if (lc->set.channels[slot_of[c]] != NULL)
-            messages += lc->set.channels[slot_of[c]]->counters.messages;
+        if (tp_daemon_channel(d, c) != NULL)
+            messages += tp_daemon_channel(d, c)->counters.messages;
     printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
            "\"messages_per_s\":%.0f,\"rx_packets\":%lu,\"tx_frames\":%lu",
-           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0,
-           lc->stats.rx_packets, lc->stats.tx_frames);
-    const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
+           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0, t.rx_packets,
+           t.tx_frames);
+    const struct tp_classifier_counters *cc = &t.classify;
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
            "\"bad_checksum\":%lu}",
            cc->matched, cc->no_flow, cc->not_udp, cc->malformed, cc->bad_checksum);
-    const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
-    printf(",\"publish\":{\"records\":%lu,\"events\":%lu,\"skipped\":%lu}", pc->records, pc->events,
-           pc->skipped);
-    printf(",\"channels\":[");
+    printf(",\"publish\":{\"records\":%lu,\"events\":%lu,\"skipped\":%lu}", t.records, t.events,
+           t.skipped);
+    /* Each data lcore: what it received and published (its ring). */
+    printf(",\"lcores\":[");
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        const struct tp_dp_lcore *lc = &d->lcores[l].lc;
+        const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
+        printf("%s{\"lcore\":%u,\"ring\":%u,\"rx_packets\":%lu,\"records\":%lu,"
+               "\"events\":%lu,\"instruments\":%u}",
+               l ? "," : "", lc->lcore_id, l, lc->stats.rx_packets, pc->records, pc->events,
+               tp_instruments_count(d->lcores[l].registry) -
+                   tp_instruments_first_id(d->lcores[l].registry));
+    }
+    printf("],\"channels\":[");
     for (unsigned c = 0, first = 1; c < cfg->n_channels; c++) {
-        const struct tp_channel *ch = lc->set.channels[slot_of[c]];
+        const struct tp_channel *ch = tp_daemon_channel(d, c);
         if (ch == NULL)
             continue;
         const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
@@ -351,7 +414,7 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
         first = 0;
     }
     printf("],\"rx_to_publish_ns\":");
-    tp_hist_print_json(stdout, &lc->latency, 1e9 / (double)lc->tsc_hz);
+    tp_hist_print_json(stdout, &t.latency, 1e9 / (double)tsc_hz);
     printf("}}\n");
     fflush(stdout);
 }
@@ -359,7 +422,7 @@ static void print_summary(const struct tp_dp_lcore *lc, const struct tp_config *
 static int build_bus(struct tp_daemon *d)
 {
     char err[256];
-    d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS, err, sizeof(err));
+    d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS(d->n_lcores), err, sizeof(err));
     if (d->bus == NULL) {
         fprintf(stderr, "tickplane: bus: %s\n", err);
         return -EIO;
@@ -367,17 +430,34 @@ static int build_bus(struct tp_daemon *d)
     return 0;
 }
 
-static int build_tables(struct tp_daemon *d)
+/*
+ * The registry and books of data lcore l. Its registry hands out the ids of its share of
+ * instruments.capacity (lcore l of n: [l * capacity / n, (l + 1) * capacity / n)); its books and
+ * publisher are indexed by those ids, so they span the capacity.
+ */
+static int build_tables(struct tp_daemon *d, unsigned l)
 {
     const struct tp_config *cfg = d->cfg;
+    struct tp_daemon_lcore *dl = &d->lcores[l];
     uint16_t itch_channels = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
-        itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
-    d->itch_slots = itch_channels + TP_DAEMON_SPARE_ITCH_SLOTS;
+        itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH &&
+                         tp_config_channel_lcore(cfg, c) == (int)l;
+    dl->itch_slots = itch_channels + TP_DAEMON_SPARE_ITCH_SLOTS;
+    uint64_t capacity = cfg->instruments.capacity;
+    uint32_t first = (uint32_t)(capacity * l / d->n_lcores);
+    uint32_t end = (uint32_t)(capacity * (l + 1) / d->n_lcores);
+    if (end == first) {
+        fprintf(stderr, "tickplane: instruments.capacity %u leaves lcore %u no instrument id\n",
+                cfg->instruments.capacity, dl->lc.lcore_id);
+        return -EINVAL;
+    }
     struct tp_instruments_params ip = {.capacity = cfg->instruments.capacity,
-                                       .itch_venues = d->itch_slots};
-    d->registry = tp_daemon_alloc("instruments", tp_instruments_memsize(&ip));
-    if (d->registry == NULL || tp_instruments_init(d->registry, &ip) != 0)
+                                       .itch_venues = dl->itch_slots,
+                                       .first_id = first,
+                                       .ids = end - first};
+    dl->registry = tp_daemon_alloc("instruments", tp_instruments_memsize(&ip), dl->socket);
+    if (dl->registry == NULL || tp_instruments_init(dl->registry, &ip) != 0)
         return -ENOMEM;
     /* Order books aggregate every live price: the level arrays hold more than the depth the
      * config publishes (a full side refuses adds and would corrupt the book). */
@@ -391,10 +471,10 @@ static int build_tables(struct tp_daemon *d)
         .mbp_depth = cfg->books.levels_per_side < 255 ? cfg->books.levels_per_side : 255,
         .implied_depth = 2,
     };
-    d->books = tp_daemon_alloc("books", tp_books_memsize(&bp));
-    if (d->books == NULL || tp_books_init(d->books, &bp) != 0)
+    dl->books = tp_daemon_alloc("books", tp_books_memsize(&bp), dl->socket);
+    if (dl->books == NULL || tp_books_init(dl->books, &bp) != 0)
         return -ENOMEM;
-    tp_daemon_build_filter(&cfg->instruments, &d->filter);
+    tp_daemon_build_filter(&cfg->instruments, &dl->filter);
     return 0;
 }
 
@@ -408,26 +488,27 @@ void tp_daemon_name_venues(struct tp_daemon *d)
         d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
 }
 
-static int build_lcore(struct tp_daemon *d)
+/* Data lcore l: its ports, classifier, publisher (its bus writer) and counters. */
+static int build_lcore(struct tp_daemon *d, unsigned l)
 {
     const struct tp_config *cfg = d->cfg;
-    struct tp_dp_lcore *lc = &d->lc;
-    const struct tp_cfg_lcore *cl = &cfg->lcores[0];
-    lc->lcore_id = cl->lcore_id;
+    struct tp_daemon_lcore *dl = &d->lcores[l];
+    struct tp_dp_lcore *lc = &dl->lc;
+    const struct tp_cfg_lcore *cl = &cfg->lcores[l];
     lc->tsc_hz = rte_get_tsc_hz();
     lc->quit = &quit;
     tp_hist_reset(&lc->latency);
+    /* The ports it polls are its own: their IGMP/ARP side and tx queue run on this lcore. */
     lc->n_ports = cfg->n_ports;
-    for (unsigned i = 0; i < cfg->n_ports; i++) {
-        lc->ports[i] = &d->ports[i];
-        lc->set.hosts[i] = d->ports[i].host;
-    }
-    lc->set.filter = &d->filter;
     lc->n_rxq = cl->n_rxq;
     for (unsigned q = 0; q < cl->n_rxq; q++) {
         lc->rxq[q].port = cl->rxq[q].port;
         lc->rxq[q].queue = cl->rxq[q].queue;
+        lc->ports[cl->rxq[q].port] = &d->ports[cl->rxq[q].port];
+        lc->set.hosts[cl->rxq[q].port] = d->ports[cl->rxq[q].port].host;
     }
+    lc->set.filter = &dl->filter;
+    tp_dp_set_share_ticket(&lc->set, &d->reload_ticket);
 
     /* Room for the flows of every slot, so that reloads never resize it. UDP checksums are
      * verified unless a port is an af_packet vdev: Linux hands frames sent over veth to packet
@@ -438,42 +519,75 @@ static int build_lcore(struct tp_daemon *d)
         if (strncmp(cfg->ports[i].dev_name, "net_af_packet", 13) == 0)
             cp.verify_udp_checksum = false;
     d->cls_size = tp_classifier_memsize(&cp);
-    lc->set.classifier = tp_daemon_alloc("classifier", d->cls_size);
-    d->shadow_cls = aligned_alloc(64, d->cls_size);
-    d->scratch_cls = aligned_alloc(64, d->cls_size);
-    if (lc->set.classifier == NULL || d->shadow_cls == NULL || d->scratch_cls == NULL ||
+    lc->set.classifier = tp_daemon_alloc("classifier", d->cls_size, dl->socket);
+    dl->shadow_cls = aligned_alloc(64, d->cls_size);
+    dl->scratch_cls = aligned_alloc(64, d->cls_size);
+    if (lc->set.classifier == NULL || dl->shadow_cls == NULL || dl->scratch_cls == NULL ||
         tp_classifier_init(lc->set.classifier, &cp) != 0 ||
-        tp_classifier_init(d->shadow_cls, &cp) != 0)
+        tp_classifier_init(dl->shadow_cls, &cp) != 0)
         return -ENOMEM;
 
     struct tp_publisher_params pp = {
-        .bus = d->bus,
-        .books = d->books,
-        .registry = d->registry,
+        .bus = tp_daemon_bus_writer(d->bus, l),
+        .books = dl->books,
+        .registry = dl->registry,
         .instruments = cfg->instruments.capacity,
         .depth = cfg->bus.state_depth,
         .latency = &lc->latency,
         .clock = tsc_now,
     };
-    lc->publisher = tp_daemon_alloc("publisher", tp_publisher_memsize(&pp));
+    lc->publisher = tp_daemon_alloc("publisher", tp_publisher_memsize(&pp), dl->socket);
     if (lc->publisher == NULL || tp_publisher_init(lc->publisher, &pp) != 0)
         return -ENOMEM;
-    if (export_lcore(lc, tp_daemon_bus_counters(d->bus)) != 0)
+    if (export_lcore(lc, tp_daemon_bus_counters(d->bus), d->n_lcores > 1) != 0)
         return -ENOSPC;
+    char name[RTE_RING_NAMESIZE];
+    snprintf(name, sizeof(name), "tp_reconfig_%u", lc->lcore_id);
+    lc->reconfig = rte_ring_create_elem(name, sizeof(struct tp_dp_cmd), TP_DP_RECONFIG_RING,
+                                        dl->socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    return lc->reconfig != NULL ? 0 : -ENOMEM;
+}
 
+/*
+ * The data lcores, their tables and channels. This build gives each port to one lcore (its
+ * IGMP/ARP side, tx queue and multicast filter): several lcores may not poll one port.
+ */
+static int build_lcores(struct tp_daemon *d)
+{
+    const struct tp_config *cfg = d->cfg;
+    for (unsigned p = 0; p < cfg->n_ports; p++) {
+        int owner = -1;
+        for (unsigned l = 0; l < cfg->n_lcores; l++)
+            for (unsigned q = 0; q < cfg->lcores[l].n_rxq; q++) {
+                if (cfg->lcores[l].rxq[q].port != p || owner == (int)l)
+                    continue;
+                if (owner >= 0) {
+                    fprintf(stderr,
+                            "tickplane: lcores[%u].poll[%u]: port \"%s\" is polled by lcores[%d] "
+                            "already (this build runs each port on one data lcore)\n",
+                            l, q, cfg->ports[p].name, owner);
+                    return -EINVAL;
+                }
+                owner = (int)l;
+            }
+    }
     /* Held packets keep their mbufs: at most a quarter of the smallest pool, so a long gap
      * cannot starve the receive queues. */
     d->held_max = TP_ARB_HELD_LIMIT;
     for (unsigned i = 0; i < cfg->n_ports; i++)
         if (cfg->ports[i].mbuf_pool_size / 4 < d->held_max)
             d->held_max = cfg->ports[i].mbuf_pool_size / 4;
-    int rc = tp_daemon_start_channels(d);
-    if (rc != 0)
-        return rc;
-    lc->reconfig =
-        rte_ring_create_elem("tp_reconfig", sizeof(struct tp_dp_cmd), TP_DP_RECONFIG_RING,
-                             (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-    return lc->reconfig != NULL ? 0 : -ENOMEM;
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        d->lcores[l].lc.lcore_id = cfg->lcores[l].lcore_id;
+        int socket = (int)rte_lcore_to_socket_id(cfg->lcores[l].lcore_id);
+        d->lcores[l].socket = socket >= 0 ? socket : (int)rte_socket_id();
+        int rc = build_tables(d, l);
+        if (rc == 0)
+            rc = build_lcore(d, l);
+        if (rc != 0)
+            return rc;
+    }
+    return tp_daemon_start_channels(d);
 }
 
 static double mono_s(void)
@@ -495,8 +609,11 @@ static void control_loop(struct tp_daemon *d, const struct options *o)
             usleep(10000);
         if (o->idle_exit_ms == 0)
             continue;
-        uint64_t now = rte_rdtsc();
-        uint64_t last = atomic_load_explicit(&d->lc.last_rx_tsc, memory_order_relaxed);
+        uint64_t now = rte_rdtsc(), last = 0;
+        for (unsigned l = 0; l < d->n_lcores; l++) {
+            uint64_t t = atomic_load_explicit(&d->lcores[l].lc.last_rx_tsc, memory_order_relaxed);
+            last = t > last ? t : last;
+        }
         if (last == 0)
             last = start;
         if (now > last && (now - last) * 1000 / hz >= o->idle_exit_ms)
@@ -506,11 +623,21 @@ static void control_loop(struct tp_daemon *d, const struct options *o)
 
 /* ---- the control plane's view of the daemon (main lcore) ---------------------------------- */
 
+/*
+ * Every data lcore keeps its own copy of the subscriptions (for its instruments and its ring):
+ * a command goes to all of them, or (a ring full) to none. This lcore is the rings' only
+ * producer, so room seen here stays.
+ */
 static int op_send_command(void *ctx, const struct tp_ctl_cmd *cmd)
 {
     struct tp_daemon *d = ctx;
     struct tp_ctl_cmd copy = *cmd; /* rte_ring takes a non-const source */
-    return rte_ring_enqueue_elem(d->lc.commands, &copy, sizeof(copy)) == 0 ? 0 : -ENOBUFS;
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        if (rte_ring_free_count(d->lcores[l].lc.commands) == 0)
+            return -ENOBUFS;
+    for (unsigned l = 0; l < d->n_lcores; l++)
+        rte_ring_enqueue_elem(d->lcores[l].lc.commands, &copy, sizeof(copy));
+    return 0;
 }
 
 /* Every exported counter by name: the data lcore writes them, readers see whole values. */
@@ -518,15 +645,19 @@ static json_t *op_stats(void *ctx)
 {
     struct tp_daemon *d = ctx;
     json_t *o = json_object();
-    for (unsigned i = 0; i < d->lc.n_exports; i++)
-        json_object_set_new(o, d->lc.exports[i].dst->name,
-                            json_integer((json_int_t)tp_counter_get(d->lc.exports[i].dst)));
-    for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
-        for (unsigned i = 0; d->slot_channel[s] != NULL && i < d->slot_state[s].n_exports; i++) {
-            const struct tp_counter *k = d->slot_state[s].exports[i].dst;
-            json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
-        }
-    /* The bus writer's own counters (published, skipped, too large), registered by the bus. */
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        const struct tp_daemon_lcore *dl = &d->lcores[l];
+        for (unsigned i = 0; i < dl->lc.n_exports; i++)
+            json_object_set_new(o, dl->lc.exports[i].dst->name,
+                                json_integer((json_int_t)tp_counter_get(dl->lc.exports[i].dst)));
+        for (unsigned s = 0; s < TP_DP_MAX_CHANNELS; s++)
+            for (unsigned i = 0; dl->slot_channel[s] != NULL && i < dl->slot_state[s].n_exports;
+                 i++) {
+                const struct tp_counter *k = dl->slot_state[s].exports[i].dst;
+                json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
+            }
+    }
+    /* The bus writers' own counters (published, skipped, too large), registered by the bus. */
     const struct tp_counters *area = tp_daemon_bus_counters(d->bus);
     uint32_t n = atomic_load_explicit(&area->count, memory_order_acquire);
     for (uint32_t i = 0; i < n && i < area->capacity; i++)
@@ -542,13 +673,27 @@ static json_t *op_status(void *ctx)
     json_t *channels = json_array();
     for (unsigned c = 0; c < d->cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &d->cfg->channels[c];
-        json_array_append_new(channels,
-                              json_pack("{s:s, s:s, s:s, s:i}", "name", cc->name, "protocol",
-                                        cc->protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3",
-                                        "venue", cc->venue, "lcore", (int)d->lc.lcore_id));
+        json_array_append_new(
+            channels, json_pack("{s:s, s:s, s:s, s:i, s:i}", "name", cc->name, "protocol",
+                                cc->protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3", "venue",
+                                cc->venue, "lcore", (int)d->lcores[d->lcore_of[c]].lc.lcore_id,
+                                "ring", (int)d->lcore_of[c]));
     }
-    return json_pack("{s:s, s:o, s:[i]}", "instance", d->cfg->name, "channels", channels,
-                     "data_lcores", (int)d->lc.lcore_id);
+    /* Each data lcore: its ring, its window of instrument ids, its packets so far. */
+    json_t *ids = json_array(), *lcores = json_array();
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        const struct tp_daemon_lcore *dl = &d->lcores[l];
+        uint32_t first = tp_instruments_first_id(dl->registry);
+        json_array_append_new(ids, json_integer(dl->lc.lcore_id));
+        json_array_append_new(
+            lcores,
+            json_pack("{s:i, s:i, s:I, s:I, s:I}", "lcore", (int)dl->lc.lcore_id, "ring", (int)l,
+                      "first_instrument", (json_int_t)first, "instruments",
+                      (json_int_t)(tp_instruments_count(dl->registry) - first), "rx_packets",
+                      (json_int_t)atomic_load_explicit(&dl->lc.rx_packets, memory_order_relaxed)));
+    }
+    return json_pack("{s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "channels", channels,
+                     "data_lcores", ids, "lcores", lcores);
 }
 
 static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)
@@ -567,27 +712,37 @@ static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigne
 static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 {
     struct tp_daemon *d = ctx;
-    tp_dp_latency_copy(&d->lc, out);
-    *ns_per_unit = 1e9 / (double)d->lc.tsc_hz;
+    static struct tp_histogram one;
+    tp_hist_reset(out);
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        tp_dp_latency_copy(&d->lcores[l].lc, &one);
+        tp_hist_merge(out, &one);
+    }
+    *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
 }
 
 /*
- * The command ring and subscription table of the data lcore, then the control plane: socket,
+ * The command ring and subscription table of each data lcore, then the control plane: socket,
  * reload (verb or SIGHUP; changes that need a restart are refused), metrics.
  */
 static int build_control(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
     tp_daemon_name_venues(d);
-    d->lc.commands = rte_ring_create_elem("tp_ctl_commands", sizeof(struct tp_ctl_cmd), 1024,
-                                          (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
     struct tp_interest_params ip = {.max_subscriptions =
                                         cfg->control.max_clients * cfg->control.max_subscriptions};
-    d->lc.interest = tp_daemon_alloc("interest", tp_interest_memsize(&ip));
-    if (d->lc.commands == NULL || d->lc.interest == NULL || tp_interest_init(d->lc.interest, &ip))
-        return -ENOMEM;
-    d->lc.bus = d->bus;
-    d->lc.registry = d->registry;
+    for (unsigned l = 0; l < d->n_lcores; l++) {
+        struct tp_dp_lcore *lc = &d->lcores[l].lc;
+        char name[RTE_RING_NAMESIZE];
+        snprintf(name, sizeof(name), "tp_ctl_commands_%u", lc->lcore_id);
+        lc->commands = rte_ring_create_elem(name, sizeof(struct tp_ctl_cmd), 1024,
+                                            d->lcores[l].socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        lc->interest = tp_daemon_alloc("interest", tp_interest_memsize(&ip), d->lcores[l].socket);
+        if (lc->commands == NULL || lc->interest == NULL || tp_interest_init(lc->interest, &ip))
+            return -ENOMEM;
+        lc->bus = tp_daemon_bus_writer(d->bus, l);
+        lc->registry = d->lcores[l].registry;
+    }
     struct tp_control_plane_hooks hooks = {
         .ops = {.ctx = d,
                 .send_command = op_send_command,
@@ -636,13 +791,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tickplane: %s:\n%s", o.config, buf);
         return 2;
     }
-    if (d.cfg->n_lcores != 1) {
-        fprintf(stderr,
-                "tickplane: this build runs exactly one data lcore per instance "
-                "(the bus has one writer); the config has %u\n",
-                d.cfg->n_lcores);
-        return 2;
-    }
+    d.n_lcores = d.cfg->n_lcores;
     /* The host checks only advise (tickplane-doctor explains each one): start regardless. */
     tp_hostcheck_startup(d.cfg, "/", stderr);
     char *eal_argv[TP_CFG_MAX_EAL_ARGS + 2 * TP_CFG_MAX_PORTS + 2 * TP_CFG_MAX_VDEVS + 16];
@@ -663,9 +812,7 @@ int main(int argc, char **argv)
     if (rc >= 0)
         rc = build_bus(&d);
     if (rc >= 0)
-        rc = build_tables(&d);
-    if (rc >= 0)
-        rc = build_lcore(&d);
+        rc = build_lcores(&d);
     if (rc >= 0)
         rc = build_control(&d);
     if (rc < 0) {
@@ -683,15 +830,21 @@ int main(int argc, char **argv)
             usleep(10000);
     }
     double t0 = mono_s();
-    rc = rte_eal_remote_launch(tp_dp_lcore_main, &d.lc, d.lc.lcore_id);
-    if (rc != 0) {
-        fprintf(stderr, "tickplane: cannot launch lcore %u: %s\n", d.lc.lcore_id, strerror(-rc));
-        atomic_store(&quit, true);
+    for (unsigned l = 0; l < d.n_lcores; l++) {
+        struct tp_dp_lcore *lc = &d.lcores[l].lc;
+        rc = rte_eal_remote_launch(tp_dp_lcore_main, lc, lc->lcore_id);
+        if (rc != 0) {
+            fprintf(stderr, "tickplane: cannot launch lcore %u: %s\n", lc->lcore_id, strerror(-rc));
+            atomic_store(&quit, true);
+            break;
+        }
+        fprintf(stderr, "tickplane: data lcore %u running (ring %u, %u channels)\n", lc->lcore_id,
+                l, d.cfg->lcores[l].n_channels);
     }
-    fprintf(stderr, "tickplane: running (data lcore %u); SIGINT/SIGTERM to stop\n", d.lc.lcore_id);
+    fprintf(stderr, "tickplane: running (%u data lcores); SIGINT/SIGTERM to stop\n", d.n_lcores);
     control_loop(&d, &o);
     rte_eal_mp_wait_lcore();
-    print_summary(&d.lc, d.cfg, d.slot_of, mono_s() - t0);
+    print_summary(&d, mono_s() - t0);
     if (control != NULL)
         tp_control_plane_close(control);
     teardown(&d, o.unlink_bus);

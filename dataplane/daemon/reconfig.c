@@ -20,6 +20,17 @@ static uint64_t ticket(uint64_t generation, unsigned state)
     return generation * 4 + state;
 }
 
+/* The ticket word the set claims reloads through. */
+static _Atomic uint64_t *ticket_word(struct tp_dp_set *set)
+{
+    return set->shared_ticket != NULL ? set->shared_ticket : &set->ticket;
+}
+
+void tp_dp_set_share_ticket(struct tp_dp_set *set, _Atomic uint64_t *ticket)
+{
+    set->shared_ticket = ticket;
+}
+
 static uint16_t igmp_vlan(const struct tp_dp_line *l)
 {
     return l->vlan == TP_CLASSIFY_ANY_VLAN ? TP_HOST_NO_VLAN : l->vlan;
@@ -98,13 +109,14 @@ struct tp_channel *tp_dp_set_detach(struct tp_dp_set *set, unsigned slot, uint64
 /* Whether the lcore may apply a command of `generation` (claims an open ticket once). */
 static bool claim(struct tp_dp_set *set, uint64_t generation)
 {
-    uint64_t t = atomic_load_explicit(&set->ticket, memory_order_acquire);
+    _Atomic uint64_t *word = ticket_word(set);
+    uint64_t t = atomic_load_explicit(word, memory_order_acquire);
     if (t == ticket(generation, TICKET_APPLYING))
         return true;
     uint64_t open = ticket(generation, TICKET_OPEN);
-    return t == open && atomic_compare_exchange_strong_explicit(
-                            &set->ticket, &open, ticket(generation, TICKET_APPLYING),
-                            memory_order_acq_rel, memory_order_acquire);
+    return t == open &&
+           atomic_compare_exchange_strong_explicit(word, &open, ticket(generation, TICKET_APPLYING),
+                                                   memory_order_acq_rel, memory_order_acquire);
 }
 
 void tp_dp_set_apply(struct tp_dp_set *set, const struct tp_dp_cmd *cmds, unsigned n, uint64_t now)
@@ -138,7 +150,7 @@ void tp_dp_set_apply(struct tp_dp_set *set, const struct tp_dp_cmd *cmds, unsign
 
 void tp_dp_set_open(struct tp_dp_set *set, uint64_t generation)
 {
-    atomic_store_explicit(&set->ticket, ticket(generation, TICKET_OPEN), memory_order_release);
+    atomic_store_explicit(ticket_word(set), ticket(generation, TICKET_OPEN), memory_order_release);
 }
 
 int tp_dp_set_applied(const struct tp_dp_set *set, uint64_t generation)
@@ -149,7 +161,7 @@ int tp_dp_set_applied(const struct tp_dp_set *set, uint64_t generation)
 int tp_dp_set_cancel(struct tp_dp_set *set, uint64_t generation)
 {
     uint64_t open = ticket(generation, TICKET_OPEN);
-    if (atomic_compare_exchange_strong_explicit(&set->ticket, &open,
+    if (atomic_compare_exchange_strong_explicit(ticket_word(set), &open,
                                                 ticket(generation, TICKET_CANCELLED),
                                                 memory_order_acq_rel, memory_order_acquire))
         return 0;

@@ -17,8 +17,11 @@
  *    read). At COMMIT it release-stores the generation: from then on the detached channels and
  *    the prepared objects belong to the main lcore again, which frees them.
  *  - A reload's commands are applied only if the lcore claims its ticket before the main lcore
- *    gives up waiting (tp_dp_set_wait): one compare-and-swap decides, so a reload is either
+ *    gives up waiting (tp_dp_set_cancel): one compare-and-swap decides, so a reload is either
  *    applied whole or not at all, never after the main lcore reported it failed.
+ *  - With several data lcores, their sets share one ticket (tp_dp_set_share_ticket): the first
+ *    lcore to see a reload's commands claims it for all of them, so the main lcore withdraws a
+ *    reload only while no lcore has begun it, and otherwise waits for every lcore it concerns.
  *
  * No DPDK here (the ring is the caller's): unit tests drive the commands directly.
  */
@@ -105,6 +108,7 @@ struct tp_dp_set {
     struct tp_instrument_filter *filter;    /* the one every feed of the lcore reads */
     /* Reload hand-shake (see above): ticket = generation * 4 + state; applied = generation. */
     _Atomic uint64_t ticket;
+    _Atomic uint64_t *shared_ticket; /* the lcores' common ticket, NULL: `ticket` */
     _Atomic uint64_t applied;
     uint64_t detached_instruments; /* marked stale by detaches (counter) */
     uint64_t apply_errors;         /* flows or joins the lcore could not apply (should stay 0) */
@@ -124,6 +128,12 @@ void tp_dp_set_membership(struct tp_dp_set *set, unsigned slot, enum tp_line_rol
 /* Data lcore: applies dequeued commands (those of a cancelled or older reload are skipped). */
 void tp_dp_set_apply(struct tp_dp_set *set, const struct tp_dp_cmd *cmds, unsigned n,
                      uint64_t now_tsc);
+
+/*
+ * Start-up, before the lcores run: every set given the same word claims and withdraws reloads
+ * through it (one decision for all the lcores of a reload).
+ */
+void tp_dp_set_share_ticket(struct tp_dp_set *set, _Atomic uint64_t *ticket);
 
 /* Main lcore, before enqueueing generation's commands: opens its ticket. */
 void tp_dp_set_open(struct tp_dp_set *set, uint64_t generation);

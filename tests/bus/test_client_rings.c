@@ -2,7 +2,8 @@
  * A bus with several writers (one per data lcore): one ring each, one shared state table. The
  * segments and their header (ring count, index, run), per-writer counters, and libtickplane
  * reading every ring: each instrument's events in order, per-ring statistics, and a lap of one
- * ring reported for that ring (LOSS event, resync from the state table) while the other flows.
+ * ring reported for that ring (LOSS event, resync from the state table) while the other flows;
+ * an implied update leaves the reader's (outright) book alone.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -90,6 +91,8 @@ struct seen {
     uint64_t lost;
     uint64_t loss_ring;
     unsigned resyncs;
+    uint16_t book_bids[INSTRUMENTS]; /* the reader's book after the last DEPTH event */
+    int64_t book_best_bid[INSTRUMENTS];
 };
 
 static void on_event(void *user, const struct tp_event *ev)
@@ -110,7 +113,9 @@ static void on_event(void *user, const struct tp_event *ev)
         return;
     }
     int64_t px = ev->u.depth.changes[0].price;
-    if (px <= s->last_price[id])
+    s->book_bids[id] = ev->book.bid_levels;
+    s->book_best_bid[id] = ev->book.bid_levels ? ev->book.bids[0].price : 0;
+    if (px <= s->last_price[id] && !(ev->flags & TP_EVENT_F_IMPLIED))
         s->out_of_order++;
     s->last_price[id] = px;
     s->depth_events[id]++;
@@ -247,12 +252,49 @@ static void test_lap_of_one_ring(void **state)
     close_writers();
 }
 
+/* An implied update (MDP3) is delivered but leaves the reader's book, the outright one, alone. */
+static void test_implied_update_leaves_the_book(void **state)
+{
+    (void)state;
+    open_writers("implied");
+    struct tp_client *c = attach("implied");
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    publish_bid(0, 100);
+    uint8_t buf[128];
+    struct tpout_book_update m;
+    struct tpout_book_update_levels g;
+    tpout_book_update_wrap_and_apply_header(&m, buf, sizeof(buf));
+    tpout_book_update_set_instrument_id(&m, 0);
+    tpout_book_update_set_flags(&m, TP_EVENT_F_IMPLIED);
+    tpout_book_update_levels_wrap_for_encode(&m, &g, 1);
+    tpout_book_update_levels_next(&g);
+    tpout_book_update_levels_set_side(&g, 0);
+    tpout_book_update_levels_set_level(&g, 1);
+    tpout_book_update_levels_set_action(&g, 0);
+    tpout_book_update_levels_set_price_mantissa(&g, 99);
+    tpout_book_update_levels_set_quantity(&g, 5);
+    uint32_t len =
+        (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_book_update_encoded_length(&m));
+    assert_true(
+        tp_bus_publish(&ws[0], TP_REC_SBE, TP_TOPIC_DEPTH, 0, TP_EVENT_F_IMPLIED, buf, len) != 0);
+    struct seen s = {0};
+    while (tp_poll(c, on_event, &s, 64) > 0)
+        ;
+    assert_int_equal(s.depth_events[0], 2); /* both delivered */
+    assert_int_equal(s.last_price[0], 99);  /* the implied change itself */
+    assert_int_equal(s.book_bids[0], 1);    /* the book: the outright level only */
+    assert_int_equal(s.book_best_bid[0], 100);
+    tp_detach(c);
+    close_writers();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_segments_and_counters),
         cmocka_unit_test(test_client_reads_every_ring_in_order),
         cmocka_unit_test(test_lap_of_one_ring),
+        cmocka_unit_test(test_implied_update_leaves_the_book),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

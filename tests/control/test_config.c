@@ -380,6 +380,8 @@ static void test_bad_same_group_other_vlan_is_fine(void **state)
 static void test_lcore_cpu_mappings(void **state)
 {
     (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    uint64_t one_lcore = tp_config_memory_estimate(cfg);
     assert_int_equal(load_mutated(4, "eal.lcores", "\"0@0,1@1,2@1\"", "ports[0].rx_queues", "2",
                                   "lcores[1]",
                                   "{\"lcore\": 2, \"poll\": [{\"port\": \"p0\", \"queue\": 1}],"
@@ -405,6 +407,8 @@ static void test_lcore_cpu_mappings(void **state)
     assert_string_equal(argv[2], "0@0,1@1,2@1");
     assert_string_equal(argv[3], "--main-lcore");
     assert_string_equal(argv[4], "0");
+    /* Each data lcore has its own books and order table: 1024 x 13312 bytes + 65536 x 80. */
+    assert_int_equal(tp_config_memory_estimate(cfg) - one_lcore, 1024 * 13312 + 65536 * 80);
 }
 
 /* The parser on its own: groups, ranges, CPU sets, and what it refuses. */

@@ -392,6 +392,37 @@ static void test_commands_and_ticket(void **state)
     free(a.channel);
 }
 
+/* Two lcores' sets sharing one ticket: one claim starts a reload for both, a withdrawal stops it
+ * for both, and it cannot be withdrawn once either began. */
+static void test_shared_ticket(void **state)
+{
+    struct fixture *f = *state;
+    static struct tp_dp_set other; /* a second lcore's set: no channels, the same ticket */
+    memset(&other, 0, sizeof(other));
+    _Atomic uint64_t shared = 0;
+    tp_dp_set_share_ticket(&f->set, &shared);
+    tp_dp_set_share_ticket(&other, &shared);
+    struct tp_dp_cmd commit1[] = {{.generation = 1, .op = TP_DP_OP_COMMIT}};
+    tp_dp_set_open(&f->set, 1);
+    assert_int_equal(atomic_load(&shared), 1 * 4);    /* generation 1, open */
+    assert_int_equal(atomic_load(&f->set.ticket), 0); /* its own word is not used */
+    tp_dp_set_apply(&other, commit1, 1, 1);           /* the other lcore claims it for both */
+    assert_true(tp_dp_set_applied(&other, 1));
+    assert_false(tp_dp_set_applied(&f->set, 1));
+    assert_int_equal(tp_dp_set_cancel(&f->set, 1), -EBUSY); /* begun: no withdrawal */
+    tp_dp_set_apply(&f->set, commit1, 1, 1);
+    assert_true(tp_dp_set_applied(&f->set, 1));
+    /* Withdrawn before either lcore saw it: both skip it. */
+    struct tp_dp_cmd commit2[] = {{.generation = 2, .op = TP_DP_OP_COMMIT}};
+    tp_dp_set_open(&other, 2);
+    assert_int_equal(tp_dp_set_cancel(&f->set, 2), 0);
+    tp_dp_set_apply(&f->set, commit2, 1, 2);
+    tp_dp_set_apply(&other, commit2, 1, 2);
+    assert_false(tp_dp_set_applied(&f->set, 2));
+    assert_false(tp_dp_set_applied(&other, 2));
+    tp_dp_set_share_ticket(&f->set, NULL);
+}
+
 /* tp_classifier_remove (backward shift) against a reference, many random tables. */
 static void test_classifier_remove(void **state)
 {
@@ -440,6 +471,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_keeps_excluded_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_group_membership, setup, teardown),
         cmocka_unit_test_setup_teardown(test_commands_and_ticket, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_ticket, setup, teardown),
         cmocka_unit_test(test_classifier_remove),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Two data lcores in one instance: the real daemon, EAL lcores mapped "0@0,1@1,2@1" (main
+lcore 0, data lcores 1 and 2 sharing CPU 1 on this 2-CPU machine), an MDP3 channel on lcore 1
+(its own net_pcap port) and an ITCH channel on lcore 2 (another), each capture from
+tickplane-sim with line faults. A libtickplane consumer (lcores_consumer) reads both rings and
+compares both channels' books, and the state table, with each simulator's truth; the control
+socket's status and stats, and the daemon's summary, must show both lcores.
+
+usage: two_lcores.py TICKPLANE SIM CONSUMER
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import tpit
+
+TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
+
+CHANNELS = [
+    {"name": "cme", "protocol": "mdp3", "id": 310, "rx_ports": {"a": "cme", "b": "cme"},
+     "lines": {"a": {"group": "224.0.25.1", "port": 17901},
+               "b": {"group": "224.0.25.9", "port": 18901}},
+     "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
+                  "definitions": {"a": {"group": "224.0.25.126", "port": 16901}},
+                  "gap_wait_us": 50000}},
+    {"name": "itch", "protocol": "itch", "rx_ports": {"a": "itch", "b": "itch"},
+     "lines": {"a": {"group": "233.54.12.111", "port": 26477},
+               "b": {"group": "233.49.196.111", "port": 26477}},
+     "recovery": {"gap_wait_us": 50000}},
+]
+SUMMARY = {}
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    if SUMMARY:
+        print("daemon summary: " + json.dumps(SUMMARY))
+    sys.exit(1)
+
+
+def config(workdir, instance):
+    cfg = tpit.base_config(instance, tpit.pcap_port("cme.pcap"), CHANNELS)
+    cfg["eal"]["lcores"] = "0@0,1@1,2@1"
+    cfg["ports"] = [{"name": "cme", "pcap": "cme.pcap", "mbuf_pool_size": 16383},
+                    {"name": "itch", "pcap": "itch.pcap", "mbuf_pool_size": 16383}]
+    cfg["lcores"] = [{"lcore": 1, "poll": [{"port": "cme"}], "channels": ["cme"]},
+                     {"lcore": 2, "poll": [{"port": "itch"}], "channels": ["itch"]}]
+    return tpit.write_config(cfg, os.path.join(workdir, "config.json"))
+
+
+def simulate(workdir, protocol, port, seed):
+    """The capture of `port` (its pcap) and the truth of its books."""
+    pcap, truth = (os.path.join(workdir, port + ext) for ext in (".pcap", ".json"))
+    subprocess.run([SIM, protocol, "--pcap", pcap, "--truth", truth, "--seed", str(seed),
+                    "--symbols", "20", "--messages", "20000", "--loss-a", "0.01",
+                    "--reorder-b", "0.01", "--duplicate-b", "0.01"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return truth
+
+
+def check_control(path):
+    """While the lcores run: status names both, stats carries each lcore's and ring's counters."""
+    tpit.wait_for("the control socket", lambda: os.path.exists(path), 10)
+    status, stats = tpit.control_session(path, ({"id": 1, "cmd": "status"},
+                                                {"id": 2, "cmd": "stats"}))
+    if not status.get("ok") or not stats.get("ok"):
+        fail("control socket: %s %s" % (status, stats))
+    if sorted(status["data_lcores"]) != [1, 2]:
+        fail("status data_lcores: %s" % status["data_lcores"])
+    placed = {c["name"]: (c["lcore"], c["ring"]) for c in status["channels"]}
+    if placed != {"cme": (1, 0), "itch": (2, 1)}:
+        fail("status channels: %s" % status["channels"])
+    windows = [(x["lcore"], x["first_instrument"]) for x in status["lcores"]]
+    if windows != [(1, 0), (2, 512)]:
+        fail("status lcores (id windows of capacity 1024): %s" % status["lcores"])
+    for key in ("dp.lcore=1.rx_packets", "dp.lcore=2.rx_packets", "bus.published",
+                "bus.ring=1.published", "channel=cme.feed.packets", "channel=itch.feed.packets"):
+        if key not in stats:
+            fail("stats without %s: %s" % (key, sorted(stats)))
+    print("control socket: data lcores %s, channels %s" % (status["data_lcores"], placed))
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="tpit-") as workdir:
+        instance = "tplc%d" % os.getpid()
+        cfg = config(workdir, instance)
+        truth_cme = simulate(workdir, "mdp3", "cme", 12)
+        truth_itch = simulate(workdir, "itch", "itch", 13)
+        ready = os.path.join(workdir, "ready")
+        consumer = subprocess.Popen(
+            [CONSUMER, "--instance", instance, "--rings", "2", "--truth", "0=" + truth_cme,
+             "--truth", "1=" + truth_itch, "--ready", ready, "--timeout-s", "50"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), [ready],
+                                 idle_exit_ms=2500, on_fail=fail)
+        check_control(os.path.join(workdir, "control.sock"))
+        SUMMARY.update(tpit.finish(daemon, on_fail=fail))
+        out, err = consumer.communicate(timeout=55)
+        if consumer.returncode != 0:
+            fail("consumer: exit %d %s\n%s" % (consumer.returncode, out, err[:3000]))
+        verdict = json.loads(out)
+        print("consumer: " + out.strip())
+        cme, itch = verdict["venues"]
+        # Each lcore hands out ids from its own half of instruments.capacity (1024).
+        if not (0 <= cme["min_id"] <= cme["max_id"] < 512 <= itch["min_id"] <= itch["max_id"]):
+            fail("instrument ids outside their lcore's window: %s" % verdict["venues"])
+        if min(verdict["ring_records"]) == 0:
+            fail("a ring carried nothing: %s" % verdict["ring_records"])
+        lcores = {x["lcore"]: x for x in SUMMARY["lcores"]}
+        if sorted(lcores) != [1, 2] or min(x["records"] for x in lcores.values()) == 0:
+            fail("summary lcores: %s" % SUMMARY["lcores"])
+        # What each lcore published is what the consumer read on its ring (nothing lapped).
+        if verdict["lost"] == 0 and [lcores[1]["records"], lcores[2]["records"]] != \
+                verdict["ring_records"]:
+            fail("ring records %s != published %s" % (verdict["ring_records"], SUMMARY["lcores"]))
+        names = sorted(c["name"] for c in SUMMARY["channels"])
+        if names != ["cme", "itch"]:
+            fail("summary channels: %s" % names)
+        # Line A's losses were made good by line B on both lcores: the faults bit.
+        for c in SUMMARY["channels"]:
+            line_b = [x for x in c["detail"] if x.get("line") == "b"][0]
+            if line_b["delivered"] == 0:
+                fail("channel %s: line B delivered nothing: %s" % (c["name"], c))
+    print("PASS two_lcores")
+
+
+main()
