@@ -4,7 +4,9 @@ lcore 0, data lcores 1 and 2 sharing CPU 1 on this 2-CPU machine), an MDP3 chann
 (its own net_pcap port) and an ITCH channel on lcore 2 (another), each capture from
 tickplane-sim with line faults. A libtickplane consumer (lcores_consumer) reads both rings and
 compares both channels' books, and the state table, with each simulator's truth; the control
-socket's status and stats, and the daemon's summary, must show both lcores.
+socket's status and stats, and the daemon's summary, must show both lcores. A live reload then
+adds a channel on lcore 2 and changes the instrument filter (a command for both lcores): both
+acknowledge, lcore 1's channel is untouched.
 
 usage: two_lcores.py TICKPLANE SIM CONSUMER
 """
@@ -83,6 +85,33 @@ def check_control(path):
     print("control socket: data lcores %s, channels %s" % (status["data_lcores"], placed))
 
 
+def reload_across_lcores(cfg_path, sock):
+    """Adds an ITCH channel on lcore 2 and an exclude rule (every lcore's filter) live."""
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    cfg["channels"].append({"name": "itch-bx", "protocol": "itch",
+                            "rx_ports": {"a": "itch", "b": "itch"},
+                            "lines": {"a": {"group": "233.54.12.200", "port": 26478}}})
+    cfg["lcores"][1]["channels"].append("itch-bx")
+    cfg["instruments"]["exclude"] = ["ZZZZ*"]
+    tpit.write_config(cfg, cfg_path)
+    reply = tpit.control(sock, {"id": 3, "cmd": "reload"})
+    r = reply.get("reload", {})
+    changes = r.get("changes", {})
+    if not r.get("ok") or changes.get("channels_added") != ["itch-bx"] or \
+            not changes.get("filters") or changes.get("channels_changed"):
+        fail("reload: %s" % reply)
+    status, stats = tpit.control_session(sock, ({"id": 4, "cmd": "status"},
+                                                {"id": 5, "cmd": "stats"}))
+    placed = {c["name"]: (c["lcore"], c["ring"]) for c in status["channels"]}
+    if placed != {"cme": (1, 0), "itch": (2, 1), "itch-bx": (2, 1)}:
+        fail("status after the reload: %s" % status["channels"])
+    if "channel=itch-bx.feed.packets" not in stats or \
+            stats["dp.lcore=1.reload.apply_errors"] or stats["dp.lcore=2.reload.apply_errors"]:
+        fail("stats after the reload: %s" % stats)
+    print("reload: itch-bx added on lcore 2, filter swapped on both lcores")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="tpit-") as workdir:
         instance = "tplc%d" % os.getpid()
@@ -95,8 +124,9 @@ def main():
              "--truth", "1=" + truth_itch, "--ready", ready, "--timeout-s", "50"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), [ready],
-                                 idle_exit_ms=2500, on_fail=fail)
+                                 idle_exit_ms=3000, on_fail=fail)
         check_control(os.path.join(workdir, "control.sock"))
+        reload_across_lcores(cfg, os.path.join(workdir, "control.sock"))
         SUMMARY.update(tpit.finish(daemon, on_fail=fail))
         out, err = consumer.communicate(timeout=55)
         if consumer.returncode != 0:
@@ -117,10 +147,10 @@ def main():
                 verdict["ring_records"]:
             fail("ring records %s != published %s" % (verdict["ring_records"], SUMMARY["lcores"]))
         names = sorted(c["name"] for c in SUMMARY["channels"])
-        if names != ["cme", "itch"]:
+        if names != ["cme", "itch", "itch-bx"]:
             fail("summary channels: %s" % names)
         # Line A's losses were made good by line B on both lcores: the faults bit.
-        for c in SUMMARY["channels"]:
+        for c in SUMMARY["channels"][:2]:
             line_b = [x for x in c["detail"] if x.get("line") == "b"][0]
             if line_b["delivered"] == 0:
                 fail("channel %s: line B delivered nothing: %s" % (c["name"], c))
