@@ -616,6 +616,27 @@ static void test_startup_from_config(void **state)
     free(text);
 }
 
+/* eal.lcores '@' mappings: the checks look at the CPUs the data lcores run on, not their ids. */
+static void test_data_lcore_cpus_from_mappings(void **state)
+{
+    static struct tp_config cfg;
+    static struct tp_config_errors errs;
+    struct tp_hostcheck_params params;
+    char path[512];
+    (void)state;
+
+    snprintf(path, sizeof(path), "%s/demo.json", TP_CONFIGS_DIR);
+    assert_int_equal(tp_config_load_file(path, &cfg, &errs), 0);
+    tp_hostcheck_params_from_config(&params, &cfg);
+    assert_true(tp_cpuset_has(&params.data_lcores, 1)); /* the demo's data lcore 1, on CPU 1 */
+    assert_null(tp_config_parse_lcores("0@0,1@(2-3)", &cfg.eal));
+    tp_hostcheck_params_from_config(&params, &cfg);
+    assert_false(tp_cpuset_has(&params.data_lcores, 1));
+    assert_true(tp_cpuset_has(&params.data_lcores, 2));
+    assert_true(tp_cpuset_has(&params.data_lcores, 3));
+    assert_false(tp_cpuset_has(&params.data_lcores, 0));
+}
+
 #define HOST_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -649,6 +670,7 @@ int main(void)
         HOST_TEST(test_numa_locality),
         HOST_TEST(test_reports),
         HOST_TEST(test_startup_from_config),
+        cmocka_unit_test(test_data_lcore_cpus_from_mappings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
