@@ -153,8 +153,15 @@ static int map_instance(struct tp_client *c, char *err, size_t err_len)
     c->changes = calloc(c->max_changes, sizeof(*c->changes));
     if (c->changes == NULL)
         return fail(err, err_len, -ENOMEM, "out of memory");
+    /* A restarted writer may have fewer rings: losses of rings it no longer has are moot. */
     c->n_rings = c->bus.n_rings;
     c->current_ring = 0;
+    c->loss_pending = 0;
+    for (unsigned k = 0; k < TP_BUS_MAX_RINGS; k++) {
+        if (k >= c->n_rings)
+            c->loss_to_report[k] = 0;
+        c->loss_pending |= c->loss_to_report[k] != 0;
+    }
     for (unsigned k = 0; k < c->n_rings; k++) {
         if (c->batches[k] == NULL)
             c->batches[k] = aligned_alloc(64, (c->batch_size + 63u) & ~63u);
