@@ -595,29 +595,35 @@ void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id
     __builtin_prefetch(&ot.t[next], 1);
 }
 
+/*
+ * Prefetches the lines the search from the best level reads: levels n-5..n-1 of a side, the 120
+ * bytes below the end of the best level (24-byte levels straddle lines). Three prefetches 56 and
+ * 63 bytes apart cover them wherever the best level falls in its line; two (the best level and
+ * the line below) missed the deepest scanned level or the end of a straddling best level, and
+ * measured about 5% slower per message. Forced inline: gcc counts prefetches as no side effect
+ * and drops calls to a function that only prefetches.
+ */
+static inline __attribute__((always_inline)) void prefetch_best_levels(const struct tp_level *best)
+{
+    __builtin_prefetch((const char *)best + sizeof(*best) - 1, 1);
+    __builtin_prefetch((const char *)best - 40, 1);
+    __builtin_prefetch((const char *)best - 96, 1);
+}
+
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
 {
-    const struct tp_level *bids, *asks;
-
     if (instr >= b->params.instruments)
         return;
     /*
-     * The best level is the last one of each side's array, and the scan from it reads the line
-     * below too. With few levels the addresses fall before the array: still inside the tables,
-     * and a prefetch never faults anyway.
+     * The best level is the last one of each side's array. With few levels the addresses fall
+     * before the array: still inside the tables, and a prefetch never faults anyway.
      */
-    bids = tp_order_side_levels(b, instr, TP_SIDE_BID);
-    asks = tp_order_side_levels(b, instr, TP_SIDE_ASK);
-    if (side != TP_SIDE_ASK) {
-        const struct tp_level *best = bids + b->hot[instr].levels[TP_SIDE_BID] - 1;
-        __builtin_prefetch(best, 1);
-        __builtin_prefetch((const char *)best - 64, 1);
-    }
-    if (side != TP_SIDE_BID) {
-        const struct tp_level *best = asks + b->hot[instr].levels[TP_SIDE_ASK] - 1;
-        __builtin_prefetch(best, 1);
-        __builtin_prefetch((const char *)best - 64, 1);
-    }
+    if (side != TP_SIDE_ASK)
+        prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_BID) +
+                             b->hot[instr].levels[TP_SIDE_BID] - 1);
+    if (side != TP_SIDE_BID)
+        prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_ASK) +
+                             b->hot[instr].levels[TP_SIDE_ASK] - 1);
 }
 
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
