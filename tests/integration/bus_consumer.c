@@ -274,6 +274,12 @@ int main(int argc, char **argv)
         }
         usleep(20000);
     }
+    if (r.n_rings != 1) {
+        /* The raw reader follows one ring; several data lcores are libtickplane's to merge. */
+        fprintf(stderr, "bus_consumer: instance %s has %u rings, this consumer reads one\n",
+                o.instance, r.n_rings);
+        return 2;
+    }
     static uint8_t batch[1 << 20];
     struct tp_ring_reader rr;
     if (tp_ring_reader_init(&rr, r.ring_mem, batch, sizeof(batch)) != 0) {
