@@ -293,6 +293,114 @@ static void test_emit_off(void **state)
     assert_int_equal(f->c[1].level, 1);
 }
 
+/* One order of test_order_table_churn's model. */
+struct model_order {
+    uint32_t instr;
+    uint64_t id;
+    enum tp_side side;
+    int64_t qty;
+};
+
+static int64_t churn_price(enum tp_side side)
+{
+    return side == TP_SIDE_BID ? PX(10) : PX(11);
+}
+
+/* Every model order is live with its side, price and qty, and the levels add up to them. */
+static void expect_model(struct tp_books *b, const struct model_order *m, int n)
+{
+    int64_t total[3][2] = {{0}};
+    uint32_t count[3][2] = {{0}};
+
+    for (int i = 0; i < n; i++) {
+        enum tp_side side;
+        int64_t price, qty;
+        assert_int_equal(tp_mbo_order(b, m[i].instr, m[i].id, &side, &price, &qty, NULL), 0);
+        assert_int_equal(side, m[i].side);
+        assert_int_equal(price, churn_price(m[i].side));
+        assert_int_equal(qty, m[i].qty);
+        total[m[i].instr][m[i].side] += m[i].qty;
+        count[m[i].instr][m[i].side]++;
+    }
+    for (uint32_t instr = 0; instr < 3; instr++)
+        for (int side = 0; side < 2; side++) {
+            if (count[instr][side])
+                expect_level(b, instr, side, 1, churn_price(side), total[instr][side],
+                             count[instr][side]);
+            else
+                assert_int_equal(tp_books_levels(b, instr, TP_BOOK_ORDERS, side), 0);
+        }
+    assert_int_equal(tp_books_live_orders(b), n);
+}
+
+/*
+ * The order table (16 slots for 8 orders) under the venues' pattern: increasing ids, most orders
+ * removed soon, a few old survivors that stay. Over thousands of ids every probe run wraps round
+ * the table and meets the survivors; every order stays findable with its values, removed and
+ * never-added ids are unknown, and a full table refuses the add and still answers lookups.
+ */
+static void test_order_table_churn(void **state)
+{
+    struct fixture *f = *state;
+    struct model_order m[8];
+    int n = 0;
+
+    for (uint32_t i = 0; i < 3; i++) {
+        m[n] = (struct model_order){i, 1 + i, i % 2 ? TP_SIDE_ASK : TP_SIDE_BID, 100 + i};
+        assert_int_equal(tp_mbo_add(f->b, m[n].instr, m[n].id, m[n].side, churn_price(m[n].side),
+                                    m[n].qty, 1, f->c),
+                         2);
+        n++;
+    }
+    for (uint64_t id = 100; id < 20100; id++) {
+        uint32_t instr = (uint32_t)(id % 3);
+        enum tp_side side = (id / 3) % 2 ? TP_SIDE_ASK : TP_SIDE_BID;
+        int64_t qty = 1 + (int64_t)(id % 5);
+        if (id % 1000 == 0) {
+            /* Fill the table: the ninth order is refused, lookups still end. */
+            while (n < 8) {
+                m[n] = (struct model_order){instr, 1000000 + id + n, side, 1};
+                assert_int_equal(
+                    tp_mbo_add(f->b, instr, m[n].id, side, churn_price(side), 1, 1, f->c), 2);
+                n++;
+            }
+            assert_int_equal(tp_mbo_add(f->b, instr, id, side, churn_price(side), qty, 1, f->c),
+                             -ENOSPC);
+            assert_int_equal(tp_mbo_delete(f->b, instr, 5000000 + id, f->c), -ENOENT);
+            expect_model(f->b, m, n);
+            while (n > 7) {
+                n--;
+                assert_int_equal(tp_mbo_delete(f->b, m[n].instr, m[n].id, f->c), 2);
+            }
+        }
+        if (n == 7) {
+            /* The oldest young order (after the survivors) goes, by one of three messages. */
+            struct model_order old = m[3];
+            int rc = id % 3 == 0   ? tp_mbo_delete(f->b, old.instr, old.id, f->c)
+                     : id % 3 == 1 ? tp_mbo_cancel(f->b, old.instr, old.id, old.qty, f->c)
+                                   : tp_mbo_execute(f->b, old.instr, old.id, old.qty,
+                                                    TP_MBO_ORDER_PRICE, 0, id, f->c);
+            assert_int_equal(rc, 2);
+            memmove(&m[3], &m[4], (size_t)(n - 4) * sizeof(m[0]));
+            n--;
+            assert_int_equal(tp_mbo_order(f->b, old.instr, old.id, NULL, NULL, NULL, NULL),
+                             -ENOENT);
+        }
+        m[n] = (struct model_order){instr, id, side, qty};
+        assert_int_equal(tp_mbo_add(f->b, instr, id, side, churn_price(side), qty, 1, f->c), 2);
+        n++;
+        if (id % 7 == 0) {
+            /* One share of the newest order cancelled (the last one removes it). */
+            assert_int_equal(tp_mbo_cancel(f->b, instr, id, 1, f->c), 2);
+            m[n - 1].qty--;
+            if (m[n - 1].qty == 0)
+                n--;
+        }
+        assert_int_equal(tp_mbo_order(f->b, instr, id + 5000000, NULL, NULL, NULL, NULL), -ENOENT);
+        expect_model(f->b, m, n);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +413,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_id_on_two_instruments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_table_churn, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
