@@ -28,8 +28,23 @@ static int params_valid(const struct tp_books_params *p)
            (p->max_orders == 0 || p->levels_per_side > 0);
 }
 
+/* Recent-order window slots: the largest prime at most half the overflow table's and the cap. */
+static size_t recent_slots(size_t overflow_slots)
+{
+    size_t n =
+        overflow_slots / 2 < TP_RECENT_ORDERS_MAX ? overflow_slots / 2 : TP_RECENT_ORDERS_MAX;
+
+    for (;; n--) {
+        size_t d = 2;
+        while (d * d <= n && n % d)
+            d++;
+        if (d * d > n)
+            return n;
+    }
+}
+
 struct layout {
-    size_t books, hot, orders, order_levels, mbp_levels, total;
+    size_t books, hot, orders, recent, spilled, order_levels, mbp_levels, total;
 };
 
 static void compute_layout(const struct tp_books_params *p, struct layout *l)
@@ -43,6 +58,10 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     off += ALIGN64((size_t)p->instruments * sizeof(struct tp_mbo_hot));
     l->orders = off;
     off += ALIGN64(slots * sizeof(struct tp_order));
+    l->recent = off;
+    off += ALIGN64(recent_slots(slots) * sizeof(struct tp_order));
+    l->spilled = off;
+    off += ALIGN64(recent_slots(slots));
     l->order_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
                    sizeof(struct tp_level));
@@ -79,6 +98,10 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->books = (struct tp_book *)(base + l.books);
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
     b->orders = (struct tp_order *)(base + l.orders);
+    b->recent = (struct tp_order *)(base + l.recent);
+    b->recent_slots = p->max_orders ? recent_slots((size_t)b->order_mask + 1) : 1;
+    b->recent_magic = UINT64_MAX / b->recent_slots + 1;
+    b->spilled = (uint8_t *)(base + l.spilled);
     b->order_levels = (struct tp_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
     for (uint32_t i = 0; i < p->instruments; i++) {

@@ -10,7 +10,8 @@
 
 /*
  * One live order: 32 bytes, two per cache line. `key` is the level sort key (tp_level_key), so
- * the level of an order is found without looking at its side again. qty == 0 marks a free slot.
+ * the level of an order is found without looking at its side again. qty == 0 marks a free slot
+ * (in either order table).
  */
 struct tp_order {
     uint64_t id;
@@ -35,21 +36,51 @@ struct tp_mbo_hot {
     uint32_t reserved2;
 };
 
+/*
+ * Orders live in two tables (tp_mbo.c says how they are used): the recent-order window, a ring
+ * indexed by the order id modulo its size, where the venues' increasing ids put the orders added
+ * together in neighbouring slots; and the overflow table, an open-addressing hash table with room
+ * for every live order, where an order goes when a newer id claims its window slot. The window
+ * has a prime number of slots, at most TP_RECENT_ORDERS_MAX and half the overflow table's, so
+ * that ids with a stride (every 8th, every 1000th) still use all of it.
+ */
+#define TP_RECENT_ORDERS_MAX (1u << 19)
+
 struct tp_books {
     struct tp_books_params params;
-    uint32_t order_shift; /* log2 of the order table slots */
-    uint64_t order_mask;  /* slots - 1 */
+    uint32_t order_shift;    /* log2 of the overflow table's slots */
+    uint64_t order_mask;     /* overflow slots - 1 */
+    uint64_t recent_slots;   /* window slots (prime) */
+    uint64_t recent_magic;   /* UINT64_MAX / recent_slots + 1: id modulo slots by multiplications */
+    uint64_t spilled_max_id; /* no id above this one ever went to the overflow table */
     uint64_t live_orders;
     uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t reserved;
     struct tp_book *books;   /* [instruments] */
     struct tp_mbo_hot *hot;  /* [instruments] */
-    struct tp_order *orders; /* [order_mask + 1] */
+    struct tp_order *orders; /* overflow table [order_mask + 1] */
+    struct tp_order *recent; /* window [recent_slots]: an order's slot is tp_recent_slot() */
+    /*
+     * [recent_slots]: orders in the overflow table whose id has that window slot, saturating: at
+     * UINT8_MAX it no longer goes down, and only says that the overflow table must be searched.
+     */
+    uint8_t *spilled;
     /* [instruments][2 sides][TP_LEVEL_SENTINELS + levels_per_side], best LAST */
     struct tp_level *order_levels;
     struct tp_level *mbp_levels; /* [instruments][direct bid, ask, implied bid, ask][depth] */
 } __attribute__((aligned(64)));
+
+/*
+ * Window slot of an order id: the low 32 bits of the id modulo the (prime) window size, by
+ * Lemire's fastmod (a multiplication and a high half instead of a division). Consecutive ids get
+ * consecutive slots; ids 2^32 apart may share one, which only costs a move to the overflow table.
+ */
+static inline uint64_t tp_recent_slot(const struct tp_books *b, uint64_t id)
+{
+    uint64_t low = b->recent_magic * (uint32_t)id;
+    return (uint64_t)(((unsigned __int128)low * b->recent_slots) >> 64);
+}
 
 /*
  * Order-level books sort levels by key = price for bids and -price for asks, ascending, so the

@@ -1,12 +1,15 @@
 /*
  * Order-level books (MBO): ITCH order messages and MDP3 order book entries.
  *
- * Orders live in one open-addressing table per tp_books (Fibonacci hashing, linear probing with
- * Robin Hood ordering, backward-shift deletion, no tombstones), at most half full: a lookup or
- * removal touches a slot or two whatever the id pattern. The table holds at most max_orders live
- * orders, so memory follows the live orders, not the largest id. An order is known by its
- * (instrument, order id): venues number their orders independently, and every order message
- * names its instrument. Each order: instrument, side, price, remaining qty, priority.
+ * Orders live in two tables per tp_books: a recent-order window indexed by the order id modulo
+ * its (prime) size, where the venues' increasing ids keep the orders added together in
+ * neighbouring slots, and an overflow table (Fibonacci hashing, linear probing with Robin Hood
+ * ordering, backward-shift deletion, no tombstones, at most half full) that takes an order when a
+ * newer id claims its window slot. Young orders are found with one load; an old one with a slot
+ * or two of the overflow table, whatever the id pattern. Both are sized from max_orders, so memory
+ * follows the live orders, not the largest id. An order is known by its (instrument, order id):
+ * venues number their orders independently, and every order message names its instrument. Each
+ * order: instrument, side, price, remaining qty, priority.
  *
  * Each side's price levels (price, total qty, order count) are kept in a sorted array with the
  * best level at the END, so the frequent changes near the top of book move only a few entries.
@@ -65,7 +68,8 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
 
 /*
  * Prefetch hints for a pipelined caller that knows the next messages (a burst, a file): first,
- * some messages ahead, the home slot of an order id and the instrument's order-level state;
+ * some messages ahead, the slots of an order id (its window slot, and its overflow slot if it may
+ * be there) and the instrument's order-level state;
  * then, closer, the best levels of the side (TP_SIDE_NONE: both sides), which reads that state
  * to know where the best level is.
  */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -401,6 +402,77 @@ static void test_order_table_churn(void **state)
     }
 }
 
+/*
+ * Many live orders whose ids share one slot of the recent-order window (ids 1021 apart: the
+ * window of a 600-order table has 1021 slots; ids 2^32 apart share a slot at any size): each add
+ * moves the order before it to the overflow table, the per-slot count of moved orders saturates,
+ * and every order stays findable and removable; a clear takes an instrument's orders out of
+ * both tables and leaves the other's.
+ */
+/* The orders test_order_window_overflow deletes: 255 of those in the overflow table. */
+static bool window_gone(uint64_t k)
+{
+    return k % 3 == 0 || (k % 3 == 1 && k <= 366);
+}
+
+static void test_order_window_overflow(void **state)
+{
+    struct tp_books *b = test_books(2, 600, 4, 0, 0);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    const uint64_t top = UINT64_MAX - (1ull << 32);
+    uint64_t left[2] = {0, 0};
+
+    (void)state;
+    assert_non_null(b);
+    for (uint32_t i = 0; i < 2; i++)
+        assert_int_equal(tp_books_configure(b, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    for (uint64_t k = 1; k <= 400; k++)
+        assert_int_equal(tp_mbo_add(b, k % 2, k * 1021, TP_SIDE_BID, PX(10), (int64_t)k, k, c), 2);
+    assert_int_equal(tp_mbo_add(b, 1, 5 * 1021, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+    for (uint64_t k = 1; k <= 400; k++) {
+        int64_t qty;
+        assert_int_equal(tp_mbo_order(b, k % 2, k * 1021, NULL, NULL, &qty, NULL), 0);
+        assert_int_equal(qty, k);
+        assert_int_equal(tp_mbo_order(b, (k + 1) % 2, k * 1021, NULL, NULL, NULL, NULL), -ENOENT);
+    }
+    /*
+     * Orders go until more have left the overflow table than its saturated count says (255);
+     * the others keep their values.
+     */
+    for (uint64_t k = 1; k <= 400; k++)
+        if (window_gone(k))
+            assert_int_equal(tp_mbo_delete(b, k % 2, k * 1021, c), 2);
+    for (uint64_t k = 1; k <= 400; k++) {
+        int64_t qty;
+        int rc = tp_mbo_order(b, k % 2, k * 1021, NULL, NULL, &qty, NULL);
+        assert_int_equal(rc, window_gone(k) ? -ENOENT : 0);
+        if (rc == 0)
+            assert_int_equal(qty, k);
+        left[k % 2] += rc == 0;
+    }
+    assert_int_equal(tp_books_live_orders(b), left[0] + left[1]);
+    /* Ids 2^32 apart, at the top of the id space. */
+    assert_int_equal(tp_mbo_add(b, 0, top, TP_SIDE_ASK, PX(11), 7, 1, c), 2);
+    assert_int_equal(tp_mbo_add(b, 0, UINT64_MAX, TP_SIDE_ASK, PX(11), 8, 1, c), 2);
+    assert_int_equal(tp_mbo_execute(b, 0, top, 7, TP_MBO_ORDER_PRICE, 1, 1, c), 3);
+    assert_int_equal(tp_mbo_order(b, 0, top, NULL, NULL, NULL, NULL), -ENOENT);
+    expect_level(b, 0, TP_SIDE_ASK, 1, PX(11), 8, 1);
+    /* Clearing instrument 0 leaves instrument 1's orders. */
+    assert_int_equal(tp_mbo_clear(b, 0, c), 1);
+    assert_int_equal(tp_books_live_orders(b), left[1]);
+    assert_int_equal(tp_books_orders(b, 0), 0);
+    assert_int_equal(tp_books_levels(b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
+    assert_int_equal(tp_mbo_order(b, 0, UINT64_MAX, NULL, NULL, NULL, NULL), -ENOENT);
+    for (uint64_t k = 1; k <= 400; k += 2)
+        assert_int_equal(tp_mbo_delete(b, 1, k * 1021, c), window_gone(k) ? -ENOENT : 2);
+    assert_int_equal(tp_books_live_orders(b), 0);
+    assert_int_equal(tp_books_levels(b, 1, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
+    /* An id seen before can come back. */
+    assert_int_equal(tp_mbo_add(b, 1, 1021, TP_SIDE_BID, PX(9), 3, 1, c), 2);
+    expect_level(b, 1, TP_SIDE_BID, 1, PX(9), 3, 1);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +486,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_id_on_two_instruments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_table_churn, setup, teardown),
+        cmocka_unit_test(test_order_window_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
