@@ -7,13 +7,21 @@
  *   bus_throughput_zero_loss  the same, the writer held back so that no reader loses anything;
  *   bus_latency     one-way publish -> reader latency with 1, 2, 4 readers (paced writer);
  *   client          the same through libtickplane: tpout Trade messages, tp_poll, the trades view
- *                   and the strategy's callback (throughput and one-way latency, one reader).
- * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine).
+ *                   and the strategy's callback (throughput and one-way latency, one reader);
+ *   client_inthread writer and reader on one thread: 4000 Trades published, then tp_poll one
+ *                   event at a time until empty (best of 200 rounds), and the cost of a tp_poll
+ *                   that finds nothing: the library's own CPU cost, without cache transfers.
+ * The writer runs on CPU 0, every reader on CPU 1 (this is a 2-core machine). Latency series
+ * also give body_mean_ns, the mean of the samples up to their p90: the TSC of this VM moves in
+ * steps of about 10 ns, so a p50 is one of few values while this mean separates close builds.
  *
- * Usage: bench_bus [--quick] [--rt] [--zero-loss-only] [--ring BYTES] [--dir DIR] [--payload BYTES]
+ * Usage: bench_bus [--quick] [--rt] [--zero-loss-only | --latency-only] [--ring BYTES] [--dir DIR]
+ *                  [--payload BYTES]
  *   --rt  run the measuring threads SCHED_FIFO (root): on a shared, busy machine this keeps
  *         other processes off the two cores for the few seconds of the run.
  *   --zero-loss-only  only the two 1-reader zero-loss throughput runs.
+ *   --latency-only    only the floor, the 1-reader bus and client latencies and client_inthread
+ *                     (a short run, so that the vCPU placement rarely changes inside it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +51,7 @@ static uint32_t payload_bytes = 40; /* 24-byte header + 40 = a 64-byte record */
 static uint64_t throughput_events = 20000000;
 static int zero_loss_only;
 static uint64_t latency_samples = 200000;
+static int latency_only;
 static uint64_t ring_bytes_opt = 1 << 18; /* fits the 1 MiB L2 of each core */
 static int realtime;
 
@@ -88,6 +97,47 @@ static void spin_ticks(uint64_t ticks)
         _mm_pause();
 }
 
+/* Raw latency samples (ticks) of one series, for body_mean_ns. */
+struct samples {
+    uint64_t *v;
+    uint64_t n;
+};
+
+static void samples_reset(struct samples *s)
+{
+    if (s->v == NULL)
+        s->v = malloc(latency_samples * sizeof(*s->v));
+    if (s->v == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    s->n = 0;
+}
+
+static inline void samples_add(struct samples *s, uint64_t ticks)
+{
+    if (s->n < latency_samples)
+        s->v[s->n++] = ticks;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Mean of the samples up to the 90th percentile, in ns (sorts the samples). */
+static double samples_body_mean_ns(struct samples *s)
+{
+    if (s->n == 0)
+        return 0;
+    qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+    uint64_t body = (s->n * 9 + 9) / 10, sum = 0;
+    for (uint64_t i = 0; i < body; i++)
+        sum += s->v[i];
+    return (double)sum / (double)body * ns_per_tick;
+}
+
 /* ---- ping-pong: the physical floor ------------------------------------------------------- */
 
 static struct {
@@ -111,7 +161,9 @@ static void *pong_thread(void *arg)
 static void bench_pingpong(void)
 {
     static struct tp_histogram h;
+    static struct samples raw;
     tp_hist_reset(&h);
+    samples_reset(&raw);
     pp.rounds = latency_samples;
     atomic_store(&pp.ping, 0);
     atomic_store(&pp.pong, 0);
@@ -124,12 +176,16 @@ static void bench_pingpong(void)
         atomic_store_explicit(&pp.ping, k, memory_order_release);
         while (atomic_load_explicit(&pp.pong, memory_order_acquire) != k)
             ;
-        tp_hist_record(&h, (__rdtsc() - t0) / 2); /* one way = half the round trip */
+        uint64_t one_way = (__rdtsc() - t0) / 2; /* half the round trip */
+        tp_hist_record(&h, one_way);
+        samples_add(&raw, one_way);
     }
     uint64_t total = __rdtsc() - start;
     pthread_join(t, NULL);
-    printf("{\"bench\":\"pingpong\",\"rounds\":%llu,\"one_way_mean_ns\":%.1f,\"one_way_ns\":",
-           (unsigned long long)pp.rounds, (double)total * ns_per_tick / 2.0 / (double)pp.rounds);
+    printf("{\"bench\":\"pingpong\",\"rounds\":%llu,\"one_way_mean_ns\":%.1f,"
+           "\"body_mean_ns\":%.1f,\"one_way_ns\":",
+           (unsigned long long)pp.rounds, (double)total * ns_per_tick / 2.0 / (double)pp.rounds,
+           samples_body_mean_ns(&raw));
     tp_hist_print_json(stdout, &h, ns_per_tick);
     printf("}\n");
     fflush(stdout);
@@ -230,6 +286,7 @@ struct reader_ctx {
     uint64_t out_of_order;
     double seconds;
     struct tp_histogram hist;
+    struct samples raw;
     _Alignas(64) uint8_t batch[65536];
 };
 
@@ -258,7 +315,9 @@ static void *bus_reader(void *arg)
             if (c->paced) {
                 uint64_t sent;
                 memcpy(&sent, tp_ring_payload(rec), sizeof(sent));
-                tp_hist_record(&c->hist, __rdtsc() - sent);
+                uint64_t ticks = __rdtsc() - sent;
+                tp_hist_record(&c->hist, ticks);
+                samples_add(&c->raw, ticks);
             }
             if (t0 == 0)
                 t0 = now_ns();
@@ -320,7 +379,8 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst,
     atomic_store(&writer_done, 0);
     atomic_store(&writer_last, 0);
     for (int i = 0; i < readers; i++) {
-        memset(&ctx[i], 0, offsetof(struct reader_ctx, batch));
+        memset(&ctx[i], 0, offsetof(struct reader_ctx, raw));
+        samples_reset(&ctx[i].raw);
         ctx[i].instance = "bench";
         ctx[i].paced = paced;
         ctx[i].share_core = readers > 1;
@@ -386,9 +446,9 @@ static void run_bus(int readers, int paced, uint64_t ring_bytes, unsigned burst,
             lost += ctx[i].lost;
         }
         printf("{\"bench\":\"bus_latency\",\"readers\":%d,\"record_bytes\":%u,\"gap_ns\":2000,"
-               "\"lost\":%llu,\"one_way_ns\":",
-               readers, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u,
-               (unsigned long long)lost);
+               "\"lost\":%llu,\"body_mean_ns\":%.1f,\"one_way_ns\":",
+               readers, (TP_RING_RECORD_HEADER + payload_bytes + 7) & ~7u, (unsigned long long)lost,
+               readers == 1 ? samples_body_mean_ns(&ctx[0].raw) : 0.0);
         tp_hist_print_json(stdout, &all, ns_per_tick);
         printf("}\n");
     }
@@ -406,6 +466,7 @@ struct client_ctx {
     uint64_t lost;
     double seconds;
     struct tp_histogram hist;
+    struct samples raw;
 };
 
 static void on_trade(void *user, const struct tp_event *ev)
@@ -415,16 +476,37 @@ static void on_trade(void *user, const struct tp_event *ev)
         c->lost += ev->u.lost;
         return;
     }
-    if (c->paced)
-        tp_hist_record(&c->hist, __rdtsc() - ev->recv_tsc);
+    if (c->paced) {
+        uint64_t ticks = __rdtsc() - ev->recv_tsc;
+        tp_hist_record(&c->hist, ticks);
+        samples_add(&c->raw, ticks);
+    }
     c->events++;
 }
 
-static void *client_reader(void *arg)
+#define TRADE_LEN          (TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_TRADE_BLOCK_LENGTH)
+#define TRADE_RECORD_BYTES ((TP_RING_RECORD_HEADER + TRADE_LEN + 7) & ~7u)
+
+/*
+ * Publish the i-th tpout Trade (instrument i mod 1024). recv_tsc: the TSC now (stamp != 0), taken
+ * just before the commit as bus_latency does, so both measure publish-to-read; else i.
+ */
+static void publish_trade(struct tp_bus_writer *w, uint64_t i, int stamp)
 {
-    struct client_ctx *c = arg;
-    pin(READER_CPU);
-    char err[256];
+    uint32_t id = (uint32_t)(i & 1023);
+    struct tpout_trade m;
+    tpout_trade_wrap_and_apply_header(&m, tp_bus_claim(w, id, TRADE_LEN), TRADE_LEN);
+    tpout_trade_set_instrument_id(&m, id);
+    tpout_trade_set_price_mantissa(&m, (int64_t)i);
+    tpout_trade_set_quantity(&m, 1);
+    tpout_trade_set_recv_tsc(&m, stamp ? __rdtsc() : i);
+    tp_bus_commit(w, TP_REC_SBE, TP_TOPIC_TRADES, id, 0);
+}
+
+/* A libtickplane reader of the bench instance subscribed to every instrument's trades. */
+static struct tp_client *attach_trades_reader(void)
+{
+    char err[256] = "subscribe failed";
     struct tp_client *tp;
     struct tp_client_options opt = {.shm_dir = shm_dir, .no_reader_segment = 1};
     if (tp_attach(&tp, "bench", &opt, err, sizeof(err)) != 0 ||
@@ -432,6 +514,14 @@ static void *client_reader(void *arg)
         fprintf(stderr, "client: %s\n", err);
         exit(1);
     }
+    return tp;
+}
+
+static void *client_reader(void *arg)
+{
+    struct client_ctx *c = arg;
+    pin(READER_CPU);
+    struct tp_client *tp = attach_trades_reader();
     atomic_store(&c->ready, 1);
     uint64_t t0 = 0;
     struct tp_client_stats st;
@@ -458,6 +548,7 @@ static void run_client(int paced)
     memset(&ctx, 0, offsetof(struct client_ctx, hist));
     ctx.paced = paced;
     tp_hist_reset(&ctx.hist);
+    samples_reset(&ctx.raw);
     atomic_store(&writer_done, 0);
     pthread_t t;
     pthread_create(&t, NULL, client_reader, &ctx);
@@ -466,19 +557,11 @@ static void run_client(int paced)
     pin(WRITER_CPU);
     uint64_t n = paced ? latency_samples : throughput_events;
     uint64_t gap = (uint64_t)(2000.0 / ns_per_tick);
-    uint32_t len = TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_TRADE_BLOCK_LENGTH;
     uint64_t t0 = now_ns();
     for (uint64_t i = 1; i <= n; i++) {
         if (paced)
             spin_ticks(gap);
-        uint32_t id = (uint32_t)(i & 1023);
-        struct tpout_trade m;
-        tpout_trade_wrap_and_apply_header(&m, tp_bus_claim(&w, id, len), len);
-        tpout_trade_set_instrument_id(&m, id);
-        tpout_trade_set_price_mantissa(&m, (int64_t)i);
-        tpout_trade_set_quantity(&m, 1);
-        tpout_trade_set_recv_tsc(&m, paced ? __rdtsc() : i);
-        tp_bus_commit(&w, TP_REC_SBE, TP_TOPIC_TRADES, id, 0);
+        publish_trade(&w, i, paced);
     }
     double wsecs = (double)(now_ns() - t0) / 1e9;
     atomic_store_explicit(&writer_done, 1, memory_order_release);
@@ -487,17 +570,74 @@ static void run_client(int paced)
         printf("{\"bench\":\"client_throughput\",\"readers\":1,\"record_bytes\":%u,\"events\":%llu,"
                "\"writer_mevents_per_s\":%.1f,\"delivered\":%llu,\"lost\":%llu,"
                "\"reader_mevents_per_s\":%.1f}\n",
-               (TP_RING_RECORD_HEADER + len + 7) & ~7u, (unsigned long long)n,
-               (double)n / wsecs / 1e6, (unsigned long long)ctx.events,
-               (unsigned long long)ctx.lost, (double)ctx.events / ctx.seconds / 1e6);
+               TRADE_RECORD_BYTES, (unsigned long long)n, (double)n / wsecs / 1e6,
+               (unsigned long long)ctx.events, (unsigned long long)ctx.lost,
+               (double)ctx.events / ctx.seconds / 1e6);
     } else {
         printf("{\"bench\":\"client_latency\",\"readers\":1,\"record_bytes\":%u,\"gap_ns\":2000,"
-               "\"lost\":%llu,\"one_way_ns\":",
-               (TP_RING_RECORD_HEADER + len + 7) & ~7u, (unsigned long long)ctx.lost);
+               "\"lost\":%llu,\"body_mean_ns\":%.1f,\"one_way_ns\":",
+               TRADE_RECORD_BYTES, (unsigned long long)ctx.lost, samples_body_mean_ns(&ctx.raw));
         tp_hist_print_json(stdout, &ctx.hist, ns_per_tick);
         printf("}\n");
     }
     fflush(stdout);
+    tp_bus_writer_close(&w, 1);
+    unpin();
+}
+
+static void count_event(void *user, const struct tp_event *ev)
+{
+    (void)ev;
+    ++*(uint64_t *)user;
+}
+
+/* Ticks per event to drain `records` published Trades with tp_poll(max_events) calls. */
+static uint64_t drain_ticks(struct tp_bus_writer *w, struct tp_client *tp, uint64_t *next,
+                            unsigned records, unsigned max_events)
+{
+    for (unsigned k = 0; k < records; k++, (*next)++)
+        publish_trade(w, *next, 0);
+    uint64_t got = 0, t0 = __rdtsc();
+    while (tp_poll(tp, count_event, &got, max_events) > 0)
+        ;
+    uint64_t ticks = __rdtsc() - t0;
+    if (got != records) {
+        fprintf(stderr, "client_inthread: %llu of %u events\n", (unsigned long long)got, records);
+        exit(1);
+    }
+    return ticks;
+}
+
+/*
+ * Writer and reader on one thread: the library's CPU cost per event (poll, copy, decode, filter,
+ * view, callback) with the records in this core's cache, and the cost of an empty tp_poll (what a
+ * busy-polling strategy spends between events, half of which adds to the latency on average).
+ */
+static void bench_client_inthread(void)
+{
+    enum { RECORDS = 4000, ROUNDS = 200, EMPTY_POLLS = 100000 };
+    struct tp_bus_writer w;
+    open_writer(&w, 1 << 20); /* 4000 records of 104 bytes stay inside one lap */
+    struct tp_client *tp = attach_trades_reader();
+    pin(WRITER_CPU);
+    uint64_t next = 1, best1 = UINT64_MAX, best64 = UINT64_MAX;
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t t1 = drain_ticks(&w, tp, &next, RECORDS, 1);
+        uint64_t t64 = drain_ticks(&w, tp, &next, RECORDS, 64);
+        best1 = t1 < best1 ? t1 : best1;
+        best64 = t64 < best64 ? t64 : best64;
+    }
+    uint64_t got = 0, t0 = __rdtsc();
+    for (int k = 0; k < EMPTY_POLLS; k++)
+        got += (uint64_t)tp_poll(tp, count_event, &got, 64);
+    uint64_t empty = __rdtsc() - t0;
+    printf("{\"bench\":\"client_inthread\",\"records\":%d,\"record_bytes\":%u,\"rounds\":%d,"
+           "\"best_ns_per_event_poll1\":%.1f,\"best_ns_per_event_poll64\":%.1f,"
+           "\"empty_poll_ns\":%.1f}\n",
+           RECORDS, TRADE_RECORD_BYTES, ROUNDS, (double)best1 * ns_per_tick / RECORDS,
+           (double)best64 * ns_per_tick / RECORDS, (double)empty * ns_per_tick / EMPTY_POLLS);
+    fflush(stdout);
+    tp_detach(tp);
     tp_bus_writer_close(&w, 1);
     unpin();
 }
@@ -514,6 +654,8 @@ int main(int argc, char **argv)
             realtime = 1;
         } else if (strcmp(argv[i], "--zero-loss-only") == 0) {
             zero_loss_only = 1;
+        } else if (strcmp(argv[i], "--latency-only") == 0) {
+            latency_only = 1;
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             shm_dir = argv[++i];
         } else if (strcmp(argv[i], "--payload") == 0 && i + 1 < argc) {
@@ -524,8 +666,8 @@ int main(int argc, char **argv)
             }
         } else {
             fprintf(stderr,
-                    "usage: %s [--quick] [--rt] [--zero-loss-only] [--ring BYTES] [--dir DIR] "
-                    "[--payload BYTES]\n",
+                    "usage: %s [--quick] [--rt] [--zero-loss-only | --latency-only] [--ring BYTES] "
+                    "[--dir DIR] [--payload BYTES]\n",
                     argv[0]);
             return 2;
         }
@@ -537,6 +679,13 @@ int main(int argc, char **argv)
         /* The 1-reader zero-loss runs alone (before/after comparisons of the reader path). */
         run_bus(1, 0, ring_bytes_opt, 32, 1, 0);
         run_bus(1, 0, ring_bytes_opt, 32, 1, 30);
+        return 0;
+    }
+    if (latency_only) {
+        bench_pingpong();
+        run_bus(1, 1, ring_bytes_opt, 0, 0, 0);
+        run_client(1);
+        bench_client_inthread();
         return 0;
     }
     bench_pingpong();
@@ -554,5 +703,6 @@ int main(int argc, char **argv)
     run_bus(1, 0, ring_bytes_opt, 32, 1, 30);
     run_client(0);
     run_client(1);
+    bench_client_inthread();
     return 0;
 }
