@@ -474,7 +474,67 @@ static int resync_step(struct tp_client *c, tp_event_fn fn, void *user)
     return delivered;
 }
 
-/* Filter, decode, update the reader's book and run the views of one record. */
+/*
+ * Update the reader's book and run the views of the topics in `want` for a decoded record (or a
+ * raw one: source < 0). Returns the events delivered.
+ */
+static int run_views(struct tp_client *c, const struct tp_ring_record *rec, struct tp_event *ev,
+                     int source, uint32_t want, tp_event_fn fn, void *user, uint64_t *malformed)
+{
+    /* The reader's book is the outright book, as in the state table: an implied update (MDP3)
+     * is delivered as a DEPTH event but leaves it alone. Only DEPTH and TOP look at it. */
+    uint32_t id = rec->instrument;
+    struct tp_local_book *book = NULL;
+    if (id < c->instruments && (source == TP_TOPIC_DEPTH || (want & BOOK_TOPICS)))
+        book = c->books[id];
+    if (book != NULL && source == TP_TOPIC_DEPTH && !(rec->flags & TP_EVENT_F_IMPLIED)) {
+        if (rec->sequence <= book->from_sequence) {
+            want &= ~BOOK_TOPICS; /* already in the book loaded from the state table */
+        } else {
+            for (uint32_t i = 0; i < ev->u.depth.count; i++)
+                if (tp_local_book_apply(book, &ev->u.depth.changes[i]) != 0)
+                    (*malformed)++;
+        }
+    }
+
+    int delivered = 0;
+    struct tp_event out;
+    struct tp_view_input in = {.decoded = ev, .source_topic = source, .book = book};
+    while (want != 0) {
+        uint32_t t = (uint32_t)__builtin_ctz(want);
+        want &= want - 1;
+        if ((TP_TOPIC_BIT(t) & AS_DECODED_TOPICS) && source == (int)t) {
+            ev->topic = t; /* the view would copy the decoded event unchanged */
+            fn(user, ev);
+            delivered++;
+            continue;
+        }
+        if (t < TP_TOPIC_USER_FIRST) {
+            if (source < 0 || !tp_view_run(t, &in, &out))
+                continue; /* built-in views read tpout messages only */
+        } else {
+            const struct user_transformer *u = &c->user[t - TP_TOPIC_USER_FIRST];
+            struct tp_record_view rv = {
+                .type = rec->type,
+                .topic = rec->topic,
+                .instrument_id = id,
+                .flags = rec->flags,
+                .length = rec->length - TP_RING_RECORD_HEADER,
+                .bus_sequence = rec->sequence,
+                .payload = tp_ring_payload(rec),
+            };
+            out = *ev;
+            out.topic = t;
+            if (!u->fn(u->ctx, &rv, &out))
+                continue;
+        }
+        fn(user, &out);
+        delivered++;
+    }
+    return delivered;
+}
+
+/* Filter, decode and deliver one record. */
 static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_event_fn fn,
                     void *user, uint64_t *filtered, uint64_t *malformed)
 {
@@ -500,19 +560,10 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
         return 0;
     }
 
-    struct tp_record_view rv = {
-        .type = rec->type,
-        .topic = rec->topic,
-        .instrument_id = id,
-        .flags = rec->flags,
-        .length = rec->length - TP_RING_RECORD_HEADER,
-        .bus_sequence = rec->sequence,
-        .payload = tp_ring_payload(rec),
-    };
     /*
      * Field by field, not memset: zeroing the whole event (a rep stos) was the largest single
-     * cost of the poll path. The decoder fills the union (and sbe, the venue fields); a raw
-     * record gets a zeroed union for its transformers.
+     * cost of the poll path. The decoder fills the union member of its topic (and sbe, the venue
+     * fields); a raw record gets a zeroed union for its transformers.
      */
     struct tp_event ev;
     ev.topic = 0;
@@ -525,56 +576,24 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
     ev.venue_time_ns = 0;
     ev.recv_tsc = 0;
     ev.book = (struct tp_book_view){0};
-    int source = -1;
-    if (rec->type != TP_REC_SBE)
+    if (rec->type != TP_REC_SBE) {
         memset(&ev.u, 0, sizeof(ev.u));
-    else {
-        source = tp_decode_tpout(rv.payload, rv.length, &ev, c->changes, c->max_changes);
-        if (source != (int)rec->topic) {
-            (*malformed)++; /* undecodable, or tagged with another topic than it holds */
-            return 0;
-        }
+        return run_views(c, rec, &ev, -1, want, fn, user, malformed);
     }
-
-    /* The reader's book is the outright book, as in the state table: an implied update (MDP3)
-     * is delivered as a DEPTH event but leaves it alone. */
-    struct tp_local_book *book = id < c->instruments ? c->books[id] : NULL;
-    if (book != NULL && source == TP_TOPIC_DEPTH && !(rec->flags & TP_EVENT_F_IMPLIED)) {
-        if (rec->sequence <= book->from_sequence) {
-            want &= ~BOOK_TOPICS; /* already in the book loaded from the state table */
-        } else {
-            for (uint32_t i = 0; i < ev.u.depth.count; i++)
-                if (tp_local_book_apply(book, &ev.u.depth.changes[i]) != 0)
-                    (*malformed)++;
-        }
+    int source = tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, &ev,
+                                 c->changes, c->max_changes);
+    if (source != (int)rec->topic) {
+        (*malformed)++; /* undecodable, or tagged with another topic than it holds */
+        return 0;
     }
-
-    int delivered = 0;
-    struct tp_event out;
-    struct tp_view_input in = {.decoded = &ev, .source_topic = source, .book = book};
-    while (want != 0) {
-        uint32_t t = (uint32_t)__builtin_ctz(want);
-        want &= want - 1;
-        if ((TP_TOPIC_BIT(t) & AS_DECODED_TOPICS) && source == (int)t) {
-            ev.topic = t; /* the view would copy the decoded event unchanged */
-            fn(user, &ev);
-            delivered++;
-            continue;
-        }
-        if (t < TP_TOPIC_USER_FIRST) {
-            if (source < 0 || !tp_view_run(t, &in, &out))
-                continue; /* built-in views read tpout messages only */
-        } else {
-            const struct user_transformer *u = &c->user[t - TP_TOPIC_USER_FIRST];
-            out = ev;
-            out.topic = t;
-            if (!u->fn(u->ctx, &rv, &out))
-                continue;
-        }
-        fn(user, &out);
-        delivered++;
+    /* The common case, a record that feeds only its own topic and that topic takes the event as
+     * decoded (a trade to TRADES): no book, no views. */
+    if (want == TP_TOPIC_BIT(source) && (want & AS_DECODED_TOPICS)) {
+        ev.topic = (uint32_t)source;
+        fn(user, &ev);
+        return 1;
     }
-    return delivered;
+    return run_views(c, rec, &ev, source, want, fn, user, malformed);
 }
 
 /* One TP_TOPIC_LOSS event for the lowest ring with a loss not yet told. */
@@ -596,55 +615,73 @@ static void deliver_loss(struct tp_client *c, tp_event_fn fn, void *user)
     fn(user, &ev);
 }
 
+/*
+ * Whether the writer closed or replaced one of the segments: the state word of each, loaded in
+ * line (tp_bus_reader_stale does the same out of line, and this runs on every poll).
+ */
+static inline bool writer_gone(const struct tp_client *c)
+{
+    int gone = tp_seg_writer_gone(&c->bus.ring_seg) | tp_seg_writer_gone(&c->bus.state_seg);
+    for (unsigned k = 1; k < c->n_rings; k++)
+        gone |= tp_seg_writer_gone(&c->bus.more_ring_segs[k - 1]);
+    return gone != 0;
+}
+
+/* Ring k lapped this reader: count it, keep the loss for a LOSS event, reload the books. */
+static void on_lap(struct tp_client *c, unsigned k, uint64_t lost)
+{
+    tp_counter_add(c->k[RC_LAPPED], 1);
+    tp_counter_add(c->k[RC_LOST], lost);
+    c->ring_stats[k].lapped++;
+    c->ring_stats[k].lost += lost;
+    c->loss_to_report[k] += lost;
+    c->loss_pending = 1;
+    start_resync(c);
+}
+
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events)
 {
     /* A closed writer's last records are complete: they are delivered before -ESTALE. */
-    bool stale = tp_bus_reader_stale(&c->bus), drained = false;
+    bool stale = writer_gone(c), drained = false;
     int delivered = 0;
     uint64_t records = 0, filtered = 0, malformed = 0;
-    unsigned empty = 0; /* rings found empty in a row */
+    unsigned k = c->current_ring; /* the ring read until it is empty, then the next */
+    unsigned empty = 0;           /* rings found empty in a row */
     for (unsigned steps = 0; steps < max_events;) {
-        if (c->loss_pending) {
-            deliver_loss(c, fn, user);
-            delivered++;
+        if (__builtin_expect(c->loss_pending | c->resync_pending, 0)) {
+            if (c->loss_pending) {
+                deliver_loss(c, fn, user);
+                delivered++;
+            } else {
+                delivered += resync_step(c, fn, user);
+            }
             steps++;
             continue;
         }
-        if (c->resync_pending) {
-            delivered += resync_step(c, fn, user);
-            steps++;
-            continue;
-        }
-        /* Each ring is read until it is empty, then the next: an instrument lives on one ring,
-         * so its events keep their order. */
-        unsigned k = c->current_ring;
+        /* An instrument lives on one ring, so reading each ring until it is empty keeps the
+         * order of its events. With one ring, an empty read ends the poll at once. */
         const struct tp_ring_record *rec;
         uint64_t lost = 0;
         int rc = tp_ring_read(&c->rings[k], &rec, &lost);
-        if (rc == TP_RING_EMPTY) {
+        if (__builtin_expect(rc == TP_RING_RECORD, 1)) {
+            empty = 0;
+            steps++;
+            records++;
+            c->ring_stats[k].records++;
+            delivered += dispatch(c, rec, fn, user, &filtered, &malformed);
+        } else if (rc == TP_RING_EMPTY) {
             if (++empty >= c->n_rings) {
                 drained = true;
                 break;
             }
-            c->current_ring = k + 1 < c->n_rings ? k + 1 : 0;
-            continue;
+            k = k + 1 < c->n_rings ? k + 1 : 0;
+        } else {
+            empty = 0;
+            steps++;
+            on_lap(c, k, lost);
         }
-        empty = 0;
-        steps++;
-        if (rc == TP_RING_LAPPED) {
-            tp_counter_add(c->k[RC_LAPPED], 1);
-            tp_counter_add(c->k[RC_LOST], lost);
-            c->ring_stats[k].lapped++;
-            c->ring_stats[k].lost += lost;
-            c->loss_to_report[k] += lost;
-            c->loss_pending = 1;
-            start_resync(c);
-            continue;
-        }
-        records++;
-        c->ring_stats[k].records++;
-        delivered += dispatch(c, rec, fn, user, &filtered, &malformed);
     }
+    c->current_ring = k;
     if (records | filtered | malformed | (uint64_t)delivered) {
         tp_counter_add(c->k[RC_RECORDS], records);
         tp_counter_add(c->k[RC_FILTERED], filtered);

@@ -57,12 +57,14 @@ static int decode_top(const uint8_t *body, size_t len, uint16_t block, uint16_t 
     if (tpout_top_of_book_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(top_of_book, &m, ev);
-    ev->u.top.bid_price = tpout_top_of_book_bid_price_mantissa(&m);
-    ev->u.top.bid_qty = tpout_top_of_book_bid_quantity(&m);
-    ev->u.top.ask_price = tpout_top_of_book_ask_price_mantissa(&m);
-    ev->u.top.ask_qty = tpout_top_of_book_ask_quantity(&m);
-    ev->u.top.bid_orders = tpout_top_of_book_bid_count(&m);
-    ev->u.top.ask_orders = tpout_top_of_book_ask_count(&m);
+    ev->u.top = (struct tp_top_of_book){
+        .bid_price = tpout_top_of_book_bid_price_mantissa(&m),
+        .bid_qty = tpout_top_of_book_bid_quantity(&m),
+        .ask_price = tpout_top_of_book_ask_price_mantissa(&m),
+        .ask_qty = tpout_top_of_book_ask_quantity(&m),
+        .bid_orders = tpout_top_of_book_bid_count(&m),
+        .ask_orders = tpout_top_of_book_ask_count(&m),
+    };
     return TP_TOPIC_TOP;
 }
 
@@ -73,11 +75,13 @@ static int decode_trade(const uint8_t *body, size_t len, uint16_t block, uint16_
     if (tpout_trade_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(trade, &m, ev);
-    ev->u.trade.price = tpout_trade_price_mantissa(&m);
-    ev->u.trade.qty = tpout_trade_quantity(&m);
-    ev->u.trade.trade_id = tpout_trade_trade_id(&m);
-    ev->u.trade.orders = tpout_trade_order_count(&m);
-    ev->u.trade.aggressor = tpout_trade_aggressor_side(&m);
+    ev->u.trade = (struct tp_trade_event){
+        .price = tpout_trade_price_mantissa(&m),
+        .qty = tpout_trade_quantity(&m),
+        .trade_id = tpout_trade_trade_id(&m),
+        .orders = tpout_trade_order_count(&m),
+        .aggressor = tpout_trade_aggressor_side(&m),
+    };
     return TP_TOPIC_TRADES;
 }
 
@@ -88,13 +92,15 @@ static int decode_order(const uint8_t *body, size_t len, uint16_t block, uint16_
     if (tpout_order_event_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(order_event, &m, ev);
-    ev->u.order.order_id = tpout_order_event_order_id(&m);
-    ev->u.order.priority = tpout_order_event_priority(&m);
-    ev->u.order.price = tpout_order_event_price_mantissa(&m);
-    ev->u.order.qty = tpout_order_event_quantity(&m);
-    ev->u.order.side = tpout_order_event_side(&m);
-    ev->u.order.action = tpout_order_event_action(&m);
-    ev->u.order.remaining_qty = tpout_order_event_remaining_quantity(&m);
+    ev->u.order = (struct tp_order_event){
+        .order_id = tpout_order_event_order_id(&m),
+        .priority = tpout_order_event_priority(&m),
+        .price = tpout_order_event_price_mantissa(&m),
+        .qty = tpout_order_event_quantity(&m),
+        .side = tpout_order_event_side(&m),
+        .action = tpout_order_event_action(&m),
+        .remaining_qty = tpout_order_event_remaining_quantity(&m),
+    };
     return TP_TOPIC_ORDERS;
 }
 
@@ -106,15 +112,17 @@ static int decode_definition(const uint8_t *body, size_t len, uint16_t block, ui
         return -EBADMSG;
     DECODE_HEADER(instrument_definition, &m, ev);
     struct tp_definition_event *d = &ev->u.definition;
-    d->venue_security_id = tpout_instrument_definition_venue_security_id(&m);
-    d->tick_size = tpout_instrument_definition_tick_size_mantissa(&m);
-    d->display_factor = tpout_instrument_definition_display_factor_mantissa(&m);
-    d->contract_multiplier = tpout_instrument_definition_contract_multiplier(&m);
+    *d = (struct tp_definition_event){
+        .venue_security_id = tpout_instrument_definition_venue_security_id(&m),
+        .tick_size = tpout_instrument_definition_tick_size_mantissa(&m),
+        .display_factor = tpout_instrument_definition_display_factor_mantissa(&m),
+        .contract_multiplier = tpout_instrument_definition_contract_multiplier(&m),
+        .channel_id = tpout_instrument_definition_channel_id(&m),
+        .depth = tpout_instrument_definition_depth(&m),
+        .trading_status = tpout_instrument_definition_trading_status(&m),
+        .security_kind = tpout_instrument_definition_security_kind(&m),
+    };
     memcpy(d->symbol, tpout_instrument_definition_symbol(&m), TP_SYMBOL_LEN);
-    d->channel_id = tpout_instrument_definition_channel_id(&m);
-    d->depth = tpout_instrument_definition_depth(&m);
-    d->trading_status = tpout_instrument_definition_trading_status(&m);
-    d->security_kind = tpout_instrument_definition_security_kind(&m);
     return TP_TOPIC_DEFINITIONS;
 }
 
@@ -125,10 +133,12 @@ static int decode_status(const uint8_t *body, size_t len, uint16_t block, uint16
     if (tpout_instrument_status_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(instrument_status, &m, ev);
-    ev->u.status.kind = TP_STATUS_EVENT_TRADING;
-    ev->u.status.trading_status = tpout_instrument_status_trading_status(&m);
-    ev->u.status.venue_status = tpout_instrument_status_venue_status(&m);
-    ev->u.status.price = TP_PRICE_NULL;
+    ev->u.status = (struct tp_status_event){
+        .kind = TP_STATUS_EVENT_TRADING,
+        .trading_status = tpout_instrument_status_trading_status(&m),
+        .venue_status = tpout_instrument_status_venue_status(&m),
+        .price = TP_PRICE_NULL,
+    };
     return TP_TOPIC_STATUS;
 }
 
@@ -139,10 +149,12 @@ static int decode_statistics(const uint8_t *body, size_t len, uint16_t block, ui
     if (tpout_statistics_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(statistics, &m, ev);
-    ev->u.status.kind = TP_STATUS_EVENT_STAT;
-    ev->u.status.stat_type = tpout_statistics_stat_type(&m);
-    ev->u.status.price = tpout_statistics_price_mantissa(&m);
-    ev->u.status.qty = tpout_statistics_quantity(&m);
+    ev->u.status = (struct tp_status_event){
+        .kind = TP_STATUS_EVENT_STAT,
+        .stat_type = tpout_statistics_stat_type(&m),
+        .price = tpout_statistics_price_mantissa(&m),
+        .qty = tpout_statistics_quantity(&m),
+    };
     return TP_TOPIC_STATUS;
 }
 
@@ -153,12 +165,14 @@ static int decode_channel(const uint8_t *body, size_t len, uint16_t block, uint1
     if (tpout_channel_event_wrap_for_decode(&m, body, len, block, version) != 0)
         return -EBADMSG;
     DECODE_HEADER(channel_event, &m, ev);
-    ev->u.status.kind = TP_STATUS_EVENT_CHANNEL;
-    ev->u.status.stat_type = tpout_channel_event_event_type(&m);
-    ev->u.status.channel_id = tpout_channel_event_channel_id(&m);
-    ev->u.status.price = TP_PRICE_NULL;
-    ev->u.status.qty = (int64_t)tpout_channel_event_gap_from(&m);
-    ev->u.status.gap_to = tpout_channel_event_gap_to(&m);
+    ev->u.status = (struct tp_status_event){
+        .kind = TP_STATUS_EVENT_CHANNEL,
+        .stat_type = tpout_channel_event_event_type(&m),
+        .channel_id = tpout_channel_event_channel_id(&m),
+        .price = TP_PRICE_NULL,
+        .qty = (int64_t)tpout_channel_event_gap_from(&m),
+        .gap_to = tpout_channel_event_gap_to(&m),
+    };
     return TP_TOPIC_STATUS;
 }
 
@@ -175,7 +189,6 @@ int tp_decode_tpout(const void *payload, uint32_t length, struct tp_event *ev,
     size_t len = length - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
     ev->sbe = payload;
     ev->sbe_length = length;
-    memset(&ev->u, 0, sizeof(ev->u));
     switch (tpout_message_header_template_id(p)) {
     case TPOUT_BOOK_UPDATE_TEMPLATE_ID:
         return decode_book_update(body, len, block, version, ev, changes, max_changes);

@@ -174,6 +174,19 @@ static uint64_t pub_channel_gap(struct writer *w, uint64_t from, uint64_t to)
     return tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_STATUS, TP_INSTRUMENT_NONE, 0, buf, len);
 }
 
+static uint64_t pub_trading_status(struct writer *w, uint32_t id, uint8_t status)
+{
+    uint8_t buf[128];
+    struct tpout_instrument_status m;
+    assert_int_equal(tpout_instrument_status_wrap_and_apply_header(&m, buf, sizeof(buf)), 0);
+    tpout_instrument_status_set_instrument_id(&m, id);
+    tpout_instrument_status_set_trading_status(&m, status);
+    tpout_instrument_status_set_venue_status(&m, 17);
+    uint32_t len = (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH +
+                              tpout_instrument_status_encoded_length(&m));
+    return tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_STATUS, id, 0, buf, len);
+}
+
 /* Everything a poll delivered, copied out of the callback. */
 #define MAX_SEEN 4096
 struct seen {
@@ -312,6 +325,22 @@ static void test_filter_and_views(void **state)
     assert_int_equal(seen.ev[0].u.status.qty, 13);
     assert_int_equal(seen.ev[0].u.status.gap_to, 14);
     assert_int_equal(seen.ev[0].u.status.channel_id, 310);
+    /* A trading status right after it: the fields a trading status does not carry read zero,
+     * not what the channel event before it held. */
+    pub_channel_gap(w, 15, 16);
+    pub_trading_status(w, 2, 2);
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(drain(c, &seen), 2);
+    const struct tp_status_event *ts = &seen.ev[1].u.status;
+    assert_int_equal(seen.ev[1].instrument_id, 2);
+    assert_int_equal(ts->kind, TP_STATUS_EVENT_TRADING);
+    assert_int_equal(ts->trading_status, 2);
+    assert_int_equal(ts->venue_status, 17);
+    assert_int_equal(ts->stat_type, 0);
+    assert_int_equal(ts->channel_id, 0);
+    assert_int_equal(ts->price, TP_PRICE_NULL);
+    assert_int_equal(ts->qty, 0);
+    assert_int_equal(ts->gap_to, 0);
 
     /* Unsubscribe: nothing more for instrument 1. */
     assert_int_equal(

@@ -288,6 +288,26 @@ static void test_implied_update_leaves_the_book(void **state)
     close_writers();
 }
 
+/* A second ring's writer that closes makes the instance stale: its last record comes first. */
+static void test_closed_ring_is_stale_after_its_records(void **state)
+{
+    (void)state;
+    open_writers("stale");
+    struct tp_client *c = attach("stale");
+    assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    publish_bid(2, 100);
+    assert_int_equal(tp_poll(c, on_event, &(struct seen){0}, 64), 1);
+    assert_int_equal(tp_poll(c, on_event, &(struct seen){0}, 64), 0);
+    publish_bid(3, 100);
+    tp_bus_writer_close(&ws[1], 1);
+    struct seen s = {0};
+    assert_int_equal(tp_poll(c, on_event, &s, 64), 1);
+    assert_int_equal(s.depth_events[3], 1);
+    assert_int_equal(tp_poll(c, on_event, &s, 64), -ESTALE);
+    tp_detach(c);
+    close_writers();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_client_reads_every_ring_in_order),
         cmocka_unit_test(test_lap_of_one_ring),
         cmocka_unit_test(test_implied_update_leaves_the_book),
+        cmocka_unit_test(test_closed_ring_is_stale_after_its_records),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
