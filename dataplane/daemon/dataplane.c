@@ -224,7 +224,14 @@ static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, st
     }
     const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
     struct tp_udp_view view;
-    uint32_t line = tp_classify_frame(lc->set.classifier, frame, m->data_len, &view);
+    /*
+     * GOOD, or NONE (the field is wrong but the NIC checked the data): verified; BAD or UNKNOWN
+     * (a virtual device, a NIC without the offload) leave the sum to the classifier.
+     */
+    uint64_t l4 = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+    bool udp_checksum_good = l4 == RTE_MBUF_F_RX_L4_CKSUM_GOOD || l4 == RTE_MBUF_F_RX_L4_CKSUM_NONE;
+    uint32_t line =
+        tp_classify_frame_offload(lc->set.classifier, frame, m->data_len, udp_checksum_good, &view);
     if (likely(line != TP_CLASSIFY_NONE)) {
         struct tp_channel *ch = lc->set.channels[line / TP_ROLES];
         *mbuf_rx_tsc(m) = now;

@@ -215,9 +215,12 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         memcpy(hp.mac, ports[i].port.mac, 6);
         tp_host_init(ports[i].host, &hp);
         static const char *const mode[] = {"filter", "all-multicast", "promiscuous"};
-        fprintf(stderr, "tickplane: port %s (%s): %u rx / %u tx queues, socket %d, multicast %s\n",
+        fprintf(stderr,
+                "tickplane: port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
+                "checksums verified by %s\n",
                 cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
-                ports[i].port.socket, mode[ports[i].port.mc_mode]);
+                ports[i].port.socket, mode[ports[i].port.mc_mode],
+                ports[i].port.rx_udp_checksum ? "the NIC" : "software");
     }
     return 0;
 }
@@ -283,6 +286,7 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
     EXPORT(".classify", cc, not_udp);
     EXPORT(".classify", cc, malformed);
     EXPORT(".classify", cc, bad_checksum);
+    EXPORT(".classify", cc, nic_checksum);
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     EXPORT(".publish", pc, records);
     EXPORT(".publish", pc, events);

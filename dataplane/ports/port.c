@@ -98,6 +98,10 @@ int tp_port_open(struct tp_port *port, const struct tp_port_setup *setup, char *
         conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP;
         conf.rx_adv_conf.rss_conf.rss_hf &= info.flow_type_rss_offloads;
     }
+    /* A NIC that verifies UDP checksums saves the data lcore summing every payload again. */
+    port->rx_udp_checksum = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_UDP_CKSUM) != 0;
+    if (port->rx_udp_checksum)
+        conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
     rc = rte_eth_dev_configure(port->port_id, port->rx_queues, port->tx_queues, &conf);
     if (rc != 0)
         goto failed_configure;

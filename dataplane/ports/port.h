@@ -50,6 +50,7 @@ struct tp_port {
     uint16_t rx_queues;
     uint16_t tx_queues;
     enum tp_port_mc_mode mc_mode;
+    bool rx_udp_checksum; /* the NIC verifies UDP checksums (mbuf RX_L4_CKSUM flags) */
     uint8_t mac[6];
     struct rte_mempool *pool;
     char name[64];
