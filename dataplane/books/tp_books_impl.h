@@ -41,8 +41,8 @@ struct tp_mbo_hot {
  * indexed by the order id modulo its size, where the venues' increasing ids put the orders added
  * together in neighbouring slots; and the overflow table, an open-addressing hash table with room
  * for every live order, where an order goes when a newer id claims its window slot. The window
- * has a prime number of slots, at most TP_RECENT_ORDERS_MAX and half the overflow table's, so
- * that ids with a stride (every 8th, every 1000th) still use all of it.
+ * has a prime number of slots, at most TP_RECENT_ORDERS_MAX and the overflow table's, so that
+ * ids with a stride (every 8th, every 1000th) still use all of it.
  */
 #define TP_RECENT_ORDERS_MAX (1u << 19)
 

@@ -403,8 +403,8 @@ static void test_order_table_churn(void **state)
 }
 
 /*
- * Many live orders whose ids share one slot of the recent-order window (ids 1021 apart: the
- * window of a 600-order table has 1021 slots; ids 2^32 apart share a slot at any size): each add
+ * Many live orders whose ids share one slot of the recent-order window (ids 2039 apart: the
+ * window of a 600-order table has 2039 slots; ids 2^32 apart share a slot at any size): each add
  * moves the order before it to the overflow table, the per-slot count of moved orders saturates,
  * and every order stays findable and removable; a clear takes an instrument's orders out of
  * both tables and leaves the other's.
@@ -427,13 +427,13 @@ static void test_order_window_overflow(void **state)
     for (uint32_t i = 0; i < 2; i++)
         assert_int_equal(tp_books_configure(b, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
     for (uint64_t k = 1; k <= 400; k++)
-        assert_int_equal(tp_mbo_add(b, k % 2, k * 1021, TP_SIDE_BID, PX(10), (int64_t)k, k, c), 2);
-    assert_int_equal(tp_mbo_add(b, 1, 5 * 1021, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+        assert_int_equal(tp_mbo_add(b, k % 2, k * 2039, TP_SIDE_BID, PX(10), (int64_t)k, k, c), 2);
+    assert_int_equal(tp_mbo_add(b, 1, 5 * 2039, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
     for (uint64_t k = 1; k <= 400; k++) {
         int64_t qty;
-        assert_int_equal(tp_mbo_order(b, k % 2, k * 1021, NULL, NULL, &qty, NULL), 0);
+        assert_int_equal(tp_mbo_order(b, k % 2, k * 2039, NULL, NULL, &qty, NULL), 0);
         assert_int_equal(qty, k);
-        assert_int_equal(tp_mbo_order(b, (k + 1) % 2, k * 1021, NULL, NULL, NULL, NULL), -ENOENT);
+        assert_int_equal(tp_mbo_order(b, (k + 1) % 2, k * 2039, NULL, NULL, NULL, NULL), -ENOENT);
     }
     /*
      * Orders go until more have left the overflow table than its saturated count says (255);
@@ -441,10 +441,10 @@ static void test_order_window_overflow(void **state)
      */
     for (uint64_t k = 1; k <= 400; k++)
         if (window_gone(k))
-            assert_int_equal(tp_mbo_delete(b, k % 2, k * 1021, c), 2);
+            assert_int_equal(tp_mbo_delete(b, k % 2, k * 2039, c), 2);
     for (uint64_t k = 1; k <= 400; k++) {
         int64_t qty;
-        int rc = tp_mbo_order(b, k % 2, k * 1021, NULL, NULL, &qty, NULL);
+        int rc = tp_mbo_order(b, k % 2, k * 2039, NULL, NULL, &qty, NULL);
         assert_int_equal(rc, window_gone(k) ? -ENOENT : 0);
         if (rc == 0)
             assert_int_equal(qty, k);
@@ -464,11 +464,11 @@ static void test_order_window_overflow(void **state)
     assert_int_equal(tp_books_levels(b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
     assert_int_equal(tp_mbo_order(b, 0, UINT64_MAX, NULL, NULL, NULL, NULL), -ENOENT);
     for (uint64_t k = 1; k <= 400; k += 2)
-        assert_int_equal(tp_mbo_delete(b, 1, k * 1021, c), window_gone(k) ? -ENOENT : 2);
+        assert_int_equal(tp_mbo_delete(b, 1, k * 2039, c), window_gone(k) ? -ENOENT : 2);
     assert_int_equal(tp_books_live_orders(b), 0);
     assert_int_equal(tp_books_levels(b, 1, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
     /* An id seen before can come back. */
-    assert_int_equal(tp_mbo_add(b, 1, 1021, TP_SIDE_BID, PX(9), 3, 1, c), 2);
+    assert_int_equal(tp_mbo_add(b, 1, 2039, TP_SIDE_BID, PX(9), 3, 1, c), 2);
     expect_level(b, 1, TP_SIDE_BID, 1, PX(9), 3, 1);
     free(b);
 }
