@@ -622,7 +622,7 @@ static void deliver_loss(struct tp_client *c, tp_event_fn fn, void *user)
 static inline bool writer_gone(const struct tp_client *c)
 {
     int gone = tp_seg_writer_gone(&c->bus.ring_seg) | tp_seg_writer_gone(&c->bus.state_seg);
-    for (unsigned k = 1; k < c->n_rings; k++)
+    for (unsigned k = 1; k < c->bus.n_rings; k++)
         gone |= tp_seg_writer_gone(&c->bus.more_ring_segs[k - 1]);
     return gone != 0;
 }
