@@ -57,24 +57,6 @@ int tp_state_validate(const void *mem, size_t mem_size)
     return tp_state_memsize(&p) <= mem_size ? 0 : -EINVAL;
 }
 
-struct tp_state_entry *tp_state_write_begin(struct tp_state_table *t, uint32_t id)
-{
-    if (id >= t->instruments)
-        return NULL;
-    struct tp_state_entry *e = tp_state_entry_at(t, id);
-    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
-    atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
-    /* Readers must see the odd sequence before any of the changes that follow. */
-    atomic_thread_fence(memory_order_release);
-    return e;
-}
-
-void tp_state_write_end(struct tp_state_entry *e)
-{
-    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
-    atomic_store_explicit(&e->seq, seq + 1, memory_order_release);
-}
-
 int tp_state_write(struct tp_state_table *t, const struct tp_instrument_state *s)
 {
     struct tp_state_entry *e = tp_state_write_begin(t, s->book.instrument_id);

@@ -69,12 +69,26 @@ static inline const struct tp_state_entry *tp_state_entry_const(const struct tp_
 /*
  * Writer: open instrument id for change (entry sequence becomes odd) and return the entry; the
  * writer updates e->book and the levels in place (tp_state_bids / tp_state_asks), then calls
- * tp_state_write_end. Returns NULL for an id out of range.
+ * tp_state_write_end. Returns NULL for an id out of range. Inline: once per event on the data path.
  */
-struct tp_state_entry *tp_state_write_begin(struct tp_state_table *t, uint32_t id);
+static inline struct tp_state_entry *tp_state_write_begin(struct tp_state_table *t, uint32_t id)
+{
+    if (id >= t->instruments)
+        return NULL;
+    struct tp_state_entry *e = tp_state_entry_at(t, id);
+    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+    atomic_store_explicit(&e->seq, seq + 1, memory_order_relaxed);
+    /* Readers must see the odd sequence before any of the changes that follow. */
+    atomic_thread_fence(memory_order_release);
+    return e;
+}
 
 /* Writer: close the change opened by tp_state_write_begin (sequence even again). */
-void tp_state_write_end(struct tp_state_entry *e);
+static inline void tp_state_write_end(struct tp_state_entry *e)
+{
+    uint64_t seq = atomic_load_explicit(&e->seq, memory_order_relaxed);
+    atomic_store_explicit(&e->seq, seq + 1, memory_order_release);
+}
 
 /* Writer: replace an entry with a whole state (levels beyond the table depth are ignored). */
 int tp_state_write(struct tp_state_table *t, const struct tp_instrument_state *s);

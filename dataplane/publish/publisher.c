@@ -26,8 +26,25 @@ _Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level
 #define LEVEL_ENTRY       TPOUT_BOOK_UPDATE_LEVELS_BLOCK_LENGTH
 #define MAX_LEVEL_ENTRIES 255 /* a DELETE_FROM removes at most 255 levels of an MBP book */
 
+/*
+ * Private parts bits, beside TP_PUB_SIDE_* / TP_PUB_PART_*: the event changed one level of a side
+ * in place (same price, new quantity or order count), so the state entry takes that level from
+ * the change record instead of copying the side from the books. A second change to the side in
+ * the same event, or any other kind of level change, asks for the full copy (TP_PUB_SIDE_*).
+ */
+#define PART_LEVEL_BID (TP_PUB_SIDE_BID << 4)
+#define PART_LEVEL_ASK (TP_PUB_SIDE_ASK << 4)
+
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
+
+/* A level the current event changed in place (PART_LEVEL_*): what the state entry gets. */
+struct tp_pub_inplace {
+    int64_t price;
+    int64_t qty;
+    uint32_t count;
+    uint32_t level; /* 1 = best */
+};
 
 struct tp_publisher {
     struct tp_publisher_params params;
@@ -49,7 +66,8 @@ struct tp_publisher {
     uint8_t *flags;        /* per instrument: recovering / stale */
     uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;      /* per instrument: reference data already in its state entry */
-    uint32_t n_deferred;   /* work registered for the end of the burst */
+    struct tp_pub_inplace *inplace; /* per instrument and side: the level changed in place */
+    uint32_t n_deferred;            /* work registered for the end of the burst */
     struct {
         void (*fn)(void *ctx);
         void *ctx;
@@ -66,7 +84,8 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
     return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
-           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments);
+           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments) +
+           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
 }
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
@@ -88,13 +107,15 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments);
     pub->defined = at;
     at += align64(p->instruments);
+    pub->inplace = (struct tp_pub_inplace *)at;
+    at += align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
     pub->event = 1;
     return 0;
 }
 
 /* ---- the ring: one claimed record at a time ------------------------------------------------ */
 
-static void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
+static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
 {
     if (pub->pending == NULL)
         return;
@@ -153,36 +174,53 @@ void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx)
     pub->n_deferred = kept;
 }
 
+/* The SBE message header (blockLength, templateId, schemaId, version) as one word. */
+_Static_assert(TPOUT_MESSAGE_HEADER_BLOCK_LENGTH_OFFSET == 0 &&
+                   TPOUT_MESSAGE_HEADER_TEMPLATE_ID_OFFSET == 2 &&
+                   TPOUT_MESSAGE_HEADER_SCHEMA_ID_OFFSET == 4 &&
+                   TPOUT_MESSAGE_HEADER_VERSION_OFFSET == 6 && HDR == 8,
+               "message header layout");
+static inline uint64_t message_header(uint16_t block_len, uint16_t template_id)
+{
+    return (uint64_t)block_len | (uint64_t)template_id << 16 | (uint64_t)TPOUT_SCHEMA_ID << 32 |
+           (uint64_t)TPOUT_SCHEMA_VERSION << 48;
+}
+
+/* The event header's last 16 bytes go as two words: (instrumentId, rptSeq) and (flags, venue,
+ * six reserved zero bytes). */
+_Static_assert(TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET + 4 &&
+                   TPOUT_BOOK_UPDATE_FLAGS_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET + 8 &&
+                   TPOUT_BOOK_UPDATE_VENUE_OFFSET == TPOUT_BOOK_UPDATE_FLAGS_OFFSET + 1 &&
+                   TPOUT_BOOK_UPDATE_RESERVED_OFFSET == TPOUT_BOOK_UPDATE_VENUE_OFFSET + 1 &&
+                   TPOUT_BOOK_UPDATE_RESERVED_OFFSET + 6 == 40,
+               "event header layout");
+
 /*
  * Claims a record of block + group bytes for instrument id and writes the SBE message header and
- * the event header. Returns the block start (after the message header) or NULL when the bus does
- * not want it.
+ * the event header, in five 8-byte stores. Returns the block start (after the message header) or
+ * NULL when the bus does not want it.
  */
-static uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id,
-                      uint16_t block_len, uint32_t extra_len, uint16_t topic, uint8_t flags,
-                      const struct tp_feed_info *info)
+static inline uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id,
+                             uint16_t block_len, uint32_t extra_len, uint16_t topic, uint8_t flags,
+                             const struct tp_feed_info *info)
 {
-    if (!tp_bus_wants(pub->params.bus, id))
-        return tp_bus_claim_refused(pub->params.bus, id); /* counts bus.skipped_no_interest */
+    struct tp_bus_writer *bus = pub->params.bus;
+    if (!tp_bus_wants(bus, id))
+        return tp_bus_claim_refused(bus, id); /* counts bus.skipped_no_interest */
     commit_pending(pub, 0);
-    uint8_t *rec = tp_bus_claim(pub->params.bus, id, HDR + block_len + extra_len);
+    uint8_t *rec = tp_ring_claim(&bus->ring, HDR + block_len + extra_len);
     if (rec == NULL)
-        return NULL;
-    tpout_message_header_set_block_length(rec, block_len);
-    tpout_message_header_set_template_id(rec, template_id);
-    tpout_message_header_set_schema_id(rec, TPOUT_SCHEMA_ID);
-    tpout_message_header_set_version(rec, TPOUT_SCHEMA_VERSION);
+        return tp_bus_claim_refused(bus, id); /* too large */
+    tpout_store_u64(rec, message_header(block_len, template_id));
     uint8_t *b = rec + HDR;
     if (id != UINT32_MAX)
         flags |= pub->flags[id];
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET, info->packet_seq);
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_TIME_NS_OFFSET, info->venue_time);
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET, info->rx_tsc);
-    tpout_store_u32(b + TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET, id);
-    tpout_store_u32(b + TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET, TPOUT_RPT_SEQ_NULL_VALUE);
-    b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
-    b[TPOUT_BOOK_UPDATE_VENUE_OFFSET] = pub->venue;
-    memset(b + TPOUT_BOOK_UPDATE_RESERVED_OFFSET, 0, 6);
+    tpout_store_u64(b + TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET,
+                    id | (uint64_t)TPOUT_RPT_SEQ_NULL_VALUE << 32);
+    tpout_store_u64(b + TPOUT_BOOK_UPDATE_FLAGS_OFFSET, flags | (uint64_t)pub->venue << 8);
     pub->pending = rec;
     pub->pending_topic = topic;
     pub->pending_id = id;
@@ -200,20 +238,27 @@ static void mark_dirty(struct tp_publisher *pub, uint32_t id)
 
 /* ---- change records -> tpout messages ------------------------------------------------------ */
 
+_Static_assert(TPOUT_ORDER_EVENT_ACTION_OFFSET == TPOUT_ORDER_EVENT_SIDE_OFFSET + 1 &&
+                   TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET == TPOUT_ORDER_EVENT_SIDE_OFFSET + 8,
+               "order event layout");
+
 static uint8_t *level_entry(uint8_t *b, uint16_t block_len, unsigned i)
 {
     return b + block_len + GROUP_HDR + i * LEVEL_ENTRY;
 }
 
-static void write_level(uint8_t *e, uint8_t side, uint8_t level, uint8_t action, int64_t price,
-                        int64_t qty, uint32_t count)
+/* A level entry in three 8-byte stores: (side, level, action, padding, orderCount), price, qty. */
+_Static_assert(TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET == 0 &&
+                   TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET == 1 &&
+                   TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET == 2 &&
+                   TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET == 4,
+               "level entry layout");
+static inline void write_level(uint8_t *e, uint8_t side, uint8_t level, uint8_t action,
+                               int64_t price, int64_t qty, uint32_t count)
 {
-    e[TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET] = side;
-    e[TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET] = level;
-    e[TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET] = action;
-    e[3] = 0;
-    tpout_store_u32(e + TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET,
-                    count ? count : (uint32_t)TPOUT_COUNT_NULL_VALUE);
+    uint32_t out_count = count ? count : (uint32_t)TPOUT_COUNT_NULL_VALUE;
+    tpout_store_u64(e, side | (uint64_t)level << 8 | (uint64_t)action << 16 |
+                           (uint64_t)out_count << 32);
     tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET, (uint64_t)price);
     tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET, (uint64_t)qty);
 }
@@ -234,10 +279,6 @@ static uint8_t *book_update(struct tp_publisher *pub, uint32_t id, unsigned entr
 static void publish_level(struct tp_publisher *pub, const struct tp_book_change *c,
                           const struct tp_feed_info *info)
 {
-    /* Orders-aggregated levels are the depth of order-only books; books with both kinds
-     * publish their venue levels and send the orders as OrderEvents. */
-    if (c->book == TP_BOOK_ORDERS && !tp_pub_orders_are_depth(pub->params.books, c->instrument))
-        return;
     if (c->level > 255 && c->action != TP_LEVEL_DELETE_THRU) {
         pub->counters.skipped++; /* deeper than any consumer book */
         return;
@@ -308,10 +349,9 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)c->price);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET, (uint64_t)qty);
-    b[TPOUT_ORDER_EVENT_SIDE_OFFSET] = c->side == TP_SIDE_ASK ? 1 : 0;
-    b[TPOUT_ORDER_EVENT_ACTION_OFFSET] = action[c->action];
-    memset(b + TPOUT_ORDER_EVENT_ACTION_OFFSET + 1, 0,
-           TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET - TPOUT_ORDER_EVENT_ACTION_OFFSET - 1);
+    /* side, action and six padding bytes in one store */
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_SIDE_OFFSET,
+                    (c->side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)action[c->action] << 8);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
 }
 
@@ -397,13 +437,42 @@ static unsigned changed_parts(const struct tp_publisher *pub, const struct tp_bo
     return c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
 }
 
+/*
+ * Adds what change c alters to the instrument's parts. `depth_book`: c is a level of the book the
+ * state entry holds as depth (the aggregated order book of an order-only instrument), whose
+ * levels the entry holds best first with no gaps, so a level changed in place is level-1 there.
+ */
+static void note_parts(struct tp_publisher *pub, const struct tp_book_change *c, bool depth_book)
+{
+    uint32_t id = c->instrument;
+    unsigned parts = changed_parts(pub, c);
+    if (depth_book && c->action == TP_LEVEL_CHANGE && parts != 0) {
+        unsigned side = parts == TP_PUB_SIDE_ASK;
+        unsigned level_bit = parts << 4;
+        if (!(pub->parts[id] & (parts | level_bit))) {
+            pub->inplace[2 * id + side] = (struct tp_pub_inplace){
+                .price = c->price, .qty = c->qty, .count = c->count, .level = c->level};
+            parts = level_bit;
+        }
+    }
+    pub->parts[id] |= parts;
+}
+
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
     struct tp_publisher *pub = ctx;
     for (uint32_t i = 0; i < n; i++) {
+        bool depth_book = false;
         switch (c[i].kind) {
         case TP_CHANGE_LEVEL:
+            /* Orders-aggregated levels are the depth of order-only books; books with both kinds
+             * publish their venue levels and send the orders as OrderEvents. */
+            if (c[i].book == TP_BOOK_ORDERS) {
+                if (!tp_pub_orders_are_depth(pub->params.books, c[i].instrument))
+                    continue;
+                depth_book = true;
+            }
             publish_level(pub, &c[i], info);
             break;
         case TP_CHANGE_ORDER:
@@ -427,16 +496,25 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         }
         mark_dirty(pub, c[i].instrument);
         if (c[i].instrument < pub->params.instruments)
-            pub->parts[c[i].instrument] |= changed_parts(pub, &c[i]);
+            note_parts(pub, &c[i], depth_book);
     }
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */
 
+/* A level changed in place goes straight from its change record into the entry's side. */
+static void write_inplace(const struct tp_pub_inplace *in, unsigned depth, struct tp_level *side)
+{
+    if (in->level == 0 || in->level > depth)
+        return; /* not among the levels the entry holds */
+    side[in->level - 1] = (struct tp_level){
+        .price = in->price, .qty = in->qty, .orders = (int32_t)in->count, .reserved = 0};
+}
+
 /*
  * Writes instrument id's state entry: the sequence fields always, the parts of the state in
- * `parts` (TP_PUB_SIDE_*, TP_PUB_PART_*: what the event changed), everything the first time or
- * after a new definition.
+ * `parts` (TP_PUB_SIDE_*, TP_PUB_PART_*, PART_LEVEL_*: what the event changed), everything the
+ * first time or after a new definition.
  */
 static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info,
                         unsigned parts)
@@ -454,14 +532,20 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
     }
     struct tp_state_entry *e = tp_state_write_begin(table, id);
     struct tp_book_header *h = &e->book;
-    /* The levels go from the books straight into the entry, inside the sequence lock. */
+    /* The levels go from the books straight into the entry, inside the sequence lock (an event
+     * that changed levels in place only, the commonest, has nothing to read there). */
     struct tp_pub_book book;
-    if (tp_pub_read_book(pub->params.books, id, depth, parts, &book,
+    if ((parts & TP_PUB_PART_ALL) != 0 &&
+        tp_pub_read_book(pub->params.books, id, depth, parts & TP_PUB_PART_ALL, &book,
                          (struct tp_pub_level *)tp_state_bids(e),
                          (struct tp_pub_level *)tp_state_asks(table, e)) != 0) {
         tp_state_write_end(e);
         return;
     }
+    if ((parts & (PART_LEVEL_BID | TP_PUB_SIDE_BID)) == PART_LEVEL_BID)
+        write_inplace(&pub->inplace[2 * id], depth, tp_state_bids(e));
+    if ((parts & (PART_LEVEL_ASK | TP_PUB_SIDE_ASK)) == PART_LEVEL_ASK)
+        write_inplace(&pub->inplace[2 * id + 1], depth, tp_state_asks(table, e));
     if (define) {
         h->instrument_id = id;
         h->venue = def.venue;

@@ -59,3 +59,17 @@ int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty
                                               [TEST_STAT_OPEN_INTEREST] = TP_STAT_OPEN_INTEREST};
     return tp_books_stat(books, 0, kinds[kind], price, qty, out);
 }
+
+unsigned test_books_side(const struct tp_books *books, int ask, int64_t *price, int64_t *qty,
+                         uint32_t *count, unsigned max)
+{
+    struct tp_level lv[64];
+    uint32_t n = tp_books_copy_levels(books, 0, TP_BOOK_ORDERS, ask ? TP_SIDE_ASK : TP_SIDE_BID, lv,
+                                      max < 64 ? max : 64);
+    for (uint32_t i = 0; i < n; i++) {
+        price[i] = lv[i].price;
+        qty[i] = lv[i].qty;
+        count[i] = lv[i].count;
+    }
+    return n;
+}

@@ -34,4 +34,8 @@ enum { TEST_STAT_CLOSE, TEST_STAT_VWAP, TEST_STAT_IMBALANCE, TEST_STAT_OPEN_INTE
 int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty,
                     struct tp_book_change *out);
 
+/* Instrument 0's best `max` aggregated order levels of one side, best first; returns how many. */
+unsigned test_books_side(const struct tp_books *books, int ask, int64_t *price, int64_t *qty,
+                         uint32_t *count, unsigned max);
+
 #endif

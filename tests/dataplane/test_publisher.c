@@ -505,6 +505,65 @@ static void test_statistics_published(void **state)
     assert_int_equal(tp_publisher_counters(f->pub)->skipped, 0);
 }
 
+/* The state entry's sides equal the books' best levels (the state table holds 4 levels here). */
+static void expect_state_mirrors_books(struct fixture *f)
+{
+    struct tp_instrument_state st;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    for (int ask = 0; ask < 2; ask++) {
+        int64_t price[4], qty[4];
+        uint32_t count[4];
+        unsigned n = test_books_side(f->books, ask, price, qty, count, 4);
+        const struct tp_level *lv = ask ? st.asks : st.bids;
+        assert_int_equal(ask ? st.book.ask_levels : st.book.bid_levels, n);
+        for (unsigned i = 0; i < n; i++) {
+            assert_int_equal(lv[i].price, price[i]);
+            assert_int_equal(lv[i].qty, qty[i]);
+            assert_int_equal(lv[i].orders, (int32_t)count[i]);
+        }
+    }
+}
+
+/*
+ * Levels changed in place (same price, new quantity) go from the change record into the state
+ * entry without a copy from the books; new and removed levels, and a side changed twice in one
+ * event, are copied. Random adds and executions on six prices a side (more than the 4 levels the
+ * table holds), single and paired in one event: after every event the entry equals the books.
+ */
+static void test_state_levels_follow_books(void **state)
+{
+    struct fixture *f = *state;
+    enum { ORDERS = 64 };
+    int64_t left[ORDERS] = {0};
+    struct tp_book_change c[4 * TP_BOOK_CHANGES_MAX];
+    unsigned rng = 12345, in_place = 0;
+    for (int step = 0; step < 3000; step++) {
+        int n = 0, pair = (rng >> 20) % 4 == 0;
+        for (int k = 0; k <= pair; k++) {
+            rng = rng * 1103515245u + 12345u;
+            uint64_t order = 1 + (rng >> 16) % ORDERS;
+            if (left[order - 1] == 0) {
+                int ask = order % 2;
+                int64_t price =
+                    (ask ? 101 + (int64_t)(rng >> 8) % 6 : 100 - (int64_t)(rng >> 8) % 6) *
+                    1000000000;
+                left[order - 1] = 10 + (rng >> 4) % 90;
+                n += test_books_add(f->books, order, ask, price, left[order - 1], c + n);
+            } else {
+                int64_t qty = 1 + (int64_t)(rng >> 12) % left[order - 1];
+                left[order - 1] -= qty;
+                int m = test_books_execute(f->books, order, qty, 0, c + n);
+                for (int i = n; i < n + m; i++)
+                    in_place += c[i].kind == TP_CHANGE_LEVEL && c[i].action == TP_LEVEL_CHANGE;
+                n += m;
+            }
+        }
+        publish_event(f, c, n);
+        expect_state_mirrors_books(f);
+    }
+    assert_true(in_place > 500); /* the in-place path was taken, not only the copy */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -516,6 +575,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defer_runs_at_end_of_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_levels_follow_books, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
