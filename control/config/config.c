@@ -1682,28 +1682,47 @@ int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci)
 }
 
 /*
- * Sizes behind the estimate (documented in docs/CONFIG.md): an mbuf with 2 KiB data room, 128 B
- * headroom, its header and mempool overhead is about 2.4 KiB; a price level (price, quantity,
- * count) 24 B; per instrument a record of 256 B, the order-level book's max(256,
- * levels_per_side) levels plus 4 sentinels a side, and the price-level books' levels_per_side
- * (outright) and 2 (implied) a side; an order 48 B plus two 16 B hash slots (load factor 0.5);
- * EAL itself about 48 MiB.
+ * Sizes behind the estimate (documented in docs/CONFIG.md), as dataplane/books and
+ * dataplane/instruments lay their tables out (tests/control/test_memory_estimate.c holds the
+ * estimate to their memsize functions): per instrument a 576-byte book record, 16 bytes of hot
+ * order-book state, about 110 bytes of registry, and 24 bytes per price level: the order-level
+ * book's max(256, levels_per_side) + 4 sentinels a side and the price-level books'
+ * min(levels_per_side, 255) + 2 (implied) a side; the order table has a power of two of 32-byte
+ * slots, at least two per order, and a window of recent orders of up to 2^19 slots of 33 bytes;
+ * the registry's ITCH locate maps 256 KiB per ITCH channel and 4 spares (for ITCH channels a
+ * reload adds). An mbuf with 2 KiB data room, 128 B headroom,
+ * its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
  */
+uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg)
+{
+    const uint64_t level_bytes = 24, instrument_bytes = 576 + 16 + 112, order_slot_bytes = 32,
+                   recent_slot_bytes = 33, recent_slots_max = 1u << 19,
+                   locate_map_bytes = 256u << 10;
+    uint64_t lps = cfg->books.levels_per_side;
+    uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
+    uint64_t price_levels = (lps < 255 ? lps : 255) + 2;
+    uint64_t per_instrument = instrument_bytes + (order_levels + price_levels) * 2 * level_bytes;
+    uint64_t slots = 0;
+    if (cfg->books.max_orders > 0)
+        for (slots = 16; slots < 2ull * cfg->books.max_orders; slots *= 2)
+            ;
+    uint64_t recent = slots < recent_slots_max ? slots : recent_slots_max;
+    uint64_t locate_maps = 4;
+    for (unsigned c = 0; c < cfg->n_channels; c++)
+        locate_maps += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
+    return locate_maps * locate_map_bytes + (uint64_t)cfg->instruments.capacity * per_instrument +
+           slots * order_slot_bytes + recent * recent_slot_bytes;
+}
+
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
 {
-    const uint64_t mbuf_bytes = 2432, level_bytes = 24, instrument_bytes = 256,
-                   order_bytes = 48 + 2 * 16, eal_bytes = 48ull << 20;
+    const uint64_t mbuf_bytes = 2432, eal_bytes = 48ull << 20;
     uint64_t total = eal_bytes;
     for (unsigned p = 0; p < cfg->n_ports; p++)
         total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
-    uint64_t lps = cfg->books.levels_per_side;
-    uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
-    uint64_t per_instrument = instrument_bytes + (order_levels + lps + 2) * 2 * level_bytes;
     /* Every data lcore has its own books (indexed by the instance's ids) and order table. */
     uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
-    total += lcores * (uint64_t)cfg->instruments.capacity * per_instrument;
-    total += lcores * (uint64_t)cfg->books.max_orders * order_bytes;
-    return total;
+    return total + lcores * tp_config_lcore_tables_estimate(cfg);
 }
 
 bool tp_config_instrument_wanted(const struct tp_cfg_instruments *filter, const char *symbol,

@@ -332,6 +332,9 @@ const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
  */
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
 
+/* The part of the estimate each data lcore adds: its books, order table and registry. */
+uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg);
+
 /*
  * Instrument filter: true if an instrument with this symbol (and MDP3 security group, NULL or ""
  * if none) passes instruments.include / exclude / security_groups. Exclude wins over include.
