@@ -35,6 +35,10 @@ _Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level
 #define PART_LEVEL_BID (TP_PUB_SIDE_BID << 4)
 #define PART_LEVEL_ASK (TP_PUB_SIDE_ASK << 4)
 
+/* Whether an instrument's depth is its aggregated order book (tp_pub_orders_are_depth), cached
+ * per instrument until its next definition, which may configure its book anew. */
+enum { DEPTH_UNKNOWN = 0, DEPTH_ORDERS = 1, DEPTH_VENUE_LEVELS = 2 };
+
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
 
@@ -66,6 +70,7 @@ struct tp_publisher {
     uint8_t *flags;        /* per instrument: recovering / stale */
     uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;      /* per instrument: reference data already in its state entry */
+    uint8_t *depth_kind;   /* per instrument: DEPTH_* (whose levels its depth is), cached */
     struct tp_pub_inplace *inplace; /* per instrument and side: the level changed in place */
     uint32_t n_deferred;            /* work registered for the end of the burst */
     struct {
@@ -84,7 +89,7 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
     return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
-           align64(p->instruments * sizeof(uint64_t)) + 3 * align64(p->instruments) +
+           align64(p->instruments * sizeof(uint64_t)) + 4 * align64(p->instruments) +
            align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
 }
 
@@ -106,6 +111,8 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     pub->parts = at;
     at += align64(p->instruments);
     pub->defined = at;
+    at += align64(p->instruments);
+    pub->depth_kind = at;
     at += align64(p->instruments);
     pub->inplace = (struct tp_pub_inplace *)at;
     at += align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
@@ -228,12 +235,27 @@ static inline uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t tem
     return b;
 }
 
+static bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
+{
+    if (id >= pub->params.instruments)
+        return tp_pub_orders_are_depth(pub->params.books, id);
+    if (pub->depth_kind[id] == DEPTH_UNKNOWN)
+        pub->depth_kind[id] =
+            tp_pub_orders_are_depth(pub->params.books, id) ? DEPTH_ORDERS : DEPTH_VENUE_LEVELS;
+    return pub->depth_kind[id] == DEPTH_ORDERS;
+}
+
 static void mark_dirty(struct tp_publisher *pub, uint32_t id)
 {
     if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
         return;
     pub->dirty_event[id] = pub->event;
     pub->dirty[pub->n_dirty++] = id;
+    /* The event's end writes the entry: start fetching its lock and header line now, so the miss
+     * overlaps the encoding of the event's records. */
+    struct tp_state_table *table = pub->params.bus->state;
+    if (table != NULL && id < table->instruments)
+        __builtin_prefetch(tp_state_entry_at(table, id), 1);
 }
 
 /* ---- change records -> tpout messages ------------------------------------------------------ */
@@ -469,7 +491,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
             /* Orders-aggregated levels are the depth of order-only books; books with both kinds
              * publish their venue levels and send the orders as OrderEvents. */
             if (c[i].book == TP_BOOK_ORDERS) {
-                if (!tp_pub_orders_are_depth(pub->params.books, c[i].instrument))
+                if (!orders_are_depth(pub, c[i].instrument))
                     continue;
                 depth_book = true;
             }
@@ -605,6 +627,8 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 static void on_instrument(void *ctx, uint32_t id)
 {
     struct tp_publisher *pub = ctx;
+    if (id < pub->params.instruments)
+        pub->depth_kind[id] = DEPTH_UNKNOWN; /* the definition may have configured its book anew */
     struct tp_pub_definition def;
     if (tp_pub_read_definition(pub->params.registry, id, &def) != 0)
         return;

@@ -11,7 +11,8 @@
 void test_books_make(struct tp_books **books, struct tp_instruments **registry)
 {
     struct tp_instruments_params ip = {.capacity = 16, .itch_venues = 1};
-    struct tp_books_params bp = {.instruments = 16, .max_orders = 1024, .levels_per_side = 64};
+    struct tp_books_params bp = {
+        .instruments = 16, .max_orders = 1024, .levels_per_side = 64, .mbp_depth = 10};
     *registry = aligned_alloc(64, (tp_instruments_memsize(&ip) + 63) & ~(size_t)63);
     *books = aligned_alloc(64, (tp_books_memsize(&bp) + 63) & ~(size_t)63);
     tp_instruments_init(*registry, &ip);
@@ -72,4 +73,11 @@ unsigned test_books_side(const struct tp_books *books, int ask, int64_t *price, 
         count[i] = lv[i].count;
     }
     return n;
+}
+
+int test_books_retype(struct tp_books *books, int order_and_venue_levels)
+{
+    return tp_books_configure(books, 0,
+                              order_and_venue_levels ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBO,
+                              order_and_venue_levels ? 10 : 0, 0);
 }

@@ -38,4 +38,8 @@ int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty
 unsigned test_books_side(const struct tp_books *books, int ask, int64_t *price, int64_t *qty,
                          uint32_t *count, unsigned max);
 
+/* Configures instrument 0's book anew: order book only (0) or venue levels and orders (1).
+ * Returns what tp_books_configure returns. */
+int test_books_retype(struct tp_books *books, int order_and_venue_levels);
+
 #endif

@@ -564,6 +564,36 @@ static void test_state_levels_follow_books(void **state)
     assert_true(in_place > 500); /* the in-place path was taken, not only the copy */
 }
 
+/*
+ * Whether aggregated order levels are an instrument's depth is remembered per instrument until
+ * its next definition: once the book is configured with venue levels too and the definition
+ * reaches the sink, its order levels are no longer published as depth (only as OrderEvents).
+ */
+static void test_depth_kind_follows_definition(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    uint16_t tid;
+    uint32_t rflags;
+    int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
+    publish_event(f, c, n);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+
+    assert_int_equal(test_books_retype(f->books, 1), 0);
+    f->sink.instrument(f->sink.ctx, 0);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID);
+    n = test_books_add(f->books, 2, 0, 100000000000, 200, c);
+    assert_int_equal(n, 2); /* an ORDER and a LEVEL record, as before */
+    publish_event(f, c, n);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    expect_empty(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +606,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
