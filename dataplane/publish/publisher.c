@@ -207,9 +207,9 @@ _Static_assert(TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_
  * the event header, in five 8-byte stores. Returns the block start (after the message header) or
  * NULL when the bus does not want it.
  */
-static inline uint8_t *claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id,
-                             uint16_t block_len, uint32_t extra_len, uint16_t topic, uint8_t flags,
-                             const struct tp_feed_info *info)
+__attribute__((always_inline)) static inline uint8_t *
+claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
+      uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
 {
     struct tp_bus_writer *bus = pub->params.bus;
     if (!tp_bus_wants(bus, id))
@@ -245,7 +245,7 @@ static bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
     return pub->depth_kind[id] == DEPTH_ORDERS;
 }
 
-static void mark_dirty(struct tp_publisher *pub, uint32_t id)
+static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
 {
     if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
         return;
@@ -285,8 +285,10 @@ static inline void write_level(uint8_t *e, uint8_t side, uint8_t level, uint8_t 
     tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET, (uint64_t)qty);
 }
 
-static uint8_t *book_update(struct tp_publisher *pub, uint32_t id, unsigned entries, uint8_t flags,
-                            const struct tp_feed_info *info)
+__attribute__((always_inline)) static inline uint8_t *book_update(struct tp_publisher *pub,
+                                                                  uint32_t id, unsigned entries,
+                                                                  uint8_t flags,
+                                                                  const struct tp_feed_info *info)
 {
     uint8_t *b = claim(pub, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID, TPOUT_BOOK_UPDATE_BLOCK_LENGTH,
                        GROUP_HDR + entries * LEVEL_ENTRY, TP_TOPIC_DEPTH, flags, info);
