@@ -1690,14 +1690,14 @@ int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci)
  * min(levels_per_side, 255) + 2 (implied) a side; the order table has a power of two of 32-byte
  * slots, at least two per order, and a window of recent orders of up to 2^19 slots of 33 bytes;
  * the registry's ITCH locate maps 256 KiB per ITCH channel and 4 spares (for ITCH channels a
- * reload adds). An mbuf with 2 KiB data room, 128 B headroom,
- * its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
+ * reload adds), and a few KiB of table headers and alignment. An mbuf with 2 KiB data room, 128 B
+ * headroom, its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
  */
 uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg)
 {
     const uint64_t level_bytes = 24, instrument_bytes = 576 + 16 + 112, order_slot_bytes = 32,
                    recent_slot_bytes = 33, recent_slots_max = 1u << 19,
-                   locate_map_bytes = 256u << 10;
+                   locate_map_bytes = 256u << 10, headers_bytes = 4096;
     uint64_t lps = cfg->books.levels_per_side;
     uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
     uint64_t price_levels = (lps < 255 ? lps : 255) + 2;
@@ -1707,10 +1707,13 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg)
         for (slots = 16; slots < 2ull * cfg->books.max_orders; slots *= 2)
             ;
     uint64_t recent = slots < recent_slots_max ? slots : recent_slots_max;
+    /* Lcore l of n serves ids [l * capacity / n, (l + 1) * capacity / n): at most this many. */
+    uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    uint64_t instruments = (cfg->instruments.capacity + lcores - 1) / lcores;
     uint64_t locate_maps = 4;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         locate_maps += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
-    return locate_maps * locate_map_bytes + (uint64_t)cfg->instruments.capacity * per_instrument +
+    return headers_bytes + locate_maps * locate_map_bytes + instruments * per_instrument +
            slots * order_slot_bytes + recent * recent_slot_bytes;
 }
 
@@ -1720,7 +1723,7 @@ uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
     uint64_t total = eal_bytes;
     for (unsigned p = 0; p < cfg->n_ports; p++)
         total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
-    /* Every data lcore has its own books (indexed by the instance's ids) and order table. */
+    /* Every data lcore has its own books for its window of ids, and its own order table. */
     uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
     return total + lcores * tp_config_lcore_tables_estimate(cfg);
 }

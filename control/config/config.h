@@ -332,7 +332,10 @@ const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
  */
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
 
-/* The part of the estimate each data lcore adds: its books, order table and registry. */
+/*
+ * The part of the estimate each data lcore adds: the books and registry of its window of
+ * instrument ids (the capacity shared by the data lcores) and its order table.
+ */
 uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg);
 
 /*

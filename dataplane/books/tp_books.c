@@ -23,6 +23,7 @@ static uint32_t order_table_shift(uint32_t max_orders)
 static int params_valid(const struct tp_books_params *p)
 {
     return p && p->instruments > 0 && p->instruments < (1u << 31) &&
+           (uint64_t)p->first_id + p->instruments <= UINT32_MAX &&
            p->levels_per_side <= UINT16_MAX && p->mbp_depth <= UINT8_MAX &&
            p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
            (p->max_orders == 0 || p->levels_per_side > 0);
@@ -110,7 +111,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
         b->hot[i].emit = 1;
         for (unsigned side = 0; side < 2 && p->max_orders; side++)
             for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
-                tp_order_side_levels(b, i, side)[-k].price = INT64_MIN;
+                tp_order_side_levels(b, p->first_id + i, side)[-k].price = INT64_MIN;
     }
     return 0;
 }
@@ -143,7 +144,7 @@ int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t
         return 0;
     tp_books_clear(b, instr, 1, ignored);
     bk->type = type;
-    b->hot[instr].mbo = (type & TP_BOOK_TYPE_MBO) != 0;
+    tp_hot_of(b, instr)->mbo = (type & TP_BOOK_TYPE_MBO) != 0;
     bk->depth = depth;
     bk->implied_depth = implied_depth;
     return 0;
@@ -151,7 +152,7 @@ int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t
 
 const struct tp_book *tp_books_get(const struct tp_books *b, uint32_t instr)
 {
-    return instr < b->params.instruments ? &b->books[instr] : NULL;
+    return tp_books_has(b, instr) ? tp_book_of(b, instr) : NULL;
 }
 
 uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
@@ -167,7 +168,7 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
     case TP_BOOK_IMPLIED:
         return bk->implied_levels[side];
     case TP_BOOK_ORDERS:
-        return b->hot[instr].levels[side];
+        return tp_hot_of(b, instr)->levels[side];
     }
     return 0;
 }
@@ -190,7 +191,7 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
         out->price = tp_level_key(side, lv->price);
         return 0;
     }
-    lv = &b->mbp_levels[(size_t)instr * b->mbp_stride];
+    lv = tp_mbp_levels_of(b, instr);
     if (book == TP_BOOK_DIRECT)
         lv += (size_t)side * bk->depth;
     else
@@ -212,7 +213,7 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
     if (book == TP_BOOK_ORDERS) {
         /* Stored best last, with ask keys negated. */
         lv = tp_order_side_levels(b, instr, side);
-        uint32_t total = b->hot[instr].levels[side];
+        uint32_t total = tp_hot_of(b, instr)->levels[side];
         for (uint32_t i = 0; i < n; i++) {
             out[i] = lv[total - 1 - i];
             out[i].price = tp_level_key(side, out[i].price);
@@ -226,20 +227,20 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
 
 void tp_books_prefetch(const struct tp_books *b, uint32_t instr)
 {
-    if (instr < b->params.instruments)
-        __builtin_prefetch(&b->books[instr], 1);
+    if (tp_books_has(b, instr))
+        __builtin_prefetch(tp_book_of(b, instr), 1);
 }
 
 uint32_t tp_books_orders(const struct tp_books *b, uint32_t instr)
 {
-    return instr < b->params.instruments ? b->hot[instr].live_orders : 0;
+    return tp_books_has(b, instr) ? tp_hot_of(b, instr)->live_orders : 0;
 }
 
 int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit)
 {
-    if (instr >= b->params.instruments)
+    if (!tp_books_has(b, instr))
         return -EINVAL;
-    b->hot[instr].emit = emit != 0;
+    tp_hot_of(b, instr)->emit = emit != 0;
     return 0;
 }
 
@@ -259,11 +260,11 @@ int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct 
 
     if (!bk)
         return -EINVAL;
-    if (b->hot[instr].live_orders || b->hot[instr].levels[0] || b->hot[instr].levels[1])
+    const struct tp_mbo_hot *h = tp_hot_of(b, instr);
+    if (h->live_orders || h->levels[0] || h->levels[1])
         tp_mbo_drop_orders(b, instr);
     if (b->mbp_stride)
-        memset(&b->mbp_levels[(size_t)instr * b->mbp_stride], 0,
-               b->mbp_stride * sizeof(struct tp_level));
+        memset(tp_mbp_levels_of(b, instr), 0, b->mbp_stride * sizeof(struct tp_level));
     bk->mbp_levels[0] = bk->mbp_levels[1] = 0;
     bk->implied_levels[0] = bk->implied_levels[1] = 0;
     if (!keep_session) {

@@ -31,7 +31,13 @@
 #include "tp_book_change.h"
 
 struct tp_books_params {
-    uint32_t instruments;     /* dense ids 0..instruments-1 */
+    /*
+     * The instrument ids these books serve: first_id .. first_id + instruments - 1 (a data lcore's
+     * window of the instance's ids). Calls take instance ids; ids outside the window are refused
+     * like unknown ones, and change records carry the instance id.
+     */
+    uint32_t first_id;
+    uint32_t instruments;
     uint32_t max_orders;      /* live orders over all order-level books (0: no MBO books) */
     uint32_t levels_per_side; /* MBO: price levels per side per instrument (<= 65535) */
     uint32_t mbp_depth;       /* MBP: max outright depth (<= 255, 0: no MBP books) */

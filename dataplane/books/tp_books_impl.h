@@ -98,23 +98,56 @@ static inline int64_t tp_level_key(unsigned side, int64_t price)
  */
 #define TP_LEVEL_SENTINELS 4
 
+/*
+ * Index of instance id instr in the per-instrument arrays. An id below the window wraps to a
+ * large index, so one unsigned comparison (tp_books_has) checks both ends.
+ */
+static inline uint32_t tp_books_index(const struct tp_books *b, uint32_t instr)
+{
+    return instr - b->params.first_id;
+}
+
+/* Whether instr is one of the instruments these books serve. */
+static inline int tp_books_has(const struct tp_books *b, uint32_t instr)
+{
+    return tp_books_index(b, instr) < b->params.instruments;
+}
+
+/* Per-instrument state of an instrument in the window (checked by the caller). */
+static inline struct tp_book *tp_book_of(const struct tp_books *b, uint32_t instr)
+{
+    return &b->books[tp_books_index(b, instr)];
+}
+
+static inline struct tp_mbo_hot *tp_hot_of(const struct tp_books *b, uint32_t instr)
+{
+    return &b->hot[tp_books_index(b, instr)];
+}
+
 /* Level 0 (the worst) of one side of an instrument's order-level book. */
 static inline struct tp_level *tp_order_side_levels(const struct tp_books *b, uint32_t instr,
                                                     unsigned side)
 {
     size_t stride = TP_LEVEL_SENTINELS + (size_t)b->params.levels_per_side;
-    return &b->order_levels[((size_t)instr * 2 + side) * stride + TP_LEVEL_SENTINELS];
+    return &b->order_levels[((size_t)tp_books_index(b, instr) * 2 + side) * stride +
+                            TP_LEVEL_SENTINELS];
+}
+
+/* An instrument's price-level arrays: direct bid, ask, implied bid, ask. */
+static inline struct tp_level *tp_mbp_levels_of(const struct tp_books *b, uint32_t instr)
+{
+    return &b->mbp_levels[(size_t)tp_books_index(b, instr) * b->mbp_stride];
 }
 
 static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
 {
-    return instr < b->params.instruments ? &b->books[instr] : NULL;
+    return tp_books_has(b, instr) ? tp_book_of(b, instr) : NULL;
 }
 
 /* Whether the instrument's mutating calls write change records (instr checked by the caller). */
 static inline int tp_books_emits(const struct tp_books *b, uint32_t instr)
 {
-    return b->hot[instr].emit;
+    return tp_hot_of(b, instr)->emit;
 }
 
 /* Fills a change record's common fields; the caller sets the kind-specific ones. */

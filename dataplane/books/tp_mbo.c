@@ -257,7 +257,7 @@ static inline __attribute__((always_inline)) int level_add(struct tp_books *b, s
         return 1;
     }
     if (n == b->params.levels_per_side) {
-        b->books[instr].counters.level_capacity++;
+        tp_book_of(b, instr)->counters.level_capacity++;
         return -ENOSPC;
     }
     /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
@@ -287,7 +287,7 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
 
     if (p == n || lv[p].price != key) {
         /* An order without its level cannot happen; count it rather than trust it. */
-        b->books[instr].counters.bad_input++;
+        tp_book_of(b, instr)->counters.bad_input++;
         return 0;
     }
     lv[p].qty -= qty;
@@ -341,11 +341,11 @@ static inline int order_record_with_level(const struct tp_mbo_hot *h, struct tp_
 /* The hot state of an instrument if it takes order-level updates, else counts and NULL. */
 static inline struct tp_mbo_hot *mbo_book(struct tp_books *b, uint32_t instr)
 {
-    if (instr >= b->params.instruments)
+    if (!tp_books_has(b, instr))
         return NULL;
-    if (b->hot[instr].mbo)
-        return &b->hot[instr];
-    b->books[instr].counters.bad_input++;
+    if (tp_hot_of(b, instr)->mbo)
+        return tp_hot_of(b, instr);
+    tp_book_of(b, instr)->counters.bad_input++;
     return NULL;
 }
 
@@ -358,7 +358,7 @@ static inline struct tp_order *mbo_lookup(struct tp_books *b, uint32_t instr, ui
     struct tp_order *o = order_find(b, instr, id);
 
     if (!o)
-        b->books[instr].counters.unknown_order++;
+        tp_book_of(b, instr)->counters.unknown_order++;
     return o;
 }
 
@@ -384,7 +384,7 @@ static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr
                         unsigned side, int64_t price, int64_t qty, uint64_t priority,
                         struct tp_book_change *out)
 {
-    struct tp_book_counters *counters = &b->books[instr].counters;
+    struct tp_book_counters *counters = &tp_book_of(b, instr)->counters;
     struct tp_order *o;
     int64_t key;
     int n;
@@ -450,7 +450,7 @@ static int order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr
 
     if (qty >= o->qty) {
         if (qty > o->qty)
-            b->books[instr].counters.over_execution++;
+            tp_book_of(b, instr)->counters.over_execution++;
         return order_erase(b, h, instr, o, action, out);
     }
     o->qty -= (uint32_t)qty;
@@ -472,7 +472,7 @@ static struct tp_order *order_to_reduce(struct tp_books *b, uint32_t instr, uint
     if (!*h)
         return NULL;
     if (qty <= 0) {
-        b->books[instr].counters.bad_quantity++;
+        tp_book_of(b, instr)->counters.bad_quantity++;
         return NULL;
     }
     o = mbo_lookup(b, instr, order_id);
@@ -545,13 +545,13 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
 
     if (!h)
         return -EINVAL;
-    if (!order_values_ok(&b->books[instr].counters, price, qty))
+    if (!order_values_ok(&tp_book_of(b, instr)->counters, price, qty))
         return -EINVAL;
     o = mbo_lookup(b, instr, old_id);
     if (!o)
         return -ENOENT;
     if (new_id != old_id && order_find(b, instr, new_id)) {
-        b->books[instr].counters.duplicate_order++;
+        tp_book_of(b, instr)->counters.duplicate_order++;
         return -EEXIST;
     }
     side = o->instr_side & 1u;
@@ -572,7 +572,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
 
     if (!h)
         return -EINVAL;
-    if (!order_values_ok(&b->books[instr].counters, price, qty))
+    if (!order_values_ok(&tp_book_of(b, instr)->counters, price, qty))
         return -EINVAL;
     o = mbo_lookup(b, instr, order_id);
     if (!o)
@@ -603,7 +603,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         uint32_t old = level_position(lv, nl, o->key);
         int frees_level = old < nl && lv[old].count == 1;
         if (!(p < nl && lv[p].price == key) && nl == b->params.levels_per_side && !frees_level) {
-            b->books[instr].counters.level_capacity++;
+            tp_book_of(b, instr)->counters.level_capacity++;
             return -ENOSPC;
         }
     }
@@ -624,7 +624,7 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
 {
     const struct tp_order *o;
 
-    if (b->params.max_orders == 0 || instr >= b->params.instruments)
+    if (b->params.max_orders == 0 || !tp_books_has(b, instr))
         return -ENOENT;
     o = order_find(b, instr, order_id);
     if (!o)
@@ -642,8 +642,8 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
 
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id)
 {
-    if (instr < b->params.instruments)
-        __builtin_prefetch(&b->hot[instr], 1);
+    if (tp_books_has(b, instr))
+        __builtin_prefetch(tp_hot_of(b, instr), 1);
     if (!b->params.max_orders)
         return;
     __builtin_prefetch(&b->recent[tp_recent_slot(b, order_id)], 1);
@@ -676,7 +676,7 @@ static inline __attribute__((always_inline)) void prefetch_best_levels(const str
 
 void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
 {
-    if (instr >= b->params.instruments)
+    if (!tp_books_has(b, instr))
         return;
     /*
      * The best level is the last one of each side's array. With few levels the addresses fall
@@ -684,15 +684,15 @@ void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_si
      */
     if (side != TP_SIDE_ASK)
         prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_BID) +
-                             b->hot[instr].levels[TP_SIDE_BID] - 1);
+                             tp_hot_of(b, instr)->levels[TP_SIDE_BID] - 1);
     if (side != TP_SIDE_BID)
         prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_ASK) +
-                             b->hot[instr].levels[TP_SIDE_ASK] - 1);
+                             tp_hot_of(b, instr)->levels[TP_SIDE_ASK] - 1);
 }
 
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
 {
-    struct tp_mbo_hot *h = &b->hot[instr];
+    struct tp_mbo_hot *h = tp_hot_of(b, instr);
     uint64_t i;
 
     for (i = 0; h->live_orders && b->params.max_orders && i < b->recent_slots; i++) {

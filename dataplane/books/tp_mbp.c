@@ -34,7 +34,7 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         bk->counters.bad_input++;
         return -EINVAL;
     }
-    lv = &b->mbp_levels[(size_t)instr * b->mbp_stride];
+    lv = tp_mbp_levels_of(b, instr);
     if (book == TP_BOOK_DIRECT) {
         depth = bk->depth;
         lv += (size_t)side * depth;

@@ -436,8 +436,8 @@ static int build_bus(struct tp_daemon *d)
 
 /*
  * The registry and books of data lcore l. Its registry hands out the ids of its share of
- * instruments.capacity (lcore l of n: [l * capacity / n, (l + 1) * capacity / n)); its books and
- * publisher are indexed by those ids, so they span the capacity.
+ * instruments.capacity (lcore l of n: [l * capacity / n, (l + 1) * capacity / n)); its books
+ * hold that window only, while its publisher is indexed by the instance's ids.
  */
 static int build_tables(struct tp_daemon *d, unsigned l)
 {
@@ -469,7 +469,8 @@ static int build_tables(struct tp_daemon *d, unsigned l)
                           ? TP_CFG_ORDER_LEVELS_MIN
                           : cfg->books.levels_per_side;
     struct tp_books_params bp = {
-        .instruments = cfg->instruments.capacity,
+        .first_id = first,
+        .instruments = end - first,
         .max_orders = cfg->books.max_orders,
         .levels_per_side = levels,
         .mbp_depth = cfg->books.levels_per_side < 255 ? cfg->books.levels_per_side : 255,

@@ -13,6 +13,7 @@
 
 #include "books_test_util.h"
 #include "tp_mbo.h"
+#include "tp_mbp.h"
 
 #define PX(n) ((int64_t)((n)*1000000000.0))
 
@@ -473,6 +474,63 @@ static void test_order_window_overflow(void **state)
     free(b);
 }
 
+/*
+ * Books for a window of the instance's ids (a data lcore's share): calls take instance ids, the
+ * records carry them, and ids on either side of the window are refused without touching it.
+ */
+static void test_window_of_ids(void **state)
+{
+    struct tp_books_params p = {.first_id = 512,
+                                .instruments = 4,
+                                .max_orders = 16,
+                                .levels_per_side = 4,
+                                .mbp_depth = 2,
+                                .implied_depth = 0};
+    struct tp_books *b = test_zalloc(tp_books_memsize(&p));
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+
+    (void)state;
+    assert_non_null(b);
+    assert_int_equal(tp_books_init(b, &p), 0);
+    assert_int_equal(tp_books_configure(b, 515, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    assert_int_equal(tp_books_configure(b, 512, TP_BOOK_TYPE_MBP, 2, 0), 0);
+    assert_int_equal(tp_books_configure(b, 511, TP_BOOK_TYPE_MBO, 0, 0), -EINVAL);
+    assert_int_equal(tp_books_configure(b, 516, TP_BOOK_TYPE_MBO, 0, 0), -EINVAL);
+    assert_int_equal(tp_books_configure(b, 3, TP_BOOK_TYPE_MBO, 0, 0), -EINVAL);
+
+    assert_int_equal(tp_mbo_add(b, 515, 7, TP_SIDE_ASK, PX(20), 30, 1, c), 2);
+    assert_int_equal(c[0].instrument, 515);
+    assert_int_equal(c[1].instrument, 515);
+    assert_int_equal(tp_mbo_add(b, 515, 8, TP_SIDE_ASK, PX(19.5), 5, 2, c), 2);
+    expect_level(b, 515, TP_SIDE_ASK, 1, PX(19.5), 5, 1);
+    expect_level(b, 515, TP_SIDE_ASK, 2, PX(20), 30, 1);
+    assert_int_equal(
+        tp_mbp_update(b, 512, TP_BOOK_DIRECT, TP_SIDE_BID, TP_LEVEL_NEW, 1, PX(3), 9, 2, c), 1);
+    assert_int_equal(c[0].instrument, 512);
+    struct tp_level lv;
+    assert_int_equal(tp_books_level(b, 512, TP_BOOK_DIRECT, TP_SIDE_BID, 1, &lv), 0);
+    assert_int_equal(lv.qty, 9);
+
+    /* Outside the window: refused, counted nowhere, the window's books unchanged. */
+    assert_int_equal(tp_mbo_add(b, 3, 9, TP_SIDE_BID, PX(1), 1, 3, c), -EINVAL);
+    assert_int_equal(tp_mbo_add(b, 516, 9, TP_SIDE_BID, PX(1), 1, 3, c), -EINVAL);
+    assert_int_equal(tp_mbo_delete(b, 515 - 512, 7, c), -EINVAL);
+    assert_null(tp_books_get(b, 511));
+    assert_null(tp_books_get(b, 516));
+    assert_int_equal(tp_books_orders(b, 515), 2);
+    assert_int_equal(tp_books_live_orders(b), 2);
+    assert_int_equal(tp_mbo_delete(b, 515, 8, c), 2);
+    expect_level(b, 515, TP_SIDE_ASK, 1, PX(20), 30, 1);
+    assert_int_equal(tp_books_clear(b, 515, 0, c), 1);
+    assert_int_equal(c[0].instrument, 515);
+    assert_int_equal(tp_books_orders(b, 515), 0);
+    free(b);
+
+    /* A window past the end of the id space is refused. */
+    p.first_id = UINT32_MAX - 2;
+    assert_int_equal(tp_books_memsize(&p), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +545,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_table_churn, setup, teardown),
         cmocka_unit_test(test_order_window_overflow),
+        cmocka_unit_test(test_window_of_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
