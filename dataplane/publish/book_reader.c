@@ -98,6 +98,13 @@ static void copy_side(const struct tp_books *books, uint32_t id, enum tp_book_ki
     *n = (uint16_t)k;
 }
 
+int tp_pub_read_order_level(const struct tp_books *books, uint32_t id, unsigned ask, unsigned level,
+                            struct tp_pub_level *out)
+{
+    return tp_books_level(books, id, TP_BOOK_ORDERS, ask ? TP_SIDE_ASK : TP_SIDE_BID, level,
+                          (struct tp_level *)out);
+}
+
 int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id)
 {
     const struct tp_book *bk = tp_books_get(books, id);

@@ -68,6 +68,11 @@ int tp_pub_read_book(const struct tp_books *books, uint32_t id, unsigned depth, 
 int tp_pub_read_definition(const struct tp_instruments *registry, uint32_t id,
                            struct tp_pub_definition *out);
 
+/* Level `level` (1 = best) of one side (ask != 0) of an instrument's aggregated order book: 0,
+ * or -ENOENT when the side has fewer levels (-EINVAL for a bad id). */
+int tp_pub_read_order_level(const struct tp_books *books, uint32_t id, unsigned ask, unsigned level,
+                            struct tp_pub_level *out);
+
 /* Whether the instrument's depth is its order book (order-only instruments such as ITCH). */
 int tp_pub_orders_are_depth(const struct tp_books *books, uint32_t id);
 

@@ -28,9 +28,10 @@ _Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level
 
 /*
  * Private parts bits, beside TP_PUB_SIDE_* / TP_PUB_PART_*: the event changed one level of a side
- * in place (same price, new quantity or order count), so the state entry takes that level from
- * the change record instead of copying the side from the books. A second change to the side in
- * the same event, or any other kind of level change, asks for the full copy (TP_PUB_SIDE_*).
+ * of an order book (a level changed in place, added or removed), so the state entry follows that
+ * change record (shifting the levels below it) instead of copying the side from the books. A
+ * second change to the side in the same event, or any other kind, asks for the full copy
+ * (TP_PUB_SIDE_*).
  */
 #define PART_LEVEL_BID (TP_PUB_SIDE_BID << 4)
 #define PART_LEVEL_ASK (TP_PUB_SIDE_ASK << 4)
@@ -42,12 +43,13 @@ enum { DEPTH_UNKNOWN = 0, DEPTH_ORDERS = 1, DEPTH_VENUE_LEVELS = 2 };
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
 
-/* A level the current event changed in place (PART_LEVEL_*): what the state entry gets. */
+/* The one level change the current event made to a side (PART_LEVEL_*). */
 struct tp_pub_inplace {
     int64_t price;
     int64_t qty;
     uint32_t count;
-    uint32_t level; /* 1 = best */
+    uint16_t level; /* 1 = best */
+    uint8_t action; /* TP_LEVEL_CHANGE, TP_LEVEL_NEW or TP_LEVEL_DELETE */
 };
 
 struct tp_publisher {
@@ -71,7 +73,7 @@ struct tp_publisher {
     uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;      /* per instrument: reference data already in its state entry */
     uint8_t *depth_kind;   /* per instrument: DEPTH_* (whose levels its depth is), cached */
-    struct tp_pub_inplace *inplace; /* per instrument and side: the level changed in place */
+    struct tp_pub_inplace *inplace; /* per instrument and side: the event's one level change */
     uint32_t n_deferred;            /* work registered for the end of the burst */
     struct {
         void (*fn)(void *ctx);
@@ -464,18 +466,23 @@ static unsigned changed_parts(const struct tp_publisher *pub, const struct tp_bo
 /*
  * Adds what change c alters to the instrument's parts. `depth_book`: c is a level of the book the
  * state entry holds as depth (the aggregated order book of an order-only instrument), whose
- * levels the entry holds best first with no gaps, so a level changed in place is level-1 there.
+ * levels the entry holds best first with no gaps, so level L there is entry level L-1.
  */
 static void note_parts(struct tp_publisher *pub, const struct tp_book_change *c, bool depth_book)
 {
     uint32_t id = c->instrument;
     unsigned parts = changed_parts(pub, c);
-    if (depth_book && c->action == TP_LEVEL_CHANGE && parts != 0) {
+    if (depth_book && parts != 0 &&
+        (c->action == TP_LEVEL_CHANGE || c->action == TP_LEVEL_NEW ||
+         c->action == TP_LEVEL_DELETE)) {
         unsigned side = parts == TP_PUB_SIDE_ASK;
         unsigned level_bit = parts << 4;
         if (!(pub->parts[id] & (parts | level_bit))) {
-            pub->inplace[2 * id + side] = (struct tp_pub_inplace){
-                .price = c->price, .qty = c->qty, .count = c->count, .level = c->level};
+            pub->inplace[2 * id + side] = (struct tp_pub_inplace){.price = c->price,
+                                                                  .qty = c->qty,
+                                                                  .count = c->count,
+                                                                  .level = c->level,
+                                                                  .action = c->action};
             parts = level_bit;
         }
     }
@@ -526,13 +533,53 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
 
 /* ---- state table ---------------------------------------------------------------------------- */
 
-/* A level changed in place goes straight from its change record into the entry's side. */
-static void write_inplace(const struct tp_pub_inplace *in, unsigned depth, struct tp_level *side)
+/*
+ * Applies a side's one level change of the event to the entry's copy of that side (`*levels`
+ * levels, best first, at most `depth`): a changed level is rewritten, a new one shifts those
+ * below it down (the last falls off a full side), a removed one shifts them up (a full side takes
+ * the next level from the books). False when the change does not fit the entry (then the side
+ * is copied from the books instead).
+ */
+__attribute__((always_inline)) static inline bool
+apply_level_change(const struct tp_publisher *pub, uint32_t id, unsigned ask,
+                   const struct tp_pub_inplace *in, unsigned depth, struct tp_level *lv,
+                   uint16_t *levels)
 {
-    if (in->level == 0 || in->level > depth)
-        return; /* not among the levels the entry holds */
-    side[in->level - 1] = (struct tp_level){
+    unsigned n = *levels, at = in->level - 1u;
+    if (in->level == 0 || in->level > depth || n > depth)
+        return false;
+    struct tp_level level = {
         .price = in->price, .qty = in->qty, .orders = (int32_t)in->count, .reserved = 0};
+    switch (in->action) {
+    case TP_LEVEL_CHANGE:
+        if (at >= n)
+            return false;
+        lv[at] = level;
+        return true;
+    case TP_LEVEL_NEW: {
+        if (at > n)
+            return false;
+        unsigned kept = n < depth ? n : depth - 1; /* levels that stay in the entry */
+        memmove(lv + at + 1, lv + at, (kept - at) * sizeof(*lv));
+        lv[at] = level;
+        *levels = (uint16_t)(kept + 1);
+        return true;
+    }
+    case TP_LEVEL_DELETE:
+        if (at >= n)
+            return false;
+        memmove(lv + at, lv + at + 1, (n - at - 1) * sizeof(*lv));
+        if (n < depth)
+            *levels = (uint16_t)(n - 1);
+        else /* the side was full: the level below it comes up, if the books have one */
+            *levels = tp_pub_read_order_level(pub->params.books, id, ask, depth,
+                                              (struct tp_pub_level *)&lv[depth - 1]) == 0
+                          ? (uint16_t)depth
+                          : (uint16_t)(depth - 1);
+        return true;
+    default:
+        return false;
+    }
 }
 
 /*
@@ -556,8 +603,17 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
     }
     struct tp_state_entry *e = tp_state_write_begin(table, id);
     struct tp_book_header *h = &e->book;
+    /* A side with one level change follows it; if it cannot, it is copied below. */
+    if ((parts & (PART_LEVEL_BID | TP_PUB_SIDE_BID)) == PART_LEVEL_BID &&
+        !apply_level_change(pub, id, 0, &pub->inplace[2 * id], depth, tp_state_bids(e),
+                            &h->bid_levels))
+        parts |= TP_PUB_SIDE_BID;
+    if ((parts & (PART_LEVEL_ASK | TP_PUB_SIDE_ASK)) == PART_LEVEL_ASK &&
+        !apply_level_change(pub, id, 1, &pub->inplace[2 * id + 1], depth, tp_state_asks(table, e),
+                            &h->ask_levels))
+        parts |= TP_PUB_SIDE_ASK;
     /* The levels go from the books straight into the entry, inside the sequence lock (an event
-     * that changed levels in place only, the commonest, has nothing to read there). */
+     * that changed one level of a side, the commonest, has nothing to read there). */
     struct tp_pub_book book;
     if ((parts & TP_PUB_PART_ALL) != 0 &&
         tp_pub_read_book(pub->params.books, id, depth, parts & TP_PUB_PART_ALL, &book,
@@ -566,10 +622,6 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
         tp_state_write_end(e);
         return;
     }
-    if ((parts & (PART_LEVEL_BID | TP_PUB_SIDE_BID)) == PART_LEVEL_BID)
-        write_inplace(&pub->inplace[2 * id], depth, tp_state_bids(e));
-    if ((parts & (PART_LEVEL_ASK | TP_PUB_SIDE_ASK)) == PART_LEVEL_ASK)
-        write_inplace(&pub->inplace[2 * id + 1], depth, tp_state_asks(table, e));
     if (define) {
         h->instrument_id = id;
         h->venue = def.venue;

@@ -14,12 +14,13 @@
  *    their cursor see each record as soon as it is committed either way.
  *  - The conflated state table is written only at event boundaries, once per instrument the event
  *    touched, so a reader never sees a half-applied event; only the parts of the entry the event
- *    changed (levels of a side, last trade, session status) are rewritten. A level changed in
- *    place (same price) is written from its change record, so the entry follows the books only
- *    if every change reaches the sink: after books change with their records off
- *    (tp_books_set_emit), call tp_publisher_refresh_all. A book configured anew
- * (tp_books_configure) must be followed by the sink's instrument callback, as the feeds do: the
- * publisher caches which levels are an instrument's depth until then.
+ *    changed (levels of a side, last trade, session status) are rewritten. A side of an order
+ *    book with one level change in the event (changed, new, removed) follows that change record
+ *    (the levels below it shift), so the entry follows the books only if every change reaches
+ *    the sink: after books change with their records off (tp_books_set_emit), call
+ *    tp_publisher_refresh_all. A book configured anew (tp_books_configure) must be followed by
+ *    the sink's instrument callback, as the feeds do: the publisher caches which levels are an
+ *    instrument's depth until then.
  *  - Instruments under recovery (tp_publisher_set_flags) carry recovering / stale on every event
  *    and in their state entry.
  *  - Receive-to-publish latency (TSC ticks from the packet's rx_tsc to the commit of the event's

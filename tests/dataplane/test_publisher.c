@@ -525,10 +525,11 @@ static void expect_state_mirrors_books(struct fixture *f)
 }
 
 /*
- * Levels changed in place (same price, new quantity) go from the change record into the state
- * entry without a copy from the books; new and removed levels, and a side changed twice in one
- * event, are copied. Random adds and executions on six prices a side (more than the 4 levels the
- * table holds), single and paired in one event: after every event the entry equals the books.
+ * A side's one level change of an event (changed in place, new, removed) goes from the change
+ * record into the state entry without a copy from the books; a side changed twice in one event
+ * is copied. Random adds and executions on six prices a side (more than the 4 levels the table
+ * holds), single and paired in one event, then the book drained one order at a time: after
+ * every event the entry equals the books.
  */
 static void test_state_levels_follow_books(void **state)
 {
@@ -562,6 +563,18 @@ static void test_state_levels_follow_books(void **state)
         expect_state_mirrors_books(f);
     }
     assert_true(in_place > 500); /* the in-place path was taken, not only the copy */
+    /* Drain the book one order per event: levels go away from sides with fewer than 4 too. */
+    for (uint64_t order = 1; order <= ORDERS; order++) {
+        if (left[order - 1] == 0)
+            continue;
+        int n = test_books_execute(f->books, order, left[order - 1], 0, c);
+        left[order - 1] = 0;
+        publish_event(f, c, n);
+        expect_state_mirrors_books(f);
+    }
+    struct tp_instrument_state st;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels + st.book.ask_levels, 0);
 }
 
 /*
