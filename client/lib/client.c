@@ -302,16 +302,21 @@ int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1
 {
     if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) != 0)
         return -EAGAIN;
-    const struct tp_book_header *h = &c->scratch.book;
+    return tp_cl_symbol_text(c, c->scratch.book.symbol, c->scratch.book.venue, symbol, venue);
+}
+
+int tp_cl_symbol_text(const struct tp_client *c, const char raw[TP_SYMBOL_LEN], uint8_t venue_code,
+                      char symbol[TP_SYMBOL_LEN + 1], const char **venue)
+{
     size_t len = 0;
-    while (len < TP_SYMBOL_LEN && h->symbol[len] != '\0')
+    while (len < TP_SYMBOL_LEN && raw[len] != '\0')
         len++;
-    while (len > 0 && h->symbol[len - 1] == ' ')
+    while (len > 0 && raw[len - 1] == ' ')
         len--; /* ITCH pads with spaces */
-    *venue = tp_cl_venue_name(c, h->venue);
+    *venue = tp_cl_venue_name(c, venue_code);
     if (len == 0 || *venue == NULL)
         return -ENOENT;
-    memcpy(symbol, h->symbol, len);
+    memcpy(symbol, raw, len);
     symbol[len] = '\0';
     return 0;
 }
@@ -544,7 +549,7 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
         want = c->any_interest;
     } else if (id < c->instruments) {
         if (c->n_patterns != 0 && !c->slots[id].pattern_checked)
-            tp_cl_match_patterns(c, id, 0); /* an instrument defined since: rare, no allocation */
+            tp_cl_match_new_instrument(c, rec); /* defined since: rare, no allocation */
         want = interest_of(c, id);
     } else {
         (*malformed)++;

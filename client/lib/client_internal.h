@@ -118,6 +118,9 @@ void tp_cl_recompute_any(struct tp_client *c);
 /* Symbol of a defined instrument without its padding, and its venue's name: 0 or -ENOENT. */
 int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
                  const char **venue);
+/* The same from a symbol field (NUL- or space-padded) and a venue code. */
+int tp_cl_symbol_text(const struct tp_client *c, const char raw[TP_SYMBOL_LEN], uint8_t venue_code,
+                      char symbol[TP_SYMBOL_LEN + 1], const char **venue);
 int tp_cl_venue_code(const struct tp_client *c, const char *name); /* -1: not a venue here */
 /* Name of a venue code (tpout Venue), NULL past the last one: the data plane's names. */
 const char *tp_cl_venue_name(const struct tp_client *c, uint8_t venue);
@@ -135,6 +138,7 @@ void tp_cl_on_control_event(void *ctx, json_t *event);
 
 /* patterns.c */
 void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate);
+void tp_cl_match_new_instrument(struct tp_client *c, const struct tp_ring_record *rec);
 void tp_cl_rematch_patterns(struct tp_client *c);
 int tp_cl_pattern_revoked(struct tp_client *c, uint32_t sub);
 void tp_cl_free_patterns(struct tp_client *c);

@@ -1,9 +1,9 @@
 /*
  * Pattern subscriptions (tp_subscribe_pattern): topics for every instrument whose symbol matches
  * a glob on a venue, including instruments defined after the call. Symbols are matched when a
- * pattern is added or removed and, for an instrument not defined then, on its first record: one
- * state read and a few glob matches, once per instrument. The books such late instruments may
- * need are allocated beforehand (spare_books), so polling still never allocates.
+ * pattern is added or removed and, for an instrument not defined then, on its first record (its
+ * definition, or one state read) with a few glob matches, once per instrument. The books such late
+ * instruments may need are allocated beforehand (spare_books), so polling still never allocates.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 
 #include "client_internal.h"
 #include "glob.h"
+#include "views/decode.h"
 
 /* What the control socket accepts as a pattern. */
 static int pattern_ok(const char *p)
@@ -38,12 +39,14 @@ static uint32_t matching_topics(const struct tp_client *c, const char *symbol, c
     return topics;
 }
 
-void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate)
+/*
+ * Topics of the patterns that match instrument id's symbol on its venue. `state` is the entry
+ * the symbol came from (a spare book starts from its levels), or NULL when it came from the
+ * instrument's definition record (the book of a new instrument starts empty).
+ */
+static void match_symbol(struct tp_client *c, uint32_t id, const char *symbol, const char *venue,
+                         int may_allocate, const struct tp_instrument_state *state)
 {
-    char symbol[TP_SYMBOL_LEN + 1];
-    const char *venue;
-    if (tp_cl_symbol(c, id, symbol, &venue) != 0)
-        return; /* not defined yet: looked at again on its next record */
     struct instrument_slot *s = &c->slots[id];
     s->pattern_checked = 1;
     s->from_patterns = matching_topics(c, symbol, venue);
@@ -57,7 +60,8 @@ void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate)
     } else if (c->n_spare_books > 0) {
         struct tp_local_book *b = c->spare_books[--c->n_spare_books];
         tp_local_book_clear(b);
-        tp_local_book_load(b, &c->scratch); /* tp_cl_symbol has just read the state */
+        if (state != NULL)
+            tp_local_book_load(b, state);
         tp_local_book_top(b, &b->last_top);
         c->books[id] = b;
         return;
@@ -65,6 +69,36 @@ void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate)
     /* No book to keep: this instrument's pattern topics are those that need none. */
     s->from_patterns &= ~BOOK_TOPICS;
     tp_cl_set_interest(c, id);
+}
+
+void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate)
+{
+    char symbol[TP_SYMBOL_LEN + 1];
+    const char *venue;
+    if (tp_cl_symbol(c, id, symbol, &venue) != 0)
+        return; /* not defined yet: looked at again on its next record */
+    match_symbol(c, id, symbol, venue, may_allocate, &c->scratch);
+}
+
+/*
+ * The first record of an instrument defined since the patterns were matched. Its definition
+ * record names it: matching from the record does not depend on the state table, whose entry
+ * the writer may be inside (or, for an older daemon, not have written yet) when a reader at
+ * the writer's heels gets here. Any other record: from the state table.
+ */
+void tp_cl_match_new_instrument(struct tp_client *c, const struct tp_ring_record *rec)
+{
+    struct tp_event ev;
+    char symbol[TP_SYMBOL_LEN + 1];
+    const char *venue;
+    if (rec->topic == TP_TOPIC_DEFINITIONS && rec->type == TP_REC_SBE &&
+        tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, &ev, NULL, 0) ==
+            TP_TOPIC_DEFINITIONS &&
+        tp_cl_symbol_text(c, ev.u.definition.symbol, ev.u.definition.venue, symbol, &venue) == 0) {
+        match_symbol(c, rec->instrument, symbol, venue, 0, NULL);
+        return;
+    }
+    tp_cl_match_patterns(c, rec->instrument, 0);
 }
 
 /* Spare books for every instrument still undefined, when some pattern needs books. */

@@ -121,6 +121,7 @@ static int decode_definition(const uint8_t *body, size_t len, uint16_t block, ui
         .depth = tpout_instrument_definition_depth(&m),
         .trading_status = tpout_instrument_definition_trading_status(&m),
         .security_kind = tpout_instrument_definition_security_kind(&m),
+        .venue = tpout_instrument_definition_venue(&m),
     };
     memcpy(d->symbol, tpout_instrument_definition_symbol(&m), TP_SYMBOL_LEN);
     return TP_TOPIC_DEFINITIONS;

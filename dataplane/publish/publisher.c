@@ -686,6 +686,12 @@ static void on_instrument(void *ctx, uint32_t id)
     struct tp_pub_definition def;
     if (tp_pub_read_definition(pub->params.registry, id, &def) != 0)
         return;
+    /*
+     * The state entry names the instrument before its definition record can be read, so a
+     * reader that looks the new instrument up on that record finds it there.
+     */
+    pub->defined[id] = 0;
+    write_state(pub, id, NULL, TP_PUB_PART_ALL);
     struct tp_feed_info info = {0};
     uint8_t *b = claim(pub, id, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID,
                        TPOUT_INSTRUMENT_DEFINITION_BLOCK_LENGTH, 0, TP_TOPIC_DEFINITIONS, 0, &info);
@@ -707,8 +713,6 @@ static void on_instrument(void *ctx, uint32_t id)
     }
     /* A definition is complete in itself. */
     end_event_records(pub);
-    pub->defined[id] = 0;
-    write_state(pub, id, NULL, TP_PUB_PART_ALL);
 }
 
 static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)

@@ -506,6 +506,50 @@ static void test_pattern_local(void **state)
     tp_detach(c);
 }
 
+/* A definition record for an instrument, without touching the state table. */
+static uint64_t pub_definition(uint32_t id, const char *symbol, uint8_t venue)
+{
+    uint8_t buf[256];
+    struct tpout_instrument_definition m;
+    tpout_instrument_definition_wrap_and_apply_header(&m, buf, sizeof(buf));
+    tpout_instrument_definition_set_instrument_id(&m, id);
+    tpout_instrument_definition_set_venue(&m, venue);
+    tpout_instrument_definition_set_symbol(&m, symbol, strlen(symbol));
+    uint32_t len = (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH +
+                              tpout_instrument_definition_encoded_length(&m));
+    return tp_bus_publish(&writer, TP_REC_SBE, TP_TOPIC_DEFINITIONS, id, 0, buf, len);
+}
+
+/*
+ * A reader at the writer's heels may read an instrument's definition record before the state
+ * table names it (the writer inside the entry, or not there yet): the pattern is matched from
+ * the record itself, and the instrument's next records are delivered.
+ */
+static void test_pattern_from_definition_record(void **state)
+{
+    (void)state;
+    define(MSFT, NULL, 0);
+    struct tp_client *c = attach_ok();
+    uint32_t trades = TP_TOPIC_BIT(TP_TOPIC_TRADES);
+    assert_true(tp_subscribe_pattern(c, "CME", "ES*", trades) >= 1);
+    assert_true(pub_definition(MSFT, "ESM7", 0) > 0);
+    assert_true(pub_trade(MSFT, 7) > 0);
+    struct trades t;
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[MSFT], 1);
+    assert_int_equal(t.last_price[MSFT], 7);
+    tp_detach(c);
+
+    /* A symbol the pattern does not match, or on another venue: nothing. */
+    c = attach_ok();
+    assert_true(tp_subscribe_pattern(c, "CME", "ES*", trades) >= 1);
+    assert_true(pub_definition(MSFT, "ESM7", 1) > 0);
+    assert_true(pub_trade(MSFT, 8) > 0);
+    drain(c, &t);
+    assert_int_equal(t.per_instrument[MSFT], 0);
+    tp_detach(c);
+}
+
 /* Through the daemon: one subscription with the pattern itself. */
 static void test_pattern_through_socket(void **state)
 {
@@ -917,6 +961,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_subscribe_unsubscribe_through_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_venue_named_by_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_local, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pattern_from_definition_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_through_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach_drops_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed_client_drops_interest, setup, teardown),

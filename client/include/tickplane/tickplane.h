@@ -215,6 +215,7 @@ struct tp_definition_event {
     uint8_t depth;
     uint8_t trading_status;
     uint8_t security_kind;
+    uint8_t venue; /* tpout Venue: 0 cme, 1 nasdaq */
 };
 
 /* What a callback receives. Pointers are valid during the callback only. */
