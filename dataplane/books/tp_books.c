@@ -191,12 +191,7 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
         out->price = tp_level_key(side, lv->price);
         return 0;
     }
-    lv = tp_mbp_levels_of(b, instr);
-    if (book == TP_BOOK_DIRECT)
-        lv += (size_t)side * bk->depth;
-    else
-        lv += 2 * (size_t)bk->depth + (size_t)side * bk->implied_depth;
-    *out = lv[index - 1];
+    *out = tp_mbp_side_levels(b, bk, instr, book, side)[index - 1];
     return 0;
 }
 
@@ -220,8 +215,8 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
         }
         return n;
     }
-    for (uint32_t i = 0; i < n; i++)
-        tp_books_level(b, instr, book, side, i + 1, &out[i]);
+    /* Price-level books are stored best first, as readers want them. */
+    memcpy(out, tp_mbp_side_levels(b, tp_book_of(b, instr), instr, book, side), n * sizeof(*out));
     return n;
 }
 

@@ -139,6 +139,16 @@ static inline struct tp_level *tp_mbp_levels_of(const struct tp_books *b, uint32
     return &b->mbp_levels[(size_t)tp_books_index(b, instr) * b->mbp_stride];
 }
 
+/* Level 1 of one side of an instrument's price-level book, direct or implied. */
+static inline struct tp_level *tp_mbp_side_levels(const struct tp_books *b,
+                                                  const struct tp_book *bk, uint32_t instr,
+                                                  unsigned book, unsigned side)
+{
+    struct tp_level *lv = tp_mbp_levels_of(b, instr);
+    return book == TP_BOOK_DIRECT ? lv + (size_t)side * bk->depth
+                                  : lv + 2 * (size_t)bk->depth + (size_t)side * bk->implied_depth;
+}
+
 static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
 {
     return tp_books_has(b, instr) ? tp_book_of(b, instr) : NULL;

@@ -34,14 +34,12 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         bk->counters.bad_input++;
         return -EINVAL;
     }
-    lv = tp_mbp_levels_of(b, instr);
+    lv = tp_mbp_side_levels(b, bk, instr, book, side);
     if (book == TP_BOOK_DIRECT) {
         depth = bk->depth;
-        lv += (size_t)side * depth;
         levels = &bk->mbp_levels[side];
     } else {
         depth = bk->implied_depth;
-        lv += 2 * (size_t)bk->depth + (size_t)side * depth;
         levels = &bk->implied_levels[side];
     }
     had_levels = *levels > 0;

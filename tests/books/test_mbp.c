@@ -185,6 +185,38 @@ static void test_snapshot_overlay_in_any_order_after_clear(void **state)
     assert_int_equal(copy[2].qty, 30);
 }
 
+/* The bulk copy of each side of each book equals the level-by-level reads, and honours max. */
+static void test_copy_levels_every_book_and_side(void **state)
+{
+    struct fixture *f = *state;
+    static const enum tp_book_kind books[] = {TP_BOOK_DIRECT, TP_BOOK_IMPLIED};
+
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++)
+            for (uint32_t i = 1; i <= (k == 0 ? 4u : 2u); i++)
+                assert_int_equal(tp_mbp_update(f->b, 1, books[k], side, TP_LEVEL_NEW, i,
+                                               PX(100 + 10 * k + side) + i, 100 * k + 10 * side + i,
+                                               i, f->c),
+                                 1);
+    for (unsigned k = 0; k < 2; k++)
+        for (unsigned side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++) {
+            uint32_t n = tp_books_levels(f->b, 1, books[k], side);
+            struct tp_level copy[5], one;
+            assert_int_equal(n, k == 0 ? 4 : 2);
+            assert_int_equal(tp_books_copy_levels(f->b, 1, books[k], side, copy, 5), n);
+            for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(tp_books_level(f->b, 1, books[k], side, i + 1, &one), 0);
+                assert_int_equal(copy[i].price, one.price);
+                assert_int_equal(copy[i].qty, 100 * k + 10 * side + i + 1);
+                assert_int_equal(copy[i].count, one.count);
+            }
+            assert_int_equal(tp_books_copy_levels(f->b, 1, books[k], side, copy, 1), 1);
+            assert_int_equal(copy[0].qty, 100 * k + 10 * side + 1);
+        }
+    struct tp_level none[1];
+    assert_int_equal(tp_books_copy_levels(f->b, 2, TP_BOOK_DIRECT, TP_SIDE_BID, none, 1), 0);
+}
+
 static void test_hostile_input_counted(void **state)
 {
     struct fixture *f = *state;
@@ -245,6 +277,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_implied_book_is_separate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_overlay_in_any_order_after_clear, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_copy_levels_every_book_and_side, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_trade_stat_records, setup, teardown),
     };
