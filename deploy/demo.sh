@@ -29,7 +29,7 @@ for _ in $(seq 1 300); do
 done
 
 # AAAA and AAAB are the simulator's two busiest symbols on each venue.
-"$build_dir/client/examples/tickplane-top" --seconds 10 demo AAAA AAAB &
+"$build_dir/client/examples/tickplane-top" --seconds 10 --by-name demo AAAA AAAB &
 consumer=$!
 sleep 0.5
 touch "$demo_dir/go"

@@ -41,6 +41,7 @@ struct watch {
     int quiet;
     int by_name; /* subscribed by name at start: resolving only maps ids for display */
     uint64_t losses;
+    struct tp_client *client;
 };
 
 static volatile sig_atomic_t stop;
@@ -123,6 +124,12 @@ static void on_event(void *user, const struct tp_event *ev)
         return;
     }
     int i = slot_of(w, ev->instrument_id);
+    if (i < 0 && w->by_name && w->unresolved) {
+        /* A pattern matched a symbol defined since the last look: name its id now, so that
+         * its first events are shown too. */
+        resolve_pending(w->client, w);
+        i = slot_of(w, ev->instrument_id);
+    }
     if (i < 0)
         return;
     char b[32], a[32];
@@ -189,6 +196,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tickplane-top: %s\n", err);
         return 1;
     }
+    w.client = c;
     if (control != NULL && tp_control_connect(c, control, 0) != 0) {
         fprintf(stderr, "tickplane-top: %s\n", tp_last_error(c));
         tp_detach(c);
