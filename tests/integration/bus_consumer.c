@@ -35,6 +35,7 @@
 
 #include "bus/bus.h"
 #include "tpout_sbe.h"
+#include "truth_levels.h"
 #include "util/histogram.h"
 
 #define MAX_INSTRUMENTS 4096
@@ -147,34 +148,6 @@ static void apply_book_update(const struct tp_ring_record *rec)
 }
 
 /* Compares one side against the truth's array (empty slots skipped); returns mismatches. */
-static int compare_side(const char *symbol, const char *what, json_t *truth_levels,
-                        const struct tp_level *slots, unsigned n_slots)
-{
-    struct tp_level levels[MAX_LEVELS];
-    unsigned n = 0;
-    for (unsigned k = 0; k < n_slots && k < MAX_LEVELS; k++)
-        if (slots[k].qty != 0)
-            levels[n++] = slots[k];
-    size_t tn = json_array_size(truth_levels);
-    int bad = 0;
-    for (size_t i = 0; i < tn; i++) {
-        json_t *t = json_array_get(truth_levels, i);
-        int64_t price = json_integer_value(json_object_get(t, "price9"));
-        int64_t qty = json_integer_value(json_object_get(t, "qty"));
-        int64_t orders = json_integer_value(json_object_get(t, "orders"));
-        if (i >= n || levels[i].price != price || levels[i].qty != qty ||
-            (levels[i].orders != TP_COUNT_NULL && levels[i].orders != orders)) {
-            if (bad++ == 0)
-                fprintf(stderr, "%s %s level %zu: truth %ld x %ld (%ld), got %s%ld x %ld (%d)\n",
-                        symbol, what, i + 1, price, qty, orders, i >= n ? "nothing " : "",
-                        i < n ? levels[i].price : 0, i < n ? levels[i].qty : 0,
-                        i < n ? levels[i].orders : 0);
-        }
-    }
-    /* Beyond the truth's levels: only when the truth shows the whole side (fewer than depth). */
-    return bad;
-}
-
 static int parse(int argc, char **argv, struct options *o)
 {
     static const struct option opts[] = {
@@ -369,12 +342,14 @@ int main(int argc, char **argv)
             continue;
         }
         json_t *bids = json_object_get(inst, "bids"), *asks = json_object_get(inst, "asks");
-        ring_bad +=
-            compare_side(symbol, "ring bid", bids, books[found].s[0].l, books[found].s[0].n) != 0;
-        ring_bad +=
-            compare_side(symbol, "ring ask", asks, books[found].s[1].l, books[found].s[1].n) != 0;
-        state_bad += compare_side(symbol, "state bid", bids, st.bids, st.book.bid_levels) != 0;
-        state_bad += compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels) != 0;
+        ring_bad += tp_test_compare_side(symbol, "ring bid", bids, books[found].s[0].l,
+                                         books[found].s[0].n, UINT32_MAX, true) != 0;
+        ring_bad += tp_test_compare_side(symbol, "ring ask", asks, books[found].s[1].l,
+                                         books[found].s[1].n, UINT32_MAX, true) != 0;
+        state_bad += tp_test_compare_side(symbol, "state bid", bids, st.bids, st.book.bid_levels,
+                                          UINT32_MAX, true) != 0;
+        state_bad += tp_test_compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels,
+                                          UINT32_MAX, true) != 0;
     }
     printf("{\"events\":%lu,\"lost\":%lu,\"instruments\":%zu,\"missing\":%d,\"stale\":%d,"
            "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu}\n",

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "tickplane/tickplane.h"
+#include "truth_levels.h"
 
 #define MAX_INSTRUMENTS 4096
 #define MAX_LEVELS      32
@@ -65,27 +66,6 @@ static void on_event(void *user, const struct tp_event *ev)
 }
 
 /* Levels of one side against the truth's (empty MBP slots skipped). 0 when equal. */
-static int compare_side(const char *symbol, const char *what, json_t *truth_levels,
-                        const struct tp_level *slots, unsigned n_slots)
-{
-    struct tp_level levels[MAX_LEVELS];
-    unsigned n = 0;
-    for (unsigned k = 0; k < n_slots && k < MAX_LEVELS; k++)
-        if (slots[k].qty != 0)
-            levels[n++] = slots[k];
-    for (size_t i = 0; i < json_array_size(truth_levels) && i < MAX_LEVELS; i++) {
-        json_t *t = json_array_get(truth_levels, i);
-        int64_t price = json_integer_value(json_object_get(t, "price9"));
-        int64_t qty = json_integer_value(json_object_get(t, "qty"));
-        if (i >= n || levels[i].price != price || levels[i].qty != qty) {
-            fprintf(stderr, "%s %s level %zu: truth %ld x %ld, got %ld x %ld\n", symbol, what,
-                    i + 1, price, qty, i < n ? levels[i].price : 0, i < n ? levels[i].qty : 0);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Compares one truth file; appends its figures to out. Returns the number of failures. */
 static int check_truth(struct tp_client *c, const struct truth *t, json_t *out)
 {
@@ -117,10 +97,14 @@ static int check_truth(struct tp_client *c, const struct truth *t, json_t *out)
         }
         json_t *bids = json_object_get(inst, "bids"), *asks = json_object_get(inst, "asks");
         const struct book *b = &books[found];
-        ring_bad += compare_side(symbol, "library bid", bids, b->l[0], b->n[0]);
-        ring_bad += compare_side(symbol, "library ask", asks, b->l[1], b->n[1]);
-        state_bad += compare_side(symbol, "state bid", bids, st.bids, st.book.bid_levels);
-        state_bad += compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels);
+        ring_bad += (tp_test_compare_side(symbol, "library bid", bids, b->l[0], b->n[0], MAX_LEVELS,
+                                          false) != 0);
+        ring_bad += (tp_test_compare_side(symbol, "library ask", asks, b->l[1], b->n[1], MAX_LEVELS,
+                                          false) != 0);
+        state_bad += (tp_test_compare_side(symbol, "state bid", bids, st.bids, st.book.bid_levels,
+                                           MAX_LEVELS, false) != 0);
+        state_bad += (tp_test_compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels,
+                                           MAX_LEVELS, false) != 0);
     }
     json_array_append_new(
         out, json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:I, s:I}", "venue", t->venue, "instruments",
