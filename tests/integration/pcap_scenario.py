@@ -19,6 +19,7 @@ import tempfile
 import time
 
 import tpit
+from tpit import fail
 
 TICKPLANE, SIM, CONSUMER, SCENARIO = sys.argv[1:5]
 
@@ -36,14 +37,6 @@ ITCH_CHANNEL = {
 }
 
 
-LAST_SUMMARY = {}
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    if LAST_SUMMARY:
-        print("daemon summary: " + json.dumps(LAST_SUMMARY))
-    sys.exit(1)
 
 
 def config(workdir, instance, channel, gap_wait_us):
@@ -110,15 +103,14 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
         if "--late" not in extra:
             ready_files.append(consumer(i, extra))
     daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), ready_files,
-                             idle_exit_ms=2500, on_fail=fail)
+                             idle_exit_ms=2500)
     for i, extra in enumerate(consumers):
         if "--late" in extra:
             time.sleep(0.02)
             consumer(i, extra)
     if CONTROL_CHECK:
         control_check(os.path.join(workdir, "control.sock"), instance)
-    summary = tpit.finish(daemon, on_fail=fail)
-    LAST_SUMMARY.update(summary)
+    summary = tpit.finish(daemon)
     verdicts = []
     for p in procs:
         o, e = p.communicate(timeout=55)

@@ -12,8 +12,14 @@ import sys
 import time
 
 
+# The summary of the last daemon finish() saw exit: printed with a failure found after it.
+LAST_SUMMARY = {}
+
+
 def fail(msg):
     print("FAIL: " + msg)
+    if LAST_SUMMARY:
+        print("daemon summary: " + json.dumps(LAST_SUMMARY))
     sys.exit(1)
 
 
@@ -109,4 +115,7 @@ def finish(daemon, timeout=55, on_fail=fail):
     out, err = daemon.communicate(timeout=timeout)
     if daemon.returncode != 0:
         on_fail("daemon exit %d: %s" % (daemon.returncode, err))
-    return json.loads(out.strip().splitlines()[-1])["summary"]
+    summary = json.loads(out.strip().splitlines()[-1])["summary"]
+    LAST_SUMMARY.clear()
+    LAST_SUMMARY.update(summary)
+    return summary

@@ -18,6 +18,7 @@ import tempfile
 import time
 
 import tpit
+from tpit import fail
 
 TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
 
@@ -33,14 +34,6 @@ CHANNELS = [
                "b": {"group": "233.49.196.111", "port": 26477}},
      "recovery": {"gap_wait_us": 50000}},
 ]
-SUMMARY = {}
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    if SUMMARY:
-        print("daemon summary: " + json.dumps(SUMMARY))
-    sys.exit(1)
 
 
 def config(workdir, instance):
@@ -124,10 +117,10 @@ def main():
              "--truth", "1=" + truth_itch, "--ready", ready, "--timeout-s", "50"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), [ready],
-                                 idle_exit_ms=3000, on_fail=fail)
+                                 idle_exit_ms=3000)
         check_control(os.path.join(workdir, "control.sock"))
         reload_across_lcores(cfg, os.path.join(workdir, "control.sock"))
-        SUMMARY.update(tpit.finish(daemon, on_fail=fail))
+        summary = tpit.finish(daemon)
         out, err = consumer.communicate(timeout=55)
         if consumer.returncode != 0:
             fail("consumer: exit %d %s\n%s" % (consumer.returncode, out, err[:3000]))
@@ -139,18 +132,18 @@ def main():
             fail("instrument ids outside their lcore's window: %s" % verdict["venues"])
         if min(verdict["ring_records"]) == 0:
             fail("a ring carried nothing: %s" % verdict["ring_records"])
-        lcores = {x["lcore"]: x for x in SUMMARY["lcores"]}
+        lcores = {x["lcore"]: x for x in summary["lcores"]}
         if sorted(lcores) != [1, 2] or min(x["records"] for x in lcores.values()) == 0:
-            fail("summary lcores: %s" % SUMMARY["lcores"])
+            fail("summary lcores: %s" % summary["lcores"])
         # What each lcore published is what the consumer read on its ring (nothing lapped).
         if verdict["lost"] == 0 and [lcores[1]["records"], lcores[2]["records"]] != \
                 verdict["ring_records"]:
-            fail("ring records %s != published %s" % (verdict["ring_records"], SUMMARY["lcores"]))
-        names = sorted(c["name"] for c in SUMMARY["channels"])
+            fail("ring records %s != published %s" % (verdict["ring_records"], summary["lcores"]))
+        names = sorted(c["name"] for c in summary["channels"])
         if names != ["cme", "itch", "itch-bx"]:
             fail("summary channels: %s" % names)
         # Line A's losses were made good by line B on both lcores: the faults bit.
-        for c in SUMMARY["channels"][:2]:
+        for c in summary["channels"][:2]:
             line_b = [x for x in c["detail"] if x.get("line") == "b"][0]
             if line_b["delivered"] == 0:
                 fail("channel %s: line B delivered nothing: %s" % (c["name"], c))
