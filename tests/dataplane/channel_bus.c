@@ -12,7 +12,7 @@ static struct tp_bus_writer writer;
 static struct tp_ring_reader reader;
 static uint8_t batch[1 << 16];
 
-struct tp_bus_writer *test_bus_open(const char *instance)
+int test_bus_writer_open(struct tp_bus_writer *w, const char *instance)
 {
     char err[256];
     struct tp_bus_params bp = {.instance = instance,
@@ -23,7 +23,12 @@ struct tp_bus_writer *test_bus_open(const char *instance)
                                .counters = 16,
                                .mode = 0600,
                                .gid = (gid_t)-1};
-    if (tp_bus_writer_open(&writer, &bp, err, sizeof(err)) != 0 ||
+    return tp_bus_writer_open(w, &bp, err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+struct tp_bus_writer *test_bus_open(const char *instance)
+{
+    if (test_bus_writer_open(&writer, instance) != 0 ||
         tp_ring_reader_init(&reader, writer.ring.shared, batch, sizeof(batch)) != 0)
         return NULL;
     return &writer;

@@ -1,7 +1,7 @@
 /*
- * Test helper for test_channel.c: a bus (segments in /dev/shm) and a reader of the records the
- * channel publishes, kept in a file of its own because the client's bus headers and the data
- * plane's book headers share names (see dataplane/publish/book_reader.h).
+ * Test helper for test_channel.c and test_publisher.c: a bus (segments in /dev/shm) and a reader
+ * of the records the channel publishes, kept in a file of its own because the client's bus headers
+ * and the data plane's book headers share names (see dataplane/publish/book_reader.h).
  */
 #ifndef TP_TEST_CHANNEL_BUS_H
 #define TP_TEST_CHANNEL_BUS_H
@@ -18,7 +18,11 @@ struct test_record {
     uint64_t venue_seq; /* every tpout event header has it at the same place */
 };
 
-/* Opens a writer (every instrument of interest) and a reader at its tail. */
+/* Opens w as the writer of the tests' small bus (16 instruments, depth 4, a 1 MiB ring) with
+ * every instrument of interest: 0, or -1. */
+int test_bus_writer_open(struct tp_bus_writer *w, const char *instance);
+
+/* Opens a writer (test_bus_writer_open) and a reader at its tail. */
 struct tp_bus_writer *test_bus_open(const char *instance);
 void test_bus_close(struct tp_bus_writer *bus);
 

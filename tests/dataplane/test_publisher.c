@@ -17,6 +17,7 @@
 
 #include "bus/bus.h"
 #include "publisher.h"
+#include "channel_bus.h"
 #include "publisher_books.h"
 #include "tpout_sbe.h"
 #include "views/decode.h"
@@ -34,17 +35,9 @@ struct fixture {
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    char instance[64], err[256];
+    char instance[64];
     snprintf(instance, sizeof(instance), "tptestpub%d", (int)getpid());
-    struct tp_bus_params bp = {.instance = instance,
-                               .ring_bytes = 1 << 20,
-                               .max_record = 8192,
-                               .instruments = 16,
-                               .depth = 4,
-                               .counters = 16,
-                               .mode = 0600,
-                               .gid = (gid_t)-1};
-    if (f == NULL || tp_bus_writer_open(&f->bus, &bp, err, sizeof(err)) != 0)
+    if (f == NULL || test_bus_writer_open(&f->bus, instance) != 0)
         return -1;
     test_books_make(&f->books, &f->registry);
     struct tp_publisher_params pp = {
