@@ -24,6 +24,7 @@ struct loader {
     char base_dir[TP_CFG_PATH_MAX];
     /* Cross checks are skipped for sections that failed, so one mistake gives one message. */
     bool eal_ok, ports_ok, channels_ok, lcores_ok;
+    bool instruments_bad; /* instruments.capacity or an lcores[].instruments was refused */
 };
 
 static const char *const topic_names[] = {"depth",  "top",         "trades", "mbo",
@@ -1078,7 +1079,7 @@ static void parse_lcore_channels(struct loader *ld, const char *path, const json
 /* One lcores[] element: an EAL lcore other than the main one, what it polls and runs. */
 static void parse_lcores_item(struct loader *ld, const char *path, const json_t *obj)
 {
-    static const char *const keys[] = {"lcore", "poll", "channels", NULL};
+    static const char *const keys[] = {"lcore", "poll", "channels", "instruments", NULL};
     struct tp_config *cfg = ld->cfg;
     char child[TP_JW_PATH_MAX];
     tp_jw_check_keys(ld->errs, path, obj, keys);
@@ -1113,6 +1114,19 @@ static void parse_lcores_item(struct loader *ld, const char *path, const json_t 
     tp_jw_path_key(child, path, "channels");
     if (chans != NULL)
         parse_lcore_channels(ld, child, chans, lc);
+    /* The size of its window of instrument ids (check_windows checks they fit together). */
+    json_t *ids = json_object_get(obj, "instruments");
+    uint64_t v = 0;
+    tp_jw_path_key(child, path, "instruments");
+    if (json_is_integer(ids) && json_integer_value(ids) == 0) {
+        tp_jw_error(ld->errs, child,
+                    "0 instrument ids: give at least 1, or leave \"instruments\" out to share "
+                    "what the other lcores leave");
+        ld->instruments_bad = true;
+    } else if (ids != NULL && !tp_jw_uint_value(ld->errs, child, ids, 1, 1u << 24, &v)) {
+        ld->instruments_bad = true;
+    }
+    lc->instruments = (uint32_t)v;
     cfg->n_lcores++;
 }
 
@@ -1192,6 +1206,52 @@ static void check_placement(struct loader *ld)
     }
 }
 
+/*
+ * Every data lcore's window of instrument ids (tp_config_lcore_window) fits instruments.capacity
+ * and holds at least one id. Windows that do not are marked bad (the memory estimate needs them).
+ */
+static void check_windows(struct loader *ld)
+{
+    const struct tp_config *cfg = ld->cfg;
+    if (!ld->lcores_ok || ld->instruments_bad)
+        return;
+    char path[TP_JW_PATH_MAX], sum[256] = "";
+    size_t used = 0;
+    unsigned terms = 0;
+    uint64_t taken = 0, sharing = 0;
+    for (unsigned l = 0; l < cfg->n_lcores; l++) {
+        uint32_t ids = cfg->lcores[l].instruments;
+        sharing += ids == 0;
+        if (ids == 0)
+            continue;
+        taken += ids;
+        if (used < sizeof(sum)) {
+            int w = snprintf(sum + used, sizeof(sum) - used, "%s%u", terms ? " + " : "", ids);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        terms++;
+        if (taken > cfg->instruments.capacity) {
+            snprintf(path, sizeof(path), "lcores[%u].instruments", l);
+            tp_jw_error(ld->errs, path, "%s %s instruments.capacity %u", sum,
+                        terms > 1 ? "exceed" : "exceeds", cfg->instruments.capacity);
+            ld->instruments_bad = true;
+            return;
+        }
+    }
+    for (unsigned l = 0; l < cfg->n_lcores; l++) {
+        if (tp_config_lcore_window(cfg, l).ids != 0)
+            continue;
+        tp_jw_path_index(path, "lcores", l);
+        tp_jw_error(ld->errs, path,
+                    "no instrument id left for this lcore: instruments.capacity %u minus the %llu "
+                    "given to lcores with \"instruments\" leaves %llu for %llu lcore(s) without it",
+                    cfg->instruments.capacity, (unsigned long long)taken,
+                    (unsigned long long)(cfg->instruments.capacity - taken),
+                    (unsigned long long)sharing);
+        ld->instruments_bad = true;
+    }
+}
+
 /* ------------------------------------------------- instruments, books */
 
 static void check_patterns(struct loader *ld, const char *path,
@@ -1222,6 +1282,8 @@ static void parse_instruments(struct loader *ld, const json_t *root)
     uint64_t v;
     if (tp_jw_uint(ld->errs, "instruments", obj, "capacity", 1, 1u << 24, false, &v))
         in->capacity = (uint32_t)v;
+    else if (json_object_get(obj, "capacity") != NULL)
+        ld->instruments_bad = true;
     string_list(ld, "instruments", obj, "include", &in->include[0][0], TP_CFG_PATTERN_MAX,
                 TP_CFG_MAX_PATTERNS, &in->n_include);
     check_patterns(ld, "instruments.include", in->include, in->n_include);
@@ -1507,7 +1569,7 @@ static void parse_telemetry(struct loader *ld, const json_t *root)
 static void check_memory(struct loader *ld)
 {
     const struct tp_config *cfg = ld->cfg;
-    if (cfg->eal.memory_mb == 0 || !ld->ports_ok)
+    if (cfg->eal.memory_mb == 0 || !ld->ports_ok || ld->instruments_bad)
         return;
     uint64_t need = tp_config_memory_estimate(cfg);
     uint64_t have = (uint64_t)cfg->eal.memory_mb << 20;
@@ -1550,6 +1612,7 @@ static void load_root(struct loader *ld, const json_t *root)
                     "main lcore %u is not in the EAL lcore list (%s)", cfg->eal.main_lcore, list);
     }
     check_placement(ld);
+    check_windows(ld);
     check_memory(ld);
 }
 
@@ -1681,40 +1744,72 @@ int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci)
     return -1;
 }
 
+struct tp_cfg_window tp_config_lcore_window(const struct tp_config *cfg, unsigned l)
+{
+    uint64_t capacity = cfg->instruments.capacity;
+    if (cfg->n_lcores == 0)
+        return (struct tp_cfg_window){.first_id = 0, .ids = (uint32_t)capacity};
+    /* The ids the lcores with "instruments" take, and how many lcores share the rest. */
+    uint64_t taken = 0, sharing = 0;
+    for (unsigned k = 0; k < cfg->n_lcores; k++) {
+        taken += cfg->lcores[k].instruments;
+        sharing += cfg->lcores[k].instruments == 0;
+    }
+    uint64_t left = taken < capacity ? capacity - taken : 0;
+    /* The windows before l: the sizes given, and the first `shared` shares of what is left. */
+    uint64_t first = 0, shared = 0;
+    for (unsigned k = 0; k < l; k++) {
+        first += cfg->lcores[k].instruments;
+        shared += cfg->lcores[k].instruments == 0;
+    }
+    first += left * shared / (sharing ? sharing : 1);
+    uint64_t ids = cfg->lcores[l].instruments != 0
+                       ? cfg->lcores[l].instruments
+                       : left * (shared + 1) / sharing - left * shared / sharing;
+    return (struct tp_cfg_window){.first_id = (uint32_t)first, .ids = (uint32_t)ids};
+}
+
 /*
  * Sizes behind the estimate (documented in docs/CONFIG.md), as dataplane/books and
  * dataplane/instruments lay their tables out (tests/control/test_memory_estimate.c holds the
- * estimate to their memsize functions): per instrument a 576-byte book record, 16 bytes of hot
- * order-book state, about 110 bytes of registry, and 24 bytes per price level: the order-level
- * book's max(256, levels_per_side) + 4 sentinels a side and the price-level books'
- * min(levels_per_side, 255) + 2 (implied) a side; the order table has a power of two of 32-byte
- * slots, at least two per order, and a window of recent orders of up to 2^19 slots of 33 bytes;
+ * estimate to their memsize functions): per instrument id of the lcore's window a 576-byte book
+ * record, 16 bytes of hot order-book state, a 72-byte registry record, and 24 bytes per price
+ * level: the order-level book's max(256, levels_per_side) + 4 sentinels a side and the
+ * price-level books' min(levels_per_side, 255) + 2 (implied) a side; the registry's lookups have
+ * a power of two of 12-byte slots, at least two per id of the window (so 24-48 bytes an id); the
+ * order table has a power of two of 32-byte slots, at least two per order, and a window of recent
+ * orders of up to 2^19 slots of 33 bytes;
  * the registry's ITCH locate maps 256 KiB per ITCH channel and 4 spares (for ITCH channels a
  * reload adds), and a few KiB of table headers and alignment. An mbuf with 2 KiB data room, 128 B
  * headroom, its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
  */
-uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg)
+/* Slots of an open-addressing table for n keys: a power of two, at least 16 and 2 * n. */
+static uint64_t table_slots(uint64_t n)
 {
-    const uint64_t level_bytes = 24, instrument_bytes = 576 + 16 + 112, order_slot_bytes = 32,
-                   recent_slot_bytes = 33, recent_slots_max = 1u << 19,
+    uint64_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    return slots;
+}
+
+uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l)
+{
+    const uint64_t level_bytes = 24, instrument_bytes = 576 + 16 + 72, lookup_slot_bytes = 12,
+                   order_slot_bytes = 32, recent_slot_bytes = 33, recent_slots_max = 1u << 19,
                    locate_map_bytes = 256u << 10, headers_bytes = 4096;
     uint64_t lps = cfg->books.levels_per_side;
     uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
     uint64_t price_levels = (lps < 255 ? lps : 255) + 2;
     uint64_t per_instrument = instrument_bytes + (order_levels + price_levels) * 2 * level_bytes;
-    uint64_t slots = 0;
-    if (cfg->books.max_orders > 0)
-        for (slots = 16; slots < 2ull * cfg->books.max_orders; slots *= 2)
-            ;
+    uint64_t slots = cfg->books.max_orders > 0 ? table_slots(cfg->books.max_orders) : 0;
     uint64_t recent = slots < recent_slots_max ? slots : recent_slots_max;
-    /* Lcore l of n serves ids [l * capacity / n, (l + 1) * capacity / n): at most this many. */
-    uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
-    uint64_t instruments = (cfg->instruments.capacity + lcores - 1) / lcores;
+    uint64_t instruments = tp_config_lcore_window(cfg, l).ids;
     uint64_t locate_maps = 4;
     for (unsigned c = 0; c < cfg->n_channels; c++)
         locate_maps += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
     return headers_bytes + locate_maps * locate_map_bytes + instruments * per_instrument +
-           slots * order_slot_bytes + recent * recent_slot_bytes;
+           table_slots(instruments) * lookup_slot_bytes + slots * order_slot_bytes +
+           recent * recent_slot_bytes;
 }
 
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
@@ -1724,8 +1819,10 @@ uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
     for (unsigned p = 0; p < cfg->n_ports; p++)
         total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
     /* Every data lcore has its own books for its window of ids, and its own order table. */
-    uint64_t lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
-    return total + lcores * tp_config_lcore_tables_estimate(cfg);
+    unsigned lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    for (unsigned l = 0; l < lcores; l++)
+        total += tp_config_lcore_tables_estimate(cfg, l);
+    return total;
 }
 
 bool tp_config_instrument_wanted(const struct tp_cfg_instruments *filter, const char *symbol,

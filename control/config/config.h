@@ -138,6 +138,8 @@ struct tp_cfg_lcore {
     struct tp_cfg_rxq rxq[TP_CFG_MAX_RXQ];
     unsigned n_channels;
     uint16_t channels[TP_CFG_MAX_CHANNELS]; /* indexes into tp_config.channels */
+    /* Instrument ids in its window ("instruments"); 0 = an even share of what the others leave. */
+    uint32_t instruments;
 };
 
 /* One multicast line (A or B of incremental, snapshot or definition feed). */
@@ -312,6 +314,20 @@ int tp_config_channel_index(const struct tp_config *cfg, const char *name);
 int tp_config_channel_lcore(const struct tp_config *cfg, unsigned ci);
 
 /*
+ * The window of instrument ids data lcore l (index into cfg->lcores) serves: [first_id, first_id +
+ * ids) of 0..instruments.capacity-1. Windows are contiguous, in lcore order: an lcore with
+ * "instruments" takes that many ids, the lcores without share what is left evenly (the k-th of m
+ * gets [k * left / m, (k + 1) * left / m) of it). Without any "instruments" this is lcore l of n:
+ * [l * capacity / n, (l + 1) * capacity / n). A valid config gives every lcore at least one id.
+ * With no data lcores (n_lcores 0), "lcore 0" is the whole capacity.
+ */
+struct tp_cfg_window {
+    uint32_t first_id;
+    uint32_t ids;
+};
+struct tp_cfg_window tp_config_lcore_window(const struct tp_config *cfg, unsigned l);
+
+/*
  * The CPUs EAL lcore `lcore` runs on: bit c of out[c / 64] (its own number without an '@'
  * mapping). 0, or -ENOENT if it is not in the EAL lcore list.
  */
@@ -333,10 +349,11 @@ const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
 
 /*
- * The part of the estimate each data lcore adds: the books and registry of its window of
- * instrument ids (the capacity shared by the data lcores) and its order table.
+ * The part of the estimate data lcore l adds: the books and registry of its window of instrument
+ * ids (tp_config_lcore_window) and its order table. With no data lcores, l = 0 is the whole
+ * capacity.
  */
-uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg);
+uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l);
 
 /*
  * Instrument filter: true if an instrument with this symbol (and MDP3 security group, NULL or ""

@@ -45,6 +45,17 @@ static void diff_lcores(const struct tp_config *a, const struct tp_config *b,
         if (x->lcore_id != y->lcore_id || x->n_rxq != y->n_rxq ||
             memcmp(x->rxq, y->rxq, sizeof(x->rxq[0]) * x->n_rxq) != 0)
             needs_restart(d, "lcores[%u]: lcore id or polled queues changed", l);
+        /* Its registry and books are sized for its window of ids at start, like the capacity
+         * (a new capacity is named on its own). */
+        if (a->instruments.capacity != b->instruments.capacity)
+            continue;
+        struct tp_cfg_window wa = tp_config_lcore_window(a, l), wb = tp_config_lcore_window(b, l);
+        if (wa.first_id != wb.first_id || wa.ids != wb.ids)
+            needs_restart(d,
+                          "lcores[%u]: instrument ids %u-%u instead of %u-%u (windows are "
+                          "sized at start)",
+                          l, wb.first_id, wb.first_id + wb.ids - 1, wa.first_id,
+                          wa.first_id + wa.ids - 1);
     }
 }
 

@@ -3,8 +3,9 @@
  * config as a plain diff the daemon applies (start added channels on their lcore, stop removed
  * ones, restart changed ones, swap filters, entitlements and telemetry). Channels that did not
  * change keep their books. Changes that cannot be applied to a running data plane (EAL, ports,
- * lcore polling, books and bus sizing, the control socket itself, a kept channel moving lcore)
- * make the reload refuse, naming each one: a refused or invalid reload changes nothing.
+ * lcore polling and instrument id windows, books and bus sizing, the control socket itself, a kept
+ * channel moving lcore) make the reload refuse, naming each one: a refused or invalid reload
+ * changes nothing.
  */
 #ifndef TP_RELOAD_H
 #define TP_RELOAD_H

@@ -374,11 +374,12 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
     for (unsigned l = 0; l < d->n_lcores; l++) {
         const struct tp_dp_lcore *lc = &d->lcores[l].lc;
         const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
+        struct tp_cfg_window window = tp_config_lcore_window(cfg, l);
         printf("%s{\"lcore\":%u,\"ring\":%u,\"rx_packets\":%lu,\"records\":%lu,"
-               "\"events\":%lu,\"instruments\":%u}",
+               "\"events\":%lu,\"first_instrument\":%u,\"window_ids\":%u,\"instruments\":%u}",
                l ? "," : "", lc->lcore_id, l, lc->stats.rx_packets, pc->records, pc->events,
-               tp_instruments_count(d->lcores[l].registry) -
-                   tp_instruments_first_id(d->lcores[l].registry));
+               window.first_id, window.ids,
+               tp_instruments_count(d->lcores[l].registry) - window.first_id);
     }
     printf("],\"channels\":[");
     for (unsigned c = 0, first = 1; c < cfg->n_channels; c++) {
@@ -435,9 +436,10 @@ static int build_bus(struct tp_daemon *d)
 }
 
 /*
- * The registry and books of data lcore l. Its registry hands out the ids of its share of
- * instruments.capacity (lcore l of n: [l * capacity / n, (l + 1) * capacity / n)); its books
- * hold that window only, while its publisher is indexed by the instance's ids.
+ * The registry and books of data lcore l. Its registry hands out the ids of its window of
+ * instruments.capacity (tp_config_lcore_window: its lcores[].instruments, or an even share of
+ * what the others leave); its books hold that window only, while its publisher is indexed by the
+ * instance's ids.
  */
 static int build_tables(struct tp_daemon *d, unsigned l)
 {
@@ -448,18 +450,12 @@ static int build_tables(struct tp_daemon *d, unsigned l)
         itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH &&
                          tp_config_channel_lcore(cfg, c) == (int)l;
     dl->itch_slots = itch_channels + TP_DAEMON_SPARE_ITCH_SLOTS;
-    uint64_t capacity = cfg->instruments.capacity;
-    uint32_t first = (uint32_t)(capacity * l / d->n_lcores);
-    uint32_t end = (uint32_t)(capacity * (l + 1) / d->n_lcores);
-    if (end == first) {
-        fprintf(stderr, "tickplane: instruments.capacity %u leaves lcore %u no instrument id\n",
-                cfg->instruments.capacity, dl->lc.lcore_id);
-        return -EINVAL;
-    }
+    /* Validation gave every lcore at least one id. */
+    struct tp_cfg_window window = tp_config_lcore_window(cfg, l);
     struct tp_instruments_params ip = {.capacity = cfg->instruments.capacity,
                                        .itch_venues = dl->itch_slots,
-                                       .first_id = first,
-                                       .ids = end - first};
+                                       .first_id = window.first_id,
+                                       .ids = window.ids};
     dl->registry = tp_daemon_alloc("instruments", tp_instruments_memsize(&ip), dl->socket);
     if (dl->registry == NULL || tp_instruments_init(dl->registry, &ip) != 0)
         return -ENOMEM;
@@ -469,8 +465,8 @@ static int build_tables(struct tp_daemon *d, unsigned l)
                           ? TP_CFG_ORDER_LEVELS_MIN
                           : cfg->books.levels_per_side;
     struct tp_books_params bp = {
-        .first_id = first,
-        .instruments = end - first,
+        .first_id = window.first_id,
+        .instruments = window.ids,
         .max_orders = cfg->books.max_orders,
         .levels_per_side = levels,
         .mbp_depth = cfg->books.levels_per_side < 255 ? cfg->books.levels_per_side : 255,
@@ -684,17 +680,20 @@ static json_t *op_status(void *ctx)
                                 cc->venue, "lcore", (int)d->lcores[d->lcore_of[c]].lc.lcore_id,
                                 "ring", (int)d->lcore_of[c]));
     }
-    /* Each data lcore: its ring, its window of instrument ids, its packets so far. */
+    /* Each data lcore: its ring, its window of instrument ids (first, size, how many it has
+     * handed out), its packets so far. */
     json_t *ids = json_array(), *lcores = json_array();
     for (unsigned l = 0; l < d->n_lcores; l++) {
         const struct tp_daemon_lcore *dl = &d->lcores[l];
-        uint32_t first = tp_instruments_first_id(dl->registry);
+        struct tp_cfg_window window = tp_config_lcore_window(d->cfg, l);
         json_array_append_new(ids, json_integer(dl->lc.lcore_id));
         json_array_append_new(
             lcores,
-            json_pack("{s:i, s:i, s:I, s:I, s:I}", "lcore", (int)dl->lc.lcore_id, "ring", (int)l,
-                      "first_instrument", (json_int_t)first, "instruments",
-                      (json_int_t)(tp_instruments_count(dl->registry) - first), "rx_packets",
+            json_pack("{s:i, s:i, s:I, s:I, s:I, s:I}", "lcore", (int)dl->lc.lcore_id, "ring",
+                      (int)l, "first_instrument", (json_int_t)window.first_id, "window_ids",
+                      (json_int_t)window.ids, "instruments",
+                      (json_int_t)(tp_instruments_count(dl->registry) - window.first_id),
+                      "rx_packets",
                       (json_int_t)atomic_load_explicit(&dl->lc.rx_packets, memory_order_relaxed)));
     }
     return json_pack("{s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "channels", channels,

@@ -382,7 +382,7 @@ static void test_lcore_cpu_mappings(void **state)
     (void)state;
     assert_int_equal(load_mutated(0), 0);
     uint64_t one_lcore = tp_config_memory_estimate(cfg);
-    uint64_t one_lcore_tables = tp_config_lcore_tables_estimate(cfg);
+    uint64_t one_lcore_tables = tp_config_lcore_tables_estimate(cfg, 0);
     assert_int_equal(load_mutated(4, "eal.lcores", "\"0@0,1@1,2@1\"", "ports[0].rx_queues", "2",
                                   "lcores[1]",
                                   "{\"lcore\": 2, \"poll\": [{\"port\": \"p0\", \"queue\": 1}],"
@@ -410,7 +410,164 @@ static void test_lcore_cpu_mappings(void **state)
     assert_string_equal(argv[4], "0");
     /* Each data lcore has its own books and order table (test_memory_estimate checks its size). */
     assert_int_equal(tp_config_memory_estimate(cfg) - one_lcore,
-                     2 * tp_config_lcore_tables_estimate(cfg) - one_lcore_tables);
+                     tp_config_lcore_tables_estimate(cfg, 0) +
+                         tp_config_lcore_tables_estimate(cfg, 1) - one_lcore_tables);
+}
+
+/*
+ * The base with n (1-3) data lcores: lcore 1 runs cme-310 (and itch when alone), lcore 2 itch,
+ * lcore 3 nothing, each polling its own queue of p0. instruments.capacity is `capacity` and
+ * lcores[k].instruments is sizes[k] (JSON text; NULL leaves the member out).
+ */
+static int load_lcores(unsigned n, const char *capacity, const char *const sizes[3])
+{
+    static const char *const channels[3] = {"[\"cme-310\"]", "[\"itch\"]", "[]"};
+    char lcore[3][256], eal_lcores[16], queues[8];
+    for (unsigned k = 0; k < 3; k++)
+        snprintf(lcore[k], sizeof(lcore[k]),
+                 "{\"lcore\": %u, \"poll\": [{\"port\": \"p0\", \"queue\": %u}], "
+                 "\"channels\": %s%s%s}",
+                 k + 1, k, n == 1 ? "[\"cme-310\", \"itch\"]" : channels[k],
+                 sizes[k] != NULL ? ", \"instruments\": " : "", sizes[k] != NULL ? sizes[k] : "");
+    snprintf(eal_lcores, sizeof(eal_lcores), "\"0-%u\"", n);
+    snprintf(queues, sizeof(queues), "%u", n);
+    /* lcores[1] and [2] are appended when wanted; removing them from a shorter list does nothing.
+     */
+    return load_mutated(6, "eal.lcores", eal_lcores, "ports[0].rx_queues", queues,
+                        "instruments.capacity", capacity, "lcores[0]", lcore[0], "lcores[1]",
+                        n > 1 ? lcore[1] : NULL, "lcores[2]", n > 2 ? lcore[2] : NULL);
+}
+
+/* Load n lcores with these sizes and check each window {first_id, ids}, and that they touch. */
+static void expect_windows(unsigned n, const char *capacity, const char *const sizes[3],
+                           const uint32_t want[][2])
+{
+    int rc = load_lcores(n, capacity, sizes);
+    if (rc != 0)
+        print_errors();
+    assert_int_equal(rc, 0);
+    assert_int_equal(cfg->n_lcores, n);
+    uint32_t next = 0;
+    for (unsigned l = 0; l < n; l++) {
+        struct tp_cfg_window w = tp_config_lcore_window(cfg, l);
+        assert_int_equal(cfg->lcores[l].instruments,
+                         sizes[l] != NULL ? (uint32_t)strtoul(sizes[l], NULL, 10) : 0);
+        assert_int_equal(w.first_id, want[l][0]);
+        assert_int_equal(w.ids, want[l][1]);
+        assert_int_equal(w.first_id, next); /* contiguous, in lcore order */
+        next = w.first_id + w.ids;
+    }
+    assert_true(next <= cfg->instruments.capacity);
+}
+
+/* lcores[].instruments sizes a window; the lcores without it share what is left evenly. */
+static void test_lcore_windows(void **state)
+{
+    (void)state;
+    const char *const none[3] = {NULL, NULL, NULL};
+    expect_windows(1, "1024", none, (const uint32_t[][2]){{0, 1024}});
+    expect_windows(1, "1024", (const char *const[3]){"100", NULL, NULL},
+                   (const uint32_t[][2]){{0, 100}});
+    expect_windows(2, "1024", none, (const uint32_t[][2]){{0, 512}, {512, 512}});
+    expect_windows(2, "1024", (const char *const[3]){"1000", NULL, NULL},
+                   (const uint32_t[][2]){{0, 1000}, {1000, 24}});
+    expect_windows(2, "1024", (const char *const[3]){NULL, "24", NULL},
+                   (const uint32_t[][2]){{0, 1000}, {1000, 24}});
+    /* The production case scaled down: ITCH's stocks on one lcore, CME channels share the rest. */
+    expect_windows(2, "4096", (const char *const[3]){NULL, "3000", NULL},
+                   (const uint32_t[][2]){{0, 1096}, {1096, 3000}});
+    expect_windows(3, "1024", none, (const uint32_t[][2]){{0, 341}, {341, 341}, {682, 342}});
+    expect_windows(3, "1024", (const char *const[3]){NULL, "600", NULL},
+                   (const uint32_t[][2]){{0, 212}, {212, 600}, {812, 212}});
+    expect_windows(3, "1024", (const char *const[3]){"100", NULL, "24"},
+                   (const uint32_t[][2]){{0, 100}, {100, 900}, {1000, 24}});
+    /* Every lcore sized: the ids after the last window are not used. */
+    expect_windows(3, "1024", (const char *const[3]){"100", "200", "300"},
+                   (const uint32_t[][2]){{0, 100}, {100, 200}, {300, 300}});
+}
+
+/* Without any lcores[].instruments the windows are the even split the daemon always made. */
+static void test_lcore_windows_even_split(void **state)
+{
+    (void)state;
+    struct tp_config *c = calloc(1, sizeof(*c));
+    assert_non_null(c);
+    static const uint32_t capacities[] = {1, 2, 7, 100, 1024, 4097, 16777216};
+    for (size_t i = 0; i < sizeof(capacities) / sizeof(capacities[0]); i++) {
+        c->instruments.capacity = capacities[i];
+        for (unsigned n = 1; n <= TP_CFG_MAX_DATA_LCORES; n++) {
+            c->n_lcores = n;
+            for (unsigned l = 0; l < n; l++) {
+                uint64_t first = (uint64_t)capacities[i] * l / n;
+                uint64_t end = (uint64_t)capacities[i] * (l + 1) / n;
+                struct tp_cfg_window w = tp_config_lcore_window(c, l);
+                assert_int_equal(w.first_id, first);
+                assert_int_equal(w.ids, end - first);
+            }
+        }
+    }
+    /* Shares of what the sized lcores leave: 10 - 3 = 7 ids over two lcores, 3 and 4. */
+    c->instruments.capacity = 10;
+    c->n_lcores = 3;
+    c->lcores[1].instruments = 3;
+    const uint32_t want[3][2] = {{0, 3}, {3, 3}, {6, 4}};
+    for (unsigned l = 0; l < 3; l++) {
+        assert_int_equal(tp_config_lcore_window(c, l).first_id, want[l][0]);
+        assert_int_equal(tp_config_lcore_window(c, l).ids, want[l][1]);
+    }
+    /* No data lcores (tools estimating a bare config): the whole capacity. */
+    c->n_lcores = 0;
+    assert_int_equal(tp_config_lcore_window(c, 0).first_id, 0);
+    assert_int_equal(tp_config_lcore_window(c, 0).ids, 10);
+    free(c);
+}
+
+/* Each way lcores[].instruments can be wrong, named by its path. */
+static void test_bad_lcore_instruments(void **state)
+{
+    (void)state;
+    static const char zero[] = "0 instrument ids: give at least 1, or leave \"instruments\" out "
+                               "to share what the other lcores leave";
+    static const struct {
+        unsigned n;
+        const char *capacity, *sizes[3], *path, *message;
+    } cases[] = {
+        {2,
+         "16384",
+         {"9000", "8000"},
+         "lcores[1].instruments",
+         "9000 + 8000 exceed instruments.capacity 16384"},
+        {3,
+         "1024",
+         {"500", "600"},
+         "lcores[1].instruments",
+         "500 + 600 exceed instruments.capacity 1024"},
+        {1, "1024", {"2000"}, "lcores[0].instruments", "2000 exceeds instruments.capacity 1024"},
+        {2, "1024", {NULL, "0"}, "lcores[1].instruments", zero},
+        {1, "1024", {"\"many\""}, "lcores[0].instruments", "expected an integer, got string"},
+        {1, "1024", {"-5"}, "lcores[0].instruments", "-5 is out of range [1, 16777216]"},
+        /* The sized lcores take everything: the one without gets nothing. */
+        {3,
+         "1024",
+         {"1000", "24"},
+         "lcores[2]",
+         "no instrument id left for this lcore: instruments.capacity 1024 minus the 1024 given "
+         "to lcores with \"instruments\" leaves 0 for 1 lcore(s) without it"},
+        /* Fewer ids than lcores sharing them (the daemon used to find this only at start). */
+        {3,
+         "2",
+         {NULL},
+         "lcores[0]",
+         "no instrument id left for this lcore: instruments.capacity 2 minus the 0 given to "
+         "lcores with \"instruments\" leaves 2 for 3 lcore(s) without it"},
+        /* A bad capacity or size is reported alone, not again as windows that do not fit. */
+        {1, "\"big\"", {"5000"}, "instruments.capacity", "expected an integer, got string"},
+        {2, "1024", {"0", "2000"}, "lcores[0].instruments", zero},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(load_lcores(cases[i].n, cases[i].capacity, cases[i].sizes), -EINVAL);
+        expect_error(1, cases[i].path, cases[i].message);
+    }
 }
 
 /* The parser on its own: groups, ranges, CPU sets, and what it refuses. */
@@ -974,6 +1131,9 @@ int main(void)
         cmocka_unit_test(test_bad_lcore_listed_twice),
         cmocka_unit_test(test_lcore_cpu_mappings),
         cmocka_unit_test(test_lcore_list_parser),
+        cmocka_unit_test(test_lcore_windows),
+        cmocka_unit_test(test_lcore_windows_even_split),
+        cmocka_unit_test(test_bad_lcore_instruments),
         cmocka_unit_test(test_explicit_eal_lcores_mappings),
         cmocka_unit_test(test_bad_channel_on_two_lcores),
         cmocka_unit_test(test_bad_poll_twice),

@@ -1,9 +1,9 @@
 /*
  * The config's memory estimate against the tables the daemon really allocates per data lcore
  * (tp_books_memsize, tp_instruments_memsize, with the parameters dataplane/daemon/main.c's
- * build_tables gives them): never below them, so that a config that passes validation fits, and
- * not far above, so that memory_mb is not wasted. A change to the books' or registry's layout
- * that the estimate does not follow fails here.
+ * build_tables gives them for the lcore's window of ids, tp_config_lcore_window): never below them,
+ * so that a config that passes validation fits, and not far above, so that memory_mb is not wasted.
+ * A change to the books' or registry's layout that the estimate does not follow fails here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,32 +20,41 @@
 /* build_tables: an lcore with ITCH channels gets one locate map each plus four spares. */
 #define ITCH_VENUES (2 + 4)
 
-/* The tables of the data lcore with the largest window of n (build_tables' split). */
-static uint64_t allocated(uint32_t capacity, uint32_t max_orders, uint32_t levels_per_side,
-                          unsigned n)
+/* The tables data lcore l of cfg allocates: build_tables' parameters for its window. */
+static uint64_t allocated(const struct tp_config *cfg, unsigned l)
 {
-    uint32_t levels =
-        levels_per_side < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : levels_per_side;
-    uint64_t most = 0;
-    for (unsigned l = 0; l < n; l++) {
-        uint32_t first = (uint32_t)((uint64_t)capacity * l / n);
-        uint32_t end = (uint32_t)((uint64_t)capacity * (l + 1) / n);
-        struct tp_books_params bp = {.first_id = first,
-                                     .instruments = end - first,
-                                     .max_orders = max_orders,
-                                     .levels_per_side = levels,
-                                     .mbp_depth = levels_per_side < 255 ? levels_per_side : 255,
-                                     .implied_depth = 2};
-        struct tp_instruments_params ip = {.capacity = capacity,
-                                           .itch_venues = ITCH_VENUES,
-                                           .first_id = first,
-                                           .ids = end - first};
-        size_t books = tp_books_memsize(&bp), registry = tp_instruments_memsize(&ip);
-        assert_true(books > 0 && registry > 0);
-        if (books + registry > most)
-            most = books + registry;
-    }
-    return most;
+    uint32_t lps = cfg->books.levels_per_side;
+    uint32_t levels = lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps;
+    struct tp_cfg_window w = tp_config_lcore_window(cfg, l);
+    struct tp_books_params bp = {.first_id = w.first_id,
+                                 .instruments = w.ids,
+                                 .max_orders = cfg->books.max_orders,
+                                 .levels_per_side = levels,
+                                 .mbp_depth = lps < 255 ? lps : 255,
+                                 .implied_depth = 2};
+    struct tp_instruments_params ip = {.capacity = cfg->instruments.capacity,
+                                       .itch_venues = ITCH_VENUES,
+                                       .first_id = w.first_id,
+                                       .ids = w.ids};
+    size_t books = tp_books_memsize(&bp), registry = tp_instruments_memsize(&ip);
+    assert_true(books > 0 && registry > 0);
+    return books + registry;
+}
+
+/*
+ * How the n lcores' windows are sized: layout 0 leaves every lcore to the even split, layout 1
+ * gives lcore 0 just over half the capacity, layout 2 gives the last lcore all but one id for
+ * each of the others.
+ */
+static void size_windows(struct tp_config *cfg, unsigned n, unsigned layout)
+{
+    uint32_t capacity = cfg->instruments.capacity;
+    for (unsigned l = 0; l < n; l++)
+        cfg->lcores[l].instruments = 0;
+    if (layout == 1)
+        cfg->lcores[0].instruments = capacity / 2 + 1;
+    else if (layout == 2)
+        cfg->lcores[n - 1].instruments = capacity - (n - 1);
 }
 
 static void test_estimate_covers_the_tables(void **state)
@@ -57,35 +66,52 @@ static void test_estimate_covers_the_tables(void **state)
     struct tp_config cfg;
 
     for (unsigned n = 1; n <= 3; n++)
-        for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++)
-            for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++)
-                for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
-                    memset(&cfg, 0, sizeof(cfg));
-                    cfg.n_channels = 3;
-                    cfg.channels[0].protocol = cfg.channels[2].protocol = TP_CFG_PROTO_ITCH;
-                    cfg.channels[1].protocol = TP_CFG_PROTO_MDP3;
-                    cfg.instruments.capacity = capacities[c];
-                    cfg.books.max_orders = orders[o];
-                    cfg.books.levels_per_side = depths[d];
-                    cfg.n_lcores = n;
-                    uint64_t need = allocated(capacities[c], orders[o], depths[d], n);
-                    uint64_t estimate = tp_config_lcore_tables_estimate(&cfg);
-                    if (estimate < need || estimate > need + need / 8 + (2u << 20))
-                        fail_msg("capacity %u, max_orders %u, levels_per_side %u, %u lcores: "
-                                 "estimate %llu bytes, the tables take %llu",
-                                 capacities[c], orders[o], depths[d], n,
-                                 (unsigned long long)estimate, (unsigned long long)need);
-                }
+        for (unsigned layout = 0; layout < 3; layout++)
+            for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++)
+                for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++)
+                    for (size_t d = 0; d < sizeof(depths) / sizeof(depths[0]); d++) {
+                        memset(&cfg, 0, sizeof(cfg));
+                        cfg.n_channels = 3;
+                        cfg.channels[0].protocol = cfg.channels[2].protocol = TP_CFG_PROTO_ITCH;
+                        cfg.channels[1].protocol = TP_CFG_PROTO_MDP3;
+                        cfg.instruments.capacity = capacities[c];
+                        cfg.books.max_orders = orders[o];
+                        cfg.books.levels_per_side = depths[d];
+                        cfg.n_lcores = n;
+                        size_windows(&cfg, n, layout);
+                        for (unsigned l = 0; l < n; l++) {
+                            uint64_t need = allocated(&cfg, l);
+                            uint64_t estimate = tp_config_lcore_tables_estimate(&cfg, l);
+                            if (estimate < need || estimate > need + need / 8 + (2u << 20))
+                                fail_msg("capacity %u, max_orders %u, levels_per_side %u, lcore "
+                                         "%u of %u (window of %u ids): estimate %llu bytes, the "
+                                         "tables take %llu",
+                                         capacities[c], orders[o], depths[d], l, n,
+                                         tp_config_lcore_window(&cfg, l).ids,
+                                         (unsigned long long)estimate, (unsigned long long)need);
+                        }
+                    }
+}
+
+/* The tables of a lone data lcore whose window is all of a capacity of `ids`. */
+static uint64_t lone_lcore_tables(const struct tp_config *cfg, uint32_t ids)
+{
+    static struct tp_config lone;
+    lone = *cfg;
+    lone.n_lcores = 1;
+    lone.lcores[0].instruments = 0;
+    lone.instruments.capacity = ids;
+    return tp_config_lcore_tables_estimate(&lone, 0);
 }
 
 /*
- * Each data lcore adds its own tables, for its share of the instruments; the rest (EAL, mbufs)
- * is counted once.
+ * Each data lcore adds its own tables, for its own window of instrument ids; the rest (EAL,
+ * mbufs) is counted once. An lcore's tables are those of its window's size, wherever it starts.
  */
 static void test_estimate_per_lcore(void **state)
 {
     (void)state;
-    struct tp_config cfg;
+    static struct tp_config cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.instruments.capacity = 4096;
     cfg.books.max_orders = 1u << 20;
@@ -93,13 +119,30 @@ static void test_estimate_per_lcore(void **state)
     cfg.n_ports = 1;
     cfg.ports[0].mbuf_pool_size = 8191;
     cfg.n_lcores = 1;
-    uint64_t one_tables = tp_config_lcore_tables_estimate(&cfg);
+    uint64_t one_tables = tp_config_lcore_tables_estimate(&cfg, 0);
     uint64_t rest = tp_config_memory_estimate(&cfg) - one_tables;
     assert_true(rest > 8191ull * 2048);
+
     cfg.n_lcores = 3;
-    uint64_t three_tables = tp_config_lcore_tables_estimate(&cfg);
-    assert_int_equal(tp_config_memory_estimate(&cfg), rest + 3 * three_tables);
-    assert_true(three_tables < one_tables); /* a third of the books, a whole order table */
+    uint64_t even[3];
+    for (unsigned l = 0; l < 3; l++)
+        even[l] = tp_config_lcore_tables_estimate(&cfg, l);
+    assert_int_equal(tp_config_memory_estimate(&cfg), rest + even[0] + even[1] + even[2]);
+    assert_true(even[0] < one_tables); /* a third of the books, a whole order table */
+    /* Windows of 1365, 1365 and 1366 ids. */
+    assert_int_equal(even[0], lone_lcore_tables(&cfg, 1365));
+    assert_int_equal(even[2], lone_lcore_tables(&cfg, 1366));
+
+    /* Lcore 1 sized to 3000 ids: lcores 0 and 2 share the other 1096 (548 each). */
+    cfg.lcores[1].instruments = 3000;
+    uint64_t sized[3];
+    for (unsigned l = 0; l < 3; l++)
+        sized[l] = tp_config_lcore_tables_estimate(&cfg, l);
+    assert_int_equal(sized[0], lone_lcore_tables(&cfg, 548));
+    assert_int_equal(sized[1], lone_lcore_tables(&cfg, 3000));
+    assert_int_equal(sized[2], sized[0]);
+    assert_true(sized[1] > even[1] && even[1] > sized[0]);
+    assert_int_equal(tp_config_memory_estimate(&cfg), rest + sized[0] + sized[1] + sized[2]);
 }
 
 int main(void)

@@ -171,6 +171,47 @@ static void test_restart_needed(void **state)
     assert_string_equal(diff.restart[1], "bus");
 }
 
+/*
+ * Each lcore's window of instrument ids is sized at start: a reload that moves or resizes one is
+ * refused, naming every window that would change; one that keeps them all goes through.
+ */
+static void test_instrument_windows(void **state)
+{
+    (void)state;
+    /* Running: capacity 4096 over two lcores, 0-2047 and 2048-4095. */
+    assert_int_equal(diff_with(1, "lcores[1].instruments", "1000"), -EPERM);
+    assert_int_equal(diff.n_restart, 2);
+    assert_string_equal(diff.restart[0],
+                        "lcores[0]: instrument ids 0-3095 instead of 0-2047 (windows are sized at "
+                        "start)");
+    assert_string_equal(diff.restart[1],
+                        "lcores[1]: instrument ids 3096-4095 instead of 2048-4095 (windows are "
+                        "sized at start)");
+    /* Naming the size each lcore already has changes no window. */
+    assert_int_equal(diff_with(1, "lcores[0].instruments", "2048"), 0);
+    assert_true(tp_config_diff_empty(&diff));
+    /* A new capacity is named once, not again as every window it moves. */
+    assert_int_equal(diff_with(2, "instruments.capacity", "8192", "lcores[0].instruments", "100"),
+                     -EPERM);
+    assert_int_equal(diff.n_restart, 1);
+    assert_string_equal(diff.restart[0], "instruments.capacity");
+
+    /* Running with sized windows, a reload that keeps them applies as usual. */
+    assert_int_equal(
+        tp_test_load_mutated(base_json, NULL, running, errs, 1, "lcores[1].instruments", "3000"),
+        0);
+    assert_int_equal(
+        diff_with(2, "lcores[1].instruments", "3000", "instruments.exclude", "[\"*-*\"]"), 0);
+    assert_true(diff.filters_changed);
+    assert_int_equal(diff.n_restart, 0);
+    /* Left out again, lcore 1 would go back to half the capacity. */
+    assert_int_equal(diff_with(0), -EPERM);
+    assert_string_equal(diff.restart[1],
+                        "lcores[1]: instrument ids 2048-4095 instead of 1096-4095 (windows are "
+                        "sized at start)");
+    assert_int_equal(tp_test_load_mutated(base_json, NULL, running, errs, 0), 0);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -232,10 +273,10 @@ static void test_prepare_and_result_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical_is_empty),      cmocka_unit_test(test_channel_added),
-        cmocka_unit_test(test_channel_removed),         cmocka_unit_test(test_channel_changed),
-        cmocka_unit_test(test_live_sections),           cmocka_unit_test(test_restart_needed),
-        cmocka_unit_test(test_prepare_and_result_json),
+        cmocka_unit_test(test_identical_is_empty), cmocka_unit_test(test_channel_added),
+        cmocka_unit_test(test_channel_removed),    cmocka_unit_test(test_channel_changed),
+        cmocka_unit_test(test_live_sections),      cmocka_unit_test(test_restart_needed),
+        cmocka_unit_test(test_instrument_windows), cmocka_unit_test(test_prepare_and_result_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
