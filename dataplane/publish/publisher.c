@@ -439,42 +439,35 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
                     (uint64_t)(has_qty ? c->qty : TPOUT_QUANTITY_NULL_NULL_VALUE));
 }
 
-/* The parts of the state entry a change record alters (TP_PUB_SIDE_*, TP_PUB_PART_*). */
-static unsigned changed_parts(const struct tp_publisher *pub, const struct tp_book_change *c)
+/*
+ * The side of the state entry a level change alters (TP_PUB_SIDE_*), or 0: implied levels and
+ * levels below the ones the entry holds leave it alone.
+ */
+static inline unsigned level_parts(const struct tp_publisher *pub, const struct tp_book_change *c)
 {
-    switch (c->kind) {
-    case TP_CHANGE_CLEAR:
-        return TP_PUB_PART_ALL;
-    case TP_CHANGE_TRADE:
-        return TP_PUB_PART_TRADE;
-    case TP_CHANGE_STATUS:
-    case TP_CHANGE_STAT:
-        return TP_PUB_PART_SESSION;
-    case TP_CHANGE_LEVEL:
-        break;
-    default:
-        return 0;
-    }
     if (c->book == TP_BOOK_IMPLIED)
         return 0;
     if (c->level > pub->params.depth && c->action != TP_LEVEL_DELETE_THRU &&
         c->action != TP_LEVEL_DELETE_FROM)
-        return 0; /* below the levels the state table holds */
+        return 0;
     return c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
 }
 
 /*
- * Adds what change c alters to the instrument's parts. `depth_book`: c is a level of the book the
- * state entry holds as depth (the aggregated order book of an order-only instrument), whose
- * levels the entry holds best first with no gaps, so level L there is entry level L-1.
+ * Adds what level change c alters to the instrument's parts. `depth_book`: c is a level of the
+ * book the state entry holds as depth (the aggregated order book of an order-only instrument),
+ * whose levels the entry holds best first with no gaps, so level L there is entry level L-1: the
+ * side's first such change of the event is kept to be applied to the entry in place.
  */
-static void note_parts(struct tp_publisher *pub, const struct tp_book_change *c, bool depth_book)
+static inline void note_level(struct tp_publisher *pub, const struct tp_book_change *c,
+                              bool depth_book)
 {
     uint32_t id = c->instrument;
-    unsigned parts = changed_parts(pub, c);
-    if (depth_book && parts != 0 &&
-        (c->action == TP_LEVEL_CHANGE || c->action == TP_LEVEL_NEW ||
-         c->action == TP_LEVEL_DELETE)) {
+    unsigned parts = level_parts(pub, c);
+    if (parts == 0)
+        return;
+    if (depth_book && (c->action == TP_LEVEL_CHANGE || c->action == TP_LEVEL_NEW ||
+                       c->action == TP_LEVEL_DELETE)) {
         unsigned side = parts == TP_PUB_SIDE_ASK;
         unsigned level_bit = parts << 4;
         if (!(pub->parts[id] & (parts | level_bit))) {
@@ -489,45 +482,62 @@ static void note_parts(struct tp_publisher *pub, const struct tp_book_change *c,
     pub->parts[id] |= parts;
 }
 
+/*
+ * Publishes each change record and notes what it alters in the instrument's state entry, written
+ * at the event's end. One dispatch on the kind does both; the records of a call mostly concern
+ * one instrument, marked once.
+ */
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
     struct tp_publisher *pub = ctx;
+    uint32_t marked = UINT32_MAX;
     for (uint32_t i = 0; i < n; i++) {
-        bool depth_book = false;
+        uint32_t id = c[i].instrument;
+        bool tracked = id < pub->params.instruments;
         switch (c[i].kind) {
-        case TP_CHANGE_LEVEL:
+        case TP_CHANGE_LEVEL: {
             /* Orders-aggregated levels are the depth of order-only books; books with both kinds
              * publish their venue levels and send the orders as OrderEvents. */
-            if (c[i].book == TP_BOOK_ORDERS) {
-                if (!orders_are_depth(pub, c[i].instrument))
-                    continue;
-                depth_book = true;
-            }
+            bool depth_book = c[i].book == TP_BOOK_ORDERS;
+            if (depth_book && !orders_are_depth(pub, id))
+                continue;
             publish_level(pub, &c[i], info);
+            if (tracked)
+                note_level(pub, &c[i], depth_book);
             break;
+        }
         case TP_CHANGE_ORDER:
             publish_order(pub, &c[i], info);
             break;
         case TP_CHANGE_TRADE:
             publish_trade(pub, &c[i], info);
+            if (tracked)
+                pub->parts[id] |= TP_PUB_PART_TRADE;
             break;
         case TP_CHANGE_CLEAR:
             publish_clear(pub, &c[i], info);
+            if (tracked)
+                pub->parts[id] |= TP_PUB_PART_ALL;
             break;
         case TP_CHANGE_STATUS:
-            publish_status(pub, c[i].instrument, tp_pub_status(c[i].action), c[i].action, info);
+            publish_status(pub, id, tp_pub_status(c[i].action), c[i].action, info);
+            if (tracked)
+                pub->parts[id] |= TP_PUB_PART_SESSION;
             break;
         case TP_CHANGE_STAT:
             publish_stat(pub, &c[i], info);
+            if (tracked)
+                pub->parts[id] |= TP_PUB_PART_SESSION;
             break;
         default:
             pub->counters.skipped++;
             continue;
         }
-        mark_dirty(pub, c[i].instrument);
-        if (c[i].instrument < pub->params.instruments)
-            note_parts(pub, &c[i], depth_book);
+        if (id != marked) {
+            mark_dirty(pub, id);
+            marked = id;
+        }
     }
 }
 
@@ -673,8 +683,8 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     pub->n_dirty = 0;
     pub->event++;
     pub->counters.events++;
-    if (published && pub->params.latency != NULL && pub->params.clock != NULL &&
-        (++pub->latency_events & (TP_PUB_LATENCY_EVERY - 1)) == 1)
+    if (published && (++pub->latency_events & (TP_PUB_LATENCY_EVERY - 1)) == 1 &&
+        pub->params.latency != NULL && pub->params.clock != NULL)
         tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
 }
 
