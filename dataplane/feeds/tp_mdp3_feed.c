@@ -147,6 +147,28 @@ static int rpt_seq_accept(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_s
     return 1;
 }
 
+/*
+ * The first id of this feed's registry, and one past the last it handed out: with several data
+ * lcores, each registry (and its books) serves its own window of the instance's ids, so a walk
+ * over the channel's instruments starts at the window, not at 0.
+ */
+static uint32_t ids_first(const struct tp_mdp3_feed *f)
+{
+    return tp_instruments_first_id(f->registry);
+}
+
+static uint32_t ids_end(const struct tp_mdp3_feed *f)
+{
+    uint32_t n = tp_instruments_count(f->registry);
+    return n < f->capacity ? n : f->capacity;
+}
+
+/* Whether an instrument is one this channel defined (a registry may serve several channels). */
+static int of_channel(const struct tp_mdp3_feed *f, const struct tp_instrument *in)
+{
+    return in->venue == TP_VENUE_CME_MDP3 && in->channel == f->channel;
+}
+
 /* Status of one instrument, in the registry and the book. */
 static void set_status(struct tp_mdp3_feed *f, uint32_t instr, uint8_t mdp3)
 {
@@ -698,10 +720,9 @@ static int security_status30(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *m
         /* A status for a whole security group of this channel. */
         tp_symbol_copy(group, sizeof(group), mktdata_security_status30_security_group(&m),
                        MKTDATA_SECURITY_GROUP_LENGTH);
-        for (uint32_t i = 0; i < tp_instruments_count(f->registry) && i < f->capacity; i++) {
+        for (uint32_t i = ids_first(f); i < ids_end(f); i++) {
             const struct tp_instrument *in = tp_instruments_get(f->registry, i);
-            if (in->venue == TP_VENUE_CME_MDP3 && in->channel == f->channel &&
-                strcmp(in->security_group, group) == 0)
+            if (of_channel(f, in) && strcmp(in->security_group, group) == 0)
                 set_status(f, i, status);
         }
     }
@@ -718,9 +739,8 @@ static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     f->info.venue_time = mktdata_channel_reset4_transact_time(&m);
     f->counters.channel_resets++;
     /* Every book of the channel restarts empty, and so does every RptSeq. */
-    for (uint32_t i = 0; i < tp_instruments_count(f->registry) && i < f->capacity; i++) {
-        const struct tp_instrument *in = tp_instruments_get(f->registry, i);
-        if (in->venue != TP_VENUE_CME_MDP3 || in->channel != f->channel)
+    for (uint32_t i = ids_first(f); i < ids_end(f); i++) {
+        if (!of_channel(f, tp_instruments_get(f->registry, i)))
             continue;
         took(f, tp_books_clear(f->books, i, 0, room(f)));
         f->state[i].rpt_seq = 0;

@@ -277,6 +277,24 @@ static void add_channel_reset(struct fixture *f)
                      0);
 }
 
+/* SecurityStatus30 for a security group (SecurityID null) or one instrument. */
+static void add_security_status(struct fixture *f, int32_t secid, const char *group, uint8_t status)
+{
+    struct mktdata_security_status30 m;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(mktdata_security_status30_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_security_status30_set_security_group(&m, group, strlen(group));
+    mktdata_security_status30_set_security_id(&m, secid);
+    mktdata_security_status30_set_security_trading_status(&m, status);
+    mktdata_security_status30_set_match_event_indicator(&m, EOE);
+    assert_int_equal(tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                                      mktdata_security_status30_encoded_length(&m)),
+                     0);
+}
+
 /* ---- fixture ------------------------------------------------------------------------------ */
 
 static int setup(void **state)
@@ -328,6 +346,17 @@ static int64_t best(struct fixture *f, uint32_t instr, enum tp_side side, int64_
 }
 
 /* ---- tests -------------------------------------------------------------------------------- */
+
+/* RptSeq 1 of ES (SecurityID 1001: 10 @ 4000 bid) and NQ (1002: 3 @ 15000 bid), one packet. */
+static void send_first_bids(struct fixture *f)
+{
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1002, 1, 1, TP_LEVEL_NEW, '0', PX(15000), 3, 1}},
+               2);
+    assert_int_equal(packet_send(f), 0);
+}
 
 static void test_definitions(void **state)
 {
@@ -396,12 +425,7 @@ static void test_rpt_seq_gap_makes_only_that_instrument_stale(void **state)
     uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
     int64_t qty;
 
-    packet_begin(f);
-    add_book46(f, EOE,
-               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
-                                {1002, 1, 1, TP_LEVEL_NEW, '0', PX(15000), 3, 1}},
-               2);
-    assert_int_equal(packet_send(f), 0);
+    send_first_bids(f);
     /* RptSeq 2 of ES is lost: 3 arrives. NQ goes on normally in the same message. */
     packet_begin(f);
     add_book46(f, EOE,
@@ -559,6 +583,95 @@ static void test_order_entries_with_mbo(void **state)
     assert_int_equal(total, 11);
 }
 
+/*
+ * Every registry read of the test and the feed goes through here (the test links with
+ * -Wl,--wrap=tp_instruments_get): the lowest id asked for since the test reset it.
+ */
+static uint32_t lowest_id_read = UINT32_MAX;
+struct tp_instrument *__real_tp_instruments_get(struct tp_instruments *r, uint32_t id);
+struct tp_instrument *__wrap_tp_instruments_get(struct tp_instruments *r, uint32_t id);
+
+struct tp_instrument *__wrap_tp_instruments_get(struct tp_instruments *r, uint32_t id)
+{
+    if (id < lowest_id_read)
+        lowest_id_read = id;
+    return __real_tp_instruments_get(r, id);
+}
+
+/*
+ * A data lcore's window of the instance's ids, [4, 8) of 8, with two channels' feeds on its
+ * registry and books (310: ES, NQ; 311: CL). A group status and a channel reset of 310 touch
+ * only 310's instruments (the group's for the status), never read an id of another lcore's
+ * window, and no book refuses anything.
+ */
+static void test_window_of_ids_status_and_channel_reset(void **state)
+{
+    struct fixture *f = *state, other = {0};
+    struct tp_instruments_params rp = {.capacity = 8, .first_id = 4, .ids = 4};
+    struct tp_books_params bp = {
+        .first_id = 4, .instruments = 4, .mbp_depth = 10, .implied_depth = 2};
+    struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .end_of_event = on_event};
+    void *other_state = test_zalloc(tp_mdp3_feed_memsize(8));
+    int64_t qty;
+
+    free(f->reg);
+    free(f->books);
+    f->reg = test_zalloc(tp_instruments_memsize(&rp));
+    f->books = test_zalloc(tp_books_memsize(&bp));
+    assert_int_equal(tp_instruments_init(f->reg, &rp), 0);
+    assert_int_equal(tp_books_init(f->books, &bp), 0);
+    assert_int_equal(
+        tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310, TP_BOOK_TYPE_MBP, &sink),
+        0);
+    assert_int_equal(tp_mdp3_feed_init(&other.feed, other_state, f->reg, f->books, NULL, 311,
+                                       TP_BOOK_TYPE_MBP, &sink),
+                     0);
+    packet_begin(f);
+    add_definition(f, 1001, "ESZ6", "ES", 5);
+    add_definition(f, 1002, "NQZ6", "NQ", 5);
+    assert_int_equal(packet_send(f), 0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 5);
+    assert_int_equal(tp_mdp3_feed_packet(&other.feed, f->pkt, f->w.len, 0), 0);
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    assert_int_equal(es, 4);
+    assert_int_equal(nq, 5);
+    assert_int_equal(cl, 6);
+    send_first_bids(f);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{2001, 1, 1, TP_LEVEL_NEW, '0', PX(70), 4, 1}}, 1);
+    assert_int_equal(tp_mdp3_feed_packet(&other.feed, f->pkt, f->w.len, 0), 0);
+
+    /* Group ES halts (SecurityID null): ES only. */
+    lowest_id_read = UINT32_MAX;
+    packet_begin(f);
+    add_security_status(f, MKTDATA_INT32_NULL_VALUE, "ES", 2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(tp_books_get(f->books, es)->status, TP_STATUS_HALTED);
+    assert_int_equal(tp_books_get(f->books, nq)->status, TP_STATUS_OPEN);
+    assert_int_equal(tp_books_get(f->books, cl)->status, TP_STATUS_OPEN);
+    assert_true(lowest_id_read >= 4);
+
+    /* Channel 310 resets: ES and NQ are cleared and restart their RptSeq; CL keeps its book. */
+    lowest_id_read = UINT32_MAX;
+    packet_begin(f);
+    add_channel_reset(f);
+    assert_int_equal(packet_send(f), 0);
+    assert_true(lowest_id_read >= 4);
+    assert_int_equal(f->feed.counters.channel_resets, 1);
+    assert_int_equal(f->feed.counters.rejected, 0);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), -1);
+    assert_int_equal(best(f, nq, TP_SIDE_BID, &qty), -1);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 0);
+    assert_int_equal(best(f, cl, TP_SIDE_BID, &qty), PX(70));
+    assert_int_equal(qty, 4);
+    for (uint32_t id = 4; id < 8; id++)
+        assert_int_equal(tp_books_get(f->books, id)->counters.bad_input, 0);
+    free(other_state);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +683,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_channel_reset_clears_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_packets_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_entries_with_mbo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window_of_ids_status_and_channel_reset, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
