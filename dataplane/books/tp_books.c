@@ -7,6 +7,7 @@
 
 #include "tp_books.h"
 #include "tp_books_impl.h"
+#include "tp_books_prefetch.h"
 #include "tp_instruments.h"
 
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
@@ -25,6 +26,8 @@ static int params_valid(const struct tp_books_params *p)
     return p && p->instruments > 0 && p->instruments < (1u << 31) &&
            (uint64_t)p->first_id + p->instruments <= UINT32_MAX &&
            p->levels_per_side <= UINT16_MAX && p->mbp_depth <= UINT8_MAX &&
+           /* order-level books' level indexes (tp_mbo_hot.level_base) fit 32 bits */
+           (uint64_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) <= UINT32_MAX &&
            p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
            (p->max_orders == 0 || p->levels_per_side > 0);
 }
@@ -98,6 +101,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->order_shift = p->max_orders ? order_table_shift(p->max_orders) : 0;
     b->order_mask = p->max_orders ? ((uint64_t)1 << b->order_shift) - 1 : 0;
     b->mbp_stride = 2 * (p->mbp_depth + p->implied_depth);
+    b->level_stride = TP_LEVEL_SENTINELS + p->levels_per_side;
     b->books = (struct tp_book *)(base + l.books);
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
     b->orders = (struct tp_order *)(base + l.orders);
@@ -109,6 +113,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
     for (uint32_t i = 0; i < p->instruments; i++) {
         b->hot[i].emit = 1;
+        b->hot[i].level_base = i * 2 * b->level_stride + TP_LEVEL_SENTINELS;
         for (unsigned side = 0; side < 2 && p->max_orders; side++)
             for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
                 tp_order_side_levels(b, p->first_id + i, side)[-k].price = INT64_MIN;
@@ -223,7 +228,7 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
 void tp_books_prefetch(const struct tp_books *b, uint32_t instr)
 {
     if (tp_books_has(b, instr))
-        __builtin_prefetch(tp_book_of(b, instr), 1);
+        tp_books_hint_book(b, instr);
 }
 
 uint32_t tp_books_orders(const struct tp_books *b, uint32_t instr)

@@ -152,7 +152,10 @@ int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind b
 uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                               enum tp_side side, struct tp_level *out, uint32_t max);
 
-/* Prefetch hint: the instrument's state above (a trade is about to update it). */
+/*
+ * Prefetch hint: the instrument's state above (a trade is about to update it). Inline in
+ * tp_books_prefetch.h for callers that include the books' layout (the ITCH feed).
+ */
 void tp_books_prefetch(const struct tp_books *b, uint32_t instr);
 
 /* Live orders of one instrument (0 for an id beyond the capacity). */

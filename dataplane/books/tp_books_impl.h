@@ -33,7 +33,12 @@ struct tp_mbo_hot {
     uint8_t emit;       /* non-zero: mutating calls write change records (the default) */
     uint16_t reserved;
     uint32_t live_orders; /* this instrument's orders in the order table */
-    uint32_t reserved2;
+    /*
+     * Index in order_levels of level 0 of the bid side (the ask side's is level_stride further):
+     * fixed at init, kept here so that finding a side's levels is a load and an add, not a
+     * multiplication by the stride.
+     */
+    uint32_t level_base;
 };
 
 /*
@@ -56,11 +61,11 @@ struct tp_books {
     uint64_t live_orders;
     uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
-    uint32_t reserved;
-    struct tp_book *books;   /* [instruments] */
-    struct tp_mbo_hot *hot;  /* [instruments] */
-    struct tp_order *orders; /* overflow table [order_mask + 1] */
-    struct tp_order *recent; /* window [recent_slots]: an order's slot is tp_recent_slot() */
+    uint32_t level_stride;     /* levels per side in order_levels: sentinels + levels_per_side */
+    struct tp_book *books;     /* [instruments] */
+    struct tp_mbo_hot *hot;    /* [instruments] */
+    struct tp_order *orders;   /* overflow table [order_mask + 1] */
+    struct tp_order *recent;   /* window [recent_slots]: an order's slot is tp_recent_slot() */
     /*
      * [recent_slots]: orders in the overflow table whose id has that window slot, saturating: at
      * UINT8_MAX it no longer goes down, and only says that the overflow table must be searched.
@@ -80,6 +85,19 @@ static inline uint64_t tp_recent_slot(const struct tp_books *b, uint64_t id)
 {
     uint64_t low = b->recent_magic * (uint32_t)id;
     return (uint64_t)(((unsigned __int128)low * b->recent_slots) >> 64);
+}
+
+/*
+ * Home slot of an order in the overflow table (hash_shift: 64 - log2 of its slots): Fibonacci
+ * hashing (multiply by 2^64 / golden ratio, keep the top bits) of the order id mixed with its
+ * instrument. An order is known by (instrument, id), because the venues number orders
+ * independently: an ITCH and an MDP3 order-level channel both start at 1. The orders that reach
+ * this table are the survivors of many ids; scattering them keeps the probe runs short at any
+ * load and for any id pattern (sparse, strided).
+ */
+static inline uint64_t tp_order_home(uint32_t instr, uint64_t id, unsigned hash_shift)
+{
+    return ((id ^ instr * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> hash_shift;
 }
 
 /*
@@ -124,13 +142,18 @@ static inline struct tp_mbo_hot *tp_hot_of(const struct tp_books *b, uint32_t in
     return &b->hot[tp_books_index(b, instr)];
 }
 
-/* Level 0 (the worst) of one side of an instrument's order-level book. */
+/* Level 0 (the worst) of one side of the order-level book whose hot state is h. */
+static inline struct tp_level *tp_mbo_side_levels(const struct tp_books *b,
+                                                  const struct tp_mbo_hot *h, unsigned side)
+{
+    return &b->order_levels[h->level_base + (size_t)side * b->level_stride];
+}
+
+/* The same by instrument id (checked by the caller). */
 static inline struct tp_level *tp_order_side_levels(const struct tp_books *b, uint32_t instr,
                                                     unsigned side)
 {
-    size_t stride = TP_LEVEL_SENTINELS + (size_t)b->params.levels_per_side;
-    return &b->order_levels[((size_t)tp_books_index(b, instr) * 2 + side) * stride +
-                            TP_LEVEL_SENTINELS];
+    return tp_mbo_side_levels(b, tp_hot_of(b, instr), side);
 }
 
 /* An instrument's price-level arrays: direct bid, ask, implied bid, ask. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_books_impl.h"
+#include "tp_books_prefetch.h"
 #include "tp_instruments.h"
 #include "tp_mbo.h"
 
@@ -46,16 +47,10 @@ static inline struct order_table order_table(const struct tp_books *b)
         .t = b->orders, .mask = b->order_mask, .hash_shift = 64 - b->order_shift};
 }
 
-/*
- * Home slot of an order in the overflow table: Fibonacci hashing (multiply by 2^64 / golden ratio,
- * keep the top bits) of the order id mixed with its instrument. An order is known by (instrument,
- * id), because the venues number orders independently: an ITCH and an MDP3 order-level channel
- * both start at 1. The orders that reach this table are the survivors of many ids; scattering them
- * keeps the probe runs short at any load and for any id pattern (sparse, strided).
- */
+/* Home slot of an order in the overflow table (tp_order_home). */
 static inline uint64_t order_home(struct order_table ot, uint32_t instr, uint64_t id)
 {
-    return ((id ^ instr * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> ot.hash_shift;
+    return tp_order_home(instr, id, ot.hash_shift);
 }
 
 /* How far the order in slot j sits from its home slot. */
@@ -127,29 +122,37 @@ static inline bool order_is(const struct tp_order *o, uint32_t instr, uint64_t i
     return (o->id == id) & (o->instr_side >> 1 == instr) & (o->qty != 0);
 }
 
-/* Whether an order (instr, id) not in its window slot may be in the overflow table. */
-static inline bool may_have_spilled(const struct tp_books *b, uint64_t id)
+/* Whether an order (instr, id) not in its window slot s may be in the overflow table. */
+static inline bool may_have_spilled(const struct tp_books *b, uint64_t s, uint64_t id)
 {
-    return (b->spilled[tp_recent_slot(b, id)] != 0) & (id <= b->spilled_max_id);
-}
-
-/* A live order of an instrument, or NULL. */
-static inline struct tp_order *order_find(const struct tp_books *b, uint32_t instr, uint64_t id)
-{
-    struct tp_order *o = &b->recent[tp_recent_slot(b, id)];
-
-    if (order_is(o, instr, id))
-        return o;
-    return may_have_spilled(b, id) ? overflow_find(b, instr, id) : NULL;
+    return (b->spilled[s] != 0) & (id <= b->spilled_max_id);
 }
 
 /*
- * Stores an order whose (instrument, id) is not live (room checked) in its window slot, moving
- * the order there, if any, to the overflow table. Returns where it is.
+ * A live order of an instrument, or NULL; s is the id's window slot (tp_recent_slot), which an
+ * add computes once for this search and the store that follows.
  */
-static struct tp_order *order_place(struct tp_books *b, struct tp_order o)
+static inline struct tp_order *order_find_at(const struct tp_books *b, uint64_t s, uint32_t instr,
+                                             uint64_t id)
 {
-    uint64_t s = tp_recent_slot(b, o.id);
+    struct tp_order *o = &b->recent[s];
+
+    if (order_is(o, instr, id))
+        return o;
+    return may_have_spilled(b, s, id) ? overflow_find(b, instr, id) : NULL;
+}
+
+static inline struct tp_order *order_find(const struct tp_books *b, uint32_t instr, uint64_t id)
+{
+    return order_find_at(b, tp_recent_slot(b, id), instr, id);
+}
+
+/*
+ * Stores an order whose (instrument, id) is not live (room checked) in its window slot s, moving
+ * the order there, if any, to the overflow table.
+ */
+static inline void order_place(struct tp_books *b, uint64_t s, struct tp_order o)
+{
     struct tp_order *slot = &b->recent[s];
 
     if (slot->qty) {
@@ -159,7 +162,6 @@ static struct tp_order *order_place(struct tp_books *b, struct tp_order o)
             b->spilled_max_id = slot->id;
     }
     *slot = o;
-    return slot;
 }
 
 /* Removes a live order from whichever table holds it. */
@@ -175,9 +177,10 @@ static void order_remove(struct tp_books *b, struct tp_order *o)
     b->live_orders--;
 }
 
-static inline struct tp_level *side_levels(struct tp_books *b, uint32_t instr, unsigned side)
+static inline struct tp_level *side_levels(struct tp_books *b, const struct tp_mbo_hot *h,
+                                           unsigned side)
 {
-    return tp_order_side_levels(b, instr, side);
+    return tp_mbo_side_levels(b, h, side);
 }
 
 /*
@@ -212,76 +215,101 @@ static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int
     return p - ((p > 0) & (lv[(int64_t)p - 1].price == key));
 }
 
-static inline void level_record(struct tp_book_change *c, uint32_t instr, unsigned side,
-                                uint8_t action, uint32_t index, const struct tp_level *lv,
-                                int64_t key)
+/*
+ * Writes a record of the order-level book field by field: building it as a compound literal
+ * zeroed all 48 bytes and then stored the fields over them (gcc merges the constant header fields
+ * into wider stores either way; composing the header words by hand measured no better). Every
+ * field is written (a kind's unused fields and `reserved` are 0), so the records stay
+ * byte-for-byte deterministic for consumers that copy them whole.
+ */
+static inline void write_record(struct tp_book_change *c, uint32_t instr, uint8_t kind,
+                                unsigned side, uint8_t action, uint32_t level, uint8_t flags,
+                                uint32_t count, int64_t price, int64_t qty, uint64_t order_id,
+                                uint64_t aux)
 {
-    *c = (struct tp_book_change){.instrument = instr,
-                                 .kind = TP_CHANGE_LEVEL,
-                                 .book = TP_BOOK_ORDERS,
-                                 .side = (uint8_t)side,
-                                 .action = action,
-                                 .level = (uint16_t)index,
-                                 .flags = index == 1 ? TP_CHANGE_F_TOP : 0,
-                                 .count = lv ? lv->count : 0,
-                                 .price = tp_level_key(side, key),
-                                 .qty = lv ? lv->qty : 0};
+    c->instrument = instr;
+    c->kind = kind;
+    c->book = TP_BOOK_ORDERS;
+    c->side = (uint8_t)side;
+    c->action = action;
+    c->level = (uint16_t)level;
+    c->flags = flags;
+    c->reserved = 0;
+    c->count = count;
+    c->price = price;
+    c->qty = qty;
+    c->order_id = order_id;
+    c->aux = aux;
+}
+
+/* A LEVEL record: level `index` (1 = best) of a side; price is the level's (not its key). */
+static inline void level_record(struct tp_book_change *c, uint32_t instr, unsigned side,
+                                uint8_t action, uint32_t index, uint32_t count, int64_t price,
+                                int64_t qty)
+{
+    write_record(c, instr, TP_CHANGE_LEVEL, side, action, index, index == 1 ? TP_CHANGE_F_TOP : 0,
+                 count, price, qty, 0, 0);
 }
 
 /*
  * The level functions below and the order functions after them write their change records only
- * when the instrument emits them (`out` is then room for them) and return how many they wrote.
- * The two level functions are forced inline into their few callers: a call would cost about as
- * many instructions (saving and restoring registers) as their common path.
+ * when the instrument emits them (`out` is then room for them). The level functions return the
+ * index of the level their record names (>= 1), or 0 when they wrote none, for the ORDER record
+ * that precedes it. They take the order's price as well as its key: the records carry the price,
+ * and the caller has it. They are forced inline into their few callers: a call would cost about
+ * as many instructions (saving and restoring registers) as their common path.
  */
 
 /*
- * Adds qty (one order) at `key` on one side. Returns the number of records written (1, or 0 when
- * not emitting), or -ENOSPC when a new level is needed and the side is full.
+ * Adds qty (one order) at `key` on one side. Returns the level index of the record written (0
+ * when not emitting), or -ENOSPC when a new level is needed and the side is full.
  */
 static inline __attribute__((always_inline)) int level_add(struct tp_books *b, struct tp_mbo_hot *h,
                                                            uint32_t instr, unsigned side,
-                                                           int64_t key, int64_t qty,
+                                                           int64_t key, int64_t price, int64_t qty,
                                                            struct tp_book_change *out)
 {
-    struct tp_level *lv = side_levels(b, instr, side);
+    struct tp_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
+    uint32_t index;
+    uint8_t action;
 
     if (p < n && lv[p].price == key) {
         lv[p].qty += qty;
         lv[p].count++;
-        if (!h->emit)
-            return 0;
-        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, &lv[p], key);
-        return 1;
+        index = n - p;
+        action = TP_LEVEL_CHANGE;
+    } else {
+        if (n == b->params.levels_per_side) {
+            tp_book_of(b, instr)->counters.level_capacity++;
+            return -ENOSPC;
+        }
+        /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
+        for (uint32_t i = n; i > p; i--)
+            lv[i] = lv[i - 1];
+        lv[p].price = key;
+        lv[p].qty = qty;
+        lv[p].count = 1;
+        h->levels[side] = (uint16_t)(n + 1);
+        index = n + 1 - p;
+        action = TP_LEVEL_NEW;
     }
-    if (n == b->params.levels_per_side) {
-        tp_book_of(b, instr)->counters.level_capacity++;
-        return -ENOSPC;
-    }
-    /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
-    for (uint32_t i = n; i > p; i--)
-        lv[i] = lv[i - 1];
-    lv[p].price = key;
-    lv[p].qty = qty;
-    lv[p].count = 1;
-    h->levels[side] = (uint16_t)(n + 1);
     if (!h->emit)
         return 0;
-    level_record(out, instr, side, TP_LEVEL_NEW, n + 1 - p, &lv[p], key);
-    return 1;
+    level_record(out, instr, side, action, index, lv[p].count, price, lv[p].qty);
+    return (int)index;
 }
 
 /*
  * Removes qty from the level at `key` and, if `whole_order`, one order from its count; the level
- * goes when no order is left. Returns the number of records written (1, or 0 when not emitting).
+ * goes when no order is left. Returns the level index of the record written, or 0.
  */
 static inline __attribute__((always_inline)) int
 level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side, int64_t key,
-             int64_t qty, int whole_order, struct tp_book_change *out)
+             int64_t price, int64_t qty, int whole_order, struct tp_book_change *out)
 {
-    struct tp_level *lv = side_levels(b, instr, side);
+    struct tp_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
 
@@ -295,47 +323,33 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
     if (lv[p].count > 0) {
         if (!h->emit)
             return 0;
-        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, &lv[p], key);
-        return 1;
+        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, lv[p].count, price, lv[p].qty);
+        return (int)(n - p);
     }
     for (uint32_t i = p; i + 1 < n; i++)
         lv[i] = lv[i + 1];
     h->levels[side] = (uint16_t)(n - 1);
     if (!h->emit)
         return 0;
-    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, NULL, key);
-    return 1;
-}
-
-static inline void order_record(struct tp_book_change *c, uint32_t instr, uint8_t action,
-                                const struct tp_order *o)
-{
-    unsigned side = o->instr_side & 1u;
-
-    *c = (struct tp_book_change){.instrument = instr,
-                                 .kind = TP_CHANGE_ORDER,
-                                 .book = TP_BOOK_ORDERS,
-                                 .side = (uint8_t)side,
-                                 .action = action,
-                                 .price = tp_level_key(side, o->key),
-                                 .qty = o->qty,
-                                 .order_id = o->id,
-                                 .aux = o->priority};
+    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, 0, price, 0);
+    return (int)(n - p);
 }
 
 /*
- * The ORDER record of a change whose LEVEL record (if any) follows it: written when emitting,
- * with the order's level index taken from that LEVEL record. Returns 1 + n_level, or 0.
+ * The ORDER record of a change whose LEVEL record (if any: `level` > 0, its index) follows it,
+ * written when emitting. `qty` is what remains of the order, `count` what an execution took.
+ * Returns the number of records of the change (ORDER and LEVEL), or 0.
  */
-static inline int order_record_with_level(const struct tp_mbo_hot *h, struct tp_book_change *out,
-                                          uint32_t instr, uint8_t action, const struct tp_order *o,
-                                          int n_level)
+static inline int order_record(const struct tp_mbo_hot *h, struct tp_book_change *out,
+                               uint32_t instr, uint8_t action, unsigned side, int64_t price,
+                               int64_t qty, uint32_t count, uint64_t id, uint64_t priority,
+                               int level)
 {
     if (!h->emit)
         return 0;
-    order_record(out, instr, action, o);
-    out[0].level = n_level ? out[1].level : 0;
-    return 1 + n_level;
+    write_record(out, instr, TP_CHANGE_ORDER, side, action, (uint32_t)level, 0, count, price, qty,
+                 id, priority);
+    return 1 + (level > 0);
 }
 
 /* The hot state of an instrument if it takes order-level updates, else counts and NULL. */
@@ -379,54 +393,45 @@ static inline bool order_values_ok(struct tp_book_counters *counters, int64_t pr
     return true;
 }
 
-/* Inserts a new order; `h` is the instrument's MBO state. Shared by add and replace. */
-static int order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t id,
-                        unsigned side, int64_t price, int64_t qty, uint64_t priority,
-                        struct tp_book_change *out)
+/*
+ * Inserts a new order whose checks the caller made (side, values, not live, room in the table):
+ * `h` is the instrument's MBO state and s the id's window slot. Shared by add and replace.
+ */
+static inline __attribute__((always_inline)) int
+order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t s, uint64_t id,
+             unsigned side, int64_t price, int64_t qty, uint64_t priority,
+             struct tp_book_change *out)
 {
-    struct tp_book_counters *counters = &tp_book_of(b, instr)->counters;
-    struct tp_order *o;
-    int64_t key;
-    int n;
+    int64_t key = tp_level_key(side, price);
+    int level = level_add(b, h, instr, side, key, price, qty, out + 1);
 
-    if (side > TP_SIDE_ASK) {
-        counters->bad_input++;
-        return -EINVAL;
-    }
-    if (!order_values_ok(counters, price, qty))
-        return -EINVAL;
-    if (order_find(b, instr, id)) {
-        counters->duplicate_order++;
-        return -EEXIST;
-    }
-    if (b->live_orders >= b->params.max_orders) {
-        counters->order_capacity++;
-        return -ENOSPC;
-    }
-    key = tp_level_key(side, price);
-    n = level_add(b, h, instr, side, key, qty, out + 1);
-    if (n < 0)
-        return n;
-    o = order_place(b, (struct tp_order){.id = id,
-                                         .key = key,
-                                         .priority = priority,
-                                         .qty = (uint32_t)qty,
-                                         .instr_side = instr << 1 | side});
+    if (level < 0)
+        return level;
+    order_place(b, s,
+                (struct tp_order){.id = id,
+                                  .key = key,
+                                  .priority = priority,
+                                  .qty = (uint32_t)qty,
+                                  .instr_side = instr << 1 | side});
     if (++b->live_orders > b->peak_live_orders)
         b->peak_live_orders = b->live_orders;
     h->live_orders++;
-    return order_record_with_level(h, out, instr, TP_ORDER_ADD, o, n);
+    return order_record(h, out, instr, TP_ORDER_ADD, side, price, qty, 0, id, priority, level);
 }
 
-/* Removes a whole order from its level and the table. Writes ORDER DELETE + LEVEL. */
-static int order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
-                       uint8_t action, struct tp_book_change *out)
+/*
+ * Removes a whole order from its level and the table. Writes ORDER (`action`, remaining qty 0,
+ * count: what an execution took) + LEVEL.
+ */
+static inline __attribute__((always_inline)) int
+order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
+            uint8_t action, uint32_t count, struct tp_book_change *out)
 {
-    int n = level_reduce(b, h, instr, o->instr_side & 1u, o->key, o->qty, 1, out + 1);
+    unsigned side = o->instr_side & 1u;
+    int64_t price = tp_level_key(side, o->key);
+    int level = level_reduce(b, h, instr, side, o->key, price, o->qty, 1, out + 1);
+    int n = order_record(h, out, instr, action, side, price, 0, count, o->id, o->priority, level);
 
-    n = order_record_with_level(h, out, instr, action, o, n);
-    if (n)
-        out[0].qty = 0;
     order_remove(b, o);
     h->live_orders--;
     return n;
@@ -436,26 +441,53 @@ int tp_mbo_add(struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_si
                int64_t price, int64_t qty, uint64_t priority, struct tp_book_change *out)
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);
+    struct tp_book_counters *counters;
+    uint64_t s;
 
     if (!h)
         return -EINVAL;
-    return order_insert(b, h, instr, order_id, side, price, qty, priority, out);
+    counters = &tp_book_of(b, instr)->counters;
+    if (side > TP_SIDE_ASK) {
+        counters->bad_input++;
+        return -EINVAL;
+    }
+    if (!order_values_ok(counters, price, qty))
+        return -EINVAL;
+    s = tp_recent_slot(b, order_id);
+    if (order_find_at(b, s, instr, order_id)) {
+        counters->duplicate_order++;
+        return -EEXIST;
+    }
+    if (b->live_orders >= b->params.max_orders) {
+        counters->order_capacity++;
+        return -ENOSPC;
+    }
+    return order_insert(b, h, instr, s, order_id, side, price, qty, priority, out);
 }
 
-/* Takes qty from a live order: the shared part of execute and cancel. */
+/*
+ * Takes qty from a live order: the shared part of execute and cancel. `count` is the ORDER
+ * record's (what an execution took, 0 for a cancel).
+ */
 static int order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr,
-                        struct tp_order *o, int64_t qty, uint8_t action, struct tp_book_change *out)
+                        struct tp_order *o, int64_t qty, uint8_t action, uint32_t count,
+                        struct tp_book_change *out)
 {
-    int n;
+    unsigned side;
+    int64_t price;
+    int level;
 
     if (qty >= o->qty) {
         if (qty > o->qty)
             tp_book_of(b, instr)->counters.over_execution++;
-        return order_erase(b, h, instr, o, action, out);
+        return order_erase(b, h, instr, o, action, count, out);
     }
     o->qty -= (uint32_t)qty;
-    n = level_reduce(b, h, instr, o->instr_side & 1u, o->key, qty, 0, out + 1);
-    return order_record_with_level(h, out, instr, action, o, n);
+    side = o->instr_side & 1u;
+    price = tp_level_key(side, o->key);
+    level = level_reduce(b, h, instr, side, o->key, price, qty, 0, out + 1);
+    return order_record(h, out, instr, action, side, price, o->qty, count, o->id, o->priority,
+                        level);
 }
 
 /*
@@ -496,9 +528,8 @@ int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_
         price = tp_level_key(side, o->key);
     if (qty > o->qty)
         qty = o->qty; /* only what rested can have traded */
-    n = order_reduce(b, h, instr, o, qty, TP_ORDER_EXECUTE, out);
-    if (n > 0)
-        out[0].count = (uint32_t)qty; /* order quantities are 32-bit: qty, clamped, fits */
+    /* Order quantities are 32-bit: qty, clamped, fits the record's count. */
+    n = order_reduce(b, h, instr, o, qty, TP_ORDER_EXECUTE, (uint32_t)qty, out);
     if (!printable)
         return n;
     /* The resting order was passive: the aggressor was on the other side. */
@@ -519,7 +550,7 @@ int tp_mbo_cancel(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
 
     if (!o)
         return rc;
-    return order_reduce(b, h, instr, o, qty, TP_ORDER_CANCEL, out);
+    return order_reduce(b, h, instr, o, qty, TP_ORDER_CANCEL, 0, out);
 }
 
 int tp_mbo_delete(struct tp_books *b, uint32_t instr, uint64_t order_id, struct tp_book_change *out)
@@ -532,7 +563,7 @@ int tp_mbo_delete(struct tp_books *b, uint32_t instr, uint64_t order_id, struct 
     o = mbo_lookup(b, instr, order_id);
     if (!o)
         return -ENOENT;
-    return order_erase(b, h, instr, o, TP_ORDER_DELETE, out);
+    return order_erase(b, h, instr, o, TP_ORDER_DELETE, 0, out);
 }
 
 int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t new_id,
@@ -541,6 +572,7 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_order *o;
     unsigned side;
+    uint64_t s;
     int n, m;
 
     if (!h)
@@ -550,14 +582,18 @@ int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t
     o = mbo_lookup(b, instr, old_id);
     if (!o)
         return -ENOENT;
-    if (new_id != old_id && order_find(b, instr, new_id)) {
+    s = tp_recent_slot(b, new_id);
+    if (new_id != old_id && order_find_at(b, s, instr, new_id)) {
         tp_book_of(b, instr)->counters.duplicate_order++;
         return -EEXIST;
     }
     side = o->instr_side & 1u;
-    n = order_erase(b, h, instr, o, TP_ORDER_DELETE, out);
-    /* The freed slot guarantees room in the table; a full level array may still refuse. */
-    m = order_insert(b, h, instr, new_id, side, price, qty, priority, out + n);
+    n = order_erase(b, h, instr, o, TP_ORDER_DELETE, 0, out);
+    /*
+     * The new id is not live (checked above, or it is the id just removed) and the freed slot
+     * makes room in the table; a full level array may still refuse.
+     */
+    m = order_insert(b, h, instr, s, new_id, side, price, qty, priority, out + n);
     return m < 0 ? n : n + m;
 }
 
@@ -568,7 +604,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     struct tp_order *o;
     int64_t key;
     unsigned side;
-    int n;
+    int removed, added;
 
     if (!h)
         return -EINVAL;
@@ -581,7 +617,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     key = tp_level_key(side, price);
     if (key == o->key) {
         /* Same level: only its quantity moves. */
-        struct tp_level *lv = side_levels(b, instr, side);
+        struct tp_level *lv = side_levels(b, h, side);
         uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         lv[p].qty += qty - (int64_t)o->qty;
@@ -589,15 +625,17 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         o->priority = priority;
         if (!h->emit)
             return 0;
-        level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, &lv[p], key);
-        return order_record_with_level(h, out, instr, TP_ORDER_MODIFY, o, 1);
+        level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, lv[p].count, price, lv[p].qty);
+        write_record(out, instr, TP_CHANGE_ORDER, side, TP_ORDER_MODIFY, nl - p, 0, 0, price, qty,
+                     order_id, priority);
+        return 2;
     }
     /*
      * New price: the order leaves its level and joins (or creates) another. Refuse up front if
      * the new level would not fit, so that a refused modify changes nothing.
      */
     {
-        struct tp_level *lv = side_levels(b, instr, side);
+        struct tp_level *lv = side_levels(b, h, side);
         uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         uint32_t old = level_position(lv, nl, o->key);
@@ -607,16 +645,18 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
             return -ENOSPC;
         }
     }
-    n = level_reduce(b, h, instr, side, o->key, o->qty, 1, out + 1);
-    n += level_add(b, h, instr, side, key, qty, out + 1 + n);
+    removed =
+        level_reduce(b, h, instr, side, o->key, tp_level_key(side, o->key), o->qty, 1, out + 1);
+    added = level_add(b, h, instr, side, key, price, qty, out + 1 + (removed > 0));
     o->key = key;
     o->qty = (uint32_t)qty;
     o->priority = priority;
     if (!h->emit)
         return 0;
-    order_record(out, instr, TP_ORDER_MODIFY, o);
-    out[0].level = out[n].level;
-    return 1 + n;
+    /* The order's level is the one it joined (the last LEVEL record). */
+    write_record(out, instr, TP_CHANGE_ORDER, side, TP_ORDER_MODIFY,
+                 (uint32_t)(added > 0 ? added : removed), 0, 0, price, qty, order_id, priority);
+    return 1 + (removed > 0) + (added > 0);
 }
 
 int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_side *side,
@@ -642,52 +682,10 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
 
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id)
 {
-    if (tp_books_has(b, instr))
-        __builtin_prefetch(tp_hot_of(b, instr), 1);
-    if (!b->params.max_orders)
-        return;
-    __builtin_prefetch(&b->recent[tp_recent_slot(b, order_id)], 1);
-    /*
-     * An order that may be in the overflow table: its home slot and the next, which a probe or a
-     * removal reads as well, on the next line half of the time (fetched without testing which).
-     */
-    if (may_have_spilled(b, order_id)) {
-        struct order_table ot = order_table(b);
-        uint64_t home = order_home(ot, instr, order_id);
-        __builtin_prefetch(&ot.t[home], 1);
-        __builtin_prefetch(&ot.t[(home + 1) & ot.mask], 1);
-    }
-}
-
-/*
- * Prefetches the lines the search from the best level reads: levels n-5..n-1 of a side, the 120
- * bytes below the end of the best level (24-byte levels straddle lines). Three prefetches 56 and
- * 63 bytes apart cover them wherever the best level falls in its line; two (the best level and
- * the line below) missed the deepest scanned level or the end of a straddling best level, and
- * measured about 5% slower per message. Forced inline: gcc counts prefetches as no side effect
- * and drops calls to a function that only prefetches.
- */
-static inline __attribute__((always_inline)) void prefetch_best_levels(const struct tp_level *best)
-{
-    __builtin_prefetch((const char *)best + sizeof(*best) - 1, 1);
-    __builtin_prefetch((const char *)best - 40, 1);
-    __builtin_prefetch((const char *)best - 96, 1);
-}
-
-void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side)
-{
     if (!tp_books_has(b, instr))
         return;
-    /*
-     * The best level is the last one of each side's array. With few levels the addresses fall
-     * before the array: still inside the tables, and a prefetch never faults anyway.
-     */
-    if (side != TP_SIDE_ASK)
-        prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_BID) +
-                             tp_hot_of(b, instr)->levels[TP_SIDE_BID] - 1);
-    if (side != TP_SIDE_BID)
-        prefetch_best_levels(tp_order_side_levels(b, instr, TP_SIDE_ASK) +
-                             tp_hot_of(b, instr)->levels[TP_SIDE_ASK] - 1);
+    tp_books_hint_hot(b, instr);
+    tp_books_hint_order(b, instr, order_id);
 }
 
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)

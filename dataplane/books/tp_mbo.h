@@ -67,13 +67,11 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
                  int64_t *price, int64_t *qty, uint64_t *priority);
 
 /*
- * Prefetch hints for a pipelined caller that knows the next messages (a burst, a file): first,
- * some messages ahead, the slots of an order id (its window slot, and its overflow slot if it may
- * be there) and the instrument's order-level state;
- * then, closer, the best levels of the side (TP_SIDE_NONE: both sides), which reads that state
- * to know where the best level is.
+ * Prefetch hint for a caller that knows its next messages: the slots of an order id (its window
+ * slot, and its overflow slot if it may be there) and the instrument's order-level state. The
+ * ITCH feed uses the inline hints of tp_books_prefetch.h instead, which also cover the best
+ * levels; this call is the same hint for callers that do not include the books' layout.
  */
 void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id);
-void tp_mbo_prefetch_levels(const struct tp_books *b, uint32_t instr, enum tp_side side);
 
 #endif /* TP_MBO_H */
