@@ -215,6 +215,11 @@ int main(int argc, char **argv)
                                      .latency = &latency,
                                      .clock = tsc};
     void *pub = zalloc(tp_publisher_memsize(&pp));
+    /* A channel's size depends on its registry's capacity: the registry is prepared first (a
+     * zeroed one sized the channel without the MDP3 feed's per-instrument state, and a full
+     * replay buffer then ran past its end). */
+    if (registry == NULL || tp_instruments_init(registry, &ip) != 0)
+        return 1;
     struct tp_channel_params chp = {
         .protocol = itch ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
         .held_max = 4096,
