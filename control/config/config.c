@@ -488,6 +488,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
                                        "mbuf_cache_size",
                                        "mtu",
                                        "promiscuous",
+                                       "nic_timestamps",
                                        "ipv4",
                                        NULL};
     struct tp_cfg_port *port = &ld->cfg->ports[index];
@@ -499,6 +500,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
     port->mbuf_pool_size = 8191;
     port->mbuf_cache_size = 256;
     port->mtu = 1500;
+    port->nic_timestamps = true;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     get_name(ld, path, obj, "name", true, port->name, sizeof(port->name));
@@ -557,6 +559,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
     if (tp_jw_uint(ld->errs, path, obj, "mtu", 68, 9600, false, &v))
         port->mtu = (uint16_t)v;
     tp_jw_bool(ld->errs, path, obj, "promiscuous", false, &port->promiscuous);
+    tp_jw_bool(ld->errs, path, obj, "nic_timestamps", false, &port->nic_timestamps);
     tp_jw_ipv4(ld->errs, path, obj, "ipv4", TP_JW_ADDR_UNICAST, false, &port->ipv4);
 
     /* DPDK's mempool rule: the per-core cache may hold at most 2/3 of the pool. */

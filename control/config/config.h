@@ -123,6 +123,7 @@ struct tp_cfg_port {
     uint16_t mbuf_cache_size;       /* default 256 */
     uint16_t mtu;                   /* default 1500 */
     bool promiscuous;               /* default false */
+    bool nic_timestamps; /* default true: the NIC's receive times where the device stamps */
     uint32_t ipv4; /* source of re-requests, ARP/IGMP replies; 0 = none (af_packet: the iface's) */
 };
 

@@ -26,11 +26,11 @@
 #define HOST_FRAME_CAP TP_HOST_FRAME_MAX
 
 static int timestamp_offset = -1;
+static uint64_t timestamp_flag; /* in ol_flags: a NIC wrote its receive time in the field */
 
 int tp_dp_register_timestamp(void)
 {
-    uint64_t flag;
-    return rte_mbuf_dyn_rx_timestamp_register(&timestamp_offset, &flag);
+    return rte_mbuf_dyn_rx_timestamp_register(&timestamp_offset, &timestamp_flag);
 }
 
 static inline uint64_t *mbuf_rx_tsc(struct rte_mbuf *m)
@@ -189,6 +189,24 @@ static void apply_reconfig(struct tp_dp_lcore *lc, uint64_t now)
         tp_dp_set_apply(&lc->set, cmds, n, now);
 }
 
+/*
+ * One reading of the clock of each port whose NIC stamps packets (nic_clock.h), bracketed by
+ * serialised TSC reads. A device read: every COUNTER_US, not per burst.
+ */
+static void read_nic_clocks(struct tp_dp_lcore *lc)
+{
+    for (unsigned i = 0; i < lc->n_ports; i++) {
+        struct tp_dp_port *p = lc->ports[i];
+        if (p == NULL || !p->port.rx_timestamp)
+            continue;
+        uint64_t nic_time, before = rte_rdtsc_precise();
+        int rc = rte_eth_read_clock(p->port.port_id, &nic_time);
+        uint64_t after = rte_rdtsc_precise();
+        if (rc == 0)
+            tp_nic_clock_reading(&p->nic_clock, nic_time, before, after);
+    }
+}
+
 static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
 {
     if (lc->commands != NULL)
@@ -213,6 +231,23 @@ static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
     }
 }
 
+/*
+ * A frame's receive time in TSC ticks: the NIC's stamp where the port gives one and its clock
+ * model is ready, else `now` (the TSC at rx_burst). A stamp the model puts after `now` (the
+ * model's error, at most some tens of ns) is taken as `now`: a receive time is never later than
+ * the burst that delivered the frame.
+ */
+static inline uint64_t receive_time(struct tp_dp_lcore *lc, const struct tp_dp_port *p,
+                                    struct rte_mbuf *m, uint64_t now)
+{
+    if (!p->port.rx_timestamp || !(m->ol_flags & timestamp_flag) ||
+        !tp_nic_clock_ready(&p->nic_clock))
+        return now;
+    lc->stats.rx_nic_time++;
+    uint64_t rx = tp_nic_clock_tsc(&p->nic_clock, *mbuf_rx_tsc(m));
+    return rx < now ? rx : now;
+}
+
 /* One frame: to its channel (returns true), to the host side, or dropped. */
 static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, struct rte_mbuf *m,
                                 uint64_t now)
@@ -234,9 +269,10 @@ static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, st
         tp_classify_frame_offload(lc->set.classifier, frame, m->data_len, udp_checksum_good, &view);
     if (likely(line != TP_CLASSIFY_NONE)) {
         struct tp_channel *ch = lc->set.channels[line / TP_ROLES];
-        *mbuf_rx_tsc(m) = now;
+        uint64_t rx = receive_time(lc, p, m, now);
+        *mbuf_rx_tsc(m) = rx;
         if (ch == NULL || !tp_channel_packet(ch, (enum tp_line_role)(line % TP_ROLES), view.payload,
-                                             view.payload_len, m, now))
+                                             view.payload_len, m, rx))
             rte_pktmbuf_free(m);
         return true;
     }
@@ -286,6 +322,7 @@ int tp_dp_lcore_main(void *arg)
             next_timer = now + timer_period;
         }
         if (now >= next_counters) {
+            read_nic_clocks(lc);
             export_counters(lc);
             next_counters = now + counter_period;
         }

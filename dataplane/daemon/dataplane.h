@@ -21,6 +21,7 @@
 #include "channel.h"
 #include "classifier.h"
 #include "host.h"
+#include "nic_clock.h"
 #include "port.h"
 #include "reconfig.h"
 #include "util/histogram.h"
@@ -41,9 +42,11 @@ struct tp_dp_port {
     uint32_t ip;          /* our address on this port (host order), 0 if unknown */
     uint16_t tx_queue;
     bool can_send;
+    /* port.rx_timestamp: the NIC's clock read by the lcore polling the port (its only writer). */
+    struct tp_nic_clock nic_clock;
 };
 
-#define TP_DP_LCORE_EXPORTS 32 /* the lcore's own counters (its channels' are in their slots) */
+#define TP_DP_LCORE_EXPORTS 64 /* the lcore's own counters (its channels' are in their slots) */
 /* Counters area: each lcore's and its bus writer's, and every channel name a reload may bring
  * (a removed channel's names stay registered; added again, it reuses them). */
 #define TP_DP_COUNTERS(lcores)                                                                     \
@@ -58,6 +61,7 @@ struct tp_dp_stats {
     uint64_t tx_frames;
     uint64_t tx_dropped;            /* no mbuf, no tx queue, or the queue was full */
     uint64_t rerequests_unresolved; /* re-request not sent: server MAC not known yet */
+    uint64_t rx_nic_time; /* frames whose receive time is the NIC's stamp (else the TSC's) */
 };
 
 struct tp_dp_lcore {
@@ -102,7 +106,11 @@ int tp_dp_lcore_main(void *arg);
 /* Control plane: a consistent copy of the lcore's rx -> publish histogram. */
 void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *out);
 
-/* The rx timestamp field of mbufs (registered once at start-up). */
+/*
+ * The rx timestamp field of mbufs (registered once at start-up). The data lcore writes a frame's
+ * receive time there, in TSC ticks: the NIC's stamp mapped to the TSC where the port has them
+ * (tp_port.rx_timestamp, once the port's clock model is ready), else the TSC at rx_burst.
+ */
 int tp_dp_register_timestamp(void);
 
 /* Sends a MoldUDP64 re-request (the channel io callback; ctx is the lcore). */

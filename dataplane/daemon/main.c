@@ -193,6 +193,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             .mbuf_cache = cp->mbuf_cache_size,
             .mtu = cp->mtu,
             .promiscuous = cp->promiscuous,
+            .nic_timestamps = cp->nic_timestamps,
         };
         setup.n_groups = tp_daemon_port_groups(cfg, i, setup.groups, 0, TP_PORT_MAX_GROUPS);
         char err[256];
@@ -214,13 +215,17 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             .ip = ports[i].ip, .vlan = TP_HOST_NO_VLAN, .tsc_hz = tsc_hz, .seed = rte_rdtsc()};
         memcpy(hp.mac, ports[i].port.mac, 6);
         tp_host_init(ports[i].host, &hp);
+        /* Slopes over one second; a clock read taking over 10 us was interrupted. */
+        tp_nic_clock_init(&ports[i].nic_clock, tsc_hz, tsc_hz / 100000);
         static const char *const mode[] = {"filter", "all-multicast", "promiscuous"};
         fprintf(stderr,
                 "tickplane: port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
-                "checksums verified by %s\n",
+                "checksums verified by %s, receive times from %s\n",
                 cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
                 ports[i].port.socket, mode[ports[i].port.mc_mode],
-                ports[i].port.rx_udp_checksum ? "the NIC" : "software");
+                ports[i].port.rx_udp_checksum ? "the NIC" : "software",
+                ports[i].port.rx_timestamp ? "the NIC's clock (mapped to the TSC)"
+                                           : "the TSC at rx_burst");
     }
     return 0;
 }
@@ -280,6 +285,7 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
     EXPORT("", &lc->stats, tx_frames);
     EXPORT("", &lc->stats, tx_dropped);
     EXPORT("", &lc->stats, host_frames);
+    EXPORT("", &lc->stats, rx_nic_time);
     const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
     EXPORT(".classify", cc, matched);
     EXPORT(".classify", cc, no_flow);
@@ -301,6 +307,16 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
         const struct tp_host_counters *hc = tp_host_counters(lc->ports[i]->host);
         EXPORT(part, hc, tx_retries);
         EXPORT(part, hc, tx_given_up);
+    }
+    /* The NIC clock model of each port whose NIC stamps packets (ports/nic_clock.h). */
+    for (unsigned i = 0; i < lc->n_ports; i++) {
+        if (lc->ports[i] == NULL || !lc->ports[i]->port.rx_timestamp)
+            continue;
+        char part[24];
+        snprintf(part, sizeof(part), ".port=%u.nic_clock", i);
+        EXPORT(part, &lc->ports[i]->nic_clock, readings);
+        EXPORT(part, &lc->ports[i]->nic_clock, dropped);
+        EXPORT(part, &lc->ports[i]->nic_clock, steps);
     }
 #undef EXPORT
     return rc;

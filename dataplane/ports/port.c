@@ -102,6 +102,12 @@ int tp_port_open(struct tp_port *port, const struct tp_port_setup *setup, char *
     port->rx_udp_checksum = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_UDP_CKSUM) != 0;
     if (port->rx_udp_checksum)
         conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_UDP_CKSUM;
+    /* The NIC's receive time is the wire's: it leaves out the time a packet waits in the rx ring.
+     */
+    port->rx_timestamp =
+        setup->nic_timestamps && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+    if (port->rx_timestamp)
+        conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
     rc = rte_eth_dev_configure(port->port_id, port->rx_queues, port->tx_queues, &conf);
     if (rc != 0)
         goto failed_configure;
@@ -134,6 +140,10 @@ int tp_port_open(struct tp_port *port, const struct tp_port_setup *setup, char *
         tp_port_close(port);
         return rc;
     }
+    /* Stamps in a clock that cannot be read cannot be mapped to the TSC: ignore them. */
+    uint64_t nic_time;
+    if (port->rx_timestamp && rte_eth_read_clock(port->port_id, &nic_time) != 0)
+        port->rx_timestamp = false;
     struct rte_ether_addr mac;
     if (rte_eth_macaddr_get(port->port_id, &mac) == 0)
         memcpy(port->mac, mac.addr_bytes, 6);

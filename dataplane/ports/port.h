@@ -10,6 +10,9 @@
  *  - The multicast address filter holds exactly the configured groups' MACs
  *    (rte_eth_dev_set_mc_addr_list); when the device cannot filter, all-multicast is enabled
  *    instead and tp_port.mc_mode says so. Promiscuous mode only when asked.
+ *  - Receive offloads the data path uses are enabled where the device has them: UDP checksum
+ *    verification, and (when asked) receive timestamps, kept only if the device's clock can be
+ *    read (tp_port.rx_udp_checksum, tp_port.rx_timestamp).
  *  - Errors come back as a negative errno and a sentence in err; nothing is left half open.
  * Control path only (EAL initialised, main lcore); nothing here runs on the data path.
  */
@@ -40,6 +43,7 @@ struct tp_port_setup {
     uint16_t mbuf_cache;
     uint16_t mtu; /* 0: leave the device's */
     bool promiscuous;
+    bool nic_timestamps; /* use the NIC's receive timestamps where the device offers them */
     unsigned n_groups;
     uint32_t groups[TP_PORT_MAX_GROUPS]; /* host order */
 };
@@ -51,6 +55,9 @@ struct tp_port {
     uint16_t tx_queues;
     enum tp_port_mc_mode mc_mode;
     bool rx_udp_checksum; /* the NIC verifies UDP checksums (mbuf RX_L4_CKSUM flags) */
+    /* The NIC stamps received packets (the mbuf's rx timestamp field and flag) in a clock that
+     * rte_eth_read_clock reads, so nic_clock.h can map the stamps to the TSC. */
+    bool rx_timestamp;
     uint8_t mac[6];
     struct rte_mempool *pool;
     char name[64];

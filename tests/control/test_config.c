@@ -119,6 +119,7 @@ static void test_base_is_valid(void **state)
     assert_int_equal(cfg->ports[0].rx_queues, 1);        /* default */
     assert_int_equal(cfg->ports[0].tx_descriptors, 512); /* default */
     assert_int_equal(cfg->ports[0].ipv4, 0);             /* default: none */
+    assert_true(cfg->ports[0].nic_timestamps);           /* default: where the NIC stamps */
     assert_int_equal(cfg->n_channels, 2);
     const struct tp_cfg_channel *c0 = &cfg->channels[0], *c1 = &cfg->channels[1];
     assert_int_equal(c0->protocol, TP_CFG_PROTO_MDP3);
@@ -295,6 +296,16 @@ static void test_host_check_groups(void **state)
     assert_int_equal(gid, (gid_t)-1);
     assert_int_equal(tp_config_group_gid("root", &gid), 0);
     assert_int_equal(gid, 0);
+}
+
+/* Receive times from the NIC's stamps can be turned off per port; the value must be a boolean. */
+static void test_port_nic_timestamps(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].nic_timestamps", "false"), 0);
+    assert_false(cfg->ports[0].nic_timestamps);
+    assert_int_equal(load_mutated(1, "ports[0].nic_timestamps", "\"no\""), -EINVAL);
+    expect_error(1, "ports[0].nic_timestamps", "expected a boolean, got string");
 }
 
 static void test_bad_group_not_multicast(void **state)
@@ -1068,6 +1079,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base_is_valid),
+        cmocka_unit_test(test_port_nic_timestamps),
         cmocka_unit_test(test_relative_paths_resolve_against_config_dir),
         cmocka_unit_test(test_config_dir_too_long),
         cmocka_unit_test(test_eal_argv),

@@ -133,7 +133,7 @@ struct tp_book_header {
     uint64_t bus_sequence; /* ring sequence of the last event reflected here (0: none) */
     uint64_t venue_seq;
     uint64_t venue_time_ns;
-    uint64_t recv_tsc;
+    uint64_t recv_tsc; /* receive time of the last event (see tp_event.recv_tsc) */
     uint32_t rpt_seq;
     uint16_t bid_levels; /* valid levels per side, <= table depth */
     uint16_t ask_levels;
@@ -228,6 +228,8 @@ struct tp_event {
     const void *sbe; /* the tpout message (NULL for RESYNC and LOSS events) */
     uint64_t venue_seq;
     uint64_t venue_time_ns;
+    /* When tickplane received the packet, in TSC ticks: the NIC's receive stamp mapped to the
+     * TSC where the port's NIC stamps packets, else the TSC when rx_burst returned it. */
     uint64_t recv_tsc;
     struct tp_book_view book; /* DEPTH and TOP: the library's book after the change */
     union {
