@@ -7,7 +7,7 @@
 #include "itch50.h"
 #include "tp_books_prefetch.h"
 #include "tp_itch_feed.h"
-#include "tp_mbo.h"
+#include "tp_mbo_ops.h"
 
 int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
                       struct tp_books *books, const struct tp_instrument_filter *filter,
@@ -102,7 +102,8 @@ static int stock_directory(struct tp_itch_feed *f, const uint8_t *msg)
 }
 
 /* Applies one checked message of `type` to instrument `instr`; returns records or -errno. */
-static inline int apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t *msg)
+static inline __attribute__((always_inline)) int apply(struct tp_itch_feed *f, int type,
+                                                       uint32_t instr, const uint8_t *msg)
 {
     struct tp_books *b = f->books;
     struct tp_book_change *out = f->changes;
@@ -111,29 +112,31 @@ static inline int apply(struct tp_itch_feed *f, int type, uint32_t instr, const 
     switch (type) {
     case TP_ITCH_ADD_ORDER:
     case TP_ITCH_ADD_ORDER_MPID: /* same layout, attribution appended */
-        return tp_mbo_add(b, instr, tp_itch_add_order_order_ref(msg),
-                          itch_side(tp_itch_add_order_side(msg)), tp_itch_add_order_price_p9(msg),
-                          tp_itch_add_order_shares(msg), f->next_priority++, out);
+        return tp_mbo_add_inline(b, instr, tp_itch_add_order_order_ref(msg),
+                                 itch_side(tp_itch_add_order_side(msg)),
+                                 tp_itch_add_order_price_p9(msg), tp_itch_add_order_shares(msg),
+                                 f->next_priority++, out);
     case TP_ITCH_ORDER_EXECUTED:
-        return tp_mbo_execute(b, instr, tp_itch_order_executed_order_ref(msg),
-                              tp_itch_order_executed_executed_shares(msg), TP_MBO_ORDER_PRICE, 1,
-                              tp_itch_order_executed_match_number(msg), out);
+        return tp_mbo_execute_inline(b, instr, tp_itch_order_executed_order_ref(msg),
+                                     tp_itch_order_executed_executed_shares(msg),
+                                     TP_MBO_ORDER_PRICE, 1,
+                                     tp_itch_order_executed_match_number(msg), out);
     case TP_ITCH_ORDER_EXECUTED_WITH_PRICE:
-        return tp_mbo_execute(b, instr, tp_itch_order_executed_with_price_order_ref(msg),
-                              tp_itch_order_executed_with_price_executed_shares(msg),
-                              tp_itch_order_executed_with_price_execution_price_p9(msg),
-                              tp_itch_order_executed_with_price_printable(msg) == 'Y',
-                              tp_itch_order_executed_with_price_match_number(msg), out);
+        return tp_mbo_execute_inline(b, instr, tp_itch_order_executed_with_price_order_ref(msg),
+                                     tp_itch_order_executed_with_price_executed_shares(msg),
+                                     tp_itch_order_executed_with_price_execution_price_p9(msg),
+                                     tp_itch_order_executed_with_price_printable(msg) == 'Y',
+                                     tp_itch_order_executed_with_price_match_number(msg), out);
     case TP_ITCH_ORDER_CANCEL:
-        return tp_mbo_cancel(b, instr, tp_itch_order_cancel_order_ref(msg),
-                             tp_itch_order_cancel_cancelled_shares(msg), out);
+        return tp_mbo_cancel_inline(b, instr, tp_itch_order_cancel_order_ref(msg),
+                                    tp_itch_order_cancel_cancelled_shares(msg), out);
     case TP_ITCH_ORDER_DELETE:
-        return tp_mbo_delete(b, instr, tp_itch_order_delete_order_ref(msg), out);
+        return tp_mbo_delete_inline(b, instr, tp_itch_order_delete_order_ref(msg), out);
     case TP_ITCH_ORDER_REPLACE:
-        return tp_mbo_replace(b, instr, tp_itch_order_replace_original_order_ref(msg),
-                              tp_itch_order_replace_new_order_ref(msg),
-                              tp_itch_order_replace_price_p9(msg),
-                              tp_itch_order_replace_shares(msg), f->next_priority++, out);
+        return tp_mbo_replace_inline(b, instr, tp_itch_order_replace_original_order_ref(msg),
+                                     tp_itch_order_replace_new_order_ref(msg),
+                                     tp_itch_order_replace_price_p9(msg),
+                                     tp_itch_order_replace_shares(msg), f->next_priority++, out);
     case TP_ITCH_TRADE: {
         /* The indicator names the resting (non-displayed) order: the aggressor is the other. */
         enum tp_side resting = itch_side(tp_itch_trade_side(msg));

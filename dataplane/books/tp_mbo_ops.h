@@ -1,0 +1,517 @@
+/*
+ * The order-level operations of the ITCH path (add, execute, cancel, delete, replace), inline:
+ * tp_mbo.c builds the exported calls of tp_mbo.h from them, and the ITCH feed applies its order
+ * messages through them directly, so that a message costs no call into the books library and
+ * what the feed knows of its values (32-bit quantities, prices that have a level key) folds
+ * the checks that cannot fail. Same contract as the tp_mbo.h calls of the same names. Private
+ * to dataplane/books and its feeds, like the layout (tp_books_impl.h) it works on; the
+ * order tables are described in tp_mbo.c, which keeps their rare paths (the overflow table).
+ */
+#ifndef TP_MBO_OPS_H
+#define TP_MBO_OPS_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tp_books_impl.h"
+#include "tp_mbo.h"
+
+/* The overflow table's part (tp_mbo.c): calls, taken on the rare paths below. */
+
+/* A live order of an instrument in the overflow table, or NULL. */
+struct tp_order *tp_mbo_overflow_find(const struct tp_books *b, uint32_t instr, uint64_t id);
+
+/* Moves the live order of window slot s to the overflow table (room checked). */
+void tp_mbo_spill(struct tp_books *b, uint64_t s);
+
+/* Removes a live order that is in the overflow table. */
+void tp_mbo_overflow_remove(struct tp_books *b, struct tp_order *o);
+
+/* The operations: forced inline (each has one caller per file that uses it). */
+#define TP_MBO_OP static inline __attribute__((always_inline))
+
+/* Best levels compared with a key before switching to binary search (sentinels cover them). */
+#define LEVEL_SCAN 4
+_Static_assert(LEVEL_SCAN <= TP_LEVEL_SENTINELS, "the search reads LEVEL_SCAN levels below n");
+
+/* Whether slot o holds the live order (instr, id); computed without branches. */
+static inline bool order_is(const struct tp_order *o, uint32_t instr, uint64_t id)
+{
+    return (o->id == id) & (o->instr_side >> 1 == instr) & (o->qty != 0);
+}
+
+/* Whether an order (instr, id) not in its window slot s may be in the overflow table. */
+static inline bool may_have_spilled(const struct tp_books *b, uint64_t s, uint64_t id)
+{
+    return (b->spilled[s] != 0) & (id <= b->spilled_max_id);
+}
+
+/*
+ * A live order of an instrument, or NULL; s is the id's window slot (tp_recent_slot), which an
+ * add computes once for this search and the store that follows.
+ */
+static inline struct tp_order *order_find_at(const struct tp_books *b, uint64_t s, uint32_t instr,
+                                             uint64_t id)
+{
+    struct tp_order *o = &b->recent[s];
+
+    if (order_is(o, instr, id))
+        return o;
+    return may_have_spilled(b, s, id) ? tp_mbo_overflow_find(b, instr, id) : NULL;
+}
+
+static inline struct tp_order *order_find(const struct tp_books *b, uint32_t instr, uint64_t id)
+{
+    return order_find_at(b, tp_recent_slot(b, id), instr, id);
+}
+
+/*
+ * Stores an order whose (instrument, id) is not live (room checked) in its window slot s, moving
+ * the order there, if any, to the overflow table.
+ */
+static inline void order_place(struct tp_books *b, uint64_t s, struct tp_order o)
+{
+    struct tp_order *slot = &b->recent[s];
+
+    if (slot->qty)
+        tp_mbo_spill(b, s);
+    *slot = o;
+}
+
+/* Removes a live order from whichever table holds it. */
+static inline void order_remove(struct tp_books *b, struct tp_order *o)
+{
+    if (o >= b->recent && o < b->recent + b->recent_slots)
+        o->qty = 0;
+    else
+        tp_mbo_overflow_remove(b, o);
+    b->live_orders--;
+}
+
+static inline struct tp_level *side_levels(struct tp_books *b, const struct tp_mbo_hot *h,
+                                           unsigned side)
+{
+    return tp_mbo_side_levels(b, h, side);
+}
+
+/*
+ * Position where `key` is or would be inserted in lv[0..n) (ascending): the index of the level
+ * with that key, else the number of levels with a smaller key. Most activity is near the top, so
+ * the LEVEL_SCAN best (last) levels are compared without branches: the levels above `key` are
+ * counted rather than scanned for, since where a scan stops is data that the branch predictor
+ * misses about once a call. Deeper prices go to a binary search.
+ */
+static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int64_t key)
+{
+    uint32_t above = 0, p;
+
+    /* Below level 0 are the sentinels: INT64_MIN is never above a key. */
+    for (int64_t j = 1; j <= LEVEL_SCAN; j++)
+        above += lv[(int64_t)n - j].price > key;
+    /* One test for both conditions: a deep price is rare, and so is its misprediction. */
+    if (above + (n > LEVEL_SCAN) == LEVEL_SCAN + 1) {
+        /* Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`. */
+        uint32_t lo = 0, hi = n - LEVEL_SCAN;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (lv[mid].price < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo;
+    }
+    p = n - above;
+    /* The level just below the ones above `key` is `key`'s own if the prices are equal. */
+    return p - ((p > 0) & (lv[(int64_t)p - 1].price == key));
+}
+
+/*
+ * Writes a record of the order-level book field by field: building it as a compound literal
+ * zeroed all 48 bytes and then stored the fields over them (gcc merges the constant header fields
+ * into wider stores either way; composing the header words by hand measured no better). Every
+ * field is written (a kind's unused fields and `reserved` are 0), so the records stay
+ * byte-for-byte deterministic for consumers that copy them whole.
+ */
+static inline void write_record(struct tp_book_change *c, uint32_t instr, uint8_t kind,
+                                unsigned side, uint8_t action, uint32_t level, uint8_t flags,
+                                uint32_t count, int64_t price, int64_t qty, uint64_t order_id,
+                                uint64_t aux)
+{
+    c->instrument = instr;
+    c->kind = kind;
+    c->book = TP_BOOK_ORDERS;
+    c->side = (uint8_t)side;
+    c->action = action;
+    c->level = (uint16_t)level;
+    c->flags = flags;
+    c->reserved = 0;
+    c->count = count;
+    c->price = price;
+    c->qty = qty;
+    c->order_id = order_id;
+    c->aux = aux;
+}
+
+/* A LEVEL record: level `index` (1 = best) of a side; price is the level's (not its key). */
+static inline void level_record(struct tp_book_change *c, uint32_t instr, unsigned side,
+                                uint8_t action, uint32_t index, uint32_t count, int64_t price,
+                                int64_t qty)
+{
+    write_record(c, instr, TP_CHANGE_LEVEL, side, action, index, index == 1 ? TP_CHANGE_F_TOP : 0,
+                 count, price, qty, 0, 0);
+}
+
+/*
+ * The level functions below and the order functions after them write their change records only
+ * when the instrument emits them (`out` is then room for them). The level functions return the
+ * index of the level their record names (>= 1), or 0 when they wrote none, for the ORDER record
+ * that precedes it. They take the order's price as well as its key: the records carry the price,
+ * and the caller has it. They are forced inline into their few callers: a call would cost about
+ * as many instructions (saving and restoring registers) as their common path.
+ */
+
+/*
+ * Adds qty (one order) at `key` on one side. Returns the level index of the record written (0
+ * when not emitting), or -ENOSPC when a new level is needed and the side is full.
+ */
+static inline __attribute__((always_inline)) int level_add(struct tp_books *b, struct tp_mbo_hot *h,
+                                                           uint32_t instr, unsigned side,
+                                                           int64_t key, int64_t price, int64_t qty,
+                                                           struct tp_book_change *out)
+{
+    struct tp_level *lv = side_levels(b, h, side);
+    uint32_t n = h->levels[side];
+    uint32_t p = level_position(lv, n, key);
+    uint32_t index;
+    uint8_t action;
+
+    if (p < n && lv[p].price == key) {
+        lv[p].qty += qty;
+        lv[p].count++;
+        index = n - p;
+        action = TP_LEVEL_CHANGE;
+    } else {
+        if (n == b->params.levels_per_side) {
+            tp_book_of(b, instr)->counters.level_capacity++;
+            return -ENOSPC;
+        }
+        /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
+        for (uint32_t i = n; i > p; i--)
+            lv[i] = lv[i - 1];
+        lv[p].price = key;
+        lv[p].qty = qty;
+        lv[p].count = 1;
+        h->levels[side] = (uint16_t)(n + 1);
+        index = n + 1 - p;
+        action = TP_LEVEL_NEW;
+    }
+    if (!h->emit)
+        return 0;
+    level_record(out, instr, side, action, index, lv[p].count, price, lv[p].qty);
+    return (int)index;
+}
+
+/*
+ * Removes qty from the level at `key` and, if `whole_order`, one order from its count; the level
+ * goes when no order is left. Returns the level index of the record written, or 0.
+ */
+static inline __attribute__((always_inline)) int
+level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side, int64_t key,
+             int64_t price, int64_t qty, int whole_order, struct tp_book_change *out)
+{
+    struct tp_level *lv = side_levels(b, h, side);
+    uint32_t n = h->levels[side];
+    uint32_t p = level_position(lv, n, key);
+
+    if (p == n || lv[p].price != key) {
+        /* An order without its level cannot happen; count it rather than trust it. */
+        tp_book_of(b, instr)->counters.bad_input++;
+        return 0;
+    }
+    lv[p].qty -= qty;
+    lv[p].count -= whole_order ? 1 : 0;
+    if (lv[p].count > 0) {
+        if (!h->emit)
+            return 0;
+        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, lv[p].count, price, lv[p].qty);
+        return (int)(n - p);
+    }
+    for (uint32_t i = p; i + 1 < n; i++)
+        lv[i] = lv[i + 1];
+    h->levels[side] = (uint16_t)(n - 1);
+    if (!h->emit)
+        return 0;
+    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, 0, price, 0);
+    return (int)(n - p);
+}
+
+/*
+ * The ORDER record of a change whose LEVEL record (if any: `level` > 0, its index) follows it,
+ * written when emitting. `qty` is what remains of the order, `count` what an execution took.
+ * Returns the number of records of the change (ORDER and LEVEL), or 0.
+ */
+static inline int order_record(const struct tp_mbo_hot *h, struct tp_book_change *out,
+                               uint32_t instr, uint8_t action, unsigned side, int64_t price,
+                               int64_t qty, uint32_t count, uint64_t id, uint64_t priority,
+                               int level)
+{
+    if (!h->emit)
+        return 0;
+    write_record(out, instr, TP_CHANGE_ORDER, side, action, (uint32_t)level, 0, count, price, qty,
+                 id, priority);
+    return 1 + (level > 0);
+}
+
+/* The hot state of an instrument if it takes order-level updates, else counts and NULL. */
+static inline struct tp_mbo_hot *mbo_book(struct tp_books *b, uint32_t instr)
+{
+    if (!tp_books_has(b, instr))
+        return NULL;
+    if (tp_hot_of(b, instr)->mbo)
+        return tp_hot_of(b, instr);
+    tp_book_of(b, instr)->counters.bad_input++;
+    return NULL;
+}
+
+/*
+ * Finds a live order of instrument `instr`. Unknown ids and ids of another instrument are
+ * counted on the instrument and give NULL.
+ */
+static inline struct tp_order *mbo_lookup(struct tp_books *b, uint32_t instr, uint64_t id)
+{
+    struct tp_order *o = order_find(b, instr, id);
+
+    if (!o)
+        tp_book_of(b, instr)->counters.unknown_order++;
+    return o;
+}
+
+/*
+ * A new price and quantity an order may take: qty fits the order's 32 bits, and the price has a
+ * level key (INT64_MIN has no negation, and the sentinels use it). Counts what is wrong.
+ */
+static inline bool order_values_ok(struct tp_book_counters *counters, int64_t price, int64_t qty)
+{
+    if (qty <= 0 || qty > UINT32_MAX) {
+        counters->bad_quantity++;
+        return false;
+    }
+    if (price == INT64_MIN) {
+        counters->bad_price++;
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Inserts a new order whose checks the caller made (side, values, not live, room in the table):
+ * `h` is the instrument's MBO state and s the id's window slot. Shared by add and replace.
+ */
+static inline __attribute__((always_inline)) int
+order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t s, uint64_t id,
+             unsigned side, int64_t price, int64_t qty, uint64_t priority,
+             struct tp_book_change *out)
+{
+    int64_t key = tp_level_key(side, price);
+    int level = level_add(b, h, instr, side, key, price, qty, out + 1);
+
+    if (level < 0)
+        return level;
+    order_place(b, s,
+                (struct tp_order){.id = id,
+                                  .key = key,
+                                  .priority = priority,
+                                  .qty = (uint32_t)qty,
+                                  .instr_side = instr << 1 | side});
+    if (++b->live_orders > b->peak_live_orders)
+        b->peak_live_orders = b->live_orders;
+    h->live_orders++;
+    return order_record(h, out, instr, TP_ORDER_ADD, side, price, qty, 0, id, priority, level);
+}
+
+/*
+ * Removes a whole order from its level and the table. Writes ORDER (`action`, remaining qty 0,
+ * count: what an execution took) + LEVEL.
+ */
+static inline __attribute__((always_inline)) int
+order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
+            uint8_t action, uint32_t count, struct tp_book_change *out)
+{
+    unsigned side = o->instr_side & 1u;
+    int64_t price = tp_level_key(side, o->key);
+    int level = level_reduce(b, h, instr, side, o->key, price, o->qty, 1, out + 1);
+    int n = order_record(h, out, instr, action, side, price, 0, count, o->id, o->priority, level);
+
+    order_remove(b, o);
+    h->live_orders--;
+    return n;
+}
+
+TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
+                                enum tp_side side, int64_t price, int64_t qty, uint64_t priority,
+                                struct tp_book_change *out)
+{
+    struct tp_mbo_hot *h = mbo_book(b, instr);
+    struct tp_book_counters *counters;
+    uint64_t s;
+
+    if (!h)
+        return -EINVAL;
+    counters = &tp_book_of(b, instr)->counters;
+    if (side > TP_SIDE_ASK) {
+        counters->bad_input++;
+        return -EINVAL;
+    }
+    if (!order_values_ok(counters, price, qty))
+        return -EINVAL;
+    s = tp_recent_slot(b, order_id);
+    if (order_find_at(b, s, instr, order_id)) {
+        counters->duplicate_order++;
+        return -EEXIST;
+    }
+    if (b->live_orders >= b->params.max_orders) {
+        counters->order_capacity++;
+        return -ENOSPC;
+    }
+    return order_insert(b, h, instr, s, order_id, side, price, qty, priority, out);
+}
+
+/*
+ * Takes qty from a live order: the shared part of execute and cancel. `count` is the ORDER
+ * record's (what an execution took, 0 for a cancel).
+ */
+static inline __attribute__((always_inline)) int
+order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
+             int64_t qty, uint8_t action, uint32_t count, struct tp_book_change *out)
+{
+    unsigned side;
+    int64_t price;
+    int level;
+
+    if (qty >= o->qty) {
+        if (qty > o->qty)
+            tp_book_of(b, instr)->counters.over_execution++;
+        return order_erase(b, h, instr, o, action, count, out);
+    }
+    o->qty -= (uint32_t)qty;
+    side = o->instr_side & 1u;
+    price = tp_level_key(side, o->key);
+    level = level_reduce(b, h, instr, side, o->key, price, qty, 0, out + 1);
+    return order_record(h, out, instr, action, side, price, o->qty, count, o->id, o->priority,
+                        level);
+}
+
+/*
+ * The resting order an execution or cancel of qty > 0 reduces (and *h), or NULL with *rc set:
+ * -EINVAL (no MBO book; a non-positive quantity, counted) or -ENOENT.
+ */
+static inline struct tp_order *order_to_reduce(struct tp_books *b, uint32_t instr,
+                                               uint64_t order_id, int64_t qty,
+                                               struct tp_mbo_hot **h, int *rc)
+{
+    struct tp_order *o;
+
+    *rc = -EINVAL;
+    *h = mbo_book(b, instr);
+    if (!*h)
+        return NULL;
+    if (qty <= 0) {
+        tp_book_of(b, instr)->counters.bad_quantity++;
+        return NULL;
+    }
+    o = mbo_lookup(b, instr, order_id);
+    *rc = -ENOENT;
+    return o;
+}
+
+TP_MBO_OP int tp_mbo_execute_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
+                                    int64_t qty, int64_t price, int printable, uint64_t match,
+                                    struct tp_book_change *out)
+{
+    struct tp_mbo_hot *h;
+    int rc;
+    struct tp_order *o = order_to_reduce(b, instr, order_id, qty, &h, &rc);
+    unsigned side;
+    int n;
+
+    if (!o)
+        return rc;
+    side = o->instr_side & 1u;
+    if (price == TP_MBO_ORDER_PRICE)
+        price = tp_level_key(side, o->key);
+    if (qty > o->qty)
+        qty = o->qty; /* only what rested can have traded */
+    /* Order quantities are 32-bit: qty, clamped, fits the record's count. */
+    n = order_reduce(b, h, instr, o, qty, TP_ORDER_EXECUTE, (uint32_t)qty, out);
+    if (!printable)
+        return n;
+    /* The resting order was passive: the aggressor was on the other side. */
+    if (tp_books_trade(b, instr, price, qty, side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID, match,
+                       out + n) == 1) {
+        out[n].order_id = order_id;
+        n++;
+    }
+    return n;
+}
+
+TP_MBO_OP int tp_mbo_cancel_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
+                                   int64_t qty, struct tp_book_change *out)
+{
+    struct tp_mbo_hot *h;
+    int rc;
+    struct tp_order *o = order_to_reduce(b, instr, order_id, qty, &h, &rc);
+
+    if (!o)
+        return rc;
+    return order_reduce(b, h, instr, o, qty, TP_ORDER_CANCEL, 0, out);
+}
+
+TP_MBO_OP int tp_mbo_delete_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
+                                   struct tp_book_change *out)
+{
+    struct tp_mbo_hot *h = mbo_book(b, instr);
+    struct tp_order *o;
+
+    if (!h)
+        return -EINVAL;
+    o = mbo_lookup(b, instr, order_id);
+    if (!o)
+        return -ENOENT;
+    return order_erase(b, h, instr, o, TP_ORDER_DELETE, 0, out);
+}
+
+TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t old_id,
+                                    uint64_t new_id, int64_t price, int64_t qty, uint64_t priority,
+                                    struct tp_book_change *out)
+{
+    struct tp_mbo_hot *h = mbo_book(b, instr);
+    struct tp_order *o;
+    unsigned side;
+    uint64_t s;
+    int n, m;
+
+    if (!h)
+        return -EINVAL;
+    if (!order_values_ok(&tp_book_of(b, instr)->counters, price, qty))
+        return -EINVAL;
+    o = mbo_lookup(b, instr, old_id);
+    if (!o)
+        return -ENOENT;
+    s = tp_recent_slot(b, new_id);
+    if (new_id != old_id && order_find_at(b, s, instr, new_id)) {
+        tp_book_of(b, instr)->counters.duplicate_order++;
+        return -EEXIST;
+    }
+    side = o->instr_side & 1u;
+    n = order_erase(b, h, instr, o, TP_ORDER_DELETE, 0, out);
+    /*
+     * The new id is not live (checked above, or it is the id just removed) and the freed slot
+     * makes room in the table; a full level array may still refuse.
+     */
+    m = order_insert(b, h, instr, s, new_id, side, price, qty, priority, out + n);
+    return m < 0 ? n : n + m;
+}
+
+#endif /* TP_MBO_OPS_H */
