@@ -207,8 +207,8 @@ static int not_by_locate_message(struct tp_itch_feed *f, int type, const uint8_t
 }
 
 /*
- * One message: the body of tp_itch_feed_message, forced inline into the burst loop too (as a
- * call it cost 17 instructions a message in saving and restoring registers).
+ * One message (counted by the caller): the body of tp_itch_feed_message, forced inline into the
+ * burst loop too (as a call it cost 17 instructions a message in saving and restoring registers).
  */
 static inline __attribute__((always_inline)) int
 feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_info *info)
@@ -217,7 +217,6 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
     uint32_t instr;
     int n;
 
-    f->counters.messages++;
     if (type < 0) {
         f->counters.malformed++;
         return -EBADMSG;
@@ -245,6 +244,7 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
 int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
                          struct tp_feed_info *info)
 {
+    f->counters.messages++;
     return feed_one(f, msg, len, info);
 }
 
@@ -314,16 +314,19 @@ static inline uint32_t feed_burst(struct tp_itch_feed *f, const uint8_t *const *
     uint32_t ahead[TP_ITCH_FEED_AHEAD];
     uint32_t skipped = 0;
 
+    f->counters.messages += n; /* counted here, not in feed_one: one add per burst */
     for (uint32_t i = 0; i < n && i < far; i++)
         ahead[i] = prefetch_orders(f, msgs[i], lens[i]);
     for (uint32_t i = 0; i < n && i < near; i++)
         prefetch_levels(f, ahead[i]);
     for (uint32_t i = 0; i < n; i++) {
         /* The first step reuses slot i % far: message i's levels were prefetched near ago. */
-        if (i + near < n)
+        if (i + far < n) {
             prefetch_levels(f, ahead[(i + near) % far]);
-        if (i + far < n)
-            ahead[(i + far) % far] = prefetch_orders(f, msgs[i + far], lens[i + far]);
+            ahead[i % far] = prefetch_orders(f, msgs[i + far], lens[i + far]);
+        } else if (i + near < n) {
+            prefetch_levels(f, ahead[(i + near) % far]);
+        }
         skipped += feed_one(f, msgs[i], lens[i], info) < 0;
         info->packet_seq += seq_step;
     }
