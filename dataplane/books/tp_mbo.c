@@ -1,5 +1,8 @@
 /*
- * Order-level books: the order table and the aggregated levels (see tp_mbo.h).
+ * Order-level books: the order table and the aggregated levels (see tp_mbo.h). The operations of
+ * the ITCH path are inline in tp_mbo_ops.h (the ITCH feed uses them directly); this file has the
+ * overflow table, the exported calls built from those operations, and the rest (MDP3 modify,
+ * reads, clears, prefetch).
  */
 #include <errno.h>
 #include <string.h>

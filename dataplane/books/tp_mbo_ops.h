@@ -28,7 +28,11 @@ void tp_mbo_spill(struct tp_books *b, uint64_t s);
 /* Removes a live order that is in the overflow table. */
 void tp_mbo_overflow_remove(struct tp_books *b, struct tp_order *o);
 
-/* The operations: forced inline (each has one caller per file that uses it). */
+/*
+ * The five operations are forced inline: into the ITCH feed's dispatch (one switch case each,
+ * two for execute) and into tp_mbo.c's exported calls. The helpers below them are this header's
+ * own, not an interface.
+ */
 #define TP_MBO_OP static inline __attribute__((always_inline))
 
 /* Best levels compared with a key before switching to binary search (sentinels cover them). */
