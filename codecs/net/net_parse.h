@@ -87,9 +87,9 @@ static inline int tp_net_is_vlan_tpid(uint16_t type)
     return type == TP_ETHERTYPE_VLAN || type == TP_ETHERTYPE_QINQ || type == TP_ETHERTYPE_QINQ1;
 }
 
-/* Parses one Ethernet frame of len captured bytes; 0 and *out filled, or enum tp_net_error. */
-static inline int tp_net_parse_udp(const uint8_t *frame, size_t len, unsigned flags,
-                                   struct tp_udp_view *out)
+/* tp_net_parse_udp for any frame shape; the common shape has a shorter path below. */
+static inline int tp_net_parse_udp_any(const uint8_t *frame, size_t len, unsigned flags,
+                                       struct tp_udp_view *out)
 {
     if (len < TP_ETHER_HDR_LEN)
         return TP_NET_ESHORT;
@@ -150,6 +150,51 @@ static inline int tp_net_parse_udp(const uint8_t *frame, size_t len, unsigned fl
     out->payload = udp + TP_UDP_HDR_LEN;
     out->payload_len = (uint16_t)(udp_len - TP_UDP_HDR_LEN);
     return 0;
+}
+
+/*
+ * Parses one Ethernet frame of len captured bytes; 0 and *out filled, or enum tp_net_error.
+ * Market data frames are almost all untagged or once-tagged (802.1Q) IPv4 without options,
+ * unfragmented UDP: those are accepted here with the checks that shape needs (the same
+ * outcome and view as tp_net_parse_udp_any); any other frame, or one that fails a check,
+ * goes through tp_net_parse_udp_any, which accepts or refuses it with its reason.
+ */
+static inline int tp_net_parse_udp(const uint8_t *frame, size_t len, unsigned flags,
+                                   struct tp_udp_view *out)
+{
+    /* Both headers fit whatever the shape: 14 + 4 (one tag) + 20 + 8. */
+    if (len >= TP_ETHER_HDR_LEN + TP_VLAN_TAG_LEN + TP_IPV4_MIN_HDR + TP_UDP_HDR_LEN &&
+        !(flags & TP_NET_CHECK_IP_CSUM)) {
+        uint16_t type = tp_load_be16(frame + 12);
+        uint16_t vid = 0;
+        size_t off = TP_ETHER_HDR_LEN;
+        if (type == TP_ETHERTYPE_VLAN) {
+            vid = tp_load_be16(frame + 14) & 0x0fff;
+            type = tp_load_be16(frame + 16);
+            off += TP_VLAN_TAG_LEN;
+        }
+        const uint8_t *ip = frame + off;
+        const uint8_t *udp = ip + TP_IPV4_MIN_HDR;
+        size_t total = tp_load_be16(ip + 2);
+        size_t udp_len = tp_load_be16(udp + 4);
+        if (type == TP_ETHERTYPE_IPV4 && ip[0] == 0x45 && ip[9] == TP_IPPROTO_UDP &&
+            (tp_load_be16(ip + 6) & 0x3fff) == 0 && total <= len - off &&
+            total >= TP_IPV4_MIN_HDR + TP_UDP_HDR_LEN && udp_len >= TP_UDP_HDR_LEN &&
+            udp_len <= total - TP_IPV4_MIN_HDR) {
+            out->key.dst_ip = tp_load_be32(ip + 16);
+            out->key.dst_port = tp_load_be16(udp + 2);
+            out->key.vlan = vid;
+            out->src_ip = tp_load_be32(ip + 12);
+            out->src_port = tp_load_be16(udp);
+            out->outer_vlan = vid;
+            out->vlan_count = off != TP_ETHER_HDR_LEN;
+            out->ip_offset = (uint16_t)off;
+            out->payload = udp + TP_UDP_HDR_LEN;
+            out->payload_len = (uint16_t)(udp_len - TP_UDP_HDR_LEN);
+            return 0;
+        }
+    }
+    return tp_net_parse_udp_any(frame, len, flags, out);
 }
 
 /* A short English reason for an enum tp_net_error (tools and logs). */

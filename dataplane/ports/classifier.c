@@ -21,6 +21,9 @@ struct tp_classifier {
     uint32_t max_flows;
     bool verify_udp_checksum;
     uint32_t flows;
+    /* Flows by kind: a lookup probes only for the kinds present (most setups use one). */
+    uint32_t exact_vlan_flows;
+    uint32_t any_vlan_flows;
     struct flow_slot slots[];
 };
 
@@ -68,11 +71,13 @@ static inline uint32_t slot_of(const struct tp_classifier *cls, uint64_t key)
     return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & cls->mask;
 }
 
+/* The key is compared first: a hit costs one compare. An empty slot's key (0) may equal the key
+ * sought, and then its line, TP_CLASSIFY_NONE, is the right answer all the same. */
 static inline uint32_t probe(const struct tp_classifier *cls, uint64_t key)
 {
     for (uint32_t i = slot_of(cls, key);; i = (i + 1) & cls->mask) {
         const struct flow_slot *s = &cls->slots[i];
-        if (s->line == TP_CLASSIFY_NONE || s->key == key)
+        if (s->key == key || s->line == TP_CLASSIFY_NONE)
             return s->line;
     }
 }
@@ -91,6 +96,10 @@ int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, 
         return -ENOSPC;
     cls->slots[i] = (struct flow_slot){.key = key, .line = line};
     cls->flows++;
+    if (vlan == TP_CLASSIFY_ANY_VLAN)
+        cls->any_vlan_flows++;
+    else
+        cls->exact_vlan_flows++;
     return 0;
 }
 
@@ -116,15 +125,28 @@ int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t por
     }
     cls->slots[hole] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
     cls->flows--;
+    if (vlan == TP_CLASSIFY_ANY_VLAN)
+        cls->any_vlan_flows--;
+    else
+        cls->exact_vlan_flows--;
     return 0;
+}
+
+/* The exact-VLAN flow, else the any-VLAN one; a kind the table holds none of is not probed. */
+static inline uint32_t lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
+{
+    uint64_t group_port = pack_key(key->dst_ip, key->dst_port, 0);
+    if (cls->exact_vlan_flows != 0) {
+        uint32_t line = probe(cls, group_port | key->vlan);
+        if (line != TP_CLASSIFY_NONE || cls->any_vlan_flows == 0)
+            return line;
+    }
+    return probe(cls, group_port | TP_CLASSIFY_ANY_VLAN);
 }
 
 uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
 {
-    uint32_t line = probe(cls, pack_key(key->dst_ip, key->dst_port, key->vlan));
-    if (line == TP_CLASSIFY_NONE)
-        line = probe(cls, pack_key(key->dst_ip, key->dst_port, TP_CLASSIFY_ANY_VLAN));
-    return line;
+    return lookup(cls, key);
 }
 
 /* RFC 768: a zero checksum means none was computed; otherwise it must match the datagram's. */
@@ -148,7 +170,7 @@ uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *fra
             cls->counters.malformed++;
         return TP_CLASSIFY_NONE;
     }
-    uint32_t line = tp_classifier_lookup(cls, &view->key);
+    uint32_t line = lookup(cls, &view->key);
     if (line == TP_CLASSIFY_NONE) {
         cls->counters.no_flow++;
         return line;

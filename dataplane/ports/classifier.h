@@ -3,7 +3,8 @@
  *
  * Promises:
  *  - One parse (codecs/net, bounds checked) and one or two probes of a small open-addressing
- *    table (linear probing, load factor <= 1/2, sized at init). No allocation after init.
+ *    table (linear probing, load factor <= 1/2, sized at init): one where the table holds
+ *    flows of one kind (exact-VLAN or any-VLAN). No allocation after init.
  *  - A flow added with vlan TP_CLASSIFY_ANY_VLAN matches that group and port with any tag and
  *    untagged; an exact-VLAN flow wins over it.
  *  - A UDP checksum, when the sender computed one (non-zero) and verify_udp_checksum is set, is

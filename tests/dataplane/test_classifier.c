@@ -80,6 +80,48 @@ static void test_exact_and_any_vlan(void **state)
     free(cls);
 }
 
+/*
+ * A lookup probes only for the kinds of flows the table holds: adds and removes (found or not)
+ * keep that right, so each flow stays found with the other kind present, absent, or removed.
+ */
+static void test_kinds_follow_adds_and_removes(void **state)
+{
+    (void)state;
+    struct tp_classifier *cls = make(8);
+    uint32_t g = GROUP(233, 54, 12, 111);
+    struct tp_flow_key tagged = {.dst_ip = g, .dst_port = 26477, .vlan = 100};
+    struct tp_flow_key other = {.dst_ip = g, .dst_port = 26477, .vlan = 0};
+
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), TP_CLASSIFY_NONE); /* empty table */
+    assert_int_equal(tp_classifier_add(cls, g, 26477, 100, 1), 0);          /* exact only */
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), 1);
+    assert_int_equal(tp_classifier_lookup(cls, &other), TP_CLASSIFY_NONE);
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, 200), -ENOENT);
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, TP_CLASSIFY_ANY_VLAN), -ENOENT);
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), 1);
+
+    assert_int_equal(tp_classifier_add(cls, g, 26477, TP_CLASSIFY_ANY_VLAN, 2), 0); /* both */
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), 1);
+    assert_int_equal(tp_classifier_lookup(cls, &other), 2);
+
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, 100), 0); /* any-VLAN only */
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), 2);
+    assert_int_equal(tp_classifier_lookup(cls, &other), 2);
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, 100), -ENOENT);
+    assert_int_equal(tp_classifier_lookup(cls, &other), 2);
+
+    assert_int_equal(tp_classifier_add(cls, g, 26477, 0, 3), 0); /* exact VLAN 0 beside it */
+    assert_int_equal(tp_classifier_lookup(cls, &other), 3);
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), 2);
+
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, TP_CLASSIFY_ANY_VLAN), 0);
+    assert_int_equal(tp_classifier_lookup(cls, &tagged), TP_CLASSIFY_NONE);
+    assert_int_equal(tp_classifier_lookup(cls, &other), 3);
+    assert_int_equal(tp_classifier_remove(cls, g, 26477, 0), 0); /* empty again */
+    assert_int_equal(tp_classifier_lookup(cls, &other), TP_CLASSIFY_NONE);
+    free(cls);
+}
+
 static void test_many_flows_and_capacity(void **state)
 {
     (void)state;
@@ -239,6 +281,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_exact_and_any_vlan),
+        cmocka_unit_test(test_kinds_follow_adds_and_removes),
         cmocka_unit_test(test_many_flows_and_capacity),
         cmocka_unit_test(test_frames_counted_by_reason),
         cmocka_unit_test(test_udp_checksum),

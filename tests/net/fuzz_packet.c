@@ -1,7 +1,8 @@
 /*
  * fuzz_packet.c - libFuzzer target: any bytes as an Ethernet frame through tp_net_parse_udp.
  * The sanitizers catch out-of-bounds reads; the checks below catch a payload that escapes the
- * frame or a key that disagrees with the bytes.
+ * frame or a key that disagrees with the bytes, and the short path for the common frame shape
+ * must give the general parser's answer and view.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,8 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = tp_net_parse_udp(data, size, flags, &v);
         if (rc > 0 || rc < TP_NET_ECSUM)
             abort();
+        struct tp_udp_view g;
+        if (tp_net_parse_udp_any(data, size, flags, &g) != rc)
+            abort();
         if (rc < 0)
             continue;
+        if (!tp_flow_key_equal(&v.key, &g.key) || v.src_ip != g.src_ip ||
+            v.src_port != g.src_port || v.outer_vlan != g.outer_vlan ||
+            v.vlan_count != g.vlan_count || v.ip_offset != g.ip_offset || v.payload != g.payload ||
+            v.payload_len != g.payload_len)
+            abort();
         if (v.payload < data || v.payload + v.payload_len > data + size)
             abort();
         if (v.vlan_count > TP_NET_MAX_VLANS || v.key.vlan > 4095)

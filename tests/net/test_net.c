@@ -179,6 +179,62 @@ static void test_every_truncation_refused(void **state)
     }
 }
 
+/* The view fields tp_net_parse_udp fills, compared one by one (padding differs). */
+static void assert_same_view(const struct tp_udp_view *a, const struct tp_udp_view *b)
+{
+    assert_true(tp_flow_key_equal(&a->key, &b->key));
+    assert_int_equal(a->src_ip, b->src_ip);
+    assert_int_equal(a->src_port, b->src_port);
+    assert_int_equal(a->outer_vlan, b->outer_vlan);
+    assert_int_equal(a->vlan_count, b->vlan_count);
+    assert_int_equal(a->ip_offset, b->ip_offset);
+    assert_ptr_equal(a->payload, b->payload);
+    assert_int_equal(a->payload_len, b->payload_len);
+}
+
+/*
+ * The short path for the common frame shape agrees with the general parser on every frame near
+ * that shape: each length, each header byte set to values that make or break it (types, TPIDs,
+ * version and header length, fragment bits, protocol, both length fields), each tag count.
+ */
+static void test_common_shape_path_agrees_with_general(void **state)
+{
+    (void)state;
+    static const uint8_t values[] = {0x00, 0x01, 0x05, 0x08, 0x11, 0x1c, 0x20, 0x3f,
+                                     0x40, 0x45, 0x46, 0x81, 0x88, 0x91, 0xa8, 0xff};
+    uint8_t frame[256];
+    unsigned agreed = 0, accepted = 0;
+    struct tp_udp_frame_spec s = base_spec();
+    for (uint8_t tags = 0; tags <= 2; tags++) {
+        s.vlan_count = tags;
+        s.vlan[0] = 10;
+        s.vlan[1] = 4095;
+        int n = tp_net_build_udp(frame, sizeof(frame), &s, payload, sizeof(payload));
+        assert_true(n > 0);
+        size_t headers = TP_ETHER_HDR_LEN + tags * TP_VLAN_TAG_LEN + TP_IPV4_MIN_HDR;
+        for (size_t at = 12; at < headers + TP_UDP_HDR_LEN; at++) {
+            for (size_t k = 0; k <= sizeof(values); k++) {
+                uint8_t saved = frame[at];
+                if (k < sizeof(values))
+                    frame[at] = values[k];
+                for (size_t len = (size_t)n - 2; len <= (size_t)n + 2; len++) {
+                    struct tp_udp_view fast, general;
+                    int rc = tp_net_parse_udp(frame, len, 0, &fast);
+                    assert_int_equal(rc, tp_net_parse_udp_any(frame, len, 0, &general));
+                    if (rc == 0) {
+                        assert_same_view(&fast, &general);
+                        accepted++;
+                    }
+                    agreed++;
+                }
+                frame[at] = saved;
+            }
+        }
+    }
+    assert_true(agreed > 5000);
+    assert_true(accepted > 100);
+}
+
 static void test_bad_lengths_and_types(void **state)
 {
     (void)state;
@@ -377,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_ip_options_are_skipped),
         cmocka_unit_test(test_fragments_rejected),
         cmocka_unit_test(test_every_truncation_refused),
+        cmocka_unit_test(test_common_shape_path_agrees_with_general),
         cmocka_unit_test(test_bad_lengths_and_types),
         cmocka_unit_test(test_build_limits),
         cmocka_unit_test(test_udp_checksum),
