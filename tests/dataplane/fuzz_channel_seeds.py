@@ -76,6 +76,15 @@ def main():
     write(out_dir, "itch_no_server_adopt", 0x20 | 0x40,
           [record(0, p) for i, p in enumerate(a[4:14]) if i != 2] +
           [record(NO_PACKET, step=200)])
+    # Four held packets at most: the packets behind a lost one overflow, then the lost one comes
+    # back as a re-request reply.
+    write(out_dir, "itch_held_overflow", 0x02,
+          [record(0, p) for i, p in enumerate(a[:12]) if i != 1] +
+          [record(NO_PACKET, step=200), record(RETRANS, a[1])])
+    # A new session (another session id) restarting at sequence 1 on both lines.
+    renamed = [b"SESSION002" + p[10:] for p in a[:6]]
+    write(out_dir, "itch_new_session", cfg,
+          [record(0, p) for p in a[:6]] + [record(r, p) for p in renamed for r in (0, 1)])
 
     mdp3 = payloads(mdp3_pcap)
     # MDP3, snapshot and definition lines, order-level books, 16 held packets.
@@ -86,6 +95,16 @@ def main():
           [record(r, p) for i, (r, p) in enumerate(incr[:16]) if i != 8] +
           [record(NO_PACKET, step=200)] +
           [record(r, p) for r, p in mdp3 if r in (2, 3)][:6])
+    inc_a = [p for r, p in mdp3 if r == 0]
+    snaps = [(r, p) for r, p in mdp3 if r in (2, 3)]
+    # Definitions first, a lost incremental (its instruments go stale), then snapshots.
+    write(out_dir, "mdp3_lost_incremental", cfg,
+          [record(r, p) for r, p in mdp3 if r == 4][:4] +
+          [record(0, p) for i, p in enumerate(inc_a[:10]) if i != 4] +
+          [record(r, p) for r, p in snaps[:8]])
+    # The incremental stream restarts at sequence 1 on both lines (after more than 9 packets).
+    write(out_dir, "mdp3_restart", 0x01 | 0x40,
+          [record(0, p) for p in inc_a[:12]] + [record(r, p) for p in inc_a[:3] for r in (0, 1)])
     write(out_dir, "mdp3_incremental_only", 0x01 | 0x40,
           [record(0, p, burst=(i % 5 == 0)) for i, (r, p) in enumerate(mdp3) if r == 0][:10])
 

@@ -17,7 +17,8 @@
  * last 260 s, ARP requests only for unresolved neighbors, ARP replies to the requests received in
  * order. Counters never decrease and move by what each call did; a frame not settled or refused
  * is written again unchanged; give-ups happen only after TP_HOST_TX_GIVE_UP_MS of refusals; a
- * resolved neighbor has the MAC of its latest ARP frame; joined() follows joins and leaves.
+ * resolved neighbor has the MAC of its latest ARP frame; joined() follows joins and leaves; a
+ * group a built query asked for is reported within the query's Max Resp Time.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -60,7 +61,9 @@ struct model_group {
     uint16_t refs;
     uint16_t vlan;
     uint32_t source;
-    bool leaving; /* the last reference went: a leave may still be due */
+    bool leaving;       /* the last reference went: a leave may still be due */
+    bool answer_due;    /* a query asked for a report of this group... */
+    uint64_t answer_by; /* ...to be due before this time (its Max Resp Time) */
 };
 
 struct model_neighbor {
@@ -191,6 +194,7 @@ static void do_join(struct model *m, uint8_t gsel, uint8_t attr)
         g->source = source;
         g->vlan = vlan;
         g->leaving = false;
+        g->answer_due = false;
     }
     g->refs++;
     check(tp_host_joined(m->host, group));
@@ -207,8 +211,10 @@ static void do_leave(struct model *m, uint8_t gsel)
         return;
     }
     check(rc == 0);
-    if (--g->refs == 0)
+    if (--g->refs == 0) {
         g->leaving = true;
+        g->answer_due = false;
+    }
     check(tp_host_joined(m->host, group) == (g->refs > 0));
 }
 
@@ -253,7 +259,32 @@ static bool frame_type(const uint8_t *f, size_t len, uint16_t *type, uint16_t *v
     return true;
 }
 
-static void do_input(struct model *m, const uint8_t *f, size_t len, bool v2_query)
+/* The IGMP message length of a query built from a[] (build_query). */
+static size_t query_igmp_len(const uint8_t a[3])
+{
+    return ((a[0] & 1) ? 12 : 8) + 2 * (size_t)((a[0] >> 3) & 7);
+}
+
+/* A query of 8 to 11 bytes is IGMPv1/v2 (RFC 3376 7.1). */
+static bool query_is_v2(const uint8_t a[3])
+{
+    return query_igmp_len(a) < 12;
+}
+
+/* Max Resp Time of a query built from a[] (build_query) in tenths of a second: RFC 3376 4.1.1
+ * for v3 (floating point above 127), RFC 2236 for v2, 10 s for v1 (code 0). */
+static uint64_t query_tenths(const uint8_t a[3], bool v2)
+{
+    uint8_t code = a[1];
+    if (v2)
+        return code ? code : 100;
+    if (code < 128)
+        return code;
+    return (uint64_t)((code & 0x0f) | 0x10) << (((code >> 4) & 7) + 3);
+}
+
+/* A frame from the wire; `query`: the bytes build_query made it from (NULL: not a built query). */
+static void do_input(struct model *m, const uint8_t *f, size_t len, const uint8_t *query)
 {
     /* A copy of exactly len bytes: any read past the frame is caught by ASan. */
     uint8_t *copy = malloc(len ? len : 1);
@@ -268,11 +299,24 @@ static void do_input(struct model *m, const uint8_t *f, size_t len, bool v2_quer
     check(d.igmp_queries <= 1 && d.arp_requests <= 1 && d.arp_learned <= 1 && d.ignored <= 1 &&
           d.malformed <= 1);
     check(taken == (d.ignored == 0));
-    if (d.igmp_queries) {
+    if (d.igmp_queries)
         m->v2_heard = true;
-        if (v2_query) {
+    if (d.igmp_queries && query != NULL) {
+        bool v2 = query_is_v2(query);
+        if (v2) {
             m->v2_known = true;
             m->v2_at = m->now;
+        }
+        /* Each group asked for is reported within the Max Resp Time. */
+        uint32_t asked = query[2] ? group_of(query[2]) : 0;
+        uint64_t by = m->now + query_tenths(query, v2) * HZ / 10;
+        for (unsigned i = 0; i < m->n_groups; i++) {
+            struct model_group *g = &m->groups[i];
+            if (g->refs > 0 && (asked == 0 || asked == g->group) &&
+                (!g->answer_due || by < g->answer_by)) {
+                g->answer_due = true;
+                g->answer_by = by;
+            }
         }
     }
     uint16_t type, vlan;
@@ -402,8 +446,16 @@ static size_t next_frame(struct model *m, uint8_t *buf, enum written *what)
     check(delta_zero_but(&d, &d.tx_given_up, 1));
     check(len <= TP_HOST_FRAME_MAX);
     bool overdue = m->failing && m->now - m->failing_since >= GIVE_UP_TICKS;
-    if (d.tx_given_up > 0)
+    if (d.tx_given_up > 0) {
         check(len == 0 && overdue);
+        for (unsigned i = 0; i < m->n_groups; i++)
+            m->groups[i].answer_due = false; /* given up with the rest (if it was due) */
+    } else if (len == 0) {
+        /* Nothing due: no query answer is late. */
+        for (unsigned i = 0; i < m->n_groups; i++)
+            check(!(m->groups[i].refs > 0 && m->groups[i].answer_due &&
+                    m->groups[i].answer_by <= m->now));
+    }
     if (len == 0) {
         nothing_due(m);
         free(out);
@@ -460,6 +512,7 @@ static void frame_sent(struct model *m, const uint8_t *buf, size_t len, enum wri
     switch (what) {
     case W_REPORT:
         check(delta_zero_but(&d, &d.igmp_reports, 1) && d.igmp_reports == 1);
+        g->answer_due = false;
         break;
     case W_LEAVE:
         check(delta_zero_but(&d, &d.igmp_leaves, 1) && d.igmp_leaves == 1);
@@ -495,15 +548,13 @@ static size_t peer_ether(uint8_t *f, const uint8_t dst[6], uint16_t vlan, uint16
 }
 
 /* An IGMP query: a[0] flags (bit 0 v3, bit 1 tagged, bit 2 bad checksum, bits 3-5 extra bytes),
- * a[1] Max Resp Code, a[2] group selector (0: general). Returns its length; *v2: a v1/v2 query. */
-static size_t build_query(uint8_t *f, const uint8_t a[3], bool *v2)
+ * a[1] Max Resp Code, a[2] group selector (0: general). Returns its length. */
+static size_t build_query(uint8_t *f, const uint8_t a[3])
 {
     uint8_t mac[6];
     tp_net_multicast_mac(0xe0000001u, mac);
     size_t off = peer_ether(f, mac, (a[0] & 2) ? 77 : TP_HOST_NO_VLAN, TP_ETHERTYPE_IPV4);
-    bool v3 = a[0] & 1;
-    size_t igmp_len = (v3 ? 12 : 8) + 2 * ((a[0] >> 3) & 7);
-    *v2 = igmp_len < 12;
+    size_t igmp_len = query_igmp_len(a);
     uint8_t *ip = f + off;
     memset(ip, 0, 20 + igmp_len);
     ip[0] = 0x45;
@@ -603,7 +654,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t op = next_byte(&r), a[4];
         enum written what;
         size_t len;
-        bool v2;
         switch (op % 10) {
         case 0: /* time passes: up to ~19 hours */
             a[0] = next_byte(&r);
@@ -613,20 +663,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1: /* a raw frame from the wire */
             len = next_byte(&r);
             len = len < r.left ? len : r.left;
-            do_input(&m, r.p, len, false);
+            do_input(&m, r.p, len, NULL);
             r.p += len;
             r.left -= len;
             break;
         case 2:
             for (int i = 0; i < 3; i++)
                 a[i] = next_byte(&r);
-            len = build_query(frame, a, &v2);
-            do_input(&m, frame, len, v2);
+            do_input(&m, frame, build_query(frame, a), a);
             break;
         case 3:
             for (int i = 0; i < 4; i++)
                 a[i] = next_byte(&r);
-            do_input(&m, frame, build_arp(frame, a, m.ip ? m.ip : MY_IP), false);
+            do_input(&m, frame, build_arp(frame, a, m.ip ? m.ip : MY_IP), NULL);
             break;
         case 4:
             a[0] = next_byte(&r);
