@@ -19,6 +19,9 @@
  * DELETE of the old id followed by an ADD of the new one. TRADE, STATUS, STAT and CLEAR records
  * carry the per-instrument state changes; a CLEAR with book TP_BOOK_ORDERS empties the
  * order-level book only, any other CLEAR empties every book of the instrument.
+ *
+ * Every byte of a record is written: the fields its kind does not use, and `reserved`, are 0, so
+ * a consumer may copy records whole and two runs over the same input give the same bytes.
  */
 #ifndef TP_BOOK_CHANGE_H
 #define TP_BOOK_CHANGE_H
