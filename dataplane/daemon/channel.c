@@ -43,6 +43,13 @@ size_t tp_channel_memsize(const struct tp_channel_params *p)
     return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + mdp3_state_size(p);
 }
 
+/* Names this channel to the publisher (venue 1 nasdaq, 0 cme) for the events that follow. */
+static void select_publisher(const struct tp_channel *ch)
+{
+    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
+                        ch->params.channel_id);
+}
+
 /* ---- the MDP3 feed's sink: the publisher's, with stale marks counted for recovery ---------- */
 
 static void fwd_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
@@ -142,14 +149,11 @@ static void mold_feed(struct tp_channel *ch, const uint8_t **msgs, const uint16_
 
 /*
  * Applies the messages of every pending packet in order, in as few feed calls as their receive
- * times and sequence numbers allow (one per rx burst in the common case), then gives back the
- * handles the channel owns.
+ * times and sequence numbers allow (one per rx burst in the common case).
  */
 static void mold_flush(struct tp_channel *ch)
 {
-    if (ch->n_pending == 0)
-        return;
-    tp_publisher_select(ch->params.publisher, 1, ch->params.channel_id);
+    select_publisher(ch);
     const uint8_t *msgs[MOLD_APPLY_CHUNK];
     uint16_t lens[MOLD_APPLY_CHUNK];
     uint32_t n = 0;
@@ -178,6 +182,53 @@ static void mold_flush(struct tp_channel *ch)
         }
     }
     mold_feed(ch, msgs, lens, &n, &info);
+}
+
+/* ---- MDP3 incrementals --------------------------------------------------------------------- */
+
+static void mdp3_membership(struct tp_channel *ch);
+
+/* After each incremental is applied: kept while a snapshot is awaited (in order, as it came). */
+static void mdp3_applied(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc)
+{
+    struct tp_channel *ch = ctx;
+    struct tp_mdp3_packet p;
+    ch->counters.feed_errors += rc < 0;
+    if (tp_mdp3_packet_init(&p, pkt->data, pkt->len) == 0)
+        tp_mdp3_recovery_buffer(&ch->recovery, p.seq, pkt->data, (uint16_t)pkt->len, pkt->rx_tsc);
+}
+
+/*
+ * Applies every pending incremental packet in one feed call (which prefetches the next packets'
+ * state while it applies one), then joins or leaves the snapshot lines as recovery now needs.
+ */
+static void mdp3_flush(struct tp_channel *ch)
+{
+    struct tp_mdp3_feed_pkt pkts[TP_CHANNEL_PENDING_MAX];
+    select_publisher(ch);
+    for (uint32_t i = 0; i < ch->n_pending; i++)
+        pkts[i] = (struct tp_mdp3_feed_pkt){.data = ch->pending[i].payload,
+                                            .len = ch->pending[i].len,
+                                            .rx_tsc = ch->pending[i].rx_tsc};
+    ch->counters.messages += ch->n_pending;
+    tp_mdp3_feed_burst(&ch->mdp3, pkts, ch->n_pending, mdp3_applied, ch);
+    mdp3_membership(ch);
+}
+
+/* ---- packets kept for the end of the burst ------------------------------------------------- */
+
+/*
+ * Applies the pending packets (the channel's protocol decides how) and gives back the handles
+ * the channel owns.
+ */
+static void flush_pending(struct tp_channel *ch)
+{
+    if (ch->n_pending == 0)
+        return;
+    if (ch->params.protocol == TP_CHANNEL_ITCH)
+        mold_flush(ch);
+    else
+        mdp3_flush(ch);
     for (uint32_t i = 0; i < ch->n_pending; i++)
         if (ch->pending[i].release)
             ch->params.io.release(ch->params.io.ctx, ch->pending[i].handle);
@@ -185,26 +236,26 @@ static void mold_flush(struct tp_channel *ch)
 }
 
 /* Run by the publisher at the end of the rx burst. */
-static void mold_end_of_burst(void *ctx)
+static void end_of_burst(void *ctx)
 {
     struct tp_channel *ch = ctx;
     ch->flush_due = false;
-    mold_flush(ch);
+    flush_pending(ch);
 }
 
 /*
- * A MoldUDP64 packet in sequence, its first `skip` messages already applied: kept for the end of
- * the rx burst when the publisher is inside one, applied now otherwise. `owned`: the channel held
- * the packet already (it releases it once applied). Returns true when the channel now keeps a
- * packet the caller gave it.
+ * A packet in sequence (MoldUDP64: its first `skip` messages already applied): kept for the end
+ * of the rx burst when the publisher is inside one, applied now otherwise. `owned`: the channel
+ * held the packet already (it releases it once applied). Returns true when the channel now keeps
+ * a packet the caller gave it.
  */
-static bool mold_deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
-                         uint64_t rx_tsc, void *handle, bool owned)
+static bool deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
+                    uint64_t rx_tsc, void *handle, bool owned)
 {
     if (ch->n_pending == TP_CHANNEL_PENDING_MAX)
-        mold_flush(ch);
+        flush_pending(ch);
     if (!ch->flush_due)
-        ch->flush_due = tp_publisher_defer(ch->params.publisher, mold_end_of_burst, ch);
+        ch->flush_due = tp_publisher_defer(ch->params.publisher, end_of_burst, ch);
     ch->pending[ch->n_pending++] = (struct tp_channel_pending){.payload = payload,
                                                                .handle = handle,
                                                                .rx_tsc = rx_tsc,
@@ -212,22 +263,11 @@ static bool mold_deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t
                                                                .len = len,
                                                                .release = owned || ch->flush_due};
     if (!ch->flush_due)
-        mold_flush(ch);
+        flush_pending(ch);
     return ch->flush_due && !owned;
 }
 
-/* ---- common -------------------------------------------------------------------------------- */
-
-/* An incremental MDP3 packet in sequence: to the feed, and kept while a snapshot is awaited. */
-static void mdp3_apply(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
-{
-    ch->counters.messages++;
-    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
-        ch->counters.feed_errors++;
-    struct tp_mdp3_packet p;
-    if (tp_mdp3_packet_init(&p, payload, len) == 0)
-        tp_mdp3_recovery_buffer(&ch->recovery, p.seq, payload, len, rx_tsc);
-}
+/* ---- MDP3 side lines ----------------------------------------------------------------------- */
 
 /* Replays a buffered incremental (the feed skips what it already has by RptSeq). */
 static void mdp3_replay(void *ctx, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
@@ -274,10 +314,13 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
             return;
         }
         ch->def_last_seq = p.seq;
+        flush_pending(ch); /* the incrementals received before it come first */
         if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
             ch->counters.feed_errors++;
         return;
     }
+    /* Incrementals received before it come first: they may also make the channel join. */
+    flush_pending(ch);
     if (!ch->recovery.joined || p.seq == ch->snap_last_seq)
         return; /* not listening, or the other line's copy */
     ch->snap_last_seq = p.seq;
@@ -301,8 +344,6 @@ static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
     return rc == 0;
 }
 
-static void mdp3_membership(struct tp_channel *ch);
-
 /* Applies every held packet that is now in sequence. */
 static void drain(struct tp_channel *ch)
 {
@@ -313,15 +354,8 @@ static void drain(struct tp_channel *ch)
         uint16_t len;
         uint64_t rx_tsc;
         ch->params.io.view(ch->params.io.ctx, handle, &payload, &len, &rx_tsc);
-        if (ch->params.protocol == TP_CHANNEL_ITCH) {
-            mold_deliver(ch, payload, len, skip, rx_tsc, handle, true);
-        } else {
-            mdp3_apply(ch, payload, len, rx_tsc);
-            ch->params.io.release(ch->params.io.ctx, handle);
-        }
+        deliver(ch, payload, len, skip, rx_tsc, handle, true);
     }
-    if (ch->params.protocol == TP_CHANNEL_MDP3)
-        mdp3_membership(ch);
 }
 
 /*
@@ -331,7 +365,7 @@ static void drain(struct tp_channel *ch)
  */
 static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
 {
-    mold_flush(ch); /* the last session's messages come first */
+    flush_pending(ch); /* the last session's messages come first */
     ch->counters.resets++;
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
 }
@@ -346,8 +380,7 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
     ch->counters.packets++;
-    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
-                        ch->params.channel_id);
+    select_publisher(ch);
     struct tp_arb_pkt pkt;
     if (ch->params.protocol == TP_CHANNEL_ITCH) {
         struct tp_mold_packet p;
@@ -388,10 +421,7 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
         return true;
     bool kept = false;
     if (v == TP_ARB_DELIVER) {
-        if (ch->params.protocol == TP_CHANNEL_ITCH)
-            kept = mold_deliver(ch, payload, len, skip, rx_tsc, handle, false);
-        else
-            mdp3_apply(ch, payload, len, rx_tsc);
+        kept = deliver(ch, payload, len, skip, rx_tsc, handle, false);
         drain(ch);
     }
     return kept;
@@ -406,7 +436,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
                                    now);
     tp_arb_skip_gap(ch->arb);
     drain(ch);
-    mold_flush(ch); /* what the gap held back is applied before the books are marked */
+    flush_pending(ch); /* what the gap held back is applied before the books are marked */
     if (ch->stale)
         return;
     ch->stale = true;
@@ -431,9 +461,8 @@ static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)
 
 void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 {
-    mold_flush(ch); /* timers act after every message delivered so far */
-    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
-                        ch->params.channel_id);
+    flush_pending(ch); /* timers act after every message delivered so far */
+    select_publisher(ch);
     struct tp_arb_gap reported, open;
     bool was_reported = tp_arb_poll(ch->arb, now, &reported);
     if (ch->params.protocol != TP_CHANNEL_ITCH || ch->params.io.send_rerequest == NULL) {
@@ -478,8 +507,7 @@ static bool feeds_instrument(const struct tp_channel *ch, const struct tp_instru
 
 void tp_channel_start(struct tp_channel *ch)
 {
-    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
-                        ch->params.channel_id);
+    select_publisher(ch);
     uint32_t n = tp_instruments_count(ch->params.registry);
     for (uint32_t id = 0; id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
@@ -493,7 +521,7 @@ void tp_channel_start(struct tp_channel *ch)
 uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
 {
     /* Delivered messages are applied; nothing runs for the channel at the end of the burst. */
-    mold_flush(ch);
+    flush_pending(ch);
     if (ch->flush_due)
         tp_publisher_defer_cancel(ch->params.publisher, ch);
     ch->flush_due = false;
@@ -510,8 +538,7 @@ uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
         tp_arb_skip_gap(ch->arb);
     }
     /* Its books empty and flagged stale: consumers see a CLEAR record and a status event. */
-    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
-                        ch->params.channel_id);
+    select_publisher(ch);
     struct tp_feed_sink sink = tp_publisher_sink(ch->params.publisher);
     struct tp_feed_info info = {.rx_tsc = now_tsc};
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX];

@@ -8,14 +8,15 @@
  *    never costs messages when its twin arrives.
  *  - Packets are opaque handles (mbufs in the daemon): the channel keeps a handle only when it
  *    returns true from tp_channel_packet and hands it back through io.release later.
- *  - Inside an rx burst (tp_publisher_begin_burst .. end_burst on the channel's publisher), an
- *    ITCH channel keeps the packets it delivers and applies their messages at the end of the
- *    burst, all in one call of the feed (which prefetches the order state of messages ahead of
- *    the one it applies: across a whole burst that hides the misses a packet's one or two
- *    messages cannot). Such a packet's tp_channel_packet returns true; its handle goes back
- *    through io.release once it is applied. Messages are applied in sequence as before, and
- *    before any channel event (reset, gap) that follows them. Outside a burst they are applied
- *    at once. MDP3 packets are always applied at once.
+ *  - Inside an rx burst (tp_publisher_begin_burst .. end_burst on the channel's publisher), a
+ *    channel keeps the packets it delivers (MDP3: the incrementals) and applies them at the end
+ *    of the burst, all in one call of the feed (which prefetches the state of messages ahead of
+ *    the one it applies: across a whole burst that hides the misses a packet's few messages
+ *    cannot). Such a packet's tp_channel_packet returns true; its handle goes back through
+ *    io.release once it is applied. Packets are applied in sequence as before, and before any
+ *    channel event (reset, gap), MDP3 snapshot or definition packet that follows them (an MDP3
+ *    incremental is buffered for replay right after it is applied, as before). Outside a burst
+ *    they are applied at once.
  *  - No DPDK, no allocation after init, single thread (the data lcore owning the channel). The
  *    daemon feeds it from rte_eth_rx_burst; the benchmark and tests feed it from memory.
  */
@@ -92,12 +93,12 @@ struct tp_channel_counters {
     uint64_t resets;      /* new sessions / sequence restarts */
 };
 
-/* A delivered ITCH packet whose messages wait for the end of the rx burst. */
+/* A delivered packet that waits for the end of the rx burst. */
 struct tp_channel_pending {
     const uint8_t *payload;
     void *handle;
     uint64_t rx_tsc;
-    uint32_t skip; /* messages already applied from an overlapping copy */
+    uint32_t skip; /* ITCH: messages already applied from an overlapping copy */
     uint16_t len;
     bool release; /* the channel owns the handle: io.release once applied */
 };

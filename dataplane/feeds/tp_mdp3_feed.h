@@ -4,7 +4,9 @@
  * One tp_mdp3_feed per CME channel. The caller hands over whole packets in sequence (after A/B
  * arbitration in the daemon, from a pcap in tickplane-replay): incremental, instrument
  * definition and market recovery (snapshot) packets all go through tp_mdp3_feed_packet, which
- * decodes them with the generated SBE codec (codecs/mdp3) and applies:
+ * decodes them with the generated SBE codec (codecs/mdp3) and applies (tp_mdp3_feed_burst takes
+ * the packets of an rx burst at once: the same results as one call per packet, with the next
+ * packets' state prefetched while one is applied):
  *   54 55 56  instrument definitions (future, option, spread): registry entry if the filter
  *             keeps it, book depth from the GBX / GBI feed types;
  *   46        price levels (outright, implied, book reset) and the attached order entries;
@@ -105,6 +107,26 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
  * applied; the rest of the packet is skipped. Returns 0, or -EBADMSG if anything was malformed.
  */
 int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc);
+
+/* One packet of a burst and its receive time. */
+struct tp_mdp3_feed_pkt {
+    const uint8_t *data;
+    size_t len;
+    uint64_t rx_tsc;
+};
+
+/* Told after each packet of a burst is applied: rc is what tp_mdp3_feed_packet would return. */
+typedef void (*tp_mdp3_feed_applied_fn)(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc);
+
+/*
+ * Applies n packets in order, exactly as n tp_mdp3_feed_packet calls would (tp_mdp3_feed_packet
+ * is the burst of one), calling applied(ctx, ...) (if not NULL) after each, before the next is
+ * applied. Meanwhile it prefetches the state the next packets' entries will touch (instrument
+ * RptSeq state, books, order-table slots), so a burst hides cache misses one packet cannot.
+ * Returns the number of packets with something malformed.
+ */
+uint32_t tp_mdp3_feed_burst(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkts, uint32_t n,
+                            tp_mdp3_feed_applied_fn applied, void *ctx);
 
 /* The sequence state of an instrument (NULL beyond the capacity). */
 const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_feed *f,

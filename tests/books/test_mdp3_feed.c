@@ -583,6 +583,137 @@ static void test_order_entries_with_mbo(void **state)
     assert_int_equal(total, 11);
 }
 
+/* ---- bursts ------------------------------------------------------------------------------- */
+
+#define BURST_PACKETS 10
+
+/* What the per-packet feed looked like after each packet, and what the burst's callback saw. */
+struct burst_trace {
+    struct tp_mdp3_feed *feed;
+    uint32_t es;
+    uint32_t calls;
+    const uint8_t *data[BURST_PACKETS];
+    int rc[BURST_PACKETS];
+    uint64_t packets[BURST_PACKETS], stale_skipped[BURST_PACKETS];
+    struct tp_mdp3_instrument_state es_state[BURST_PACKETS];
+};
+
+static void trace_packet(struct burst_trace *t, const uint8_t *data, int rc)
+{
+    uint32_t i = t->calls++;
+
+    assert_true(i < BURST_PACKETS);
+    t->data[i] = data;
+    t->rc[i] = rc;
+    t->packets[i] = t->feed->counters.packets;
+    t->stale_skipped[i] = t->feed->counters.stale_skipped;
+    t->es_state[i] = *tp_mdp3_feed_state(t->feed, t->es);
+}
+
+static void on_applied(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc)
+{
+    trace_packet(ctx, pkt->data, rc);
+}
+
+/* Keeps the packet just built as pkts[n] (in bufs[n]). */
+static void keep_packet(struct fixture *f, uint8_t bufs[][1400], struct tp_mdp3_feed_pkt *pkts,
+                        uint32_t n)
+{
+    memcpy(bufs[n], f->pkt, f->w.len);
+    pkts[n] = (struct tp_mdp3_feed_pkt){.data = bufs[n], .len = f->w.len, .rx_tsc = 100 + n};
+}
+
+/*
+ * A burst applies exactly as its packets one by one: a RptSeq gap (stale), the other line's
+ * copy, entries skipped while stale, a snapshot recovering the instrument, a truncated packet,
+ * a channel reset and RptSeq restarting after it. Same counters, sink calls and books; the
+ * callback comes after each packet, before the next is applied, with the packet's result.
+ */
+static void test_burst_equals_packets(void **state)
+{
+    struct fixture *f = *state, *g;
+    static uint8_t bufs[BURST_PACKETS][1400];
+    struct tp_mdp3_feed_pkt pkts[BURST_PACKETS];
+    uint32_t n = 0;
+
+    assert_int_equal(setup((void **)&g), 0);
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    assert_int_equal(tp_instruments_by_security_id(g->reg, 1001), es);
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1002, 1, 1, TP_LEVEL_NEW, '1', PX(15000), 3, 1}},
+               2);
+    keep_packet(f, bufs, pkts, n++);
+    packet_begin(f); /* ES RptSeq 2 lost */
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 3, 1, TP_LEVEL_CHANGE, '0', PX(4000), 99, 2},
+                                {1002, 2, 2, TP_LEVEL_NEW, '1', PX(15001), 4, 1}},
+               2);
+    keep_packet(f, bufs, pkts, n++);
+    keep_packet(f, bufs, pkts, n++); /* the other line's copy */
+    packet_begin(f);
+    add_book46(f, 0, (struct entry[]){{1001, 4, 1, TP_LEVEL_CHANGE, '0', PX(4000), 1, 1}}, 1);
+    add_book46(f, EOE, (struct entry[]){{1002, 3, 1, TP_LEVEL_DELETE, '1', PX(15000), 0, 0}}, 1);
+    keep_packet(f, bufs, pkts, n++);
+    packet_begin(f);
+    add_snapshot52(f, 1001, 4, (struct entry[]){{0, 0, 1, 0, '0', PX(3999), 7, 1}}, 1);
+    keep_packet(f, bufs, pkts, n++);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 5, 2, TP_LEVEL_NEW, '0', PX(3998), 2, 1}}, 1);
+    keep_packet(f, bufs, pkts, n++);
+    pkts[n - 1].len -= 3; /* truncated: counted, the rest of the packet skipped */
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 5, 1, TP_LEVEL_CHANGE, '0', PX(3999), 9, 2}}, 1);
+    keep_packet(f, bufs, pkts, n++);
+    packet_begin(f);
+    add_channel_reset(f);
+    keep_packet(f, bufs, pkts, n++);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4001), 3, 1}}, 1);
+    keep_packet(f, bufs, pkts, n++);
+    assert_int_equal(n, 9);
+
+    struct burst_trace one = {.feed = &f->feed, .es = es}, burst = {.feed = &g->feed, .es = es};
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = tp_mdp3_feed_packet(&f->feed, pkts[i].data, pkts[i].len, pkts[i].rx_tsc);
+        bad += rc < 0;
+        trace_packet(&one, pkts[i].data, rc);
+    }
+    assert_int_equal(bad, 1);
+    assert_int_equal(tp_mdp3_feed_burst(&g->feed, pkts, n, on_applied, &burst), 1);
+
+    /* Per packet: same result, in order, with the feed exactly as after that packet alone. */
+    assert_int_equal(burst.calls, n);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_ptr_equal(burst.data[i], pkts[i].data);
+        assert_int_equal(burst.rc[i], one.rc[i]);
+        assert_int_equal(burst.packets[i], one.packets[i]);
+        assert_int_equal(burst.packets[i], i + 2); /* and setup's definitions packet */
+        assert_int_equal(burst.stale_skipped[i], one.stale_skipped[i]);
+        assert_memory_equal(&burst.es_state[i], &one.es_state[i], sizeof(one.es_state[i]));
+    }
+    assert_true(one.es_state[1].stale && one.es_state[3].stale && !one.es_state[4].stale);
+    /* The whole run: counters, sink calls and every level of both books. */
+    assert_memory_equal(&g->feed.counters, &f->feed.counters, sizeof(f->feed.counters));
+    assert_memory_equal(&g->log, &f->log, sizeof(f->log));
+    assert_int_equal(f->feed.counters.rpt_seq_gaps, 1);
+    assert_int_equal(f->feed.counters.channel_resets, 1);
+    for (uint32_t id = es; id <= nq; id++)
+        for (int side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++) {
+            struct tp_level a[10], b[10];
+            uint32_t k = tp_books_copy_levels(f->books, id, TP_BOOK_DIRECT, side, a, 10);
+            assert_int_equal(tp_books_copy_levels(g->books, id, TP_BOOK_DIRECT, side, b, 10), k);
+            assert_memory_equal(a, b, k * sizeof(a[0]));
+        }
+    int64_t qty;
+    assert_int_equal(best(g, es, TP_SIDE_BID, &qty), PX(4001));
+    assert_int_equal(qty, 3);
+    teardown((void **)&g);
+}
+
 /*
  * Every registry read of the test and the feed goes through here (the test links with
  * -Wl,--wrap=tp_instruments_get): the lowest id asked for since the test reset it.
@@ -685,6 +816,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order_entries_with_mbo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_window_of_ids_status_and_channel_reset, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_burst_equals_packets, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

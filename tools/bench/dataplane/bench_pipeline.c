@@ -4,7 +4,7 @@
  * real shared-memory bus ring + state table at event boundaries).
  *
  *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B] [--ring-mib M]
- *                  [--pages 2m|4k] [--nic-checksum]
+ *                  [--pages 2m|4k] [--nic-checksum] [--mdp3-books mbp|mbo]
  *
  * The capture is read once into memory (libpcap); each run re-initialises every table and feeds
  * every frame through the same code the daemon runs (dataplane/daemon/channel.c), B frames per
@@ -16,6 +16,9 @@
  * --nic-checksum takes every frame's UDP checksum as verified by the NIC, as the data lcore does
  * on a port with the receive offload (production NICs have it; the virtual devices do not), so
  * the classifier does not sum the payload.
+ *
+ * --mdp3-books: the MDP3 channel's books, price levels and orders (mbo, as the daemon builds
+ * them: the default) or price levels only (mbp, as tickplane-replay without --orders).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -152,11 +155,16 @@ int main(int argc, char **argv)
     const char *pcap_path = NULL, *protocol = "itch";
     int runs = 5, burst = 32, ring_mib = 64;
     bool nic_checksum = false;
-    static const struct option opts[] = {
-        {"pcap", required_argument, NULL, 'p'},     {"protocol", required_argument, NULL, 'P'},
-        {"runs", required_argument, NULL, 'r'},     {"burst", required_argument, NULL, 'b'},
-        {"ring-mib", required_argument, NULL, 'm'}, {"pages", required_argument, NULL, 'g'},
-        {"nic-checksum", no_argument, NULL, 'n'},   {NULL, 0, NULL, 0}};
+    uint8_t mdp3_books = TP_BOOK_TYPE_MBP_MBO;
+    static const struct option opts[] = {{"pcap", required_argument, NULL, 'p'},
+                                         {"protocol", required_argument, NULL, 'P'},
+                                         {"runs", required_argument, NULL, 'r'},
+                                         {"burst", required_argument, NULL, 'b'},
+                                         {"ring-mib", required_argument, NULL, 'm'},
+                                         {"pages", required_argument, NULL, 'g'},
+                                         {"nic-checksum", no_argument, NULL, 'n'},
+                                         {"mdp3-books", required_argument, NULL, 'k'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'p')
@@ -173,6 +181,8 @@ int main(int argc, char **argv)
             huge_pages = optarg[0] == '2';
         else if (c == 'n')
             nic_checksum = true;
+        else if (c == 'k' && (strcmp(optarg, "mbp") == 0 || strcmp(optarg, "mbo") == 0))
+            mdp3_books = optarg[2] == 'p' ? TP_BOOK_TYPE_MBP : TP_BOOK_TYPE_MBP_MBO;
         else
             return 2;
     }
@@ -181,7 +191,7 @@ int main(int argc, char **argv)
         (ring_mib & (ring_mib - 1)) != 0 || load(pcap_path) != 0) {
         fprintf(stderr, "usage: bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] "
                         "[--burst B] [--ring-mib M (a power of two)] [--pages 2m|4k] "
-                        "[--nic-checksum]\n");
+                        "[--nic-checksum] [--mdp3-books mbp|mbo]\n");
         return 2;
     }
 
@@ -228,7 +238,7 @@ int main(int argc, char **argv)
         .registry = registry,
         .books = books,
         .publisher = pub,
-        .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+        .mdp3_book_type = mdp3_books,
         .has_snapshot = !itch, /* the capture has every MDP3 feed: definitions, snapshots */
         .has_definitions = !itch,
         .replay_bytes = 1 << 20,
