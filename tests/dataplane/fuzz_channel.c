@@ -21,7 +21,9 @@
  * malformed stays within it; the expected sequence never goes back within an epoch; an open gap
  * is never empty or reversed; every re-request is a MoldUDP64 request of the channel's session
  * for a non-empty piece of the open gap, at most max_messages long, one per request counted;
- * membership changes alternate join/leave per line; MDP3: the recovery's stale count equals the
+ * membership changes alternate join/leave per line; ITCH: the order events published between
+ * channel events follow the message sequence, and no more messages are applied than distinct
+ * (epoch, sequence) pairs were offered (none twice); MDP3: the recovery's stale count equals the
  * instruments the feed has stale, and it listens to the snapshot lines exactly when its joins
  * say so.
  */
@@ -49,6 +51,7 @@
 #define MAX_MESSAGES  8
 #define REPLAY_BYTES  2048
 #define CHANNEL_INDEX 3
+#define MSG_SLOTS     16384 /* distinct ITCH messages of an input (power of two) */
 
 #define check(cond)                                                                                \
     do {                                                                                           \
@@ -75,6 +78,17 @@ static struct {
     unsigned n_pkts;
     uint64_t rerequests; /* send_rerequest calls */
     bool joined[TP_ROLES];
+    bool have_seq; /* ITCH: an order event was published since the last channel event */
+    uint64_t last_seq;
+    /* ITCH: every (arbiter epoch, message sequence) offered in a well-framed packet, once. */
+    struct msg_slot {
+        uint64_t seq;
+        uint32_t epoch;
+        uint32_t input; /* the input that filled the slot (slots of older ones are free) */
+    } msgs[MSG_SLOTS];
+    uint32_t input;
+    uint32_t distinct;
+    bool msgs_full; /* more than the table holds: the bound is not checked */
 } fz;
 
 static struct pkt *pkt_of(void *handle)
@@ -151,9 +165,45 @@ static void never_less(const void *before, const void *now, size_t size)
         check(b[i] >= a[i]);
 }
 
+/*
+ * Reads what the publisher wrote since the last call. ITCH: the order events of a session come
+ * in message sequence (a message applied twice, or after a later one, goes back), a channel event
+ * (reset, gap) starts afresh. The ring's tail moves at the end of a burst: read between bursts.
+ */
+static void read_published(bool check_order)
+{
+    struct test_record r;
+    while (test_bus_next(&r)) {
+        if (r.kind == TEST_REC_CHANNEL_EVENT) {
+            fz.have_seq = false;
+        } else if (r.kind == TEST_REC_ORDER && check_order) {
+            check(!fz.have_seq || r.venue_seq >= fz.last_seq);
+            fz.have_seq = true;
+            fz.last_seq = r.venue_seq;
+        }
+    }
+}
+
+/* Notes the messages [seq, seq + count) of an arbiter epoch as offered. */
+static void note_messages(uint32_t epoch, uint64_t seq, uint32_t count)
+{
+    for (uint32_t i = 0; i < count && !fz.msgs_full; i++) {
+        uint64_t h = ((seq + i) * 0x9e3779b97f4a7c15ull) ^ epoch;
+        uint32_t k = (uint32_t)(h >> 32) & (MSG_SLOTS - 1);
+        while (fz.msgs[k].input == fz.input &&
+               (fz.msgs[k].seq != seq + i || fz.msgs[k].epoch != epoch))
+            k = (k + 1) & (MSG_SLOTS - 1);
+        if (fz.msgs[k].input == fz.input)
+            continue;
+        fz.msgs[k] = (struct msg_slot){.seq = seq + i, .epoch = epoch, .input = fz.input};
+        fz.msgs_full = ++fz.distinct > MSG_SLOTS / 2;
+    }
+}
+
 static void check_channel(struct seen *s)
 {
     struct tp_channel *ch = fz.ch;
+    read_published(ch->params.protocol == TP_CHANNEL_ITCH);
     never_less(&s->ch, &ch->counters, sizeof(s->ch));
     /* The arbiter's block is padded to a cache line: compare its counters only. */
     never_less(&s->arb, tp_arb_counters(ch->arb),
@@ -176,6 +226,9 @@ static void check_channel(struct seen *s)
     if (tp_arb_current_gap(ch->arb, &gap))
         check(gap.from < gap.to);
 
+    /* No message is applied twice: never more applied than distinct ones offered. */
+    if (ch->params.protocol == TP_CHANNEL_ITCH && !fz.msgs_full)
+        check(ch->counters.messages <= fz.distinct);
     if (ch->params.protocol != TP_CHANNEL_MDP3)
         return;
     never_less(&s->mdp3, &ch->recovery.counters, sizeof(s->mdp3));
@@ -234,7 +287,14 @@ static void offer(enum tp_line_role role, const uint8_t *bytes, uint16_t len, ui
     memcpy(p->payload, bytes, len);
     p->state = PKT_OFFERED;
     s->offers++;
+    struct tp_mold_packet mold;
+    int kind = fz.ch->params.protocol == TP_CHANNEL_ITCH ? tp_mold_parse(&mold, bytes, len) : -1;
+    uint64_t malformed = fz.ch->counters.malformed;
     bool kept = tp_channel_packet(fz.ch, role, p->payload, len, p, now);
+    /* A packet the channel framed belongs to the arbiter's epoch after the offer (a reset it
+     * caused drops what was held before). */
+    if (kind == TP_MOLD_MESSAGES && fz.ch->counters.malformed == malformed)
+        note_messages(tp_arb_epoch(fz.ch->arb), mold.sequence, mold.count);
     if (kept) {
         /* Kept: held until released (it may already be, applied within the call). */
         if (p->state == PKT_OFFERED)
@@ -258,6 +318,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(fz.joined, 0, sizeof(fz.joined));
     fz.n_pkts = 0;
     fz.rerequests = 0;
+    read_published(false);
+    fz.have_seq = false;
+    fz.input++;
+    fz.distinct = 0;
+    fz.msgs_full = false;
 
     struct tp_instruments_params ip = {.capacity = INSTRUMENTS, .itch_venues = 1};
     struct tp_books_params bp = {.instruments = INSTRUMENTS,
@@ -340,6 +405,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_channel(&s);
     uint32_t marked = tp_channel_stop(fz.ch, now);
     check(marked <= tp_instruments_count(registry));
+    read_published(false);
     for (unsigned i = 0; i < fz.n_pkts; i++)
         check(fz.pool[i].state == PKT_FREE || fz.pool[i].state == PKT_RELEASED);
 

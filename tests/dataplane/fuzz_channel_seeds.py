@@ -46,6 +46,13 @@ def payloads(path):
     return out
 
 
+def merge(packets):
+    """One MoldUDP64 packet carrying the messages of consecutive packets (as a re-request reply
+    or the other line may batch them): the first one's header, counts added, blocks joined."""
+    count = sum(struct.unpack(">H", p[18:20])[0] for p in packets)
+    return packets[0][:18] + struct.pack(">H", count) + b"".join(p[20:] for p in packets)
+
+
 def record(role, payload=b"", step=1, scale=0, poll=True, burst=False):
     ctl = role | (POLL if poll else 0) | (BURST if burst else 0) | (scale << 5)
     if role == NO_PACKET:
@@ -81,6 +88,12 @@ def main():
     write(out_dir, "itch_held_overflow", 0x02,
           [record(0, p) for i, p in enumerate(a[:12]) if i != 1] +
           [record(NO_PACKET, step=200), record(RETRANS, a[1])])
+    # Copies batched differently: line B's packets overlap what line A applied (skip), and a
+    # re-request reply covers a gap and more.
+    write(out_dir, "itch_overlap", cfg,
+          [record(0, a[0]), record(1, merge(a[0:3])), record(0, a[1]), record(0, a[2]),
+           record(1, merge(a[3:5])), record(0, a[3]), record(0, a[6]), record(0, a[7]),
+           record(NO_PACKET, step=200), record(RETRANS, merge(a[4:8])), record(0, a[8])])
     # A new session (another session id) restarting at sequence 1 on both lines.
     renamed = [b"SESSION002" + p[10:] for p in a[:6]]
     write(out_dir, "itch_new_session", cfg,
