@@ -1,9 +1,9 @@
 /*
  * libFuzzer target: hostile bytes through the ITCH and MDP3 feed handlers into small books.
  *
- * Input: the first byte picks the venue (bit 0 clear: ITCH, set: MDP3), for ITCH whether the
- * messages go one by one or through the burst call (bit 1), and whether the books build change
- * records (bit 2 set: none); the rest is a sequence of `length u16 (big-endian)` + payload
+ * Input: the first byte picks the venue (bit 0 clear: ITCH, set: MDP3), whether the messages or
+ * packets go one by one or through the venue's burst call (bit 1), and whether the books build
+ * change records (bit 2 set: none); the rest is a sequence of `length u16 (big-endian)` + payload
  * blocks, each an ITCH message or an MDP3 packet. The tables
  * are tiny (8 instruments, 64 orders, 4 levels a side) so capacity exhaustion happens often.
  * Sanitizers catch any out-of-bounds read or undefined behaviour; the invariants checked after
@@ -22,7 +22,7 @@
 #define INSTRUMENTS 8
 #define ORDERS      64
 #define LEVELS      4
-#define BURST       32 /* ITCH messages per burst call */
+#define BURST       32 /* ITCH messages or MDP3 packets per burst call */
 
 static void *zalloc(size_t size)
 {
@@ -32,6 +32,17 @@ static void *zalloc(size_t size)
         abort();
     memset(p, 0, size);
     return p;
+}
+
+/* The queued blocks as one MDP3 burst. */
+static void mdp3_burst(struct tp_mdp3_feed *f, const uint8_t *const *blocks, const uint16_t *lens,
+                       uint32_t n)
+{
+    struct tp_mdp3_feed_pkt pkts[BURST];
+
+    for (uint32_t i = 0; i < n; i++)
+        pkts[i] = (struct tp_mdp3_feed_pkt){.data = blocks[i], .len = lens[i], .rx_tsc = i};
+    tp_mdp3_feed_burst(f, pkts, n, NULL, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -56,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         tp_itch_feed_init(&itch, reg, books, NULL, 0, NULL) ||
         tp_mdp3_feed_init(&mdp3, state, reg, books, NULL, 1, TP_BOOK_TYPE_MBP_MBO, NULL))
         abort();
-    /* Bit 1 of the first byte: ITCH blocks go through the burst call; bit 2: no change records. */
+    /* Bit 1 of the first byte: blocks go through the burst call; bit 2: no change records. */
     const uint8_t *burst[BURST];
     uint16_t burst_len[BURST];
     uint32_t queued = 0;
@@ -72,11 +83,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *block = malloc(n ? n : 1);
         memcpy(block, data + off, n);
         off += n;
-        if ((data[0] & 3) == 2) {
+        if (data[0] & 2) {
             burst[queued] = block;
             burst_len[queued++] = (uint16_t)n;
             if (queued == BURST || off + 2 > size) {
-                tp_itch_feed_burst(&itch, burst, burst_len, queued, &info);
+                if (data[0] & 1)
+                    mdp3_burst(&mdp3, burst, burst_len, queued);
+                else
+                    tp_itch_feed_burst(&itch, burst, burst_len, queued, &info);
                 while (queued)
                     free((void *)burst[--queued]);
             }
