@@ -87,9 +87,10 @@ static inline int tp_net_is_vlan_tpid(uint16_t type)
     return type == TP_ETHERTYPE_VLAN || type == TP_ETHERTYPE_QINQ || type == TP_ETHERTYPE_QINQ1;
 }
 
-/* tp_net_parse_udp for any frame shape; the common shape has a shorter path below. */
-static inline int tp_net_parse_udp_any(const uint8_t *frame, size_t len, unsigned flags,
-                                       struct tp_udp_view *out)
+/* tp_net_parse_udp for any frame shape; the common shape has a shorter path below. Kept out of
+ * line so that the short path's callers stay small. */
+__attribute__((noinline, unused)) static int
+tp_net_parse_udp_any(const uint8_t *frame, size_t len, unsigned flags, struct tp_udp_view *out)
 {
     if (len < TP_ETHER_HDR_LEN)
         return TP_NET_ESHORT;
