@@ -442,7 +442,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
     ch->stale = true;
     ch->counters.stale_marks++;
     uint32_t n = tp_instruments_count(ch->params.registry);
-    for (uint32_t id = 0; id < n; id++) {
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
         if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
             tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
@@ -509,7 +509,7 @@ void tp_channel_start(struct tp_channel *ch)
 {
     select_publisher(ch);
     uint32_t n = tp_instruments_count(ch->params.registry);
-    for (uint32_t id = 0; id < n; id++) {
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
         if (in != NULL && feeds_instrument(ch, in) &&
             (ch->params.filter == NULL ||
@@ -543,7 +543,7 @@ uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
     struct tp_feed_info info = {.rx_tsc = now_tsc};
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX];
     uint32_t n = tp_instruments_count(ch->params.registry), marked = 0;
-    for (uint32_t id = 0; id < n; id++) {
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
         if (in == NULL || !feeds_instrument(ch, in))
             continue;
