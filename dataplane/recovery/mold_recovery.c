@@ -31,17 +31,17 @@ enum tp_mold_recovery_action tp_mold_recovery_step(struct tp_mold_recovery *rec,
                                                    const struct tp_arb_gap *open, uint64_t now,
                                                    uint64_t *req_seq, uint16_t *req_count)
 {
+    if (rec->active && (open == NULL || open->from >= rec->gap_end)) {
+        rec->active = false;
+        rec->counters.recovered++;
+    }
     if (!rec->active) {
         if (reported == NULL)
             return TP_MOLD_REC_NONE;
         rec->active = true;
         rec->started = now;
+        rec->gap_end = reported->to;
         return request(rec, reported, now, req_seq, req_count);
-    }
-    if (open == NULL) {
-        rec->active = false;
-        rec->counters.recovered++;
-        return TP_MOLD_REC_NONE;
     }
     if (now - rec->started >= rec->params.give_up_tsc) {
         rec->active = false;

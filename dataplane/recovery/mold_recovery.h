@@ -34,6 +34,7 @@ struct tp_mold_recovery {
     uint64_t started;   /* TSC of the first request for the gap being recovered */
     uint64_t last_sent; /* TSC of the latest request */
     uint64_t last_end;  /* one past the last sequence the latest request asked for */
+    uint64_t gap_end;   /* one past the last sequence of the gap being recovered */
 };
 
 enum tp_mold_recovery_action {
@@ -47,7 +48,9 @@ void tp_mold_recovery_init(struct tp_mold_recovery *rec, const struct tp_mold_re
 /*
  * Called with the gap the arbiter reported (tp_arb_poll) or NULL, and the gap currently open
  * (tp_arb_current_gap) or NULL, on every poll. Returns what to do now; for TP_MOLD_REC_SEND the
- * request covers [*req_seq, *req_seq + *req_count).
+ * request covers [*req_seq, *req_seq + *req_count). The gap being recovered is over once the
+ * open gap starts at or past its end: a later gap open by then is recovered on its own, after its
+ * own report, with its own give-up time.
  */
 enum tp_mold_recovery_action tp_mold_recovery_step(struct tp_mold_recovery *rec,
                                                    const struct tp_arb_gap *reported,

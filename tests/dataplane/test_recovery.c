@@ -95,6 +95,41 @@ static void record_replay(void *ctx, const uint8_t *pkt, uint16_t len, uint64_t 
     memcpy(&r->seqs[r->n++], pkt, 4);
 }
 
+/*
+ * A gap that closes while the next one is already open (both between two polls): the first is
+ * recovered, and the second waits for its own report and gets its own give-up time instead of
+ * the rest of the first's.
+ */
+static void test_mold_next_gap_own_timer(void **state)
+{
+    (void)state;
+    struct tp_mold_recovery rec;
+    struct tp_mold_recovery_params p = {.retry_tsc = 50, .give_up_tsc = 1000, .max_messages = 100};
+    tp_mold_recovery_init(&rec, &p);
+    uint64_t seq;
+    uint16_t count;
+    struct tp_arb_gap first = {.from = 100, .to = 110}, second = {.from = 200, .to = 205};
+    assert_int_equal(tp_mold_recovery_step(&rec, &first, &first, 0, &seq, &count),
+                     TP_MOLD_REC_SEND);
+    /* 900 ticks later the first gap is filled and the second is open, not yet reported. */
+    assert_int_equal(tp_mold_recovery_step(&rec, NULL, &second, 900, &seq, &count),
+                     TP_MOLD_REC_NONE);
+    assert_int_equal(rec.counters.recovered, 1);
+    assert_int_equal(rec.counters.requests, 1);
+    /* Reported: asked for at once, and still pursued past the first gap's give-up time. */
+    assert_int_equal(tp_mold_recovery_step(&rec, &second, &second, 910, &seq, &count),
+                     TP_MOLD_REC_SEND);
+    assert_int_equal(seq, 200);
+    assert_int_equal(count, 5);
+    assert_int_equal(tp_mold_recovery_step(&rec, NULL, &second, 1500, &seq, &count),
+                     TP_MOLD_REC_SEND); /* a retry, not a give-up */
+    assert_int_equal(rec.counters.given_up, 0);
+    assert_int_equal(tp_mold_recovery_step(&rec, NULL, &second, 1910, &seq, &count),
+                     TP_MOLD_REC_GIVE_UP);
+    assert_int_equal(rec.counters.given_up, 1);
+    assert_int_equal(rec.counters.recovered, 1);
+}
+
 static void test_mdp3_snapshot_and_replay(void **state)
 {
     (void)state;
@@ -157,6 +192,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mold_request_retry_give_up),
+        cmocka_unit_test(test_mold_next_gap_own_timer),
         cmocka_unit_test(test_mdp3_snapshot_and_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
