@@ -127,8 +127,11 @@ static inline uint32_t level_position(const struct tp_order_level *lv, uint32_t 
 /* Whether a level can take one more order of qty (> 0) without overflowing its size word. */
 static inline bool level_takes(const struct tp_order_level *l, int64_t qty)
 {
-    return tp_level_count(l->size) < TP_LEVEL_COUNT_MAX &&
-           qty <= TP_LEVEL_QTY_MAX - tp_level_qty(l->size);
+    uint32_t count = tp_level_count(l->size);
+    int64_t room = TP_LEVEL_QTY_MAX - tp_level_qty(l->size);
+
+    /* Without a branch: either limit is reached only by hostile input. */
+    return (count < TP_LEVEL_COUNT_MAX) & (qty <= room);
 }
 
 /*
