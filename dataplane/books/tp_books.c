@@ -21,40 +21,13 @@ static uint32_t order_table_shift(uint32_t max_orders)
     return shift;
 }
 
-/*
- * Levels per side of the order-level books: whole cache lines (4 levels of 16 bytes), so that
- * every side's best levels start a line, with room for TP_LEVEL_SPARE levels beyond
- * levels_per_side, and an odd number of lines, so that the sides start at every offset of a
- * 4 KB page in turn: with 256 levels (a power of two) every side's best levels fell in one set of
- * the L1 cache's 64 (and 16 of the L2's 1024), and the replay ran 16% slower.
- */
-static uint64_t level_stride(const struct tp_books_params *p)
-{
-    uint64_t lines = ((uint64_t)p->levels_per_side + TP_LEVEL_SPARE + 3) / 4;
-    return 4 * (lines | 1);
-}
-
-/*
- * Bytes of the order-level level arrays. The levels take 16 bytes each, but the region keeps the
- * size the levels had before (24 bytes for each of levels_per_side + 4 a side), which is what
- * the configuration's memory estimate (tp_config_lcore_tables_estimate, control/config) counts
- * and its tests check; the rest is unused until that estimate follows (a third less memory).
- */
-static size_t order_levels_bytes(const struct tp_books_params *p)
-{
-    size_t sides = (size_t)p->instruments * 2;
-    size_t used = sides * level_stride(p) * sizeof(struct tp_order_level);
-    size_t estimated = sides * ((size_t)p->levels_per_side + 4) * 24;
-    return used > estimated ? used : estimated;
-}
-
 static int params_valid(const struct tp_books_params *p)
 {
     return p && p->instruments > 0 && p->instruments < (1u << 31) &&
            (uint64_t)p->first_id + p->instruments <= UINT32_MAX &&
            p->levels_per_side <= UINT16_MAX && p->mbp_depth <= UINT8_MAX &&
            /* order-level books' level indexes (tp_mbo_hot.level_base) fit 32 bits */
-           (uint64_t)p->instruments * 2 * level_stride(p) <= UINT32_MAX &&
+           (uint64_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) <= UINT32_MAX &&
            p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
            (p->max_orders == 0 || p->levels_per_side > 0);
 }
@@ -96,7 +69,8 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     l->spilled = off;
     off += ALIGN64(recent_slots(slots));
     l->order_levels = off;
-    off += ALIGN64(order_levels_bytes(p));
+    off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
+                   sizeof(struct tp_level));
     l->mbp_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (p->mbp_depth + p->implied_depth) *
                    sizeof(struct tp_level));
@@ -127,7 +101,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->order_shift = p->max_orders ? order_table_shift(p->max_orders) : 0;
     b->order_mask = p->max_orders ? ((uint64_t)1 << b->order_shift) - 1 : 0;
     b->mbp_stride = 2 * (p->mbp_depth + p->implied_depth);
-    b->level_stride = (uint32_t)level_stride(p);
+    b->level_stride = TP_LEVEL_SENTINELS + p->levels_per_side;
     b->books = (struct tp_book *)(base + l.books);
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
     b->orders = (struct tp_order *)(base + l.orders);
@@ -135,14 +109,15 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->recent_slots = p->max_orders ? recent_slots((size_t)b->order_mask + 1) : 1;
     b->recent_magic = UINT64_MAX / b->recent_slots + 1;
     b->spilled = (uint8_t *)(base + l.spilled);
-    b->order_levels = (struct tp_order_level *)(base + l.order_levels);
+    b->order_levels = (struct tp_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
     for (uint32_t i = 0; i < p->instruments; i++) {
         b->hot[i].emit = 1;
-        b->hot[i].level_base = i * 2 * b->level_stride;
+        b->hot[i].level_base = i * 2 * b->level_stride + TP_LEVEL_SENTINELS;
+        for (unsigned side = 0; side < 2 && p->max_orders; side++)
+            for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
+                tp_order_side_levels(b, p->first_id + i, side)[-k].price = INT64_MIN;
     }
-    for (size_t k = 0; p->max_orders && k < (size_t)p->instruments * 2 * b->level_stride; k++)
-        b->order_levels[k].key = TP_LEVEL_EMPTY;
     return 0;
 }
 
@@ -203,31 +178,22 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
     return 0;
 }
 
-/* Level i (0 = best) of one side of an instrument's order-level book, as readers want it. */
-static void order_level(const struct tp_books *b, uint32_t instr, unsigned side, uint32_t i,
-                        struct tp_level *out)
-{
-    const struct tp_mbo_hot *h = tp_hot_of(b, instr);
-    const struct tp_order_level *lv = &tp_mbo_side_levels(b, h, side)[i];
-
-    /* Stored keys are -price on the ask side. */
-    *out = (struct tp_level){.price = tp_level_key(side, lv->key),
-                             .qty = tp_level_qty(lv->size),
-                             .count = tp_level_count(lv->size)};
-}
-
 int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                    enum tp_side side, uint32_t index, struct tp_level *out)
 {
     const struct tp_book *bk = tp_books_get(b, instr);
     uint32_t n = tp_books_levels(b, instr, book, side);
+    const struct tp_level *lv;
 
     if (!bk || side > TP_SIDE_ASK || index == 0)
         return -EINVAL;
     if (index > n)
         return -ENOENT;
     if (book == TP_BOOK_ORDERS) {
-        order_level(b, instr, side, index - 1, out);
+        /* Best level last; stored keys are -price on the ask side. */
+        lv = tp_order_side_levels(b, instr, side) + n - index;
+        *out = *lv;
+        out->price = tp_level_key(side, lv->price);
         return 0;
     }
     *out = tp_mbp_side_levels(b, bk, instr, book, side)[index - 1];
@@ -238,14 +204,20 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
                               enum tp_side side, struct tp_level *out, uint32_t max)
 {
     uint32_t n = tp_books_levels(b, instr, book, side);
+    const struct tp_level *lv;
 
     if (n > max)
         n = max;
     if (n == 0)
         return 0;
     if (book == TP_BOOK_ORDERS) {
-        for (uint32_t i = 0; i < n; i++)
-            order_level(b, instr, side, i, &out[i]);
+        /* Stored best last, with ask keys negated. */
+        lv = tp_order_side_levels(b, instr, side);
+        uint32_t total = tp_hot_of(b, instr)->levels[side];
+        for (uint32_t i = 0; i < n; i++) {
+            out[i] = lv[total - 1 - i];
+            out[i].price = tp_level_key(side, out[i].price);
+        }
         return n;
     }
     /* Price-level books are stored best first, as readers want them. */

@@ -20,8 +20,7 @@
  * update was rejected (nothing changed, the anomaly was counted):
  *   -EINVAL  unknown instrument id, bad side, action or level, zero/negative quantity;
  *   -ENOENT  unknown order id;   -EEXIST  duplicate order id;
- *   -ENOSPC  order table or level array full, or an order-level level's total quantity (2^40 - 1)
- *            or order count (2^24 - 1) would overflow.
+ *   -ENOSPC  order table or level array full.
  */
 #ifndef TP_BOOKS_H
 #define TP_BOOKS_H
@@ -87,12 +86,12 @@ struct tp_book_counters {
     uint64_t unknown_order;   /* execute/cancel/delete/replace of an order not in this book */
     uint64_t duplicate_order; /* add of an order id that is live */
     uint64_t bad_quantity;    /* zero or negative quantity where one is required */
-    uint64_t bad_price;      /* INT64_MIN: no level key (it has no negation; empty levels use it) */
-    uint64_t over_execution; /* executed/cancelled more than remained: order removed */
-    uint64_t order_capacity; /* add refused: order table full */
-    uint64_t level_capacity; /* add refused: level array of the side (or one level) full */
-    uint64_t bad_level;      /* MBP level index 0 or beyond the depth */
-    uint64_t bad_input;      /* bad side, action, book or missing book type */
+    uint64_t bad_price;       /* INT64_MIN: no level key (it has no negation; sentinels use it) */
+    uint64_t over_execution;  /* executed/cancelled more than remained: order removed */
+    uint64_t order_capacity;  /* add refused: order table full */
+    uint64_t level_capacity;  /* add refused: level array of the side full */
+    uint64_t bad_level;       /* MBP level index 0 or beyond the depth */
+    uint64_t bad_input;       /* bad side, action, book or missing book type */
 };
 
 /*

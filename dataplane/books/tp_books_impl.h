@@ -34,44 +34,12 @@ struct tp_mbo_hot {
     uint16_t reserved;
     uint32_t live_orders; /* this instrument's orders in the order table */
     /*
-     * Index in order_levels of the bid side's best level (the ask side's is level_stride
-     * further): fixed at init, kept here so that finding a side's levels is a load
-     * and an add, not a multiplication by the stride.
+     * Index in order_levels of level 0 of the bid side (the ask side's is level_stride further):
+     * fixed at init, kept here so that finding a side's levels is a load and an add, not a
+     * multiplication by the stride.
      */
     uint32_t level_base;
 };
-
-/*
- * A level of an order-level book in 16 bytes, four to a cache line: its sort key (tp_level_key)
- * and its size, the total quantity (TP_LEVEL_QTY_BITS) and order count (TP_LEVEL_COUNT_BITS)
- * packed in one word, so that an order joining or leaving changes both with one add. A level
- * refuses an order that would overflow either (counted as level_capacity).
- */
-struct tp_order_level {
-    int64_t key;
-    uint64_t size; /* qty << TP_LEVEL_COUNT_BITS | count */
-};
-
-#define TP_LEVEL_COUNT_BITS 24
-#define TP_LEVEL_QTY_BITS   (64 - TP_LEVEL_COUNT_BITS)
-#define TP_LEVEL_COUNT_MAX  ((1u << TP_LEVEL_COUNT_BITS) - 1)
-#define TP_LEVEL_QTY_MAX    ((INT64_C(1) << TP_LEVEL_QTY_BITS) - 1)
-
-/* The size word of `orders` orders totalling qty (both within their bits). */
-static inline uint64_t tp_level_size(int64_t qty, uint32_t orders)
-{
-    return (uint64_t)qty << TP_LEVEL_COUNT_BITS | orders;
-}
-
-static inline uint32_t tp_level_count(uint64_t size)
-{
-    return (uint32_t)(size & TP_LEVEL_COUNT_MAX);
-}
-
-static inline int64_t tp_level_qty(uint64_t size)
-{
-    return (int64_t)(size >> TP_LEVEL_COUNT_BITS);
-}
 
 /*
  * Orders live in two tables (tp_mbo.c says how they are used): the recent-order window, a ring
@@ -93,7 +61,7 @@ struct tp_books {
     uint64_t live_orders;
     uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
-    uint32_t level_stride;     /* levels per side: see level_stride() in tp_books.c */
+    uint32_t level_stride;     /* levels per side in order_levels: sentinels + levels_per_side */
     struct tp_book *books;     /* [instruments] */
     struct tp_mbo_hot *hot;    /* [instruments] */
     struct tp_order *orders;   /* overflow table [order_mask + 1] */
@@ -103,12 +71,8 @@ struct tp_books {
      * UINT8_MAX it no longer goes down, and only says that the overflow table must be searched.
      */
     uint8_t *spilled;
-    /*
-     * [instruments][2 sides][level_stride], best FIRST: each side's 4 best levels (the search
-     * reads their keys, and a change writes one of them) are the one cache line at its start.
-     * Keys at and beyond a side's level count are TP_LEVEL_EMPTY.
-     */
-    struct tp_order_level *order_levels;
+    /* [instruments][2 sides][TP_LEVEL_SENTINELS + levels_per_side], best LAST */
+    struct tp_level *order_levels;
     struct tp_level *mbp_levels; /* [instruments][direct bid, ask, implied bid, ask][depth] */
 } __attribute__((aligned(64)));
 
@@ -146,13 +110,11 @@ static inline int64_t tp_level_key(unsigned side, int64_t price)
 }
 
 /*
- * The key of the unused levels beyond a side's level count: below every key (a price's key is
- * never INT64_MIN), so the search compares the best LEVEL_SCAN keys without testing how many
- * levels there are: a side has TP_LEVEL_SPARE levels beyond levels_per_side, so at least that
- * many empty keys follow the last level.
+ * Each side's level array is preceded by TP_LEVEL_SENTINELS levels of price INT64_MIN, never
+ * written after init: the search from the best level reads the few levels below the best one
+ * without testing whether they exist (a key is never below INT64_MIN).
  */
-#define TP_LEVEL_EMPTY INT64_MIN
-#define TP_LEVEL_SPARE 4
+#define TP_LEVEL_SENTINELS 4
 
 /*
  * Index of instance id instr in the per-instrument arrays. An id below the window wraps to a
@@ -180,11 +142,18 @@ static inline struct tp_mbo_hot *tp_hot_of(const struct tp_books *b, uint32_t in
     return &b->hot[tp_books_index(b, instr)];
 }
 
-/* The levels of one side of the order-level book whose hot state is h, best first. */
-static inline struct tp_order_level *tp_mbo_side_levels(const struct tp_books *b,
-                                                        const struct tp_mbo_hot *h, unsigned side)
+/* Level 0 (the worst) of one side of the order-level book whose hot state is h. */
+static inline struct tp_level *tp_mbo_side_levels(const struct tp_books *b,
+                                                  const struct tp_mbo_hot *h, unsigned side)
 {
     return &b->order_levels[h->level_base + (size_t)side * b->level_stride];
+}
+
+/* The same by instrument id (checked by the caller). */
+static inline struct tp_level *tp_order_side_levels(const struct tp_books *b, uint32_t instr,
+                                                    unsigned side)
+{
+    return tp_mbo_side_levels(b, tp_hot_of(b, instr), side);
 }
 
 /* An instrument's price-level arrays: direct bid, ask, implied bid, ask. */
