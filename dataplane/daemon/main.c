@@ -270,7 +270,7 @@ int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
 static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool labelled)
 {
     int rc = 0;
-    char dp[24], prefix[48];
+    char dp[24], prefix[64];
     if (labelled)
         snprintf(dp, sizeof(dp), "dp.lcore=%u", lc->lcore_id);
     else
@@ -312,7 +312,7 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
     for (unsigned i = 0; i < lc->n_ports; i++) {
         if (lc->ports[i] == NULL || !lc->ports[i]->port.rx_timestamp)
             continue;
-        char part[24];
+        char part[32];
         snprintf(part, sizeof(part), ".port=%u.nic_clock", i);
         EXPORT(part, &lc->ports[i]->nic_clock, readings);
         EXPORT(part, &lc->ports[i]->nic_clock, dropped);
