@@ -95,6 +95,42 @@ static inline int tp_mold_next(struct tp_mold_packet *p, const uint8_t **msg, ui
     return 1;
 }
 
+/*
+ * Checks the blocks tp_mold_next has yet to return in one pass, without returning them: 0 when
+ * tp_mold_next would return them all and then 0, -EBADMSG when it would fail on the way. A packet
+ * that passed may be walked with tp_mold_next_framed while its bytes stay unchanged.
+ */
+static inline int tp_mold_check(const struct tp_mold_packet *p)
+{
+    size_t left = (size_t)(p->end - p->next);
+    const uint8_t *at = p->next;
+    uint32_t blocks = p->count == TP_MOLD_END_OF_SESSION ? 0 : (uint32_t)(p->count - p->index);
+    for (uint32_t i = 0; i < blocks; i++) {
+        if (left < 2)
+            return -EBADMSG;
+        size_t block = 2 + (size_t)tp_load_be16(at);
+        if (block > left)
+            return -EBADMSG;
+        at += block;
+        left -= block;
+    }
+    return left == 0 ? 0 : -EBADMSG;
+}
+
+/*
+ * The next block of a packet tp_mold_check accepted: the message, its length in *len. No bounds
+ * checks (the check made them once); the caller stops after p->count blocks (a control packet
+ * has none). Only for bytes that have not changed since the check.
+ */
+static inline const uint8_t *tp_mold_next_framed(struct tp_mold_packet *p, uint16_t *len)
+{
+    const uint8_t *msg = p->next + 2;
+    *len = tp_load_be16(p->next);
+    p->next = msg + *len;
+    p->index++;
+    return msg;
+}
+
 /* Byte offset of the next (or offending) block from the packet start: for error reports. */
 static inline size_t tp_mold_offset(const struct tp_mold_packet *p)
 {

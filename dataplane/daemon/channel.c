@@ -122,19 +122,14 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
 
 /* ---- MoldUDP64 / ITCH --------------------------------------------------------------------- */
 
-/* Walks every block once: true when the packet frames exactly (see moldudp64.h). */
+/*
+ * Checks every block once: true when the packet frames exactly (see moldudp64.h). Packets are
+ * applied from the same bytes later (tp_mold_next_framed), held or not, without checks.
+ */
 static bool mold_frames(const uint8_t *payload, uint16_t len, struct tp_mold_packet *p, int *kind)
 {
     *kind = tp_mold_parse(p, payload, len);
-    if (*kind < 0)
-        return false;
-    struct tp_mold_packet walk = *p;
-    const uint8_t *msg;
-    uint16_t n;
-    int rc;
-    while ((rc = tp_mold_next(&walk, &msg, &n)) == 1)
-        ;
-    return rc == 0;
+    return *kind >= 0 && tp_mold_check(p) == 0;
 }
 
 /* Messages handed to the feed in one call: a burst's, in chunks (the feed prefetches ahead). */
@@ -172,11 +167,13 @@ static void mold_flush(struct tp_channel *ch)
             info.rx_tsc = pk->rx_tsc;
             info.packet_seq = first;
         }
-        uint32_t seen = 0;
-        while (tp_mold_next(&p, &msgs[n], &lens[n]) == 1) {
-            if (seen++ < pk->skip)
-                continue;
-            ch->counters.messages++;
+        /* The packet framed exactly when it was offered (mold_frames): its bytes are as then. */
+        uint16_t len;
+        while (p.index < pk->skip && p.index < p.count)
+            tp_mold_next_framed(&p, &len);
+        ch->counters.messages += (uint32_t)(p.count - p.index);
+        while (p.index < p.count) {
+            msgs[n] = tp_mold_next_framed(&p, &lens[n]);
             if (++n == MOLD_APPLY_CHUNK)
                 mold_feed(ch, msgs, lens, &n, &info); /* leaves info.packet_seq n further */
         }

@@ -101,7 +101,7 @@ static void restart_stream(struct tp_arb *arb)
  * there is a gap exactly when something beyond `expected` was seen. A new gap position starts a
  * new wait window; a window that ends unreported was filled by the other line in time.
  */
-static void note_progress(struct tp_arb *arb)
+static void note_gap_change(struct tp_arb *arb)
 {
     bool open = arb->expected < arb->horizon;
     if (arb->gap_open && !arb->gap_reported && (!open || arb->gap_at != arb->expected))
@@ -122,6 +122,13 @@ static void note_progress(struct tp_arb *arb)
         arb->gap_urgent = false; /* an overflow urged the previous gap, not this one */
     }
     arb->gap_open = open;
+}
+
+/* The common case, no gap before and none now, changes nothing: tested before the call. */
+static inline void note_progress(struct tp_arb *arb)
+{
+    if (arb->gap_open || arb->expected < arb->horizon)
+        note_gap_change(arb);
 }
 
 static bool session_equal(const uint8_t *a, const uint8_t *b)

@@ -256,6 +256,41 @@ static void test_gap_filled_inside_burst(void **state)
         assert_int_equal(seqs[i], 2 + i);
 }
 
+/*
+ * Copies that overlap what was applied, delivered at once (line B) and drained from the held
+ * buffer: each applies only the messages after the overlap, once.
+ */
+static void test_overlapping_copies_skip_what_was_applied(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    add(put(&p[0], ADD_LEN), 1, 1900000);
+    packet(&p[1], "SESSION001", 2); /* A(1) again, then A(2) at 3 and A(3) at 4 */
+    add(put(&p[1], ADD_LEN), 1, 1900000);
+    add(put(&p[1], ADD_LEN), 2, 1910000);
+    add(put(&p[1], ADD_LEN), 3, 1890000);
+    packet(&p[2], "SESSION001", 4); /* A(3) again, then D(1) at 5 */
+    add(put(&p[2], ADD_LEN), 3, 1890000);
+    delete_order(put(&p[2], DELETE_LEN), 1);
+    tp_publisher_begin_burst(f->pub);
+    assert_true(offer(f, &p[0]));
+    assert_true(offer(f, &p[2])); /* 4 behind the gap at 3: held */
+    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[1].bytes, p[1].len, &p[1], 5));
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.messages, 5);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+    assert_int_equal(f->released, 3);
+    uint64_t seqs[8];
+    assert_int_equal(order_sequences(seqs, 8), 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(seqs[i], 2 + i);
+    /* Order 1 added once and deleted: orders 2 and 3 rest on two levels. */
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 2);
+}
+
 static void test_reset_after_the_last_session(void **state)
 {
     struct fixture *f = *state;
@@ -342,6 +377,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_applies_at_its_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_filled_inside_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlapping_copies_skip_what_was_applied, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),

@@ -61,11 +61,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct tp_mold_packet p;
         if (tp_mold_parse(&p, body, len) < 0)
             return 0;
-        while (tp_mold_next(&p, &msg, &mlen) == 1) {
+        /* The one-pass check accepts exactly what the iterator reads to the end without error,
+         * and the unchecked walk of an accepted packet returns the iterator's blocks. */
+        struct tp_mold_packet framed = p;
+        int checked = tp_mold_check(&p);
+        int rc;
+        while ((rc = tp_mold_next(&p, &msg, &mlen)) == 1) {
             if (msg < body || msg + mlen > body + len)
                 abort();
+            if (checked == 0) {
+                uint16_t flen;
+                if (tp_mold_next_framed(&framed, &flen) != msg || flen != mlen)
+                    abort();
+            }
             one_message(msg, mlen);
         }
+        if ((checked == 0) != (rc == 0) || (checked == 0 && framed.next != p.next))
+            abort();
     } else {
         struct tp_binfile_reader r;
         tp_binfile_reader_init(&r, body, len);

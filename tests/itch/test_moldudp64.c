@@ -184,6 +184,71 @@ static void test_lying_count_and_lengths(void **state)
     assert_int_equal(tp_mold_next(&p, &msg, &mlen), 0);
 }
 
+/* Whether tp_mold_next reads every block and ends cleanly; the blocks it returned in order. */
+static int iterate(struct tp_mold_packet p, const uint8_t **msgs, uint16_t *lens, int *n)
+{
+    int rc;
+    *n = 0;
+    while ((rc = tp_mold_next(&p, &msgs[*n], &lens[*n])) == 1)
+        (*n)++;
+    return rc;
+}
+
+/*
+ * tp_mold_check accepts exactly the packets (and part-read packets) tp_mold_next reads to a
+ * clean end, over every cut and every value of every count and length byte; the unchecked walk
+ * of an accepted packet returns the same blocks and stops at the packet end.
+ */
+static void test_check_agrees_with_next(void **state)
+{
+    (void)state;
+    uint8_t good[256];
+    size_t len = make_packet(good, sizeof(good));
+    size_t length_bytes[] = {
+        18, 19, 20, 21, 20 + 2 + 12, 20 + 2 + 12 + 1, 20 + 4 + 12 + 36, 20 + 4 + 12 + 36 + 1};
+    int accepted = 0, refused = 0;
+    for (size_t cut = TP_MOLD_HEADER_LEN; cut <= len; cut++) {
+        for (size_t b = 0; b < sizeof(length_bytes) / sizeof(length_bytes[0]); b++) {
+            for (int value = -1; value < 256; value++) {
+                if (length_bytes[b] >= cut && value >= 0)
+                    continue;
+                uint8_t *buf = malloc(cut); /* exact size so ASan catches any over-read */
+                memcpy(buf, good, cut);
+                if (value >= 0)
+                    buf[length_bytes[b]] = (uint8_t)value;
+                struct tp_mold_packet p;
+                int kind = tp_mold_parse(&p, buf, cut);
+                if (kind >= 0) {
+                    for (uint16_t skip = 0; skip <= 1; skip++) {
+                        const uint8_t *msgs[256];
+                        uint16_t lens[256];
+                        int n;
+                        struct tp_mold_packet part = p;
+                        if (skip && tp_mold_next(&part, &msgs[0], &lens[0]) != 1)
+                            continue;
+                        int rc = iterate(part, msgs, lens, &n);
+                        int checked = tp_mold_check(&part);
+                        assert_int_equal(checked == 0, rc == 0);
+                        accepted += checked == 0;
+                        refused += checked != 0;
+                        if (checked != 0 || kind != TP_MOLD_MESSAGES)
+                            continue;
+                        for (int i = 0; i < n; i++) {
+                            uint16_t flen;
+                            assert_ptr_equal(tp_mold_next_framed(&part, &flen), msgs[i]);
+                            assert_int_equal(flen, lens[i]);
+                        }
+                        assert_int_equal(part.index, part.count);
+                        assert_ptr_equal(part.next, buf + cut);
+                    }
+                }
+                free(buf);
+            }
+        }
+    }
+    assert_true(accepted > 0 && refused > 0);
+}
+
 static void test_writer_limits(void **state)
 {
     (void)state;
@@ -266,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_short_header),
         cmocka_unit_test(test_truncated_packets),
         cmocka_unit_test(test_lying_count_and_lengths),
+        cmocka_unit_test(test_check_agrees_with_next),
         cmocka_unit_test(test_writer_limits),
         cmocka_unit_test(test_request_round_trip),
         cmocka_unit_test(test_binaryfile_round_trip_and_cuts),
