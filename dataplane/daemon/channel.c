@@ -246,8 +246,8 @@ static void end_of_burst(void *ctx)
  * held the packet already (it releases it once applied). Returns true when the channel now keeps
  * a packet the caller gave it.
  */
-static bool deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len, uint32_t skip,
-                    uint64_t rx_tsc, void *handle, bool owned)
+static inline bool deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
+                           uint32_t skip, uint64_t rx_tsc, void *handle, bool owned)
 {
     if (ch->n_pending == TP_CHANNEL_PENDING_MAX)
         flush_pending(ch);
@@ -342,7 +342,7 @@ static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
 }
 
 /* Applies every held packet that is now in sequence. */
-static void drain(struct tp_channel *ch)
+static inline void drain(struct tp_channel *ch)
 {
     void *handle;
     uint32_t skip;
