@@ -79,6 +79,19 @@ static void write_config(const char *extra_channel, const char *telemetry)
     fclose(f);
 }
 
+/* The channel the reload tests add beside "a". */
+static const char CHANNEL_B[] = "{\"name\": \"b\", \"protocol\": \"itch\", \"lines\": {\"a\":"
+                                " {\"group\": \"224.0.0.2\", \"port\": 1}}}";
+
+/* write_config with the telemetry every test starts from: the Prometheus file, every 100 ms. */
+static void write_config_prom(const char *extra_channel)
+{
+    char telemetry[256];
+    snprintf(telemetry, sizeof(telemetry), "{\"prometheus_file\": \"%s\", \"interval_ms\": 100}",
+             prom_path);
+    write_config(extra_channel, telemetry);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -89,10 +102,7 @@ static int setup(void **state)
     snprintf(cfg_path, sizeof(cfg_path), "%s/tp.json", dir);
     snprintf(sock_path, sizeof(sock_path), "%s/ctl.sock", dir);
     snprintf(prom_path, sizeof(prom_path), "%s/tp.prom", dir);
-    char telemetry[256];
-    snprintf(telemetry, sizeof(telemetry), "{\"prometheus_file\": \"%s\", \"interval_ms\": 100}",
-             prom_path);
-    write_config(NULL, telemetry);
+    write_config_prom(NULL);
     static struct tp_config cfg;
     static struct tp_config_errors errs;
     assert_int_equal(tp_config_load_file(cfg_path, &cfg, &errs), 0);
@@ -152,12 +162,7 @@ static json_t *reload_result(json_t *reply)
 static void test_reload_adds_channel(void **state)
 {
     (void)state;
-    char telemetry[256];
-    snprintf(telemetry, sizeof(telemetry), "{\"prometheus_file\": \"%s\", \"interval_ms\": 100}",
-             prom_path);
-    write_config("{\"name\": \"b\", \"protocol\": \"itch\", \"lines\": {\"a\":"
-                 " {\"group\": \"224.0.0.2\", \"port\": 1}}}",
-                 telemetry);
+    write_config_prom(CHANNEL_B);
     json_t *reply = request("{\"cmd\": \"reload\"}");
     json_t *r = reload_result(reply);
     assert_true(json_is_true(json_object_get(r, "ok")));
@@ -195,10 +200,7 @@ static void test_restart_needed_and_apply_failure(void **state)
 {
     (void)state;
     /* A new control socket path cannot be applied live. */
-    char telemetry[256];
-    snprintf(telemetry, sizeof(telemetry), "{\"prometheus_file\": \"%s\", \"interval_ms\": 100}",
-             prom_path);
-    write_config(NULL, telemetry);
+    write_config_prom(NULL);
     FILE *f = fopen(cfg_path, "r+");
     char body[4096];
     size_t n = fread(body, 1, sizeof(body) - 1, f);
@@ -218,9 +220,7 @@ static void test_restart_needed_and_apply_failure(void **state)
     assert_int_equal(applied.calls, 0);
 
     /* The daemon refuses to apply: the old config stays, the reason is reported. */
-    write_config("{\"name\": \"b\", \"protocol\": \"itch\", \"lines\": {\"a\":"
-                 " {\"group\": \"224.0.0.2\", \"port\": 1}}}",
-                 telemetry);
+    write_config_prom(CHANNEL_B);
     applied.fail_with = -EBUSY;
     r = tp_control_plane_reload(cp);
     assert_true(json_is_false(json_object_get(r, "ok")));
@@ -266,12 +266,7 @@ static void test_changed_channel_and_filter(void **state)
 static void test_sighup_path(void **state)
 {
     (void)state;
-    char telemetry[256];
-    snprintf(telemetry, sizeof(telemetry), "{\"prometheus_file\": \"%s\", \"interval_ms\": 100}",
-             prom_path);
-    write_config("{\"name\": \"b\", \"protocol\": \"itch\", \"lines\": {\"a\":"
-                 " {\"group\": \"224.0.0.2\", \"port\": 1}}}",
-                 telemetry);
+    write_config_prom(CHANNEL_B);
     tp_control_plane_request_reload(cp);
     assert_int_equal(applied.calls, 0); /* nothing happens in the signal handler */
     tp_control_plane_poll(cp, 0);
