@@ -8,12 +8,16 @@
 #include "tp_instruments.h"
 #include "tp_mbp.h"
 
-/* Highest non-empty index of lv[0..depth): MBP levels may have holes (qty 0). */
-static uint8_t highest_level(const struct tp_level *lv, uint32_t depth)
+/*
+ * Highest non-empty index of lv[0..bound), where every level from bound on is empty: MBP levels
+ * may have holes (qty 0). Callers pass the bound an action leaves (see below), so the scan
+ * usually stops at its first level instead of walking up from the depth.
+ */
+static uint8_t highest_level(const struct tp_level *lv, uint32_t bound)
 {
-    while (depth > 0 && lv[depth - 1].qty == 0)
-        depth--;
-    return (uint8_t)depth;
+    while (bound > 0 && lv[bound - 1].qty == 0)
+        bound--;
+    return (uint8_t)bound;
 }
 
 int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, enum tp_side side,
@@ -60,7 +64,7 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         k = level < depth ? level : depth;
         memmove(lv, lv + k, (depth - k) * sizeof(*lv));
         memset(lv + depth - k, 0, k * sizeof(*lv));
-        *levels = highest_level(lv, depth);
+        *levels = highest_level(lv, *levels > k ? *levels - k : 0);
         c->level = (uint16_t)k;
         c->flags = had_levels ? TP_CHANGE_F_TOP : 0;
         return tp_books_emits(b, instr);
@@ -74,15 +78,24 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
         bk->counters.bad_quantity++;
         return -EINVAL;
     }
+    /*
+     * `bound`: every level from it on is empty after the action (*levels was the highest
+     * non-empty index before it). A level written has qty > 0, so the scan stops at once unless
+     * a hole moved to the top.
+     */
+    uint32_t bound = *levels;
     switch (action) {
     case TP_LEVEL_NEW:
         memmove(lv + k + 1, lv + k, (depth - 1 - k) * sizeof(*lv));
+        bound = bound > k ? (bound < depth ? bound + 1 : depth) : k + 1;
         break;
     case TP_LEVEL_DELETE:
         memmove(lv + k, lv + k + 1, (depth - 1 - k) * sizeof(*lv));
         memset(lv + depth - 1, 0, sizeof(*lv));
+        bound = bound > k ? bound - 1 : bound;
         break;
     default: /* CHANGE, OVERLAY: in place */
+        bound = bound > k ? bound : k + 1;
         break;
     }
     if (action != TP_LEVEL_DELETE) {
@@ -95,7 +108,7 @@ int tp_mbp_update(struct tp_books *b, uint32_t instr, enum tp_book_kind book, en
     } else {
         c->price = price;
     }
-    *levels = highest_level(lv, depth);
+    *levels = highest_level(lv, bound);
     c->level = (uint16_t)level;
     c->flags = level == 1 ? TP_CHANGE_F_TOP : 0;
     return tp_books_emits(b, instr);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mdp3_packet.h"
+#include "tp_books_prefetch.h"
 #include "tp_mbo.h"
 #include "tp_mbp.h"
 #include "tp_mdp3_feed.h"
@@ -75,6 +76,7 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
     f->channel = channel;
     f->book_type = book_type;
     f->capacity = tp_instruments_capacity(registry);
+    f->last_id = TP_INSTRUMENT_NONE;
     f->state = state_mem;
     memset(f->state, 0, tp_mdp3_feed_memsize(f->capacity));
     if (sink)
@@ -116,22 +118,34 @@ static void took(struct tp_mdp3_feed *f, int n)
 
 /* ---- instruments and sequence ------------------------------------------------------------- */
 
-static uint32_t instrument_of(struct tp_mdp3_feed *f, int32_t security_id)
+/*
+ * Instrument of a SecurityID (within the capacity), or TP_INSTRUMENT_NONE. The last one found
+ * answers without a lookup; only found ones are remembered (an unknown one may be defined later).
+ */
+static inline uint32_t lookup(struct tp_mdp3_feed *f, int32_t security_id)
 {
+    if (security_id == f->last_security_id && f->last_id != TP_INSTRUMENT_NONE)
+        return f->last_id;
     uint32_t id = tp_instruments_by_security_id(f->registry, security_id);
-
-    if (id == TP_INSTRUMENT_NONE || id >= f->capacity) {
-        f->counters.unknown_instrument++;
+    if (id >= f->capacity)
         return TP_INSTRUMENT_NONE;
-    }
+    f->last_security_id = security_id;
+    f->last_id = id;
     return id;
 }
 
-/*
- * Checks an entry's RptSeq against its instrument: 1 to apply the entry, 0 to skip it (an old
- * entry, or the instrument is stale). A jump makes the instrument stale.
- */
-static int rpt_seq_accept(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
+static inline uint32_t instrument_of(struct tp_mdp3_feed *f, int32_t security_id)
+{
+    uint32_t id = lookup(f, security_id);
+
+    if (id == TP_INSTRUMENT_NONE)
+        f->counters.unknown_instrument++;
+    return id;
+}
+
+/* rpt_seq_accept's cases other than the next RptSeq of an instrument in sync. */
+static __attribute__((noinline)) int rpt_seq_check(struct tp_mdp3_feed *f, uint32_t instr,
+                                                   uint32_t rpt_seq)
 {
     struct tp_mdp3_instrument_state *st = &f->state[instr];
 
@@ -151,6 +165,22 @@ static int rpt_seq_accept(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_s
         return 0;
     }
     return 1;
+}
+
+/*
+ * Checks an entry's RptSeq against its instrument: 1 to apply the entry, 0 to skip it (an old
+ * entry, or the instrument is stale). A jump makes the instrument stale. The next RptSeq of an
+ * instrument in sync (rpt_seq > 1 leaves out a first one and a wrap to 0) is taken inline.
+ */
+static inline int rpt_seq_accept(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
+{
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+
+    if (__builtin_expect(rpt_seq > 1 && rpt_seq - 1 == st->rpt_seq && !st->stale, 1)) {
+        st->rpt_seq = rpt_seq;
+        return 1;
+    }
+    return rpt_seq_check(f, instr, rpt_seq);
 }
 
 /*
@@ -875,27 +905,39 @@ static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_ms
 
 /* ---- packets ------------------------------------------------------------------------------ */
 
-/* Instrument of a SecurityID for a prefetch hint (nothing counted: the apply pass counts). */
-static uint32_t hint_instrument(const struct tp_mdp3_feed *f, int32_t security_id)
-{
-    return tp_instruments_by_security_id(f->registry, security_id);
-}
+/*
+ * The hints below are the books' inline ones (tp_books_prefetch.h): issued for every entry, a
+ * call each cost more than the prefetch. An entry of the instrument the previous entry named
+ * (the common case) issues none: its lines are on their way already.
+ */
 
 /* The state an entry of instrument `instr` reads first: its RptSeq and its book. */
-static void prefetch_instrument(const struct tp_mdp3_feed *f, uint32_t instr)
+static inline void prefetch_instrument(const struct tp_mdp3_feed *f, uint32_t instr)
 {
-    if (instr >= f->capacity)
+    if (instr >= f->capacity || !tp_books_has(f->books, instr))
         return;
     __builtin_prefetch(&f->state[instr], 1);
-    tp_books_prefetch(f->books, instr);
+    tp_books_hint_book(f->books, instr);
 }
 
-static void prefetch_book46(const struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg, int orders)
+/* An order entry's order-table slots, and its instrument's order-level state if it is new. */
+static inline void prefetch_order(const struct tp_mdp3_feed *f, uint32_t instr, uint32_t prev,
+                                  uint64_t order_id)
+{
+    if (!tp_books_has(f->books, instr))
+        return;
+    if (instr != prev)
+        tp_books_hint_hot(f->books, instr);
+    tp_books_hint_order(f->books, instr, order_id);
+}
+
+static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg, int orders)
 {
     struct mktdata_md_incremental_refresh_book46 m;
     struct mktdata_md_incremental_refresh_book46_no_md_entries g;
     struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
     uint32_t instr[256]; /* by ReferenceID (1-based): NumInGroup is a uint8 */
+    uint32_t prev = TP_INSTRUMENT_NONE;
 
     if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
@@ -905,26 +947,32 @@ static void prefetch_book46(const struct tp_mdp3_feed *f, const struct tp_mdp3_m
         if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
             return;
         instr[g.index] =
-            hint_instrument(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
-        prefetch_instrument(f, instr[g.index]);
+            lookup(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
+        if (instr[g.index] != prev)
+            prefetch_instrument(f, instr[g.index]);
+        prev = instr[g.index];
     }
     if (!orders ||
         mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
         return;
+    prev = TP_INSTRUMENT_NONE;
     while (o.index < o.count) {
         if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
             return;
         uint8_t refid = mktdata_md_incremental_refresh_book46_no_order_id_entries_reference_id(&o);
-        if (refid != 0 && refid <= g.index)
-            tp_mbo_prefetch(f->books, instr[refid],
-                            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o));
+        if (refid == 0 || refid > g.index)
+            continue;
+        prefetch_order(f, instr[refid], prev,
+                       mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o));
+        prev = instr[refid];
     }
 }
 
-static void prefetch_order_book47(const struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
     struct mktdata_md_incremental_refresh_order_book47 m;
     struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+    uint32_t prev = TP_INSTRUMENT_NONE;
 
     if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
@@ -933,11 +981,11 @@ static void prefetch_order_book47(const struct tp_mdp3_feed *f, const struct tp_
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g) < 0)
             return;
-        tp_mbo_prefetch(
-            f->books,
-            hint_instrument(
-                f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g)),
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g));
+        uint32_t instr =
+            lookup(f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g));
+        prefetch_order(f, instr, prev,
+                       mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g));
+        prev = instr;
     }
 }
 
@@ -948,9 +996,10 @@ static void prefetch_order_book47(const struct tp_mdp3_feed *f, const struct tp_
  * misses overlap the packets applied meanwhile instead of each stalling the entry that needs it
  * (the order table is far larger than the caches and the ids are scattered). Hints only:
  * nothing is checked or counted here (the registry may change before the packet is applied); the
- * apply pass does that.
+ * apply pass does that. Its lookups leave the last SecurityID found remembered, which only
+ * spares the apply pass a lookup.
  */
-static void prefetch_packet(const struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
+static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;

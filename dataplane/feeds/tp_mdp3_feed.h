@@ -82,6 +82,13 @@ struct tp_mdp3_feed {
     uint16_t channel;  /* CME channel id, recorded in the instruments it defines */
     uint8_t book_type; /* enum tp_book_type given to new instruments */
     uint32_t capacity; /* instruments in `state` */
+    /*
+     * The last SecurityID found in the registry and its id: the entries of a message mostly
+     * name one instrument, and a binding never changes once the registry made it (ids are not
+     * reused), so it is remembered until tp_mdp3_feed_init. last_id TP_INSTRUMENT_NONE: none yet.
+     */
+    int32_t last_security_id;
+    uint32_t last_id;
     struct tp_mdp3_instrument_state *state;
     struct tp_mdp3_feed_counters counters;
     struct tp_feed_info info;

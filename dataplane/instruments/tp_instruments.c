@@ -3,7 +3,8 @@
  *
  * Three lookup structures point into one array of instruments: an open-addressing table keyed by
  * SecurityID, one keyed by (venue, symbol), and a direct array per ITCH locate map. They store
- * id + 1 so that zeroed memory means "empty".
+ * id + 1 so that zeroed memory means "empty". A SecurityID slot holds its key next to its id, so
+ * a probe reads one cache line, not one in a key array and one in an id array.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,6 +12,12 @@
 #include "tp_instruments.h"
 
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
+
+/* A SecurityID table slot: free while id1 is 0. */
+struct secid_slot {
+    int32_t key;
+    uint32_t id1; /* id + 1 */
+};
 
 struct tp_instruments {
     uint32_t capacity; /* the id space */
@@ -21,8 +28,7 @@ struct tp_instruments {
     uint16_t itch_venues;
     uint16_t reserved;
     struct tp_instrument *items; /* [capacity] */
-    int32_t *secid_keys;         /* [slots] */
-    uint32_t *secid_ids;         /* [slots], id + 1, 0 = free */
+    struct secid_slot *secid;    /* [slots] */
     uint32_t *symbol_ids;        /* [slots], id + 1, 0 = free */
     uint32_t *locates;           /* [itch_venues][TP_ITCH_LOCATES], id + 1, 0 = none */
     struct tp_instrument other;  /* what ids of other registries read as */
@@ -54,7 +60,7 @@ static uint32_t slots_for(uint32_t capacity)
 }
 
 struct layout {
-    size_t items, secid_keys, secid_ids, symbol_ids, locates, total;
+    size_t items, secid, symbol_ids, locates, total;
 };
 
 static void compute_layout(const struct tp_instruments_params *p, struct layout *l)
@@ -64,10 +70,8 @@ static void compute_layout(const struct tp_instruments_params *p, struct layout 
 
     l->items = off;
     off += ALIGN64((size_t)window_of(p) * sizeof(struct tp_instrument));
-    l->secid_keys = off;
-    off += ALIGN64(slots * sizeof(int32_t));
-    l->secid_ids = off;
-    off += ALIGN64(slots * sizeof(uint32_t));
+    l->secid = off;
+    off += ALIGN64(slots * sizeof(struct secid_slot));
     l->symbol_ids = off;
     off += ALIGN64(slots * sizeof(uint32_t));
     l->locates = off;
@@ -102,8 +106,7 @@ int tp_instruments_init(void *mem, const struct tp_instruments_params *p)
     r->slot_mask = slots_for(r->window) - 1;
     r->itch_venues = p->itch_venues;
     r->items = (struct tp_instrument *)(base + l.items);
-    r->secid_keys = (int32_t *)(base + l.secid_keys);
-    r->secid_ids = (uint32_t *)(base + l.secid_ids);
+    r->secid = (struct secid_slot *)(base + l.secid);
     r->symbol_ids = (uint32_t *)(base + l.symbol_ids);
     r->locates = (uint32_t *)(base + l.locates);
     return 0;
@@ -176,9 +179,9 @@ uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t s
 {
     uint32_t i = hash32((uint32_t)security_id) & r->slot_mask;
 
-    while (r->secid_ids[i]) {
-        if (r->secid_keys[i] == security_id)
-            return r->secid_ids[i] - 1;
+    while (r->secid[i].id1) {
+        if (r->secid[i].key == security_id)
+            return r->secid[i].id1 - 1;
         i = (i + 1) & r->slot_mask;
     }
     return TP_INSTRUMENT_NONE;
@@ -281,9 +284,9 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
         return -EINVAL;
     if (def->venue == TP_VENUE_CME_MDP3) {
         secid_slot = hash32((uint32_t)def->security_id) & r->slot_mask;
-        for (; r->secid_ids[secid_slot]; secid_slot = (secid_slot + 1) & r->slot_mask) {
-            if (r->secid_keys[secid_slot] == def->security_id) {
-                id = r->secid_ids[secid_slot] - 1;
+        for (; r->secid[secid_slot].id1; secid_slot = (secid_slot + 1) & r->slot_mask) {
+            if (r->secid[secid_slot].key == def->security_id) {
+                id = r->secid[secid_slot].id1 - 1;
                 break;
             }
         }
@@ -304,8 +307,7 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
         instrument_store(item(r, id), def, id);
         symbol_insert(r, id);
         if (def->venue == TP_VENUE_CME_MDP3) {
-            r->secid_keys[secid_slot] = def->security_id;
-            r->secid_ids[secid_slot] = id + 1;
+            r->secid[secid_slot] = (struct secid_slot){.key = def->security_id, .id1 = id + 1};
         }
     } else {
         struct tp_instrument *in = item(r, id);

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -217,6 +218,61 @@ static void test_copy_levels_every_book_and_side(void **state)
     assert_int_equal(tp_books_copy_levels(f->b, 2, TP_BOOK_DIRECT, TP_SIDE_BID, none, 1), 0);
 }
 
+/*
+ * The highest non-empty index (tp_books_levels) after each of many random actions, holes
+ * included (levels written anywhere in the depth, deletes and DeleteFrom that move holes to the
+ * top), equals the one a model of the levels finds by scanning from the depth, and so do the
+ * levels themselves: the books track the index from the action, not by a scan.
+ */
+static void test_levels_count_follows_random_actions(void **state)
+{
+    struct fixture *f = *state;
+    int64_t model[5] = {0}; /* quantities of levels 1..5 */
+    uint64_t x = 88172645463325252ull;
+
+    for (int step = 0; step < 20000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t level = 1 + (uint32_t)(x % 5);
+        int64_t qty = 1 + (int64_t)((x >> 8) % 1000);
+        enum tp_level_action a = (enum tp_level_action)((x >> 20) % 6);
+        if (a == TP_LEVEL_DELETE_THRU && (x >> 30) % 8 != 0)
+            a = TP_LEVEL_CHANGE; /* rarely clear the side, so deep books form */
+        int rc = update(f, a, level, PX(level), qty);
+        assert_true(rc >= 0);
+        uint32_t k = level - 1;
+        switch (a) {
+        case TP_LEVEL_NEW:
+            memmove(model + k + 1, model + k, (4 - k) * sizeof(model[0]));
+            model[k] = qty;
+            break;
+        case TP_LEVEL_DELETE:
+            memmove(model + k, model + k + 1, (4 - k) * sizeof(model[0]));
+            model[4] = 0;
+            break;
+        case TP_LEVEL_DELETE_THRU:
+            memset(model, 0, sizeof(model));
+            break;
+        case TP_LEVEL_DELETE_FROM:
+            memmove(model, model + level, (5 - level) * sizeof(model[0]));
+            memset(model + 5 - level, 0, level * sizeof(model[0]));
+            break;
+        default:
+            model[k] = qty;
+        }
+        uint32_t highest = 5;
+        while (highest > 0 && model[highest - 1] == 0)
+            highest--;
+        assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_DIRECT, TP_SIDE_BID), highest);
+        for (uint32_t i = 0; i < 5; i++) {
+            struct tp_level lv = {0};
+            int got = tp_books_level(f->b, 1, TP_BOOK_DIRECT, TP_SIDE_BID, i + 1, &lv);
+            /* Beyond the highest level: none (-ENOENT); a hole below it reads as qty 0. */
+            assert_true(got == 0 || (got == -ENOENT && i >= highest));
+            assert_int_equal(got == 0 ? lv.qty : 0, model[i]);
+        }
+    }
+}
+
 static void test_hostile_input_counted(void **state)
 {
     struct fixture *f = *state;
@@ -278,6 +334,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_overlay_in_any_order_after_clear, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_copy_levels_every_book_and_side, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_levels_count_follows_random_actions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input_counted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_trade_stat_records, setup, teardown),
     };
