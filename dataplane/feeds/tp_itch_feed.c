@@ -36,11 +36,16 @@ static inline uint32_t locate_instrument(const struct tp_itch_feed *f, const uin
     return f->locates[tp_itch_stock_locate(msg)] - 1;
 }
 
-/* B or S, anything else NONE; computed without branches (the side of an add is random). */
+/*
+ * B or S, anything else NONE, by one table lookup (the side of an add is random, so no branch).
+ * The table holds side ^ TP_SIDE_NONE, so that the bytes it does not name give NONE.
+ */
+static const uint8_t itch_sides[256] = {
+    ['B'] = TP_SIDE_BID ^ TP_SIDE_NONE, ['S'] = TP_SIDE_ASK ^ TP_SIDE_NONE};
+
 static inline enum tp_side itch_side(char c)
 {
-    int bid = c == 'B', ask = c == 'S';
-    return (enum tp_side)(ask * TP_SIDE_ASK + (1 - bid - ask) * TP_SIDE_NONE);
+    return (enum tp_side)(itch_sides[(uint8_t)c] ^ TP_SIDE_NONE);
 }
 
 static uint8_t itch_trading_state(char c)
@@ -184,6 +189,16 @@ static inline __attribute__((always_inline)) int apply(struct tp_itch_feed *f, i
 }
 
 /*
+ * The message's timestamp (tp_itch_timestamp: 6 bytes at offset 5) as the low 48 bits of the 8
+ * bytes at offset 3: one load and a byte swap instead of two of each (a checked message is at
+ * least 12 bytes long).
+ */
+static inline uint64_t itch_timestamp(const uint8_t *msg)
+{
+    return tp_load_be64(msg + 3) & ((UINT64_C(1) << 48) - 1);
+}
+
+/*
  * The types not applied through their stock locate. One table lookup sends them aside: a switch
  * on the type here would add branches that random order messages mispredict.
  */
@@ -221,7 +236,7 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
         f->counters.malformed++;
         return -EBADMSG;
     }
-    info->venue_time = tp_itch_timestamp(msg);
+    info->venue_time = itch_timestamp(msg);
     if (not_by_locate[type])
         return not_by_locate_message(f, type, msg);
     instr = locate_instrument(f, msg);

@@ -267,6 +267,44 @@ static void test_malformed_and_hostile(void **state)
     assert_int_equal(tp_books_live_orders(f->books), 0);
 }
 
+/*
+ * The feed reads the timestamp as the low 6 of the 8 bytes at offset 3 and the side by a table:
+ * the tracking number before the timestamp must not leak into it, nor the timestamp's top bits
+ * be lost, in the smallest message (12 bytes) as in an order message; every side byte but B and
+ * S is refused and counted.
+ */
+static void test_timestamp_and_side_bytes(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t aapl = tp_instruments_by_locate(f->reg, 1, 7);
+    const uint64_t max_time = (UINT64_C(1) << 48) - 1;
+    uint32_t refused = 0;
+
+    assert_int_equal(
+        SEND(f, system_event, .tracking_number = 0xffff, .timestamp = max_time, .event_code = 'O'),
+        0);
+    assert_int_equal(f->info.venue_time, max_time);
+    assert_int_equal(SEND(f, add_order, .stock_locate = 7, .tracking_number = 0xbeef,
+                          .timestamp = 0x800000000001ull, .order_ref = 1, .side = 'S', .shares = 10,
+                          .price = P4(2)),
+                     0);
+    assert_int_equal(f->info.venue_time, 0x800000000001ull);
+    assert_int_equal(f->last[0].side, TP_SIDE_ASK);
+    for (int c = 0; c < 256; c++) {
+        int rc = SEND(f, add_order, .stock_locate = 7, .order_ref = 1000 + (uint64_t)c,
+                      .side = (char)c, .shares = 10, .price = P4(1));
+        if (c == 'B' || c == 'S') {
+            assert_int_equal(rc, 0);
+            assert_int_equal(f->last[0].side, c == 'B' ? TP_SIDE_BID : TP_SIDE_ASK);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            refused++;
+        }
+    }
+    assert_int_equal(tp_books_get(f->books, aapl)->counters.bad_input, refused);
+    assert_int_equal(tp_books_orders(f->books, aapl), 3);
+}
+
 /* A list of encoded messages, for the burst call. */
 #define LIST_MAX 96
 struct message_list {
@@ -393,6 +431,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trades_status_statistics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_and_hostile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timestamp_and_side_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequenced_burst_numbers_messages, setup, teardown),
     };

@@ -50,6 +50,10 @@ struct replay_packet_id {
     uint32_t len;
 };
 
+/* Room for every record kind (enum tp_change_kind), a power of two. */
+#define REPLAY_CHANGE_KINDS 8
+_Static_assert(TP_CHANGE_STAT < REPLAY_CHANGE_KINDS, "a change kind beyond the replay's counts");
+
 struct replay {
     void *mem;
     size_t table_bytes; /* registry + books */
@@ -69,9 +73,9 @@ struct replay {
     uint64_t duplicates;  /* messages or packets already seen (the other line) */
     uint64_t gaps;        /* sequence jumps */
     /* What the feeds reported through their sink (the same interface the publisher uses). */
-    uint64_t changes[TP_CHANGE_STAT + 1]; /* change records by kind */
-    uint64_t events;                      /* end-of-event marks */
-    uint64_t stale;                       /* instruments reported stale */
+    uint64_t changes[REPLAY_CHANGE_KINDS]; /* change records by kind */
+    uint64_t events;                       /* end-of-event marks */
+    uint64_t stale;                        /* instruments reported stale */
     uint32_t n_lines;
     struct replay_line lines[REPLAY_LINES_MAX];
     uint32_t recent_next;
