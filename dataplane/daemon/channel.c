@@ -355,14 +355,32 @@ static inline void drain(struct tp_channel *ch)
     }
 }
 
+static void mark_stale(struct tp_channel *ch);
+
 /*
  * A new MoldUDP64 session or an MDP3 sequence restart: consumers are told. Books stay: a session
  * change (failover) continues the day's state, and a new day's stock directory rebinds every
  * locate as it comes; MDP3 says what to clear with ChannelReset4, which the feed applies.
+ * A gap open when the stream restarted is lost with the packets held beyond it (the arbiter
+ * dropped them): consumers get it as a gap of the old stream before the reset, and ITCH books,
+ * which no request can complete any more, are marked stale as after a give-up (MDP3 instruments
+ * find their own losses by RptSeq).
  */
 static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
 {
     flush_pending(ch); /* the last session's messages come first */
+    struct tp_arb_gap lost;
+    bool was_lost = tp_arb_reset_loss(ch->arb, &lost);
+    if (was_lost)
+        tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_GAP, lost.from, lost.to - 1,
+                                   rx_tsc);
+    if (ch->params.protocol == TP_CHANNEL_ITCH) {
+        bool given_up = ch->params.io.send_rerequest != NULL
+                            ? tp_mold_recovery_session_end(&ch->mold, was_lost ? &lost : NULL)
+                            : was_lost;
+        if (given_up)
+            mark_stale(ch);
+    }
     ch->counters.resets++;
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
 }
@@ -424,6 +442,24 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
     return kept;
 }
 
+/*
+ * ITCH messages were lost for good: every instrument the channel has defined by now may have
+ * missed some, and stays flagged stale (only a reload clears it: nothing re-sends an ITCH
+ * book). Each loss marks anew, so instruments defined since an earlier one are marked too;
+ * those already stale are left as they are (no new status event). An instrument defined after
+ * the loss started its book after it and is not marked.
+ */
+static void mark_stale(struct tp_channel *ch)
+{
+    ch->counters.stale_marks++;
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
+            tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
+    }
+}
+
 /* Gives the current gap up: the books of the channel can no longer be trusted. */
 static void give_up(struct tp_channel *ch, uint64_t now)
 {
@@ -434,16 +470,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
     tp_arb_skip_gap(ch->arb);
     drain(ch);
     flush_pending(ch); /* what the gap held back is applied before the books are marked */
-    if (ch->stale)
-        return;
-    ch->stale = true;
-    ch->counters.stale_marks++;
-    uint32_t n = tp_instruments_count(ch->params.registry);
-    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
-        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
-        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
-            tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
-    }
+    mark_stale(ch);
 }
 
 static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)

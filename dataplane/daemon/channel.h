@@ -2,6 +2,12 @@
  * A channel's receive pipeline: payloads of its lines -> frame check -> A/B arbitration -> venue
  * feed -> publisher, plus gap handling (MoldUDP64 re-request, give-up to stale; MDP3 gap marks).
  *
+ * Losses: a gap given up, or left open by a new session or an MDP3 restart (lost with the
+ * packets held beyond it), is published as a GAP channel event (the old stream's sequences,
+ * before the RESET event). On an ITCH channel each such loss flags TP_PUB_F_STALE on every
+ * instrument the channel has defined by then (status events; already-stale ones unchanged) and
+ * counts stale_marks; a gap lost to a new session counts in mold given_up, not recovered.
+ *
  * Promises:
  *  - A packet whose framing does not add up is counted and dropped before arbitration, so the
  *    copy on the other line (or a retransmission) still fills its sequence: a corrupt packet
@@ -89,7 +95,8 @@ struct tp_channel_counters {
     uint64_t malformed;   /* framing that does not add up: dropped before arbitration */
     uint64_t messages;    /* venue messages applied */
     uint64_t feed_errors; /* messages the feed refused (counted in detail by the feed) */
-    uint64_t stale_marks; /* times the channel's books were marked stale after a give-up */
+    uint64_t stale_marks; /* ITCH losses (give-ups, gaps a new session ended) that marked the
+                             channel's instruments stale */
     uint64_t resets;      /* new sessions / sequence restarts */
 };
 
@@ -116,8 +123,7 @@ struct tp_channel {
     struct tp_mdp3_recovery recovery;
     struct tp_feed_sink publisher_sink;  /* the MDP3 feed's sink goes through the channel */
     uint8_t session[TP_ARB_SESSION_LEN]; /* MoldUDP64 session of the latest packet applied */
-    bool stale;
-    bool definitions_done; /* MDP3: one full definition cycle applied, lines left */
+    bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
     uint32_t snap_last_seq;
     bool flush_due; /* registered with the publisher for the end of the burst */

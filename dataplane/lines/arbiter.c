@@ -52,6 +52,8 @@ struct tp_arb {
     bool have_session;
     bool have_prev_session;
     bool have_candidate;
+    bool have_reset_loss;
+    struct tp_arb_gap reset_loss; /* what the latest reset abandoned (have_reset_loss) */
     uint8_t session[TP_ARB_SESSION_LEN];
     uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id seen once */
     uint8_t prev_session[TP_ARB_SESSION_LEN];
@@ -83,9 +85,18 @@ static void release_handle(struct tp_arb *arb, void *handle)
         arb->params.release(arb->params.release_ctx, handle);
 }
 
-/* Drops everything held and starts a new stream at sequence 1 (both venues restart there). */
+/*
+ * Drops everything held and starts a new stream at sequence 1 (both venues restart there). An
+ * open gap and the packets held beyond it are abandoned: noted for tp_arb_reset_loss, counted
+ * as skipped.
+ */
 static void restart_stream(struct tp_arb *arb)
 {
+    arb->have_reset_loss = arb->started && arb->expected < arb->horizon;
+    if (arb->have_reset_loss) {
+        arb->reset_loss = (struct tp_arb_gap){.from = arb->expected, .to = arb->horizon};
+        arb->counters.skipped_msgs += arb->horizon - arb->expected;
+    }
     for (uint32_t i = arb->head; i < arb->n_held; i++)
         release_handle(arb, arb->held[i].handle);
     arb->head = arb->n_held = 0;
@@ -394,6 +405,13 @@ void tp_arb_skip_gap(struct tp_arb *arb)
     arb->gap_reported = true;
     if (arb->head == arb->n_held)
         note_progress(arb);
+}
+
+bool tp_arb_reset_loss(const struct tp_arb *arb, struct tp_arb_gap *lost)
+{
+    if (arb->have_reset_loss)
+        *lost = arb->reset_loss;
+    return arb->have_reset_loss;
 }
 
 uint64_t tp_arb_expected(const struct tp_arb *arb)

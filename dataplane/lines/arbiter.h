@@ -14,7 +14,8 @@
  *  - Sequence resets follow the venue: MoldUDP64 starts a new session (a different 10-byte session
  *    id, believed when a second packet carries it: one alone may be corrupt) at sequence 1; MDP3
  * restarts at MsgSeqNum 1. The line that lags behind a reset keeps sending the old stream for a
- * while: those packets are dropped as stale, not taken as gaps.
+ * while: those packets are dropped as stale, not taken as gaps. A gap open at a reset cannot be
+ * filled any more: it is abandoned with the packets held beyond it (tp_arb_reset_loss).
  *  - A lone packet whose sequence jumps more than `max_jump` beyond the highest sequence seen is
  *    taken as corrupt and dropped; a second packet that continues the jump confirms it.
  *  - No allocation after init, no locks, single thread (the data lcore that owns the channel).
@@ -89,7 +90,7 @@ struct tp_arb_counters {
     struct tp_arb_line_counters line[TP_LINE_COUNT];
     uint64_t gaps;         /* gaps reported after their wait window */
     uint64_t gap_filled;   /* gaps closed by the other line within the window */
-    uint64_t skipped_msgs; /* messages given up (tp_arb_skip_gap) */
+    uint64_t skipped_msgs; /* messages given up (tp_arb_skip_gap) or abandoned by a reset */
     uint64_t resets;       /* sequence resets / new sessions */
 } __attribute__((aligned(64)));
 
@@ -125,6 +126,13 @@ bool tp_arb_current_gap(const struct tp_arb *arb, struct tp_arb_gap *gap);
 
 /* Gives up the current gap: the next sequence becomes the gap's end. Then drain next_ready. */
 void tp_arb_skip_gap(struct tp_arb *arb);
+
+/*
+ * What the latest reset abandoned: the gap open when it came and the packets held beyond it,
+ * dropped unapplied, as messages [from, to) of the old stream (counted in skipped_msgs). False
+ * when nothing was missing at the latest reset, or there was none. Read it on TP_ARB_RESET.
+ */
+bool tp_arb_reset_loss(const struct tp_arb *arb, struct tp_arb_gap *lost);
 
 /* The next sequence the channel needs (0 before the first packet when start_seq is 0). */
 uint64_t tp_arb_expected(const struct tp_arb *arb);

@@ -26,15 +26,31 @@ static enum tp_mold_recovery_action request(struct tp_mold_recovery *rec,
     return TP_MOLD_REC_SEND;
 }
 
-enum tp_mold_recovery_action tp_mold_recovery_step(struct tp_mold_recovery *rec,
-                                                   const struct tp_arb_gap *reported,
-                                                   const struct tp_arb_gap *open, uint64_t now,
-                                                   uint64_t *req_seq, uint16_t *req_count)
+/* The gap being recovered is over when the open one (if any) starts at or past its end. */
+static void note_closed(struct tp_mold_recovery *rec, const struct tp_arb_gap *open)
 {
     if (rec->active && (open == NULL || open->from >= rec->gap_end)) {
         rec->active = false;
         rec->counters.recovered++;
     }
+}
+
+bool tp_mold_recovery_session_end(struct tp_mold_recovery *rec, const struct tp_arb_gap *lost)
+{
+    note_closed(rec, lost);
+    rec->active = false;
+    if (lost == NULL)
+        return false;
+    rec->counters.given_up++;
+    return true;
+}
+
+enum tp_mold_recovery_action tp_mold_recovery_step(struct tp_mold_recovery *rec,
+                                                   const struct tp_arb_gap *reported,
+                                                   const struct tp_arb_gap *open, uint64_t now,
+                                                   uint64_t *req_seq, uint16_t *req_count)
+{
+    note_closed(rec, open);
     if (!rec->active) {
         if (reported == NULL)
             return TP_MOLD_REC_NONE;

@@ -24,7 +24,7 @@ struct tp_mold_recovery_params {
 struct tp_mold_recovery_counters {
     uint64_t requests;  /* re-requests sent */
     uint64_t recovered; /* gaps closed by retransmission */
-    uint64_t given_up;  /* gaps given up (books marked stale) */
+    uint64_t given_up;  /* gaps given up, or lost to a new session (books marked stale) */
 };
 
 struct tp_mold_recovery {
@@ -56,5 +56,15 @@ enum tp_mold_recovery_action tp_mold_recovery_step(struct tp_mold_recovery *rec,
                                                    const struct tp_arb_gap *reported,
                                                    const struct tp_arb_gap *open, uint64_t now,
                                                    uint64_t *req_seq, uint16_t *req_count);
+
+/*
+ * The session ended (the arbiter reset: tp_arb_reset_loss). `lost` is the gap it abandoned, or
+ * NULL when none was open. The gap being recovered is counted recovered if it closed before
+ * `lost` (or there is none), else given up with it; a lost gap not reported yet is given up too
+ * (its messages cannot be asked for in a new session). Returns true when a gap was given up:
+ * the caller marks the books stale as after TP_MOLD_REC_GIVE_UP. Recovery then waits for the
+ * next report.
+ */
+bool tp_mold_recovery_session_end(struct tp_mold_recovery *rec, const struct tp_arb_gap *lost);
 
 #endif

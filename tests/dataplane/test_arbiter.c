@@ -312,6 +312,12 @@ static void test_mold_session_change(void **state)
     assert_int_equal(f->released.n, 1);
     assert_int_equal(f->released.ids[0], 20);
     assert_int_equal(tp_arb_epoch(arb), 1);
+    /* The gap 11..19 and the held packet 20 are abandoned: reported, counted as skipped. */
+    struct tp_arb_gap lost;
+    assert_true(tp_arb_reset_loss(arb, &lost));
+    assert_int_equal(lost.from, 11);
+    assert_int_equal(lost.to, 21);
+    assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 10);
     assert_int_equal(tp_arb_expected(arb), 1);
     /* Offered again, it is the first packet of the new stream. */
     assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 1, 2, 1, &skip), TP_ARB_DELIVER);
@@ -331,6 +337,9 @@ static void test_mold_session_change(void **state)
     /* A session starting with its first packets lost: reset, then a gap from 1. */
     assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_CORRUPT);
     assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 7, 1, 4, &skip), TP_ARB_RESET);
+    /* Session 2 ended with nothing missing: no loss, no more skipped. */
+    assert_false(tp_arb_reset_loss(arb, &lost));
+    assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 10);
     assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 7, 1, 4, &skip), TP_ARB_HELD);
     assert_true(tp_arb_current_gap(arb, &gap));
     assert_int_equal(gap.from, 1);
@@ -350,9 +359,16 @@ static void test_mdp3_sequence_reset(void **state)
     }
     assert_int_equal(offer_mdp3(arb, TP_LINE_A, 102, 101), TP_ARB_HELD);
     /* Line A restarts at 1. */
+    struct tp_arb_gap lost;
+    assert_false(tp_arb_reset_loss(arb, &lost)); /* no reset yet */
     assert_int_equal(offer_mdp3(arb, TP_LINE_A, 1, 102), TP_ARB_RESET);
     assert_int_equal(f->released.n, 1);
     assert_int_equal(f->released.ids[0], 102);
+    /* 101 was missing and 102 is dropped unapplied: both lost with the old stream. */
+    assert_true(tp_arb_reset_loss(arb, &lost));
+    assert_int_equal(lost.from, 101);
+    assert_int_equal(lost.to, 103);
+    assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 2);
     assert_int_equal(offer_mdp3(arb, TP_LINE_A, 1, 102), TP_ARB_DELIVER);
     assert_int_equal(offer_mdp3(arb, TP_LINE_A, 2, 103), TP_ARB_DELIVER);
     /* B lags with the old stream: stale, even though 101 would look like a far jump. */

@@ -33,6 +33,7 @@ struct fixture {
     struct tp_channel *ch;
     unsigned released;
     uintptr_t released_handles[MAX_RELEASED];
+    unsigned rerequests;
 };
 
 static void *zalloc(size_t n)
@@ -67,7 +68,15 @@ static void release(void *ctx, void *handle)
     f->released++;
 }
 
-static int setup(void **state)
+static int count_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len)
+{
+    (void)channel, (void)payload, (void)len;
+    ((struct fixture *)ctx)->rerequests++;
+    return 0;
+}
+
+/* A channel whose gaps wait gap_wait ticks, with a re-request server or none. */
+static int setup_channel(void **state, uint64_t gap_wait, bool server)
 {
     struct fixture *f = calloc(1, sizeof(*f));
     char instance[64];
@@ -87,17 +96,39 @@ static int setup(void **state)
     struct tp_channel_params cp = {
         .protocol = TP_CHANNEL_ITCH,
         .held_max = 64,
-        .gap_wait_tsc = UINT64_MAX / 4,
+        .gap_wait_tsc = gap_wait,
         .start_seq = 1,
+        .mold = {.retry_tsc = 1000, .give_up_tsc = 100000, .max_messages = 16},
         .registry = f->registry,
         .books = f->books,
         .publisher = f->pub,
-        .io = {.ctx = f, .view = view, .release = release},
+        .io = {.ctx = f,
+               .view = view,
+               .release = release,
+               .send_rerequest = server ? count_rerequest : NULL},
     };
     f->ch = zalloc(tp_channel_memsize(&cp));
     assert_int_equal(tp_channel_init(f->ch, &cp), 0);
     *state = f;
     return 0;
+}
+
+/* Gaps wait for ever (nothing is lost unless a test says so). */
+static int setup(void **state)
+{
+    return setup_channel(state, UINT64_MAX / 4, false);
+}
+
+/* Gaps are reported after 10 ticks; no re-request server: a reported gap is given up. */
+static int setup_give_up(void **state)
+{
+    return setup_channel(state, 10, false);
+}
+
+/* Gaps are reported after 10 ticks and asked for from a re-request server. */
+static int setup_server(void **state)
+{
+    return setup_channel(state, 10, true);
 }
 
 static int teardown(void **state)
@@ -115,13 +146,19 @@ static int teardown(void **state)
 /* ITCH messages of stock locate 1. */
 enum { DIRECTORY_LEN = 39, ADD_LEN = 36, DELETE_LEN = 19 };
 
-static void directory(uint8_t *m)
+/* A stock directory message binding `locate` to an 8-byte padded symbol. */
+static void directory_of(uint8_t *m, uint16_t locate, const char *symbol)
 {
     memset(m, 0, DIRECTORY_LEN);
     m[0] = 'R';
-    tp_store_be16(m + 1, 1);
-    memcpy(m + 11, "AAPL    ", 8);
+    tp_store_be16(m + 1, locate);
+    memcpy(m + 11, symbol, 8);
     m[19] = 'Q';
+}
+
+static void directory(uint8_t *m)
+{
+    directory_of(m, 1, "AAPL    ");
 }
 
 static void add(uint8_t *m, uint64_t order, uint32_t price)
@@ -371,6 +408,114 @@ static void test_stop_inside_burst(void **state)
     assert_int_equal(f->released, 2);
 }
 
+/* What was published since the last call: channel events (their first sequence) and the
+ * instruments of the other records. */
+struct published {
+    unsigned n_events, n_other;
+    uint64_t event_seq[8];
+    uint32_t other_instrument[32];
+};
+
+static void read_published(struct published *out)
+{
+    struct test_record r;
+    memset(out, 0, sizeof(*out));
+    while (test_bus_next(&r)) {
+        if (r.kind == TEST_REC_CHANNEL_EVENT && out->n_events < 8)
+            out->event_seq[out->n_events++] = r.venue_seq;
+        else if (r.kind == TEST_REC_OTHER && out->n_other < 32)
+            out->other_instrument[out->n_other++] = r.instrument;
+    }
+}
+
+/*
+ * Offers AAPL's directory and an order at 1-2, then an order at `next` (> 3): 3..next-1 are
+ * missing and the second packet is held behind them.
+ */
+static void offer_with_gap(struct fixture *f, struct held p[2], uint64_t next)
+{
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    add(put(&p[0], ADD_LEN), 1, 1900000);
+    packet(&p[1], "SESSION001", next);
+    add(put(&p[1], ADD_LEN), 2, 1910000);
+    assert_false(offer(f, &p[0]));
+    assert_true(offer(f, &p[1]));
+}
+
+/*
+ * Every give-up marks the instruments the channel has defined by then: one defined after the
+ * first give-up is marked at the second (the channel's stale flag used to stop every later
+ * give-up from marking anything), one already stale gets no second status event.
+ */
+static void test_each_give_up_marks_instruments_defined_since(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[4];
+    struct published pub;
+    offer_with_gap(f, p, 4); /* 3 is lost */
+    read_published(&pub);
+    tp_channel_poll(f->ch, 100); /* reported and given up: AAPL (id 0) is stale */
+    read_published(&pub);
+    assert_int_equal(pub.n_events, 1);
+    assert_int_equal(pub.event_seq[0], 3);
+    assert_int_equal(pub.n_other, 1);
+    assert_int_equal(pub.other_instrument[0], 0);
+    assert_int_equal(f->ch->counters.stale_marks, 1);
+
+    packet(&p[2], "SESSION001", 5); /* MSFT (id 1) defined after the first loss; 7 is lost */
+    directory_of(put(&p[2], DIRECTORY_LEN), 2, "MSFT    ");
+    add(put(&p[2], ADD_LEN), 3, 1900000);
+    packet(&p[3], "SESSION001", 8);
+    add(put(&p[3], ADD_LEN), 4, 1920000);
+    assert_false(offer(f, &p[2]));
+    assert_true(offer(f, &p[3]));
+    assert_int_equal(tp_instruments_count(f->registry), 2);
+    read_published(&pub);
+    tp_channel_poll(f->ch, 200);
+    read_published(&pub);
+    assert_int_equal(pub.n_events, 1);
+    assert_int_equal(pub.event_seq[0], 7);
+    assert_int_equal(pub.n_other, 1);
+    assert_int_equal(pub.other_instrument[0], 1);
+    assert_int_equal(f->ch->counters.stale_marks, 2);
+    assert_int_equal(f->ch->counters.messages, 6);
+}
+
+/*
+ * A gap being re-requested when a new session starts is lost, not recovered: the mold counters
+ * say given up, consumers get the old session's lost range (the gap and the packet held beyond
+ * it, which the arbiter dropped) before the reset, and the books are marked stale.
+ */
+static void test_gap_ended_by_new_session_is_lost(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    struct published pub;
+    offer_with_gap(f, p, 5); /* 3-4 lost, 5 held */
+    tp_channel_poll(f->ch, 100);
+    assert_int_equal(f->rerequests, 1);
+    read_published(&pub);
+    packet(&p[2], "SESSION002", 1);
+    add(put(&p[2], ADD_LEN), 9, 1900000);
+    assert_false(offer(f, &p[2])); /* one packet of another session may be corrupt */
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
+    tp_channel_poll(f->ch, 200);
+    assert_int_equal(f->ch->mold.counters.recovered, 0);
+    assert_int_equal(f->ch->mold.counters.given_up, 1);
+    assert_int_equal(f->ch->counters.stale_marks, 1);
+    assert_int_equal(f->ch->counters.resets, 1);
+    assert_int_equal(tp_arb_counters(f->ch->arb)->skipped_msgs, 3);
+    assert_int_equal(f->released, 1); /* the held packet, dropped unapplied */
+    assert_int_equal(f->ch->counters.messages, 3);
+    read_published(&pub);
+    assert_int_equal(pub.n_events, 2);
+    assert_int_equal(pub.event_seq[0], 3); /* GAP 3..5 of SESSION001 */
+    assert_int_equal(pub.event_seq[1], 0); /* RESET */
+    assert_int_equal(pub.n_other, 1);      /* AAPL's status: stale */
+    assert_int_equal(pub.other_instrument[0], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +527,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_each_give_up_marks_instruments_defined_since,
+                                        setup_give_up, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_ended_by_new_session_is_lost, setup_server,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

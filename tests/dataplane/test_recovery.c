@@ -100,12 +100,18 @@ static void record_replay(void *ctx, const uint8_t *pkt, uint16_t len, uint64_t 
  * recovered, and the second waits for its own report and gets its own give-up time instead of
  * the rest of the first's.
  */
+/* Retries after 50 ticks, gives up after 1000, up to 100 messages a request. */
+static void init_mold(struct tp_mold_recovery *rec)
+{
+    struct tp_mold_recovery_params p = {.retry_tsc = 50, .give_up_tsc = 1000, .max_messages = 100};
+    tp_mold_recovery_init(rec, &p);
+}
+
 static void test_mold_next_gap_own_timer(void **state)
 {
     (void)state;
     struct tp_mold_recovery rec;
-    struct tp_mold_recovery_params p = {.retry_tsc = 50, .give_up_tsc = 1000, .max_messages = 100};
-    tp_mold_recovery_init(&rec, &p);
+    init_mold(&rec);
     uint64_t seq;
     uint16_t count;
     struct tp_arb_gap first = {.from = 100, .to = 110}, second = {.from = 200, .to = 205};
@@ -128,6 +134,40 @@ static void test_mold_next_gap_own_timer(void **state)
                      TP_MOLD_REC_GIVE_UP);
     assert_int_equal(rec.counters.given_up, 1);
     assert_int_equal(rec.counters.recovered, 1);
+}
+
+/*
+ * A new session ends the gap being recovered: it was lost, not recovered (it used to be counted
+ * recovered, since no gap is open after the arbiter's reset); a gap that had closed before the
+ * lost one is still counted recovered; recovery starts over at the next report.
+ */
+static void test_mold_session_end(void **state)
+{
+    (void)state;
+    struct tp_mold_recovery rec;
+    init_mold(&rec);
+    uint64_t seq;
+    uint16_t count;
+    struct tp_arb_gap gap = {.from = 100, .to = 110}, lost = {.from = 100, .to = 120};
+    assert_int_equal(tp_mold_recovery_step(&rec, &gap, &gap, 0, &seq, &count), TP_MOLD_REC_SEND);
+    /* The session ends while the gap is open: given up, and nothing is left to recover. */
+    assert_true(tp_mold_recovery_session_end(&rec, &lost));
+    assert_int_equal(rec.counters.given_up, 1);
+    assert_int_equal(rec.counters.recovered, 0);
+    assert_int_equal(tp_mold_recovery_step(&rec, NULL, NULL, 10, &seq, &count), TP_MOLD_REC_NONE);
+    assert_int_equal(rec.counters.recovered, 0);
+    /* No gap open at the end of a session and none being recovered: nothing given up. */
+    assert_false(tp_mold_recovery_session_end(&rec, NULL));
+    assert_int_equal(rec.counters.given_up, 1);
+    /* A gap recovered (closed, not yet seen by a step) before another one the session lost. */
+    assert_int_equal(tp_mold_recovery_step(&rec, &gap, &gap, 20, &seq, &count), TP_MOLD_REC_SEND);
+    struct tp_arb_gap later = {.from = 300, .to = 301};
+    assert_true(tp_mold_recovery_session_end(&rec, &later));
+    assert_int_equal(rec.counters.recovered, 1);
+    assert_int_equal(rec.counters.given_up, 2);
+    /* The next report starts a recovery of its own. */
+    assert_int_equal(tp_mold_recovery_step(&rec, &gap, &gap, 30, &seq, &count), TP_MOLD_REC_SEND);
+    assert_int_equal(rec.counters.requests, 3);
 }
 
 static void test_mdp3_snapshot_and_replay(void **state)
@@ -193,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mold_request_retry_give_up),
         cmocka_unit_test(test_mold_next_gap_own_timer),
+        cmocka_unit_test(test_mold_session_end),
         cmocka_unit_test(test_mdp3_snapshot_and_replay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
