@@ -393,6 +393,42 @@ static void test_burst_matches_one_by_one(void **state)
  * The sequenced burst (a MoldUDP64 packet): each message is applied with its own sequence, a
  * skipped message still takes its number, and info is left past the last one.
  */
+/*
+ * The burst loop resolves an order message's instrument some messages ahead of applying it: a
+ * stock directory in between that binds the locate to another instrument must win. Here locate
+ * 9 (MSFT) is bound to AAPL in the middle of a burst, after the messages behind it were looked
+ * at: the orders before it go to MSFT, those after it to AAPL.
+ */
+static void test_burst_locate_rebound(void **state)
+{
+    struct fixture *f = *state;
+    struct message_list *l = calloc(1, sizeof(*l));
+    struct tp_itch_stock_directory aapl_at_9 = {.stock_locate = 9, .market_category = 'Q'};
+    uint32_t aapl = tp_instruments_by_locate(f->reg, 1, 7);
+    uint32_t msft = tp_instruments_by_locate(f->reg, 1, 9);
+
+    assert_non_null(l);
+    for (uint64_t i = 0; i < 3; i++)
+        LIST(l, add_order, .stock_locate = 9, .order_ref = 10 + i, .side = 'B', .shares = 1,
+             .price = P4(5));
+    tp_itch_alpha_set(aapl_at_9.stock, sizeof(aapl_at_9.stock), "AAPL");
+    l->lens[l->n] = (uint16_t)tp_itch_stock_directory_encode(l->store[l->n],
+                                                             TP_ITCH_MAX_MESSAGE_LEN, &aapl_at_9);
+    l->msgs[l->n] = l->store[l->n];
+    l->n++;
+    for (uint64_t i = 0; i < 5; i++)
+        LIST(l, add_order, .stock_locate = 9, .order_ref = 20 + i, .side = 'S', .shares = 1,
+             .price = P4(6));
+    LIST(l, order_delete, .stock_locate = 9, .order_ref = 20);
+    assert_int_equal(tp_itch_feed_burst(&f->feed, l->msgs, l->lens, l->n, &f->info), 0);
+    assert_int_equal(tp_instruments_by_locate(f->reg, 1, 9), aapl);
+    assert_int_equal(tp_books_orders(f->books, msft), 3);
+    assert_int_equal(tp_books_orders(f->books, aapl), 4);
+    assert_int_equal(tp_books_levels(f->books, aapl, TP_BOOK_ORDERS, TP_SIDE_ASK), 1);
+    assert_int_equal(tp_books_levels(f->books, msft, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
+    free(l);
+}
+
 static void test_sequenced_burst_numbers_messages(void **state)
 {
     struct fixture *f = *state;
@@ -434,6 +470,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timestamp_and_side_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequenced_burst_numbers_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_locate_rebound, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
