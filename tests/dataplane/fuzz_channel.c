@@ -3,7 +3,8 @@
  * packets on its lines with time passing: frame checks, A/B arbitration (dataplane/lines),
  * MoldUDP64 re-requests and give-ups (dataplane/recovery/mold_recovery), MDP3 snapshot recovery
  * and replay (dataplane/recovery/mdp3_recovery), the ITCH and MDP3 feeds, books and publisher,
- * inside and outside rx bursts. Real registry, books, publisher and bus (segments in /dev/shm).
+ * inside and outside rx bursts. Real registry, books, publisher and bus (segments in /dev/shm,
+ * their names removed as soon as they are mapped: a crash leaves none behind).
  *
  * Input: byte 0 configures the channel (bit 0: MDP3, else ITCH; bit 1: a re-request server;
  * bit 2: MDP3 snapshot lines; bit 3: definition lines; bit 4: order-level MDP3 books; bit 5:
@@ -27,6 +28,7 @@
  * instruments the feed has stale, and it listens to the snapshot lines exactly when its joins
  * say so.
  */
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -255,9 +257,25 @@ static void *zalloc(size_t size)
     return p;
 }
 
-static void close_bus(void)
+/*
+ * Removes the names of the bus segments of `instance` (/dev/shm/tickplane.<instance>.*) once
+ * they are mapped: the mappings stay, so the run goes on, and a crash (abort skips every exit
+ * handler) leaves nothing behind in /dev/shm.
+ */
+static void unlink_segments(const char *instance)
 {
-    test_bus_close(fz.bus);
+    char prefix[96], path[512];
+    snprintf(prefix, sizeof(prefix), "tickplane.%s.", instance);
+    DIR *dir = opendir("/dev/shm");
+    check(dir != NULL);
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+        check(unlink(path) == 0);
+    }
+    closedir(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -271,7 +289,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(instance, sizeof(instance), "tpfuzzch%d", (int)getpid());
     fz.bus = test_bus_open(instance);
     check(fz.bus != NULL);
-    atexit(close_bus);
+    unlink_segments(instance);
     return 0;
 }
 
