@@ -2,7 +2,6 @@
  * ITCH feed handler (see tp_itch_feed.h).
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "itch50.h"
@@ -223,33 +222,27 @@ static int not_by_locate_message(struct tp_itch_feed *f, int type, const uint8_t
 }
 
 /*
- * One checked message of `type` (a constant where it is inlined: the checks below and apply's
- * switch fold into straight code per type). instr is the message's instrument if the burst
- * loop's first step resolved it, else TP_INSTRUMENT_NONE: it is then looked up here. Sets
- * *redefined after a stock directory, which may bind a locate to another instrument.
+ * One message (counted by the caller): the body of tp_itch_feed_message, forced inline into the
+ * burst loop too (as a call it cost 17 instructions a message in saving and restoring registers).
  */
-static inline __attribute__((always_inline)) int feed_typed(struct tp_itch_feed *f, int type,
-                                                            const uint8_t *msg, bool length_ok,
-                                                            struct tp_feed_info *info,
-                                                            uint32_t instr, int *redefined)
+static inline __attribute__((always_inline)) int
+feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_info *info)
 {
+    int type = tp_itch_check(msg, len);
+    uint32_t instr;
     int n;
 
-    if (!length_ok) {
+    if (type < 0) {
         f->counters.malformed++;
         return -EBADMSG;
     }
     info->venue_time = itch_timestamp(msg);
-    if (not_by_locate[type]) {
-        *redefined = type == TP_ITCH_STOCK_DIRECTORY;
+    if (not_by_locate[type])
         return not_by_locate_message(f, type, msg);
-    }
+    instr = locate_instrument(f, msg);
     if (instr == TP_INSTRUMENT_NONE) {
-        instr = locate_instrument(f, msg);
-        if (instr == TP_INSTRUMENT_NONE) {
-            f->counters.unknown_instrument++;
-            return -ENOENT;
-        }
+        f->counters.unknown_instrument++;
+        return -ENOENT;
     }
     n = apply(f, type, instr, msg);
     if (n < 0) {
@@ -263,40 +256,11 @@ static inline __attribute__((always_inline)) int feed_typed(struct tp_itch_feed 
     return 0;
 }
 
-/*
- * One message (counted by the caller): the body of tp_itch_feed_message, forced inline into the
- * burst loop too (as a call it cost 17 instructions a message in saving and restoring registers).
- * One switch on the type byte checks the length and leads to that type's own path (a length
- * table, a table of the types not applied by locate and apply's switch took three lookups).
- */
-static inline __attribute__((always_inline)) int feed_one(struct tp_itch_feed *f,
-                                                          const uint8_t *msg, size_t len,
-                                                          struct tp_feed_info *info, uint32_t instr,
-                                                          int *redefined)
-{
-    if (len == 0) {
-        f->counters.malformed++;
-        return -EBADMSG;
-    }
-    switch (msg[0]) {
-#define TP_ITCH_FEED_CASE(T, M, LEN)                                                               \
-    case T:                                                                                        \
-        return feed_typed(f, T, msg, len == LEN, info, instr, redefined);
-        TP_ITCH_MESSAGES(TP_ITCH_FEED_CASE)
-#undef TP_ITCH_FEED_CASE
-    default:
-        f->counters.malformed++; /* not an ITCH 5.0 type */
-        return -EBADMSG;
-    }
-}
-
 int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
                          struct tp_feed_info *info)
 {
-    int redefined;
-
     f->counters.messages++;
-    return feed_one(f, msg, len, info, TP_INSTRUMENT_NONE, &redefined);
+    return feed_one(f, msg, len, info);
 }
 
 /* The order messages: each carries an order reference at offset 11 (and is >= 19 bytes). */
@@ -318,12 +282,10 @@ static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, co
 }
 
 /*
- * The cache lines an order message will touch, in two steps, as hints. First the order table
- * slot of its (original) order reference, a replace's new reference, the instrument's
- * order-level state, and for an execution the instrument state a trade updates. The instrument
- * found is kept for the message's application, which then need not read the locate map again;
- * a stock directory between the two may bind the locate anew: the burst loop then redoes this
- * step for the messages after it.
+ * The cache lines an order message will touch, in two steps, as hints only (the locate read here
+ * may still change before the message is applied: a stock directory ahead of it). First the
+ * order table slot of its (original) order reference, a replace's new reference, the
+ * instrument's order-level state, and for an execution the instrument state a trade updates.
  * Both steps are forced inline: gcc takes a function that only prefetches for one without side
  * effects and drops the calls whose result nothing else uses, which here was every hint (the
  * replay ran 1.4x slower on the 2000-symbol file).
@@ -366,7 +328,6 @@ static inline uint32_t feed_burst(struct tp_itch_feed *f, const uint8_t *const *
     /* Instrument of message i (from the first step) at [i % far], for the second step. */
     uint32_t ahead[TP_ITCH_FEED_AHEAD];
     uint32_t skipped = 0;
-    int redefined = 0;
 
     f->counters.messages += n; /* counted here, not in feed_one: one add per burst */
     for (uint32_t i = 0; i < n && i < far; i++)
@@ -374,7 +335,6 @@ static inline uint32_t feed_burst(struct tp_itch_feed *f, const uint8_t *const *
     for (uint32_t i = 0; i < n && i < near; i++)
         prefetch_levels(f, ahead[i]);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t instr = ahead[i % far];
         /* The first step reuses slot i % far: message i's levels were prefetched near ago. */
         if (i + far < n) {
             prefetch_levels(f, ahead[(i + near) % far]);
@@ -382,14 +342,8 @@ static inline uint32_t feed_burst(struct tp_itch_feed *f, const uint8_t *const *
         } else if (i + near < n) {
             prefetch_levels(f, ahead[(i + near) % far]);
         }
-        skipped += feed_one(f, msgs[i], lens[i], info, instr, &redefined) < 0;
+        skipped += feed_one(f, msgs[i], lens[i], info) < 0;
         info->packet_seq += seq_step;
-        if (redefined) {
-            /* A locate may name another instrument now: resolve the messages after it again. */
-            for (uint32_t j = i + 1; j < n && j <= i + far; j++)
-                ahead[j % far] = prefetch_orders(f, msgs[j], lens[j]);
-            redefined = 0;
-        }
     }
     return skipped;
 }
