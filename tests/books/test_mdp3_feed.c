@@ -715,6 +715,50 @@ static void test_burst_equals_packets(void **state)
 }
 
 /*
+ * A SecurityID unknown when the burst starts (its entries counted and skipped, the prefetch
+ * pass of the packets ahead finding nothing) is found once a definition in the same burst
+ * defines it: the feed remembers only SecurityIDs it found. Entries alternating between two
+ * instruments reach each one's own book.
+ */
+static void test_instrument_defined_within_a_burst(void **state)
+{
+    struct fixture *f = *state;
+    static uint8_t bufs[3][1400];
+    struct tp_mdp3_feed_pkt pkts[3];
+    int64_t qty;
+
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1004, 1, 1, TP_LEVEL_NEW, '0', PX(70), 1, 1}}, 1);
+    keep_packet(f, bufs, pkts, 0);
+    packet_begin(f);
+    add_definition(f, 1004, "CLZ6", "CL", 5);
+    keep_packet(f, bufs, pkts, 1);
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1004, 2, 1, TP_LEVEL_NEW, '0', PX(71), 5, 1},
+                                {1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+                                {1004, 3, 1, TP_LEVEL_NEW, '1', PX(72), 6, 1},
+                                {1001, 2, 1, TP_LEVEL_NEW, '1', PX(4001), 11, 2}},
+               4);
+    keep_packet(f, bufs, pkts, 2);
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, pkts, 3, NULL, NULL), 0);
+    assert_int_equal(f->feed.counters.unknown_instrument, 1);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 1004);
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    assert_int_not_equal(cl, TP_INSTRUMENT_NONE);
+    assert_int_equal(best(f, cl, TP_SIDE_BID, &qty), PX(71));
+    assert_int_equal(qty, 5);
+    assert_int_equal(best(f, cl, TP_SIDE_ASK, &qty), PX(72));
+    assert_int_equal(qty, 6);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 10);
+    assert_int_equal(best(f, es, TP_SIDE_ASK, &qty), PX(4001));
+    assert_int_equal(qty, 11);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, cl)->rpt_seq, 3);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 2);
+}
+
+/*
  * Every registry read of the test and the feed goes through here (the test links with
  * -Wl,--wrap=tp_instruments_get): the lowest id asked for since the test reset it.
  */
@@ -817,6 +861,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_window_of_ids_status_and_channel_reset, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_burst_equals_packets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_instrument_defined_within_a_burst, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
