@@ -21,6 +21,20 @@ static uint32_t order_table_shift(uint32_t max_orders)
     return shift;
 }
 
+/*
+ * Bytes of the order-level level arrays. The levels take 16 bytes each, but the region keeps the
+ * size the levels had before (24 bytes for each of levels_per_side + 4 a side), which is what
+ * the configuration's memory estimate (tp_config_lcore_tables_estimate, control/config) counts
+ * and its tests check; the rest is unused until that estimate follows (a third less memory).
+ */
+static size_t order_levels_bytes(const struct tp_books_params *p)
+{
+    size_t levels = (size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side);
+    size_t used = levels * sizeof(struct tp_order_level);
+    size_t estimated = levels * 24;
+    return used > estimated ? used : estimated;
+}
+
 static int params_valid(const struct tp_books_params *p)
 {
     return p && p->instruments > 0 && p->instruments < (1u << 31) &&
@@ -69,8 +83,7 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     l->spilled = off;
     off += ALIGN64(recent_slots(slots));
     l->order_levels = off;
-    off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
-                   sizeof(struct tp_level));
+    off += ALIGN64(order_levels_bytes(p));
     l->mbp_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (p->mbp_depth + p->implied_depth) *
                    sizeof(struct tp_level));
@@ -109,14 +122,14 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->recent_slots = p->max_orders ? recent_slots((size_t)b->order_mask + 1) : 1;
     b->recent_magic = UINT64_MAX / b->recent_slots + 1;
     b->spilled = (uint8_t *)(base + l.spilled);
-    b->order_levels = (struct tp_level *)(base + l.order_levels);
+    b->order_levels = (struct tp_order_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
     for (uint32_t i = 0; i < p->instruments; i++) {
         b->hot[i].emit = 1;
         b->hot[i].level_base = i * 2 * b->level_stride + TP_LEVEL_SENTINELS;
         for (unsigned side = 0; side < 2 && p->max_orders; side++)
             for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
-                tp_order_side_levels(b, p->first_id + i, side)[-k].price = INT64_MIN;
+                tp_order_side_levels(b, p->first_id + i, side)[-k].key = INT64_MIN;
     }
     return 0;
 }
@@ -178,22 +191,31 @@ uint32_t tp_books_levels(const struct tp_books *b, uint32_t instr, enum tp_book_
     return 0;
 }
 
+/* Level index (1 = best) of one side of an instrument's order-level book, as readers want it. */
+static void order_level(const struct tp_books *b, uint32_t instr, unsigned side, uint32_t index,
+                        struct tp_level *out)
+{
+    /* Best level last; stored keys are -price on the ask side. */
+    const struct tp_order_level *lv =
+        tp_order_side_levels(b, instr, side) + tp_hot_of(b, instr)->levels[side] - index;
+
+    *out = (struct tp_level){.price = tp_level_key(side, lv->key),
+                             .qty = tp_level_qty(lv->size),
+                             .count = tp_level_count(lv->size)};
+}
+
 int tp_books_level(const struct tp_books *b, uint32_t instr, enum tp_book_kind book,
                    enum tp_side side, uint32_t index, struct tp_level *out)
 {
     const struct tp_book *bk = tp_books_get(b, instr);
     uint32_t n = tp_books_levels(b, instr, book, side);
-    const struct tp_level *lv;
 
     if (!bk || side > TP_SIDE_ASK || index == 0)
         return -EINVAL;
     if (index > n)
         return -ENOENT;
     if (book == TP_BOOK_ORDERS) {
-        /* Best level last; stored keys are -price on the ask side. */
-        lv = tp_order_side_levels(b, instr, side) + n - index;
-        *out = *lv;
-        out->price = tp_level_key(side, lv->price);
+        order_level(b, instr, side, index, out);
         return 0;
     }
     *out = tp_mbp_side_levels(b, bk, instr, book, side)[index - 1];
@@ -204,20 +226,14 @@ uint32_t tp_books_copy_levels(const struct tp_books *b, uint32_t instr, enum tp_
                               enum tp_side side, struct tp_level *out, uint32_t max)
 {
     uint32_t n = tp_books_levels(b, instr, book, side);
-    const struct tp_level *lv;
 
     if (n > max)
         n = max;
     if (n == 0)
         return 0;
     if (book == TP_BOOK_ORDERS) {
-        /* Stored best last, with ask keys negated. */
-        lv = tp_order_side_levels(b, instr, side);
-        uint32_t total = tp_hot_of(b, instr)->levels[side];
-        for (uint32_t i = 0; i < n; i++) {
-            out[i] = lv[total - 1 - i];
-            out[i].price = tp_level_key(side, out[i].price);
-        }
+        for (uint32_t i = 0; i < n; i++)
+            order_level(b, instr, side, i + 1, &out[i]);
         return n;
     }
     /* Price-level books are stored best first, as readers want them. */

@@ -50,18 +50,16 @@ TP_BOOKS_HINT void tp_books_hint_order(const struct tp_books *b, uint32_t instr,
 }
 
 /*
- * The lines the search from the best level of one side reads: levels n-5..n-1, the 120 bytes
- * below the end of the best level (24-byte levels straddle lines). Three prefetches 56 and 63
- * bytes apart cover them wherever the best level falls in its line; two (the best level and the
- * line below) missed the deepest scanned level or the end of a straddling best level, and
- * measured about 5% slower per message. With few levels the addresses fall before the array:
- * still inside the tables, and a prefetch never faults anyway.
+ * The lines the search from the best level of one side reads: levels n-5..n-1, the 80 bytes
+ * that end with the best level. Levels are 16 bytes and never straddle a line, so these are
+ * always two lines: the best level's and the one 64 bytes below (with 24-byte levels it took
+ * three prefetches). With few levels the addresses fall before the array: still inside the
+ * tables, and a prefetch never faults anyway.
  */
-TP_BOOKS_HINT void tp_books_hint_best_levels(const struct tp_level *best)
+TP_BOOKS_HINT void tp_books_hint_best_levels(const struct tp_order_level *best)
 {
-    __builtin_prefetch((const char *)best + sizeof(*best) - 1, 1);
-    __builtin_prefetch((const char *)best - 40, 1);
-    __builtin_prefetch((const char *)best - 96, 1);
+    __builtin_prefetch(best, 1);
+    __builtin_prefetch((const char *)best - 64, 1);
 }
 
 /*
@@ -71,7 +69,7 @@ TP_BOOKS_HINT void tp_books_hint_best_levels(const struct tp_level *best)
 TP_BOOKS_HINT void tp_books_hint_levels(const struct tp_books *b, uint32_t instr)
 {
     const struct tp_mbo_hot *h = tp_hot_of(b, instr);
-    const struct tp_level *bid = tp_mbo_side_levels(b, h, TP_SIDE_BID);
+    const struct tp_order_level *bid = tp_mbo_side_levels(b, h, TP_SIDE_BID);
 
     tp_books_hint_best_levels(bid + h->levels[TP_SIDE_BID] - 1);
     tp_books_hint_best_levels(bid + b->level_stride + h->levels[TP_SIDE_ASK] - 1);

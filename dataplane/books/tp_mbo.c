@@ -182,16 +182,21 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     side = o->instr_side & 1u;
     key = tp_level_key(side, price);
     if (key == o->key) {
-        /* Same level: only its quantity moves. */
-        struct tp_level *lv = side_levels(b, h, side);
+        /* Same level: only its quantity moves (within the level's bits). */
+        struct tp_order_level *lv = side_levels(b, h, side);
         uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
-        lv[p].qty += qty - (int64_t)o->qty;
+        if (qty - (int64_t)o->qty > TP_LEVEL_QTY_MAX - tp_level_qty(lv[p].size)) {
+            tp_book_of(b, instr)->counters.level_capacity++;
+            return -ENOSPC;
+        }
+        lv[p].size += (uint64_t)(qty - (int64_t)o->qty) << TP_LEVEL_COUNT_BITS;
         o->qty = (uint32_t)qty;
         o->priority = priority;
         if (!h->emit)
             return 0;
-        level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, lv[p].count, price, lv[p].qty);
+        level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, tp_level_count(lv[p].size),
+                     price, tp_level_qty(lv[p].size));
         write_record(out, instr, TP_CHANGE_ORDER, side, TP_ORDER_MODIFY, nl - p, 0, 0, price, qty,
                      order_id, priority);
         return 2;
@@ -201,12 +206,13 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
      * the new level would not fit, so that a refused modify changes nothing.
      */
     {
-        struct tp_level *lv = side_levels(b, h, side);
+        const struct tp_order_level *lv = side_levels(b, h, side);
         uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         uint32_t old = level_position(lv, nl, o->key);
-        int frees_level = old < nl && lv[old].count == 1;
-        if (!(p < nl && lv[p].price == key) && nl == b->params.levels_per_side && !frees_level) {
+        int frees_level = old < nl && tp_level_count(lv[old].size) == 1;
+        int joins = p < nl && lv[p].key == key;
+        if (joins ? !level_takes(&lv[p], qty) : nl == b->params.levels_per_side && !frees_level) {
             tp_book_of(b, instr)->counters.level_capacity++;
             return -ENOSPC;
         }

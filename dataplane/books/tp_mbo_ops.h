@@ -93,8 +93,8 @@ static inline void order_remove(struct tp_books *b, struct tp_order *o)
     b->live_orders--;
 }
 
-static inline struct tp_level *side_levels(struct tp_books *b, const struct tp_mbo_hot *h,
-                                           unsigned side)
+static inline struct tp_order_level *side_levels(struct tp_books *b, const struct tp_mbo_hot *h,
+                                                 unsigned side)
 {
     return tp_mbo_side_levels(b, h, side);
 }
@@ -106,20 +106,20 @@ static inline struct tp_level *side_levels(struct tp_books *b, const struct tp_m
  * counted rather than scanned for, since where a scan stops is data that the branch predictor
  * misses about once a call. Deeper prices go to a binary search.
  */
-static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int64_t key)
+static inline uint32_t level_position(const struct tp_order_level *lv, uint32_t n, int64_t key)
 {
     uint32_t above = 0, p;
 
     /* Below level 0 are the sentinels: INT64_MIN is never above a key. */
     for (int64_t j = 1; j <= LEVEL_SCAN; j++)
-        above += lv[(int64_t)n - j].price > key;
+        above += lv[(int64_t)n - j].key > key;
     /* One test for both conditions: a deep price is rare, and so is its misprediction. */
     if (above + (n > LEVEL_SCAN) == LEVEL_SCAN + 1) {
         /* Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`. */
         uint32_t lo = 0, hi = n - LEVEL_SCAN;
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
-            if (lv[mid].price < key)
+            if (lv[mid].key < key)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -128,7 +128,17 @@ static inline uint32_t level_position(const struct tp_level *lv, uint32_t n, int
     }
     p = n - above;
     /* The level just below the ones above `key` is `key`'s own if the prices are equal. */
-    return p - ((p > 0) & (lv[(int64_t)p - 1].price == key));
+    return p - ((p > 0) & (lv[(int64_t)p - 1].key == key));
+}
+
+/* Whether a level can take one more order of qty (> 0) without overflowing its size word. */
+static inline bool level_takes(const struct tp_order_level *l, int64_t qty)
+{
+    uint32_t count = tp_level_count(l->size);
+    int64_t room = TP_LEVEL_QTY_MAX - tp_level_qty(l->size);
+
+    /* Without a branch: either limit is reached only by hostile input. */
+    return (count < TP_LEVEL_COUNT_MAX) & (qty <= room);
 }
 
 /*
@@ -177,44 +187,47 @@ static inline void level_record(struct tp_book_change *c, uint32_t instr, unsign
  */
 
 /*
- * Adds qty (one order) at `key` on one side. Returns the level index of the record written (0
- * when not emitting), or -ENOSPC when a new level is needed and the side is full.
+ * Adds qty (one order, at most UINT32_MAX) at `key` on one side. Returns the level index of the
+ * record written (0 when not emitting), or -ENOSPC when a new level is needed and the side is
+ * full, or the level would overflow its quantity or order count.
  */
 static inline __attribute__((always_inline)) int level_add(struct tp_books *b, struct tp_mbo_hot *h,
                                                            uint32_t instr, unsigned side,
                                                            int64_t key, int64_t price, int64_t qty,
                                                            struct tp_book_change *out)
 {
-    struct tp_level *lv = side_levels(b, h, side);
+    struct tp_order_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
     uint32_t index;
     uint8_t action;
 
-    if (p < n && lv[p].price == key) {
-        lv[p].qty += qty;
-        lv[p].count++;
+    if (p < n && lv[p].key == key) {
+        if (!level_takes(&lv[p], qty))
+            goto full;
+        lv[p].size += tp_level_size(qty, 1);
         index = n - p;
         action = TP_LEVEL_CHANGE;
     } else {
-        if (n == b->params.levels_per_side) {
-            tp_book_of(b, instr)->counters.level_capacity++;
-            return -ENOSPC;
-        }
+        if (n == b->params.levels_per_side)
+            goto full;
         /* Near the top of book only a few levels move: a plain loop beats a memmove call. */
         for (uint32_t i = n; i > p; i--)
             lv[i] = lv[i - 1];
-        lv[p].price = key;
-        lv[p].qty = qty;
-        lv[p].count = 1;
+        lv[p].key = key;
+        lv[p].size = tp_level_size(qty, 1);
         h->levels[side] = (uint16_t)(n + 1);
         index = n + 1 - p;
         action = TP_LEVEL_NEW;
     }
     if (!h->emit)
         return 0;
-    level_record(out, instr, side, action, index, lv[p].count, price, lv[p].qty);
+    level_record(out, instr, side, action, index, tp_level_count(lv[p].size), price,
+                 tp_level_qty(lv[p].size));
     return (int)index;
+full:
+    tp_book_of(b, instr)->counters.level_capacity++;
+    return -ENOSPC;
 }
 
 /*
@@ -225,21 +238,22 @@ static inline __attribute__((always_inline)) int
 level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side, int64_t key,
              int64_t price, int64_t qty, int whole_order, struct tp_book_change *out)
 {
-    struct tp_level *lv = side_levels(b, h, side);
+    struct tp_order_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
     uint32_t p = level_position(lv, n, key);
 
-    if (p == n || lv[p].price != key) {
+    if (p == n || lv[p].key != key) {
         /* An order without its level cannot happen; count it rather than trust it. */
         tp_book_of(b, instr)->counters.bad_input++;
         return 0;
     }
-    lv[p].qty -= qty;
-    lv[p].count -= whole_order ? 1 : 0;
-    if (lv[p].count > 0) {
+    /* The order's qty and count are part of the level's: no borrow crosses the fields. */
+    lv[p].size -= tp_level_size(qty, whole_order ? 1 : 0);
+    if (tp_level_count(lv[p].size) > 0) {
         if (!h->emit)
             return 0;
-        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, lv[p].count, price, lv[p].qty);
+        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, tp_level_count(lv[p].size), price,
+                     tp_level_qty(lv[p].size));
         return (int)(n - p);
     }
     for (uint32_t i = p; i + 1 < n; i++)

@@ -212,6 +212,45 @@ static void test_capacity_is_per_instrument_and_harmless(void **state)
     assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
     assert_int_equal(tp_mbo_order(f->b, 0, 10, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), 2);
+    /* The cleared side starts empty: a worse price than its old best level becomes level 1. */
+    assert_int_equal(tp_mbo_add(f->b, 1, 41, TP_SIDE_ASK, PX(7), 2, 1, f->c), 2);
+    assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 1);
+    expect_level(f->b, 1, TP_SIDE_ASK, 1, PX(7), 2, 1);
+}
+
+/*
+ * An order-level level holds a total quantity below 2^40 (its 16-byte entry packs quantity and
+ * order count in one word): the order that would overflow it is refused and counted, as is a
+ * modify that would, and the books stay as they were.
+ */
+static void test_level_quantity_limit(void **state)
+{
+    struct tp_books *b = test_books(1, 300, 3, 0, 0);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    const int64_t full = (INT64_C(1) << 40) - 1, big = UINT32_MAX;
+
+    (void)state;
+    assert_non_null(b);
+    assert_int_equal(tp_books_configure(b, 0, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    for (uint64_t id = 1; id <= 256; id++)
+        assert_int_equal(tp_mbo_add(b, 0, id, TP_SIDE_BID, PX(10), big, 1, c), 2);
+    assert_int_equal(tp_mbo_add(b, 0, 300, TP_SIDE_BID, PX(10), big, 1, c), -ENOSPC);
+    assert_int_equal(tp_mbo_add(b, 0, 1000, TP_SIDE_BID, PX(10), full - 256 * big, 1, c), 2);
+    expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full, 257);
+    assert_int_equal(tp_mbo_add(b, 0, 301, TP_SIDE_BID, PX(10), 1, 1, c), -ENOSPC);
+    assert_int_equal(tp_mbo_modify(b, 0, 1000, PX(10), 256, 2, c), -ENOSPC);
+    assert_int_equal(tp_mbo_modify(b, 0, 1000, PX(10), 254, 2, c), 2);
+    expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full - 1, 257);
+    /* Joining the level from another price with more than it has room for changes nothing. */
+    assert_int_equal(tp_mbo_add(b, 0, 2000, TP_SIDE_BID, PX(9), 2, 1, c), 2);
+    assert_int_equal(tp_mbo_modify(b, 0, 2000, PX(10), 2, 3, c), -ENOSPC);
+    expect_level(b, 0, TP_SIDE_BID, 2, PX(9), 2, 1);
+    expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full - 1, 257);
+    assert_int_equal(tp_books_get(b, 0)->counters.level_capacity, 4);
+    assert_int_equal(tp_mbo_modify(b, 0, 2000, PX(10), 1, 3, c), 3);
+    expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full, 258);
+    assert_int_equal(tp_books_levels(b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 1);
+    free(b);
 }
 
 static void test_hostile_input(void **state)
@@ -541,6 +580,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_capacity_is_per_instrument_and_harmless, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_hostile_input, setup, teardown),
+        cmocka_unit_test(test_level_quantity_limit),
         cmocka_unit_test_setup_teardown(test_same_id_on_two_instruments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_table_churn, setup, teardown),
