@@ -77,6 +77,7 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
     f->book_type = book_type;
     f->capacity = tp_instruments_capacity(registry);
     f->last_id = TP_INSTRUMENT_NONE;
+    f->secids = tp_instruments_secid_table(registry);
     f->state = state_mem;
     memset(f->state, 0, tp_mdp3_feed_memsize(f->capacity));
     if (sink)
@@ -126,7 +127,7 @@ static inline uint32_t lookup(struct tp_mdp3_feed *f, int32_t security_id)
 {
     if (security_id == f->last_security_id && f->last_id != TP_INSTRUMENT_NONE)
         return f->last_id;
-    uint32_t id = tp_instruments_by_security_id(f->registry, security_id);
+    uint32_t id = tp_secid_find(&f->secids, security_id);
     if (id >= f->capacity)
         return TP_INSTRUMENT_NONE;
     f->last_security_id = security_id;

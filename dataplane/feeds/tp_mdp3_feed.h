@@ -89,6 +89,7 @@ struct tp_mdp3_feed {
      */
     int32_t last_security_id;
     uint32_t last_id;
+    struct tp_secid_table secids; /* the registry's, looked up inline */
     struct tp_mdp3_instrument_state *state;
     struct tp_mdp3_feed_counters counters;
     struct tp_feed_info info;

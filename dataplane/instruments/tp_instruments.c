@@ -4,7 +4,8 @@
  * Three lookup structures point into one array of instruments: an open-addressing table keyed by
  * SecurityID, one keyed by (venue, symbol), and a direct array per ITCH locate map. They store
  * id + 1 so that zeroed memory means "empty". A SecurityID slot holds its key next to its id, so
- * a probe reads one cache line, not one in a key array and one in an id array.
+ * a probe reads one cache line, not one in a key array and one in an id array; that table is
+ * public (tp_secid_table) so that feeds inline its lookup.
  */
 #include <errno.h>
 #include <string.h>
@@ -12,12 +13,6 @@
 #include "tp_instruments.h"
 
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
-
-/* A SecurityID table slot: free while id1 is 0. */
-struct secid_slot {
-    int32_t key;
-    uint32_t id1; /* id + 1 */
-};
 
 struct tp_instruments {
     uint32_t capacity; /* the id space */
@@ -28,7 +23,7 @@ struct tp_instruments {
     uint16_t itch_venues;
     uint16_t reserved;
     struct tp_instrument *items; /* [capacity] */
-    struct secid_slot *secid;    /* [slots] */
+    struct tp_secid_slot *secid; /* [slots] */
     uint32_t *symbol_ids;        /* [slots], id + 1, 0 = free */
     uint32_t *locates;           /* [itch_venues][TP_ITCH_LOCATES], id + 1, 0 = none */
     struct tp_instrument other;  /* what ids of other registries read as */
@@ -71,7 +66,7 @@ static void compute_layout(const struct tp_instruments_params *p, struct layout 
     l->items = off;
     off += ALIGN64((size_t)window_of(p) * sizeof(struct tp_instrument));
     l->secid = off;
-    off += ALIGN64(slots * sizeof(struct secid_slot));
+    off += ALIGN64(slots * sizeof(struct tp_secid_slot));
     l->symbol_ids = off;
     off += ALIGN64(slots * sizeof(uint32_t));
     l->locates = off;
@@ -106,7 +101,7 @@ int tp_instruments_init(void *mem, const struct tp_instruments_params *p)
     r->slot_mask = slots_for(r->window) - 1;
     r->itch_venues = p->itch_venues;
     r->items = (struct tp_instrument *)(base + l.items);
-    r->secid = (struct secid_slot *)(base + l.secid);
+    r->secid = (struct tp_secid_slot *)(base + l.secid);
     r->symbol_ids = (uint32_t *)(base + l.symbol_ids);
     r->locates = (uint32_t *)(base + l.locates);
     return 0;
@@ -134,7 +129,7 @@ struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id)
     return id - r->first_id < r->count ? item(r, id) : NULL;
 }
 
-/* Murmur3 finalizer: SecurityIDs are dense-ish integers, spread them over the table. */
+/* Murmur3 finalizer: spreads the symbol hash over the table. */
 static inline uint32_t hash32(uint32_t x)
 {
     x ^= x >> 16;
@@ -175,16 +170,18 @@ void tp_symbol_copy(char *dst, size_t dst_size, const char *src, size_t len)
     memset(dst + n, 0, dst_size - n);
 }
 
+struct tp_secid_table tp_instruments_secid_table(const struct tp_instruments *r)
+{
+    return (struct tp_secid_table){.slots = r->secid,
+                                   .mask = r->slot_mask,
+                                   .shift = 32u - (uint32_t)__builtin_popcount(r->slot_mask)};
+}
+
 uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t security_id)
 {
-    uint32_t i = hash32((uint32_t)security_id) & r->slot_mask;
+    struct tp_secid_table t = tp_instruments_secid_table(r);
 
-    while (r->secid[i].id1) {
-        if (r->secid[i].key == security_id)
-            return r->secid[i].id1 - 1;
-        i = (i + 1) & r->slot_mask;
-    }
-    return TP_INSTRUMENT_NONE;
+    return tp_secid_find(&t, security_id);
 }
 
 uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot, uint16_t locate)
@@ -283,7 +280,8 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
     if (n == 0)
         return -EINVAL;
     if (def->venue == TP_VENUE_CME_MDP3) {
-        secid_slot = hash32((uint32_t)def->security_id) & r->slot_mask;
+        struct tp_secid_table t = tp_instruments_secid_table(r);
+        secid_slot = tp_secid_home(&t, def->security_id);
         for (; r->secid[secid_slot].id1; secid_slot = (secid_slot + 1) & r->slot_mask) {
             if (r->secid[secid_slot].key == def->security_id) {
                 id = r->secid[secid_slot].id1 - 1;
@@ -307,7 +305,7 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
         instrument_store(item(r, id), def, id);
         symbol_insert(r, id);
         if (def->venue == TP_VENUE_CME_MDP3) {
-            r->secid[secid_slot] = (struct secid_slot){.key = def->security_id, .id1 = id + 1};
+            r->secid[secid_slot] = (struct tp_secid_slot){.key = def->security_id, .id1 = id + 1};
         }
     } else {
         struct tp_instrument *in = item(r, id);

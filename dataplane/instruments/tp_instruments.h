@@ -135,6 +135,39 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
 /* Hot path: dense id for an MDP3 SecurityID, or TP_INSTRUMENT_NONE. */
 uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t security_id);
 
+/*
+ * The SecurityID table itself, for a feed's inner loop (tp_secid_find inlines the lookup that
+ * tp_instruments_by_security_id makes). Open addressing, linear probing; a slot is free while
+ * id1 is 0. The table does not move; it changes only when instruments are defined.
+ */
+struct tp_secid_slot {
+    int32_t key;  /* SecurityID */
+    uint32_t id1; /* dense id + 1 */
+};
+
+struct tp_secid_table {
+    const struct tp_secid_slot *slots;
+    uint32_t mask;  /* slots - 1 (a power of two) */
+    uint32_t shift; /* 32 - log2(slots): the home slot is the top bits of the product */
+};
+
+struct tp_secid_table tp_instruments_secid_table(const struct tp_instruments *r);
+
+/* Home slot of a SecurityID: Fibonacci hashing (one multiply spreads neighbouring ids). */
+static inline uint32_t tp_secid_home(const struct tp_secid_table *t, int32_t security_id)
+{
+    return (uint32_t)((uint32_t)security_id * 2654435769u) >> t->shift;
+}
+
+/* Dense id for an MDP3 SecurityID, or TP_INSTRUMENT_NONE. */
+static inline uint32_t tp_secid_find(const struct tp_secid_table *t, int32_t security_id)
+{
+    for (uint32_t i = tp_secid_home(t, security_id); t->slots[i].id1; i = (i + 1) & t->mask)
+        if (t->slots[i].key == security_id)
+            return t->slots[i].id1 - 1;
+    return TP_INSTRUMENT_NONE;
+}
+
 /* Hot path: dense id for an ITCH stock locate in locate map `slot`, or TP_INSTRUMENT_NONE. */
 uint32_t tp_instruments_by_locate(const struct tp_instruments *r, uint16_t slot, uint16_t locate);
 

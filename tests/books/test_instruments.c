@@ -64,6 +64,41 @@ static void test_dense_ids_and_lookups(void **state)
     free(r);
 }
 
+/*
+ * The SecurityID table the feeds look up inline: every defined SecurityID (dense runs, values
+ * far apart, negative ones, ones equal modulo the table size) is found in its slot run and gives
+ * the id tp_instruments_by_security_id gives; others are not found, in a table at its fullest.
+ */
+static void test_secid_table(void **state)
+{
+    enum { N = 1000 };
+    struct tp_instruments *r = test_registry(N, 0);
+    (void)state;
+
+    for (int32_t i = 0; i < N; i++) {
+        char sym[16];
+        int32_t secid = i < 400 ? 100000 + i : i < 700 ? -i * 7919 : i * 2048;
+        snprintf(sym, sizeof(sym), "S%d", i);
+        struct tp_instrument d = mdp3_def(secid, sym);
+        assert_int_equal(tp_instruments_define(r, &d), i);
+    }
+    struct tp_secid_table t = tp_instruments_secid_table(r);
+    uint32_t used = 0;
+    for (uint32_t k = 0; k <= t.mask; k++)
+        used += t.slots[k].id1 != 0;
+    assert_int_equal(used, N);
+    for (int32_t i = 0; i < N; i++) {
+        int32_t secid = i < 400 ? 100000 + i : i < 700 ? -i * 7919 : i * 2048;
+        assert_int_equal(tp_secid_find(&t, secid), i);
+        assert_int_equal(tp_instruments_by_security_id(r, secid), i);
+        assert_int_equal(tp_secid_find(&t, secid + 1 + (i >= 400 && i < 700)),
+                         i < 399 ? (uint32_t)i + 1 : TP_INSTRUMENT_NONE);
+    }
+    assert_int_equal(tp_secid_find(&t, 0), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_secid_find(&t, INT32_MIN), TP_INSTRUMENT_NONE);
+    free(r);
+}
+
 static void test_itch_locates_per_session(void **state)
 {
     struct tp_instruments *r = test_registry(4, 2);
@@ -184,6 +219,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_ids_and_lookups),
+        cmocka_unit_test(test_secid_table),
         cmocka_unit_test(test_itch_locates_per_session),
         cmocka_unit_test(test_filter_rules),
         cmocka_unit_test(test_id_windows),
