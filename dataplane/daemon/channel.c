@@ -191,6 +191,8 @@ static void mdp3_applied(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc)
     struct tp_channel *ch = ctx;
     struct tp_mdp3_packet p;
     ch->counters.feed_errors += rc < 0;
+    if (!tp_mdp3_recovery_needed(&ch->recovery))
+        return; /* nothing to replay after a snapshot */
     if (tp_mdp3_packet_init(&p, pkt->data, pkt->len) == 0)
         tp_mdp3_recovery_buffer(&ch->recovery, p.seq, pkt->data, (uint16_t)pkt->len, pkt->rx_tsc);
 }

@@ -32,11 +32,6 @@ void tp_mdp3_recovery_on_stale(struct tp_mdp3_recovery *rec, int stale)
     }
 }
 
-bool tp_mdp3_recovery_needed(const struct tp_mdp3_recovery *rec)
-{
-    return rec->stale > 0 || !rec->cycle_seen;
-}
-
 void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const uint8_t *pkt,
                              uint16_t len, uint64_t rx_tsc)
 {

@@ -51,8 +51,11 @@ void tp_mdp3_recovery_init(struct tp_mdp3_recovery *rec, void *buffer, size_t bu
 /* The feed's stale callback: an instrument went stale (stale != 0) or recovered. */
 void tp_mdp3_recovery_on_stale(struct tp_mdp3_recovery *rec, int stale);
 
-/* Whether the snapshot channel is needed now. */
-bool tp_mdp3_recovery_needed(const struct tp_mdp3_recovery *rec);
+/* Whether the snapshot channel is needed now (inline: asked after every incremental). */
+static inline bool tp_mdp3_recovery_needed(const struct tp_mdp3_recovery *rec)
+{
+    return rec->stale > 0 || !rec->cycle_seen;
+}
 
 /* An incremental packet applied while the snapshot channel is needed: keep a copy to replay. */
 void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const uint8_t *pkt,
