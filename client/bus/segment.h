@@ -26,10 +26,12 @@
 /*
  * Layout version 2: an instance may have several rings (one per data lcore) and ring 0's header
  * says how many; a version-1 reader would see ring 0 alone and miss the others' instruments
- * silently.
+ * silently. Version 3: rings carry tpout version 3, whose OrderEvents of order-only books hold
+ * their level changes under the record tag TP_RECORD_ORDER_DEPTH; a version-2 reader would drop
+ * those records (an unknown tag) and with them the depth and orders of those books, silently.
  */
 #define TP_SEG_MAGIC          0x3153454e414c504bULL /* "KPLANES1" little-endian */
-#define TP_SEG_LAYOUT_VERSION 2u
+#define TP_SEG_LAYOUT_VERSION 3u
 #define TP_SEG_HEADER_SIZE    4096u /* data starts page-aligned after the header */
 #define TP_SEG_NAME_MAX       64u
 #define TP_SEG_PARAMS         8u

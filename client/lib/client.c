@@ -42,12 +42,12 @@ static uint32_t interest_of(const struct tp_client *c, uint32_t id)
 static void recompute_feeds(struct tp_client *c)
 {
     for (uint32_t src = 0; src < RECORD_TOPICS; src++) {
-        uint32_t mask = 0;
+        uint32_t carried = tp_view_record_topics(src), mask = 0;
         for (uint32_t t = 0; t < TP_TOPIC_USER_FIRST; t++)
-            if (tp_view_sources(t) & TP_TOPIC_BIT(src))
+            if (tp_view_sources(t) & carried)
                 mask |= TP_TOPIC_BIT(t);
         for (uint32_t u = 0; u < c->user_count; u++)
-            if (c->user[u].sources & TP_TOPIC_BIT(src))
+            if (c->user[u].sources & carried)
                 mask |= TP_TOPIC_BIT(TP_TOPIC_USER_FIRST + u);
         c->feeds[src] = mask;
     }
@@ -539,6 +539,33 @@ static int run_views(struct tp_client *c, const struct tp_ring_record *rec, stru
     return delivered;
 }
 
+/*
+ * An OrderEvent with the level changes it made: the ORDERS event first, then DEPTH, TOP and the
+ * transformers from the level changes, as when the order and its levels came as two records.
+ * The order part is not the venue event's last message (its levels follow), so it never carries
+ * endOfEvent, as the separate OrderEvent never did.
+ */
+static int deliver_order_depth(struct tp_client *c, const struct tp_ring_record *rec,
+                               struct tp_event *ev, uint32_t n_levels, uint32_t want,
+                               tp_event_fn fn, void *user, uint64_t *malformed)
+{
+    int delivered = 0;
+    uint32_t flags = ev->flags;
+    if (want & TP_TOPIC_BIT(TP_TOPIC_ORDERS)) {
+        ev->topic = TP_TOPIC_ORDERS;
+        ev->flags = flags & ~TP_EVENT_F_END_OF_EVENT;
+        fn(user, ev);
+        delivered++;
+        want &= ~TP_TOPIC_BIT(TP_TOPIC_ORDERS);
+    }
+    if (want == 0)
+        return delivered;
+    ev->flags = flags;
+    ev->u.depth.changes = c->changes;
+    ev->u.depth.count = n_levels;
+    return delivered + run_views(c, rec, ev, TP_TOPIC_DEPTH, want, fn, user, malformed);
+}
+
 /* Filter, decode and deliver one record. */
 static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_event_fn fn,
                     void *user, uint64_t *filtered, uint64_t *malformed)
@@ -585,12 +612,15 @@ static int dispatch(struct tp_client *c, const struct tp_ring_record *rec, tp_ev
         memset(&ev.u, 0, sizeof(ev.u));
         return run_views(c, rec, &ev, -1, want, fn, user, malformed);
     }
+    uint32_t n_levels = 0;
     int source = tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, &ev,
-                                 c->changes, c->max_changes);
+                                 c->changes, c->max_changes, &n_levels);
     if (source != (int)rec->topic) {
         (*malformed)++; /* undecodable, or tagged with another topic than it holds */
         return 0;
     }
+    if (source == TP_RECORD_ORDER_DEPTH)
+        return deliver_order_depth(c, rec, &ev, n_levels, want, fn, user, malformed);
     /* The common case, a record that feeds only its own topic and that topic takes the event as
      * decoded (a trade to TRADES): no book, no views. */
     if (want == TP_TOPIC_BIT(source) && (want & AS_DECODED_TOPICS)) {

@@ -92,8 +92,8 @@ void tp_cl_match_new_instrument(struct tp_client *c, const struct tp_ring_record
     char symbol[TP_SYMBOL_LEN + 1];
     const char *venue;
     if (rec->topic == TP_TOPIC_DEFINITIONS && rec->type == TP_REC_SBE &&
-        tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, &ev, NULL, 0) ==
-            TP_TOPIC_DEFINITIONS &&
+        tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, &ev, NULL, 0,
+                        NULL) == TP_TOPIC_DEFINITIONS &&
         tp_cl_symbol_text(c, ev.u.definition.symbol, ev.u.definition.venue, symbol, &venue) == 0) {
         match_symbol(c, rec->instrument, symbol, venue, 0, NULL);
         return;

@@ -20,6 +20,41 @@
 _Static_assert(TP_PRICE_NULL == INT64_MIN, "price null");
 _Static_assert(TP_COUNT_NULL == TPOUT_COUNT_NULL_VALUE, "count null");
 
+/*
+ * The level entries of a group (BookUpdate's, or an OrderEvent's of version 3: the same layout),
+ * each checked by the group's wrap, into changes[]. The count, or -EBADMSG.
+ */
+_Static_assert(TPOUT_ORDER_EVENT_LEVELS_SIDE_OFFSET == TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_LEVEL_OFFSET == TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_ACTION_OFFSET ==
+                       TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_ORDER_COUNT_OFFSET ==
+                       TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_PRICE_OFFSET == TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_QUANTITY_OFFSET ==
+                       TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET,
+               "one level entry layout");
+static int read_levels(const uint8_t *entries, uint16_t block_length, uint32_t count,
+                       struct tp_level_change *changes, uint32_t max_changes)
+{
+    if (count > max_changes)
+        return -EBADMSG;
+    for (uint32_t i = 0; i < count; i++) {
+        const uint8_t *e = entries + (size_t)i * block_length;
+        struct tp_level_change *c = &changes[i];
+        c->side = e[TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET];
+        c->level = e[TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET];
+        c->action = e[TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET];
+        c->reserved = 0;
+        c->orders = tpout_load_i32(e + TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET);
+        c->price = tpout_load_i64(e + TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET);
+        c->qty = tpout_load_i64(e + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET);
+        if (c->side > TPOUT_SIDE_ASK || c->action > TPOUT_LEVEL_ACTION_CLEAR)
+            return -EBADMSG;
+    }
+    return (int)count;
+}
+
 static int decode_book_update(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
                               struct tp_event *ev, struct tp_level_change *changes,
                               uint32_t max_changes)
@@ -27,26 +62,14 @@ static int decode_book_update(const uint8_t *body, size_t len, uint16_t block, u
     struct tpout_book_update m;
     struct tpout_book_update_levels g;
     if (tpout_book_update_wrap_for_decode(&m, body, len, block, version) != 0 ||
-        tpout_book_update_levels_wrap_for_decode(&m, &g) != 0 || g.count > max_changes)
+        tpout_book_update_levels_wrap_for_decode(&m, &g) != 0)
         return -EBADMSG;
     DECODE_HEADER(book_update, &m, ev);
-    uint32_t n = 0;
-    while (g.index < g.count) {
-        if (tpout_book_update_levels_next(&g) < 0)
-            return -EBADMSG;
-        struct tp_level_change *c = &changes[n++];
-        c->side = tpout_book_update_levels_side(&g);
-        c->level = tpout_book_update_levels_level(&g);
-        c->action = tpout_book_update_levels_action(&g);
-        c->reserved = 0;
-        c->orders = tpout_book_update_levels_order_count(&g);
-        c->price = tpout_book_update_levels_price_mantissa(&g);
-        c->qty = tpout_book_update_levels_quantity(&g);
-        if (c->side > TPOUT_SIDE_ASK || c->action > TPOUT_LEVEL_ACTION_CLEAR)
-            return -EBADMSG;
-    }
+    int n = read_levels(g.entries, g.block_length, g.count, changes, max_changes);
+    if (n < 0)
+        return -EBADMSG;
     ev->u.depth.changes = changes;
-    ev->u.depth.count = n;
+    ev->u.depth.count = (uint32_t)n;
     return TP_TOPIC_DEPTH;
 }
 
@@ -85,11 +108,15 @@ static int decode_trade(const uint8_t *body, size_t len, uint16_t block, uint16_
     return TP_TOPIC_TRADES;
 }
 
+/* An OrderEvent; with level entries (version 3) it is a TP_RECORD_ORDER_DEPTH (decode.h). */
 static int decode_order(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
-                        struct tp_event *ev)
+                        struct tp_event *ev, struct tp_level_change *changes, uint32_t max_changes,
+                        uint32_t *n_levels)
 {
     struct tpout_order_event m;
-    if (tpout_order_event_wrap_for_decode(&m, body, len, block, version) != 0)
+    struct tpout_order_event_levels g;
+    if (tpout_order_event_wrap_for_decode(&m, body, len, block, version) != 0 ||
+        tpout_order_event_levels_wrap_for_decode(&m, &g) != 0)
         return -EBADMSG;
     DECODE_HEADER(order_event, &m, ev);
     ev->u.order = (struct tp_order_event){
@@ -101,7 +128,13 @@ static int decode_order(const uint8_t *body, size_t len, uint16_t block, uint16_
         .action = tpout_order_event_action(&m),
         .remaining_qty = tpout_order_event_remaining_quantity(&m),
     };
-    return TP_TOPIC_ORDERS;
+    if (g.count == 0)
+        return TP_TOPIC_ORDERS;
+    int n = read_levels(g.entries, g.block_length, g.count, changes, max_changes);
+    if (n < 0)
+        return -EBADMSG;
+    *n_levels = (uint32_t)n;
+    return TP_RECORD_ORDER_DEPTH;
 }
 
 static int decode_definition(const uint8_t *body, size_t len, uint16_t block, uint16_t version,
@@ -178,7 +211,7 @@ static int decode_channel(const uint8_t *body, size_t len, uint16_t block, uint1
 }
 
 int tp_decode_tpout(const void *payload, uint32_t length, struct tp_event *ev,
-                    struct tp_level_change *changes, uint32_t max_changes)
+                    struct tp_level_change *changes, uint32_t max_changes, uint32_t *n_levels)
 {
     const uint8_t *p = payload;
     if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH ||
@@ -198,7 +231,7 @@ int tp_decode_tpout(const void *payload, uint32_t length, struct tp_event *ev,
     case TPOUT_TRADE_TEMPLATE_ID:
         return decode_trade(body, len, block, version, ev);
     case TPOUT_ORDER_EVENT_TEMPLATE_ID:
-        return decode_order(body, len, block, version, ev);
+        return decode_order(body, len, block, version, ev, changes, max_changes, n_levels);
     case TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID:
         return decode_definition(body, len, block, version, ev);
     case TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID:

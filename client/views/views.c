@@ -20,6 +20,13 @@ uint32_t tp_view_sources(uint32_t topic)
     }
 }
 
+uint32_t tp_view_record_topics(uint32_t record_topic)
+{
+    if (record_topic == TP_RECORD_ORDER_DEPTH)
+        return TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_DEPTH);
+    return TP_TOPIC_BIT(record_topic);
+}
+
 static int same_top(const struct tp_top_of_book *a, const struct tp_top_of_book *b)
 {
     return a->bid_price == b->bid_price && a->bid_qty == b->bid_qty &&

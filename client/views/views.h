@@ -3,7 +3,8 @@
  * reader's thread (as Babl runs transformers on the session-container thread), so one published
  * event serves every topic without the writer rendering each one.
  *
- *   DEPTH        BookUpdate -> the changes plus the reader's book after them;
+ *   DEPTH        BookUpdate (or an OrderEvent's level changes) -> the changes plus the reader's
+ *                book after them;
  *   TOP          BookUpdate (or a published TopOfBook) -> best bid/offer, only when it changed;
  *   TRADES, ORDERS, STATUS, DEFINITIONS  -> the decoded event as is.
  *
@@ -26,6 +27,12 @@ struct tp_view_input {
 
 /* Record topics each built-in subscription topic consumes (TP_TOPIC_BIT mask). */
 uint32_t tp_view_sources(uint32_t topic);
+
+/*
+ * The record topics a record's tag stands for (TP_TOPIC_BIT mask): its own, or ORDERS and DEPTH
+ * for a TP_RECORD_ORDER_DEPTH. A topic is fed by a record when its sources meet this mask.
+ */
+uint32_t tp_view_record_topics(uint32_t record_topic);
 
 /*
  * Run built-in view `topic` on one input. Returns 1 with *out filled (topic set) when the view

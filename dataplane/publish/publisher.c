@@ -265,6 +265,15 @@ static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
 _Static_assert(TPOUT_ORDER_EVENT_ACTION_OFFSET == TPOUT_ORDER_EVENT_SIDE_OFFSET + 1 &&
                    TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET == TPOUT_ORDER_EVENT_SIDE_OFFSET + 8,
                "order event layout");
+/* A group header is (blockLength u16, numInGroup u16): one 4-byte store. Both messages' level
+ * groups have one entry layout, which write_level writes. */
+_Static_assert(GROUP_HDR == 4 && TPOUT_ORDER_EVENT_LEVELS_BLOCK_LENGTH == LEVEL_ENTRY &&
+                   TPOUT_ORDER_EVENT_LEVELS_PRICE_OFFSET == TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_QUANTITY_OFFSET ==
+                       TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET &&
+                   TPOUT_ORDER_EVENT_LEVELS_ORDER_COUNT_OFFSET ==
+                       TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET,
+               "level group layout");
 
 static uint8_t *level_entry(uint8_t *b, uint16_t block_len, unsigned i)
 {
@@ -302,6 +311,14 @@ __attribute__((always_inline)) static inline uint8_t *book_update(struct tp_publ
     return b;
 }
 
+/* tpout LevelAction of a NEW, CHANGE, DELETE or OVERLAY record (the others have their own). */
+static inline uint8_t out_level_action(uint8_t action)
+{
+    return action == TP_LEVEL_NEW      ? OUT_LEVEL_NEW
+           : action == TP_LEVEL_DELETE ? OUT_LEVEL_DELETE
+                                       : OUT_LEVEL_CHANGE; /* change, overlay */
+}
+
 static void publish_level(struct tp_publisher *pub, const struct tp_book_change *c,
                           const struct tp_feed_info *info)
 {
@@ -327,16 +344,12 @@ static void publish_level(struct tp_publisher *pub, const struct tp_book_change 
                         OUT_LEVEL_DELETE, TP_PUB_PRICE_NULL, 0, 0);
         return;
     }
-    default: {
-        uint8_t action = c->action == TP_LEVEL_NEW      ? OUT_LEVEL_NEW
-                         : c->action == TP_LEVEL_DELETE ? OUT_LEVEL_DELETE
-                                                        : OUT_LEVEL_CHANGE; /* change, overlay */
+    default:
         b = book_update(pub, c->instrument, 1, flags, info);
         if (b != NULL)
             write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, 0), side, (uint8_t)c->level,
-                        action, c->price, c->qty, c->count);
+                        out_level_action(c->action), c->price, c->qty, c->count);
         return;
-    }
     }
 }
 
@@ -349,7 +362,25 @@ static void publish_clear(struct tp_publisher *pub, const struct tp_book_change 
                     OUT_LEVEL_CLEAR, TP_PUB_PRICE_NULL, 0, 0);
 }
 
-static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c,
+/*
+ * How many of the n records after ORDER record c are level changes its OrderEvent carries: the
+ * LEVEL records of the instrument's aggregated order book that follow it (the level the order
+ * left or joined; a modify to a new price has two), when that book is the instrument's depth.
+ */
+static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
+                                    uint32_t n)
+{
+    uint32_t k = 0;
+    while (k < n && c[k + 1].kind == TP_CHANGE_LEVEL && c[k + 1].book == TP_BOOK_ORDERS &&
+           c[k + 1].instrument == c->instrument && c[k + 1].level <= 255 &&
+           (c[k + 1].action == TP_LEVEL_NEW || c[k + 1].action == TP_LEVEL_CHANGE ||
+            c[k + 1].action == TP_LEVEL_DELETE))
+        k++;
+    return k != 0 && orders_are_depth(pub, c->instrument) ? k : 0;
+}
+
+/* An OrderEvent for ORDER record c, carrying the k level changes that follow it (order_levels). */
+static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c, uint32_t k,
                           const struct tp_feed_info *info)
 {
     /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
@@ -364,8 +395,9 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
         pub->counters.skipped++;
         return;
     }
+    uint8_t topic = k != 0 ? TP_RECORD_ORDER_DEPTH : TP_TOPIC_ORDERS;
     uint8_t *b = claim(pub, c->instrument, TPOUT_ORDER_EVENT_TEMPLATE_ID,
-                       TPOUT_ORDER_EVENT_BLOCK_LENGTH, 0, TP_TOPIC_ORDERS, 0, info);
+                       TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + k * LEVEL_ENTRY, topic, 0, info);
     if (b == NULL)
         return;
     int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
@@ -379,6 +411,14 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
     tpout_store_u64(b + TPOUT_ORDER_EVENT_SIDE_OFFSET,
                     (c->side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)action[c->action] << 8);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
+    /* the levels group: (blockLength, numInGroup), then the entries */
+    tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
+    for (uint32_t j = 0; j < k; j++) {
+        const struct tp_book_change *l = &c[j + 1];
+        write_level(level_entry(b, TPOUT_ORDER_EVENT_BLOCK_LENGTH, j),
+                    l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level, out_level_action(l->action),
+                    l->price, l->qty, l->count);
+    }
 }
 
 static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
@@ -507,9 +547,15 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
                 note_level(pub, &c[i], depth_book);
             break;
         }
-        case TP_CHANGE_ORDER:
-            publish_order(pub, &c[i], info);
+        case TP_CHANGE_ORDER: {
+            /* An order and the levels it changed go as one record (order-only books). */
+            uint32_t k = order_levels(pub, &c[i], n - 1 - i);
+            publish_order(pub, &c[i], k, info);
+            for (uint32_t j = 1; tracked && j <= k; j++)
+                note_level(pub, &c[i + j], true);
+            i += k;
             break;
+        }
         case TP_CHANGE_TRADE:
             publish_trade(pub, &c[i], info);
             if (tracked)

@@ -4,7 +4,10 @@
  *
  * Promises:
  *  - One published record per change record (a DELETE_FROM of k levels is one BookUpdate with k
- *    level entries; a CLEAR is one BookUpdate clearing both sides).
+ *    level entries; a CLEAR is one BookUpdate clearing both sides), except on order-only books
+ *    (depth = the orders aggregated, as ITCH's): there an ORDER record and the LEVEL records of
+ *    the levels it changed, which follow it, are one OrderEvent whose `levels` group holds them
+ *    (tpout version 3), tagged TP_RECORD_ORDER_DEPTH in the ring.
  *  - The last record of each venue event carries endOfEvent (in the SBE flags and the ring flags):
  *    the publisher keeps the latest record claimed in the ring and commits it when the next one
  *    comes or, flagged, at the end of the event. Nothing is copied twice.

@@ -23,13 +23,16 @@ static void fuzz_decode(const uint8_t *data, size_t size)
     static struct tp_local_book book;
     struct tp_event ev;
     memset(&ev, 0, sizeof(ev));
-    int topic = tp_decode_tpout(data, (uint32_t)size, &ev, changes, 64);
-    if (topic != TP_TOPIC_DEPTH)
+    uint32_t n = 0;
+    int topic = tp_decode_tpout(data, (uint32_t)size, &ev, changes, 64, &n);
+    if (topic == TP_TOPIC_DEPTH)
+        n = ev.u.depth.count;
+    else if (topic != (int)TP_RECORD_ORDER_DEPTH) /* an OrderEvent with its levels: n of them */
         return;
-    if (ev.u.depth.count > 64)
+    if (n > 64)
         abort();
     tp_local_book_clear(&book);
-    for (uint32_t i = 0; i < ev.u.depth.count; i++)
+    for (uint32_t i = 0; i < n; i++)
         tp_local_book_apply(&book, &changes[i]);
     if (book.counts[0] > TP_MAX_DEPTH || book.counts[1] > TP_MAX_DEPTH)
         abort();

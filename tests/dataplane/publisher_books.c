@@ -51,6 +51,23 @@ int test_books_execute(struct tp_books *books, uint64_t order, int64_t qty, int 
     return tp_mbo_execute(books, 0, order, qty, TP_MBO_ORDER_PRICE, printable, 900 + order, out);
 }
 
+int test_books_cancel(struct tp_books *books, uint64_t order, int64_t qty,
+                      struct tp_book_change *out)
+{
+    return tp_mbo_cancel(books, 0, order, qty, out);
+}
+
+int test_books_delete(struct tp_books *books, uint64_t order, struct tp_book_change *out)
+{
+    return tp_mbo_delete(books, 0, order, out);
+}
+
+int test_books_replace(struct tp_books *books, uint64_t order, uint64_t new_order, int64_t price,
+                       int64_t qty, struct tp_book_change *out)
+{
+    return tp_mbo_replace(books, 0, order, new_order, price, qty, new_order, out);
+}
+
 int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty,
                     struct tp_book_change *out)
 {

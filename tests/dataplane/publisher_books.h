@@ -29,6 +29,13 @@ int test_books_halt(struct tp_books *books, struct tp_book_change *out);
 int test_books_execute(struct tp_books *books, uint64_t order, int64_t qty, int printable,
                        struct tp_book_change *out);
 
+/* Cancels qty of order `order`, deletes it, or replaces it by new_order (instrument 0). */
+int test_books_cancel(struct tp_books *books, uint64_t order, int64_t qty,
+                      struct tp_book_change *out);
+int test_books_delete(struct tp_books *books, uint64_t order, struct tp_book_change *out);
+int test_books_replace(struct tp_books *books, uint64_t order, uint64_t new_order, int64_t price,
+                       int64_t qty, struct tp_book_change *out);
+
 /* A session statistic of instrument 0; kind: TEST_STAT_*. */
 enum { TEST_STAT_CLOSE, TEST_STAT_VWAP, TEST_STAT_IMBALANCE, TEST_STAT_OPEN_INTEREST };
 int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty,

@@ -20,6 +20,7 @@
 #include "channel_bus.h"
 #include "publisher_books.h"
 #include "tpout_sbe.h"
+#include "tickplane/tickplane.h"
 #include "views/decode.h"
 
 struct fixture {
@@ -97,7 +98,11 @@ static void test_event_records_and_state(void **state)
     assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
     assert_memory_equal(b + TPOUT_INSTRUMENT_DEFINITION_SYMBOL_OFFSET, "TEST", 5);
 
-    /* One event of two adds (2 records each: order + level): 4 records, only the last marked. */
+    /*
+     * One event of two adds: 2 change records each (order + level), one OrderEvent each carrying
+     * its level in the `levels` group (order-only book), tagged TP_RECORD_ORDER_DEPTH; only the
+     * last is marked.
+     */
     struct tp_book_change c[TP_BOOK_CHANGES_MAX];
     struct tp_feed_info info = {.rx_tsc = 1234, .packet_seq = 42, .venue_time = 99};
     int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
@@ -106,15 +111,23 @@ static void test_event_records_and_state(void **state)
     n = test_books_add(f->books, 2, 1, 101000000000, 200, c);
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     /* Before the end of the event the last record is still held back (claimed, uncommitted). */
-    int seen = 0;
-    for (int i = 0; i < 3; i++) {
-        b = next_record(f, &tid, &rflags);
-        assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_END_OF_EVENT, 0);
-        assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET), 1234);
-        assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET), 42);
-        assert_int_equal(b[TPOUT_BOOK_UPDATE_VENUE_OFFSET], 1);
-        seen += tid == TPOUT_BOOK_UPDATE_TEMPLATE_ID;
-    }
+    b = next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_END_OF_EVENT, 0);
+    assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET), 1234);
+    assert_int_equal(tpout_load_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET), 42);
+    assert_int_equal(b[TPOUT_BOOK_UPDATE_VENUE_OFFSET], 1);
+    /* the group: one 24-byte entry, level 1 of the bid side is new at 100 x 300, one order */
+    const uint8_t *g = b + TPOUT_ORDER_EVENT_BLOCK_LENGTH;
+    assert_int_equal(tpout_load_u16(g), TPOUT_ORDER_EVENT_LEVELS_BLOCK_LENGTH);
+    assert_int_equal(tpout_load_u16(g + 2), 1);
+    g += 4;
+    assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_SIDE_OFFSET], TPOUT_SIDE_BID);
+    assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_LEVEL_OFFSET], 1);
+    assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_ACTION_OFFSET], TPOUT_LEVEL_ACTION_NEW);
+    assert_int_equal(tpout_load_u32(g + TPOUT_ORDER_EVENT_LEVELS_ORDER_COUNT_OFFSET), 1);
+    assert_int_equal(tpout_load_u64(g + TPOUT_ORDER_EVENT_LEVELS_PRICE_OFFSET), 100000000000);
+    assert_int_equal(tpout_load_u64(g + TPOUT_ORDER_EVENT_LEVELS_QUANTITY_OFFSET), 300);
     expect_empty(f);
     /* The state table is not touched mid-event. */
     struct tp_instrument_state st;
@@ -122,8 +135,10 @@ static void test_event_records_and_state(void **state)
     assert_int_equal(st.book.bid_levels, 0);
     f->sink.end_of_event(f->sink.ctx, &info);
     b = next_record(f, &tid, &rflags);
-    seen += tid == TPOUT_BOOK_UPDATE_TEMPLATE_ID;
-    assert_int_equal(seen, 2);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    assert_int_equal(tpout_load_u16(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + 2), 1);
+    assert_int_equal(b[TPOUT_ORDER_EVENT_BLOCK_LENGTH + 4 + TPOUT_ORDER_EVENT_LEVELS_SIDE_OFFSET],
+                     TPOUT_SIDE_ASK);
     assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_END_OF_EVENT,
                      TP_PUB_F_END_OF_EVENT);
     assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
@@ -139,7 +154,7 @@ static void test_event_records_and_state(void **state)
     assert_true(st.book.bus_sequence > 0);
     assert_memory_equal(st.book.symbol, "TEST", 5);
     const struct tp_publisher_counters *pc = tp_publisher_counters(f->pub);
-    assert_int_equal(pc->records, 5);
+    assert_int_equal(pc->records, 3);
 }
 
 static void test_level_actions_mapping(void **state)
@@ -221,7 +236,9 @@ static void test_flags_and_interest(void **state)
         records++;
         marked += (rec->flags & TP_PUB_F_END_OF_EVENT) != 0;
     }
-    assert_int_equal(records, n + 1);
+    /* the add's OrderEvent (its level in its group), then the status */
+    assert_int_equal(n, 2);
+    assert_int_equal(records, 2);
     assert_int_equal(marked, 1);
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.flags & TP_PUB_F_STALE, 0);
@@ -231,7 +248,7 @@ static void test_flags_and_interest(void **state)
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     f->sink.end_of_event(f->sink.ctx, &info);
     expect_empty(f);
-    assert_int_equal(tp_counter_get(f->bus.stats.no_interest), (uint64_t)n);
+    assert_int_equal(tp_counter_get(f->bus.stats.no_interest), 1); /* the one OrderEvent */
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.ask_levels, 1);
     assert_int_equal(st.asks[0].price, 102000000000);
@@ -247,8 +264,11 @@ static void test_state_parts_and_tail(void **state)
     int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
     assert_int_equal(n, 2);
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
-    /* Mid-event the first record is complete at the reader's cursor, but the shared tail (what
-     * lagging readers and the published counter go by) has not moved. */
+    n = test_books_add(f->books, 2, 0, 100000000000, 100, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    /* Mid-event the first record (the first add and its level) is complete at the reader's
+     * cursor, but the shared tail (what lagging readers and the published counter go by) has not
+     * moved. */
     const struct tp_ring_record *rec;
     uint64_t lost;
     assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
@@ -257,10 +277,12 @@ static void test_state_parts_and_tail(void **state)
     f->sink.end_of_event(f->sink.ctx, &info);
     assert_true(atomic_load(&f->bus.ring.shared->tail) > tail_before);
     assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
-    assert_int_equal(tp_counter_get(f->bus.stats.published), (uint64_t)n);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), 2); /* one record per add */
     struct tp_instrument_state st;
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.bid_levels, 1);
+    assert_int_equal(st.bids[0].qty, 400);
+    assert_int_equal(st.bids[0].orders, 2);
     assert_int_equal(st.book.last_trade.price, TP_PRICE_NULL);
     uint64_t updates = st.book.updates;
 
@@ -276,7 +298,7 @@ static void test_state_parts_and_tail(void **state)
     assert_int_equal(st.book.last_trade.aggressor, 1);
     assert_int_equal(st.book.volume, 25);
     assert_int_equal(st.book.bid_levels, 1);
-    assert_int_equal(st.bids[0].qty, 300);
+    assert_int_equal(st.bids[0].qty, 400);
     assert_int_equal(st.book.venue_seq, 2);
     assert_int_equal(st.book.updates, updates + 1);
 
@@ -311,9 +333,8 @@ static void test_burst_moves_tail_once(void **state)
         assert_int_equal(n, 2);
         f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
         f->sink.end_of_event(f->sink.ctx, &info);
-        total += (uint64_t)n;
-        for (int i = 0; i < n; i++)
-            assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+        total++; /* the add and its level: one OrderEvent */
+        assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
         assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
         assert_int_equal(st.book.bus_sequence, rec->sequence);
         assert_int_equal(st.book.bid_levels, k + 1);
@@ -331,7 +352,8 @@ static void test_burst_moves_tail_once(void **state)
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     f->sink.end_of_event(f->sink.ctx, &info);
     assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
-    assert_int_equal(tp_counter_get(f->bus.stats.published), total + (uint64_t)n);
+    assert_int_equal(n, 2);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), total + 1);
 }
 
 /* Work deferred to the end of a burst: a log of who ran, and an event published from there. */
@@ -384,7 +406,7 @@ static void test_defer_runs_at_end_of_burst(void **state)
     assert_int_equal(deferred_log.ran[1], 3);
     /* The tail moved once, after the deferred work: both events' records are below it. */
     assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
-    assert_int_equal(tp_counter_get(f->bus.stats.published), 4);
+    assert_int_equal(tp_counter_get(f->bus.stats.published), 2); /* one OrderEvent per add */
     /* Registrations do not outlive their burst, and their number is bounded. */
     tp_publisher_end_burst(f->pub);
     assert_int_equal(deferred_log.n, 2);
@@ -403,16 +425,10 @@ static int next_event(struct fixture *f, struct tp_event *ev)
     const struct tp_ring_record *rec;
     uint64_t lost;
     assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
-    struct tp_level_change changes[8];
+    static struct tp_level_change changes[8];
+    uint32_t n_levels;
     return tp_decode_tpout(tp_ring_payload(rec), rec->length - TP_RING_RECORD_HEADER, ev, changes,
-                           8);
-}
-
-/* The next OrderEvent (other records of the event skipped). */
-static void next_order(struct fixture *f, struct tp_event *ev)
-{
-    while (next_event(f, ev) != TP_TOPIC_ORDERS)
-        ;
+                           8, &n_levels);
 }
 
 /* One venue event of n change records through the sink. */
@@ -423,11 +439,12 @@ static void publish_event(struct fixture *f, const struct tp_book_change *c, int
     f->sink.end_of_event(f->sink.ctx, &info);
 }
 
-/* The next OrderEvent has this action, quantity and remaining quantity. */
+/* The next record is an OrderEvent with its level (order-only book), this action, quantity and
+ * remaining quantity. */
 static void expect_order(struct fixture *f, uint8_t action, int64_t qty, int64_t remaining)
 {
     struct tp_event ev;
-    next_order(f, &ev);
+    assert_int_equal(next_event(f, &ev), TP_RECORD_ORDER_DEPTH);
     assert_int_equal(ev.u.order.order_id, 7);
     assert_int_equal(ev.u.order.price, 101000000000);
     assert_int_equal(ev.u.order.action, action);
@@ -443,7 +460,6 @@ static void test_order_execution_quantities(void **state)
     struct tp_event ev;
     publish_event(f, c, test_books_add(f->books, 7, 1, 101000000000, 300, c));
     expect_order(f, 0, 300, 300);
-    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
     expect_empty(f);
 
     /* Printable: 100 of 300 executed, 200 remain. */
@@ -451,7 +467,6 @@ static void test_order_execution_quantities(void **state)
     assert_int_equal(n, 3); /* order, level, trade */
     publish_event(f, c, n);
     expect_order(f, 3, 100, 200);
-    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
     assert_int_equal(next_event(f, &ev), TP_TOPIC_TRADES);
     assert_int_equal(ev.u.trade.qty, 100);
 
@@ -460,7 +475,6 @@ static void test_order_execution_quantities(void **state)
     assert_int_equal(n, 2);
     publish_event(f, c, n);
     expect_order(f, 3, 50, 150);
-    assert_int_equal(next_event(f, &ev), TP_TOPIC_DEPTH);
 
     /* The rest, printable: 150 executed, nothing remains. */
     publish_event(f, c, test_books_execute(f->books, 7, 150, 1, c));
@@ -573,7 +587,8 @@ static void test_state_levels_follow_books(void **state)
 /*
  * Whether aggregated order levels are an instrument's depth is remembered per instrument until
  * its next definition: once the book is configured with venue levels too and the definition
- * reaches the sink, its order levels are no longer published as depth (only as OrderEvents).
+ * reaches the sink, its order levels are no longer published as depth (OrderEvents without
+ * levels).
  */
 static void test_depth_kind_follows_definition(void **state)
 {
@@ -583,10 +598,10 @@ static void test_depth_kind_follows_definition(void **state)
     uint32_t rflags;
     int n = test_books_add(f->books, 1, 0, 100000000000, 300, c);
     publish_event(f, c, n);
-    next_record(f, &tid, &rflags);
+    const uint8_t *b = next_record(f, &tid, &rflags);
     assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
-    next_record(f, &tid, &rflags);
-    assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+    assert_int_equal(tpout_load_u16(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + 2), 1); /* its level */
+    expect_empty(f);
 
     assert_int_equal(test_books_retype(f->books, 1), 0);
     f->sink.instrument(f->sink.ctx, 0);
@@ -595,9 +610,295 @@ static void test_depth_kind_follows_definition(void **state)
     n = test_books_add(f->books, 2, 0, 100000000000, 200, c);
     assert_int_equal(n, 2); /* an ORDER and a LEVEL record, as before */
     publish_event(f, c, n);
-    next_record(f, &tid, &rflags);
+    b = next_record(f, &tid, &rflags);
     assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    assert_int_equal(tpout_load_u16(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + 2), 0); /* no levels */
     expect_empty(f);
+}
+
+/* ---- the one-record form against the two-record form, as libtickplane delivers them ---------- */
+
+/* Subscribers compared: each topic alone, and all three together. */
+enum { SUB_DEPTH, SUB_ORDERS, SUB_TOP, SUB_ALL, SUBS };
+static const uint32_t sub_topics[SUBS] = {
+    TP_TOPIC_BIT(TP_TOPIC_DEPTH), TP_TOPIC_BIT(TP_TOPIC_ORDERS), TP_TOPIC_BIT(TP_TOPIC_TOP),
+    TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_TOP)};
+
+#define SEEN_MAX   256
+#define SEEN_LEVEL 8
+
+/* An event as compared: all of it but its ring sequence and the message it points at. */
+struct seen_event {
+    uint32_t topic, instrument_id, flags, n_changes;
+    uint64_t venue_seq, venue_time_ns, recv_tsc;
+    struct tp_level_change changes[TP_BOOK_CHANGES_MAX];
+    uint64_t order_id, priority;
+    int64_t order_price, order_qty, remaining_qty;
+    uint8_t order_side, order_action;
+    struct tp_top_of_book top;
+    uint16_t bid_levels, ask_levels;
+    struct tp_level bids[SEEN_LEVEL], asks[SEEN_LEVEL];
+};
+
+struct seen {
+    uint32_t n;
+    struct seen_event ev[SEEN_MAX];
+};
+
+static void on_seen(void *user, const struct tp_event *ev)
+{
+    struct seen *s = user;
+    assert_true(s->n < SEEN_MAX);
+    struct seen_event *e = &s->ev[s->n++];
+    memset(e, 0, sizeof(*e)); /* padding too: events are compared with memcmp */
+    e->topic = ev->topic;
+    e->instrument_id = ev->instrument_id;
+    e->flags = ev->flags;
+    e->venue_seq = ev->venue_seq;
+    e->venue_time_ns = ev->venue_time_ns;
+    e->recv_tsc = ev->recv_tsc;
+    if (ev->topic == TP_TOPIC_DEPTH) {
+        assert_true(ev->u.depth.count <= TP_BOOK_CHANGES_MAX);
+        e->n_changes = ev->u.depth.count;
+        memcpy(e->changes, ev->u.depth.changes, e->n_changes * sizeof(e->changes[0]));
+    } else if (ev->topic == TP_TOPIC_ORDERS) {
+        e->order_id = ev->u.order.order_id;
+        e->priority = ev->u.order.priority;
+        e->order_price = ev->u.order.price;
+        e->order_qty = ev->u.order.qty;
+        e->remaining_qty = ev->u.order.remaining_qty;
+        e->order_side = ev->u.order.side;
+        e->order_action = ev->u.order.action;
+    } else if (ev->topic == TP_TOPIC_TOP) {
+        e->top = ev->u.top;
+    }
+    e->bid_levels = ev->book.bid_levels;
+    e->ask_levels = ev->book.ask_levels;
+    for (unsigned i = 0; ev->book.bids != NULL && i < ev->book.bid_levels && i < SEEN_LEVEL; i++)
+        e->bids[i] = ev->book.bids[i];
+    for (unsigned i = 0; ev->book.asks != NULL && i < ev->book.ask_levels && i < SEEN_LEVEL; i++)
+        e->asks[i] = ev->book.asks[i];
+}
+
+/* The tpout message header of a version-2 message (the two-record form's). */
+static void v2_header(uint8_t *msg, uint16_t block, uint16_t template_id)
+{
+    tpout_message_header_set_block_length(msg, block);
+    tpout_message_header_set_template_id(msg, template_id);
+    tpout_message_header_set_schema_id(msg, TPOUT_SCHEMA_ID);
+    tpout_message_header_set_version(msg, 2);
+}
+
+/*
+ * What the publisher wrote before tpout version 3, encoded here with the generated encoders
+ * (not the publisher's stores): each change record its own version-2 message (ORDER: an
+ * OrderEvent, which had no levels group; LEVEL: a BookUpdate of one entry; TRADE: a Trade), the
+ * event's last one marked endOfEvent.
+ */
+static void publish_two_record_form(struct tp_bus_writer *w, const struct tp_feed_info *info,
+                                    const struct tp_book_change *c, int n)
+{
+    static const uint8_t order_action[] = {[TP_ORDER_ADD] = 0,
+                                           [TP_ORDER_EXECUTE] = 3,
+                                           [TP_ORDER_CANCEL] = 1,
+                                           [TP_ORDER_DELETE] = 2,
+                                           [TP_ORDER_MODIFY] = 1};
+    for (int i = 0; i < n; i++) {
+        uint8_t msg[256] = {0};
+        uint8_t *body = msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+        size_t cap = sizeof(msg) - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH, len;
+        uint8_t flags = i == n - 1 ? TP_PUB_F_END_OF_EVENT : 0;
+        uint16_t topic;
+        if (c[i].kind == TP_CHANGE_ORDER) {
+            struct tpout_order_event m;
+            assert_int_equal(tpout_order_event_wrap_for_encode(&m, body, cap), 0);
+            tpout_order_event_set_venue_seq(&m, info->packet_seq);
+            tpout_order_event_set_venue_time_ns(&m, info->venue_time);
+            tpout_order_event_set_recv_tsc(&m, info->rx_tsc);
+            tpout_order_event_set_instrument_id(&m, c[i].instrument);
+            tpout_order_event_set_rpt_seq(&m, TPOUT_RPT_SEQ_NULL_VALUE);
+            tpout_order_event_set_flags(&m, flags);
+            tpout_order_event_set_venue(&m, 1);
+            tpout_order_event_set_order_id(&m, c[i].order_id);
+            tpout_order_event_set_priority(&m, c[i].aux);
+            tpout_order_event_set_price_mantissa(&m, c[i].price);
+            int64_t remaining = c[i].action == TP_ORDER_DELETE ? 0 : c[i].qty;
+            tpout_order_event_set_quantity(&m, c[i].action == TP_ORDER_EXECUTE ? (int64_t)c[i].count
+                                                                               : remaining);
+            tpout_order_event_set_side(&m, c[i].side == TP_SIDE_ASK);
+            tpout_order_event_set_action(&m, order_action[c[i].action]);
+            tpout_order_event_set_remaining_quantity(&m, remaining);
+            v2_header(msg, TPOUT_ORDER_EVENT_BLOCK_LENGTH, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+            len = TPOUT_ORDER_EVENT_BLOCK_LENGTH; /* version 2: no group */
+            topic = TP_TOPIC_ORDERS;
+        } else if (c[i].kind == TP_CHANGE_LEVEL) {
+            struct tpout_book_update m;
+            struct tpout_book_update_levels g;
+            assert_int_equal(tpout_book_update_wrap_for_encode(&m, body, cap), 0);
+            tpout_book_update_set_venue_seq(&m, info->packet_seq);
+            tpout_book_update_set_venue_time_ns(&m, info->venue_time);
+            tpout_book_update_set_recv_tsc(&m, info->rx_tsc);
+            tpout_book_update_set_instrument_id(&m, c[i].instrument);
+            tpout_book_update_set_rpt_seq(&m, TPOUT_RPT_SEQ_NULL_VALUE);
+            tpout_book_update_set_flags(&m, flags);
+            tpout_book_update_set_venue(&m, 1);
+            assert_int_equal(tpout_book_update_levels_wrap_for_encode(&m, &g, 1), 0);
+            assert_int_equal(tpout_book_update_levels_next(&g), 0);
+            tpout_book_update_levels_set_side(&g, c[i].side == TP_SIDE_ASK);
+            tpout_book_update_levels_set_level(&g, (uint8_t)c[i].level);
+            tpout_book_update_levels_set_action(&g, c[i].action == TP_LEVEL_NEW      ? 0
+                                                    : c[i].action == TP_LEVEL_DELETE ? 2
+                                                                                     : 1);
+            tpout_book_update_levels_set_order_count(&g, c[i].count ? (int32_t)c[i].count
+                                                                    : TPOUT_COUNT_NULL_VALUE);
+            tpout_book_update_levels_set_price_mantissa(&g, c[i].price);
+            tpout_book_update_levels_set_quantity(&g, c[i].qty);
+            v2_header(msg, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+            len = m.pos;
+            topic = TP_TOPIC_DEPTH;
+        } else {
+            assert_int_equal(c[i].kind, TP_CHANGE_TRADE);
+            struct tpout_trade m;
+            assert_int_equal(tpout_trade_wrap_for_encode(&m, body, cap), 0);
+            tpout_trade_set_venue_seq(&m, info->packet_seq);
+            tpout_trade_set_venue_time_ns(&m, info->venue_time);
+            tpout_trade_set_recv_tsc(&m, info->rx_tsc);
+            tpout_trade_set_instrument_id(&m, c[i].instrument);
+            tpout_trade_set_rpt_seq(&m, TPOUT_RPT_SEQ_NULL_VALUE);
+            tpout_trade_set_flags(&m, flags);
+            tpout_trade_set_venue(&m, 1);
+            tpout_trade_set_price_mantissa(&m, c[i].price);
+            tpout_trade_set_quantity(&m, c[i].qty);
+            tpout_trade_set_trade_id(&m, c[i].aux);
+            tpout_trade_set_order_count(&m, TPOUT_COUNT_NULL_VALUE);
+            tpout_trade_set_aggressor_side(&m, c[i].side == TP_SIDE_BID   ? 1
+                                               : c[i].side == TP_SIDE_ASK ? 2
+                                                                          : 0);
+            v2_header(msg, TPOUT_TRADE_BLOCK_LENGTH, TPOUT_TRADE_TEMPLATE_ID);
+            len = TPOUT_TRADE_BLOCK_LENGTH;
+            topic = TP_TOPIC_TRADES;
+        }
+        assert_true(tp_bus_publish(w, TP_REC_SBE, topic, c[i].instrument, flags, msg,
+                                   (uint32_t)(TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + len)) > 0);
+    }
+}
+
+/* One event of the script: its change records (at most 3 calls' worth). */
+struct script_event {
+    struct tp_book_change c[3 * TP_BOOK_CHANGES_MAX];
+    int n;
+};
+
+/* The order-book script both forms are fed: adds, executions (printing or not), a partial
+ * cancel, a delete, a replace, an event of two adds, a trade print. */
+static int run_script(struct tp_books *books, struct script_event *ev)
+{
+    int k = 0;
+#define STEP(call) ev[k].n = (call), assert_true(ev[k].n > 0), k++
+    STEP(test_books_add(books, 1, 0, 100000000000, 10, ev[k].c));
+    STEP(test_books_add(books, 2, 0, 100000000000, 5, ev[k].c));
+    STEP(test_books_add(books, 3, 0, 99000000000, 7, ev[k].c));
+    STEP(test_books_add(books, 4, 1, 101000000000, 3, ev[k].c));
+    STEP(test_books_add(books, 5, 1, 102000000000, 4, ev[k].c));
+    STEP(test_books_execute(books, 1, 4, 1, ev[k].c));
+    STEP(test_books_execute(books, 2, 5, 0, ev[k].c));
+    STEP(test_books_cancel(books, 3, 2, ev[k].c));
+    STEP(test_books_delete(books, 4, ev[k].c));
+    STEP(test_books_replace(books, 5, 6, 103000000000, 6, ev[k].c));
+    ev[k].n = test_books_add(books, 7, 0, 98000000000, 9, ev[k].c);
+    ev[k].n += test_books_add(books, 8, 1, 104000000000, 2, ev[k].c + ev[k].n);
+    k++;
+    STEP(test_books_trade(books, 100000000000, 3, ev[k].c));
+    STEP(test_books_execute(books, 6, 6, 1, ev[k].c));
+#undef STEP
+    return k;
+}
+
+static struct tp_client *subscriber(const char *instance, uint32_t topics)
+{
+    struct tp_client_options opt = {.no_reader_segment = 1};
+    struct tp_client *c;
+    char err[256];
+    assert_int_equal(tp_attach(&c, instance, &opt, err, sizeof(err)), 0);
+    assert_int_equal(tp_subscribe(c, NULL, 0, topics), 0);
+    return c;
+}
+
+/*
+ * Order-only books publish an order and the levels it changed as one record. Subscribers of
+ * DEPTH, ORDERS, TOP and all three get exactly the events the two-record form (tpout version 2:
+ * an OrderEvent, then a BookUpdate) gave them for the same change records, in the same order,
+ * with the same flags and books; a subscriber of one topic sees nothing of the other.
+ */
+static void test_one_record_form_delivers_as_two(void **state)
+{
+    struct fixture *f = *state;
+    char old_instance[64];
+    snprintf(old_instance, sizeof(old_instance), "tptestpubv2%d", (int)getpid());
+    struct tp_bus_writer old_bus;
+    assert_int_equal(test_bus_writer_open(&old_bus, old_instance), 0);
+    char new_instance[64];
+    snprintf(new_instance, sizeof(new_instance), "tptestpub%d", (int)getpid());
+    struct tp_client *sub_new[SUBS], *sub_old[SUBS];
+    for (int s = 0; s < SUBS; s++) {
+        sub_new[s] = subscriber(new_instance, sub_topics[s]);
+        sub_old[s] = subscriber(old_instance, sub_topics[s]);
+    }
+
+    static struct script_event script[16];
+    int events = run_script(f->books, script);
+    uint64_t orders = 0, levels = 0, trades = 0;
+    for (int e = 0; e < events; e++) {
+        struct tp_feed_info info = {
+            .rx_tsc = 1000 + (uint64_t)e, .packet_seq = 50 + (uint64_t)e, .venue_time = 7 * e};
+        f->sink.changes(f->sink.ctx, &info, script[e].c, (uint32_t)script[e].n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+        publish_two_record_form(&old_bus, &info, script[e].c, script[e].n);
+        for (int i = 0; i < script[e].n; i++) {
+            orders += script[e].c[i].kind == TP_CHANGE_ORDER;
+            levels += script[e].c[i].kind == TP_CHANGE_LEVEL;
+            trades += script[e].c[i].kind == TP_CHANGE_TRADE;
+        }
+    }
+    /* Every level went into its order's record: one record per order and trade. */
+    assert_int_equal(levels, 14);
+    assert_int_equal(tp_publisher_counters(f->pub)->records, orders + trades);
+    assert_int_equal(tp_counter_get(old_bus.stats.published), orders + levels + trades);
+
+    static struct seen seen_new[SUBS], seen_old[SUBS];
+    for (int s = 0; s < SUBS; s++) {
+        memset(&seen_new[s], 0, sizeof(seen_new[s]));
+        memset(&seen_old[s], 0, sizeof(seen_old[s]));
+        while (tp_poll(sub_new[s], on_seen, &seen_new[s], 16) > 0)
+            ;
+        while (tp_poll(sub_old[s], on_seen, &seen_old[s], 16) > 0)
+            ;
+        assert_int_equal(seen_new[s].n, seen_old[s].n);
+        for (uint32_t i = 0; i < seen_new[s].n; i++)
+            assert_memory_equal(&seen_new[s].ev[i], &seen_old[s].ev[i], sizeof(struct seen_event));
+        tp_detach(sub_new[s]);
+        tp_detach(sub_old[s]);
+    }
+    /* And what they got is what each subscribed: every level change to DEPTH, every order to
+     * ORDERS, nothing of the other topic. */
+    uint32_t depth = 0, order = 0;
+    for (uint32_t i = 0; i < seen_new[SUB_DEPTH].n; i++) {
+        assert_int_equal(seen_new[SUB_DEPTH].ev[i].topic, TP_TOPIC_DEPTH);
+        depth += seen_new[SUB_DEPTH].ev[i].n_changes;
+    }
+    assert_int_equal(depth, levels);
+    assert_int_equal(seen_new[SUB_ORDERS].n, orders);
+    for (uint32_t i = 0; i < seen_new[SUB_ORDERS].n; i++) {
+        assert_int_equal(seen_new[SUB_ORDERS].ev[i].topic, TP_TOPIC_ORDERS);
+        order += seen_new[SUB_ORDERS].ev[i].order_id != 0;
+    }
+    assert_int_equal(order, orders);
+    for (uint32_t i = 0; i < seen_new[SUB_TOP].n; i++)
+        assert_int_equal(seen_new[SUB_TOP].ev[i].topic, TP_TOPIC_TOP);
+    assert_true(seen_new[SUB_TOP].n > 4);
+    assert_int_equal(seen_new[SUB_ALL].n,
+                     seen_new[SUB_DEPTH].n + seen_new[SUB_ORDERS].n + seen_new[SUB_TOP].n);
+    tp_bus_writer_close(&old_bus, 1);
 }
 
 int main(void)
@@ -613,6 +914,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,9 @@
  *                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--venue cme|nasdaq]
  *                [--until FILE]
  *
- * It attaches to the instance's bus, rebuilds every book from the published BookUpdate events
- * (tpout LevelAction semantics), and when the daemon has gone quiet (no packet for idle-ms),
+ * It attaches to the instance's bus, rebuilds every book from the published level changes
+ * (BookUpdate events, and the levels OrderEvents of order-only books carry; tpout LevelAction
+ * semantics), and when the daemon has gone quiet (no packet for idle-ms),
  * compares both its own books and the conflated state table with the simulator's ground truth,
  * level by level (price, quantity, orders). Prints one JSON line and exits 0 when both match.
  *   --late       join mid-stream: start from the state table (entries carry the bus sequence
@@ -114,33 +115,46 @@ static void apply_level(struct side *s, unsigned action, unsigned level, int64_t
     }
 }
 
-/* One BookUpdate record. */
-static void apply_book_update(const struct tp_ring_record *rec)
+/*
+ * One record's level changes: a BookUpdate's, or those an OrderEvent of an order-only book
+ * carries in its `levels` group (tpout version 3). Both messages start with the same event header
+ * and their level entries have one layout; an implied BookUpdate leaves the books alone.
+ */
+static void apply_level_changes(const struct tp_ring_record *rec)
 {
     const uint8_t *msg = tp_ring_payload(rec);
     size_t len = rec->length - TP_RING_RECORD_HEADER;
-    struct tpout_book_update m;
-    if (len < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH ||
-        tpout_message_header_template_id(msg) != TPOUT_BOOK_UPDATE_TEMPLATE_ID)
+    if (len < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH)
         return;
-    if (tpout_book_update_wrap_for_decode(&m, msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH,
-                                          len - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH,
-                                          tpout_message_header_block_length(msg),
-                                          tpout_message_header_version(msg)) < 0)
+    uint16_t template_id = tpout_message_header_template_id(msg);
+    uint16_t block = tpout_message_header_block_length(msg);
+    const uint8_t *body = msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    size_t body_len = len - TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    if (template_id == TPOUT_BOOK_UPDATE_TEMPLATE_ID) {
+        struct tpout_book_update m;
+        if (tpout_book_update_wrap_for_decode(&m, body, body_len, block,
+                                              tpout_message_header_version(msg)) < 0 ||
+            (tpout_book_update_flags(&m) & 0x10) /* implied */)
+            return;
+    } else if (template_id == TPOUT_ORDER_EVENT_TEMPLATE_ID) {
+        struct tpout_order_event m;
+        if (tpout_order_event_wrap_for_decode(&m, body, body_len, block,
+                                              tpout_message_header_version(msg)) < 0 ||
+            tpout_message_header_version(msg) < TPOUT_ORDER_EVENT_LEVELS_SINCE_VERSION)
+            return;
+    } else {
         return;
-    uint32_t id = tpout_book_update_instrument_id(&m);
-    if (id >= MAX_INSTRUMENTS || (tpout_book_update_flags(&m) & 0x10) /* implied */)
+    }
+    uint32_t id = tpout_load_u32(body + TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET);
+    if (id >= MAX_INSTRUMENTS || rec->sequence <= books[id].applied_after)
         return;
-    if (rec->sequence <= books[id].applied_after)
-        return;
-    const uint8_t *g =
-        msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + tpout_message_header_block_length(msg);
+    const uint8_t *g = body + block;
     const uint8_t *end = msg + len;
     if (g + 4 > end)
         return;
-    uint16_t block = tpout_load_u16(g), count = tpout_load_u16(g + 2);
+    uint16_t entry = tpout_load_u16(g), count = tpout_load_u16(g + 2);
     g += 4;
-    for (unsigned i = 0; i < count && g + block <= end; i++, g += block) {
+    for (unsigned i = 0; i < count && g + entry <= end; i++, g += entry) {
         int32_t orders = (int32_t)tpout_load_u32(g + 4);
         apply_level(&books[id].s[g[0] & 1], g[2], g[1], (int64_t)tpout_load_u64(g + 8),
                     (int64_t)tpout_load_u64(g + 16), orders);
@@ -286,7 +300,7 @@ int main(int argc, char **argv)
                     tp_hist_record(&latency, __rdtsc() - rx);
             }
             if (rec->type == TP_REC_SBE)
-                apply_book_update(rec);
+                apply_level_changes(rec);
             if (++events == o.die_after)
                 raise(SIGKILL);
             continue;

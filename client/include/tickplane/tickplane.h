@@ -32,7 +32,8 @@
  *
  * Prices are "price9": int64 with exponent -9 (TP_PRICE_NULL when absent). Quantities int64.
  * Every event also carries the SBE-encoded tpout message it came from (schema
- * tickplane-output.xml), for consumers that prefer to decode it themselves.
+ * tickplane-output.xml), for consumers that prefer to decode it themselves: a BookUpdate, or for
+ * the DEPTH events of an order-only book the OrderEvent whose `levels` group they come from.
  *
  * Control socket. With no socket configured the library filters locally only (tests, tools,
  * a bus without a daemon). When one is configured (tp_control_connect, or the environment
@@ -75,6 +76,15 @@ enum tp_topic {
 };
 #define TP_TOPIC_BIT(t)   (1u << (t))
 #define TP_TOPICS_BUILTIN 0x3fu /* DEPTH..DEFINITIONS */
+
+/*
+ * A record tag, not a topic one subscribes: an OrderEvent that also carries the level changes the
+ * order made (tpout version 3, order-only books such as ITCH's). It feeds ORDERS (the order part,
+ * as an ORDERS event) and DEPTH and TOP (the level part, as a DEPTH event), each only to those who
+ * subscribed that topic, in that order, as when they came as an OrderEvent and a BookUpdate; a
+ * transformer whose sources include DEPTH or ORDERS sees such records with this tag.
+ */
+#define TP_RECORD_ORDER_DEPTH 7u
 
 /* Event flags: the low byte equals the tpout EventFlags set. */
 #define TP_EVENT_F_END_OF_EVENT 0x01u /* last message of a venue event: the book is consistent */
@@ -250,7 +260,8 @@ struct tp_event {
 /* What a transformer sees: one published record, already validated and filtered. */
 struct tp_record_view {
     uint16_t type;  /* 1: tpout SBE message, 2: raw */
-    uint16_t topic; /* topic the writer tagged (DEPTH, TRADES, ORDERS, STATUS, DEFINITIONS) */
+    uint16_t topic; /* tag the writer gave (DEPTH, TRADES, ORDERS, STATUS, DEFINITIONS, or
+                     * TP_RECORD_ORDER_DEPTH) */
     uint32_t instrument_id;
     uint32_t flags;
     uint32_t length; /* payload bytes */
