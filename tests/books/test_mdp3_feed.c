@@ -581,6 +581,27 @@ static void test_order_entries_with_mbo(void **state)
     assert_int_equal(tp_books_copy_levels(f->books, cl, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 2);
     int64_t total = lv[0].qty + lv[1].qty;
     assert_int_equal(total, 11);
+
+    /* Order entries alternating between CL and ES, whose book (defined by setup's MBP feed)
+     * keeps no orders: CL's are kept, ES's skipped, none refused. */
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    const struct entry levels[] = {
+        {2001, 2, 2, TP_LEVEL_NEW, '0', PX(70.10), 3, 2},
+        {1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+    };
+    const struct order mixed[] = {{.id = 911, .qty = 1, .refid = 1},
+                                  {.id = 912, .qty = 1, .refid = 2},
+                                  {.id = 913, .qty = 2, .refid = 1},
+                                  {.id = 914, .qty = 1, .refid = 2}};
+    packet_begin(f);
+    add_book46_orders(f, EOE, levels, 2, mixed, 4);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.rejected, 1);
+    assert_int_equal(tp_books_orders(f->books, cl), 4);
+    assert_int_equal(tp_books_orders(f->books, es), 0);
+    int64_t qty;
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 10);
 }
 
 /* ---- bursts ------------------------------------------------------------------------------- */
