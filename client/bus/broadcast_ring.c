@@ -128,6 +128,7 @@ void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
             store_sequence(pad, w->next_sequence);
         }
         pos += to_end;
+        w->padded += to_end;
     } else {
         announce(w, pos + aligned);
     }

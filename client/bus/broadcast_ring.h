@@ -90,6 +90,7 @@ struct tp_ring_writer {
     uint64_t intent;        /* private copy of shared->tail_intent */
     uint64_t intent_chunk;  /* how far ahead the intent is announced */
     uint64_t latest;        /* start of the last committed record (published by flush) */
+    uint64_t padded;        /* bytes skipped at the end of the data area so far (padding) */
     uint64_t claim_pos;     /* position of the claimed record, valid between claim and commit */
     uint32_t claim_length;
     uint32_t max_record;

@@ -119,6 +119,8 @@ int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bu
             break;
         tp_ring_init(w->ring_seg.data, &rp);
         tp_ring_writer_init(&w->ring, w->ring_seg.data);
+        w->flushed_sequence = w->ring.next_sequence;
+        w->flushed_bytes = w->ring.tail - w->ring.padded;
         w->state = w0->state_seg.data;
         w->counters = w0->counters_seg.data;
         rc = register_writer_counters(w, k);

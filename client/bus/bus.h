@@ -74,9 +74,10 @@ struct tp_bus_writer {
     struct tp_bus_writer_counters stats;
     uint8_t *interest; /* per instrument: non-zero = publish; private to the writer */
     uint32_t instruments;
-    /* Committed since the last flush: added to the shared counters once per flush. */
-    uint64_t unflushed_records;
-    uint64_t unflushed_bytes;
+    /* The ring at the last flush: what was committed since is added to the shared counters
+     * once per flush, from the ring's own positions (nothing counted per record). */
+    uint64_t flushed_sequence;
+    uint64_t flushed_bytes; /* ring tail minus padding */
 };
 
 /*
@@ -126,8 +127,6 @@ static inline void *tp_bus_claim(struct tp_bus_writer *w, uint32_t id, uint32_t 
 static inline uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t type,
                                               uint16_t topic, uint32_t id, uint32_t flags)
 {
-    w->unflushed_records++;
-    w->unflushed_bytes += TP_RING_ALIGN_UP(w->ring.claim_length);
     return tp_ring_commit_deferred(&w->ring, type, topic, id, flags);
 }
 
@@ -135,10 +134,11 @@ static inline uint64_t tp_bus_commit_deferred(struct tp_bus_writer *w, uint16_t 
 static inline void tp_bus_flush(struct tp_bus_writer *w)
 {
     tp_ring_flush(&w->ring);
-    tp_counter_add(w->stats.published, w->unflushed_records);
-    tp_counter_add(w->stats.published_bytes, w->unflushed_bytes);
-    w->unflushed_records = 0;
-    w->unflushed_bytes = 0;
+    uint64_t bytes = w->ring.tail - w->ring.padded;
+    tp_counter_add(w->stats.published, w->ring.next_sequence - w->flushed_sequence);
+    tp_counter_add(w->stats.published_bytes, bytes - w->flushed_bytes);
+    w->flushed_sequence = w->ring.next_sequence;
+    w->flushed_bytes = bytes;
 }
 
 /* Publish the claimed record. Returns its ring sequence. */

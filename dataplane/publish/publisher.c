@@ -129,7 +129,8 @@ static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
     if (pub->pending == NULL)
         return;
     uint8_t flags = pub->pending_flags | extra_flags;
-    pub->pending[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
+    if (extra_flags != 0) /* claim wrote the rest */
+        pub->pending[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
     pub->last_sequence = tp_bus_commit_deferred(pub->params.bus, TP_REC_SBE, pub->pending_topic,
                                                 pub->pending_id, flags);
     pub->pending = NULL;
@@ -237,14 +238,21 @@ claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t bloc
     return b;
 }
 
-static bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
+/* orders_are_depth when the answer is not cached yet: asks the books, caches it. */
+static bool orders_are_depth_lookup(struct tp_publisher *pub, uint32_t id)
 {
     if (id >= pub->params.instruments)
         return tp_pub_orders_are_depth(pub->params.books, id);
-    if (pub->depth_kind[id] == DEPTH_UNKNOWN)
-        pub->depth_kind[id] =
-            tp_pub_orders_are_depth(pub->params.books, id) ? DEPTH_ORDERS : DEPTH_VENUE_LEVELS;
+    pub->depth_kind[id] =
+        tp_pub_orders_are_depth(pub->params.books, id) ? DEPTH_ORDERS : DEPTH_VENUE_LEVELS;
     return pub->depth_kind[id] == DEPTH_ORDERS;
+}
+
+static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
+{
+    if (id < pub->params.instruments && pub->depth_kind[id] != DEPTH_UNKNOWN)
+        return pub->depth_kind[id] == DEPTH_ORDERS;
+    return orders_are_depth_lookup(pub, id);
 }
 
 static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
@@ -363,25 +371,90 @@ static void publish_clear(struct tp_publisher *pub, const struct tp_book_change 
 }
 
 /*
+ * The side of the state entry a level change alters (TP_PUB_SIDE_*), or 0: implied levels and
+ * levels below the ones the entry holds leave it alone.
+ */
+static inline unsigned level_parts(const struct tp_publisher *pub, const struct tp_book_change *c)
+{
+    if (c->book == TP_BOOK_IMPLIED)
+        return 0;
+    if (c->level > pub->params.depth && c->action != TP_LEVEL_DELETE_THRU &&
+        c->action != TP_LEVEL_DELETE_FROM)
+        return 0;
+    return c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
+}
+
+/*
+ * Adds what a NEW, CHANGE or DELETE of a level of the book the state entry holds as depth (the
+ * aggregated order book of an order-only instrument) alters to the instrument's parts. The entry
+ * holds those levels best first with no gaps, so level L there is entry level L-1: the side's
+ * first such change of the event is kept to be applied to the entry in place.
+ */
+static inline void note_depth_level(struct tp_publisher *pub, const struct tp_book_change *c)
+{
+    if (c->level > pub->params.depth)
+        return; /* below the levels the entry holds */
+    uint32_t id = c->instrument;
+    unsigned parts = c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
+    unsigned side = parts == TP_PUB_SIDE_ASK;
+    unsigned level_bit = parts << 4;
+    if (!(pub->parts[id] & (parts | level_bit))) {
+        pub->inplace[2 * id + side] = (struct tp_pub_inplace){.price = c->price,
+                                                              .qty = c->qty,
+                                                              .count = c->count,
+                                                              .level = c->level,
+                                                              .action = c->action};
+        parts = level_bit;
+    }
+    pub->parts[id] |= parts;
+}
+
+/* Adds what level change c alters to the instrument's parts; `depth_book` as note_depth_level. */
+static inline void note_level(struct tp_publisher *pub, const struct tp_book_change *c,
+                              bool depth_book)
+{
+    if (depth_book && (c->action == TP_LEVEL_CHANGE || c->action == TP_LEVEL_NEW ||
+                       c->action == TP_LEVEL_DELETE)) {
+        note_depth_level(pub, c);
+        return;
+    }
+    unsigned parts = level_parts(pub, c);
+    if (parts != 0)
+        pub->parts[c->instrument] |= parts;
+}
+
+/*
  * How many of the n records after ORDER record c are level changes its OrderEvent carries: the
  * LEVEL records of the instrument's aggregated order book that follow it (the level the order
  * left or joined; a modify to a new price has two), when that book is the instrument's depth.
  */
+_Static_assert(TP_LEVEL_NEW < 3 && TP_LEVEL_CHANGE < 3 && TP_LEVEL_DELETE < 3 &&
+                   TP_LEVEL_DELETE_THRU >= 3 && TP_LEVEL_DELETE_FROM >= 3 && TP_LEVEL_OVERLAY >= 3,
+               "the level actions an OrderEvent carries are those below 3");
+static inline bool order_level(const struct tp_book_change *order, const struct tp_book_change *l)
+{
+    return l->kind == TP_CHANGE_LEVEL && l->book == TP_BOOK_ORDERS && l->action < 3 &&
+           l->instrument == order->instrument && l->level <= 255;
+}
+
 static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
                                     uint32_t n)
 {
-    uint32_t k = 0;
-    while (k < n && c[k + 1].kind == TP_CHANGE_LEVEL && c[k + 1].book == TP_BOOK_ORDERS &&
-           c[k + 1].instrument == c->instrument && c[k + 1].level <= 255 &&
-           (c[k + 1].action == TP_LEVEL_NEW || c[k + 1].action == TP_LEVEL_CHANGE ||
-            c[k + 1].action == TP_LEVEL_DELETE))
+    if (n == 0 || !order_level(c, &c[1]) || !orders_are_depth(pub, c->instrument))
+        return 0;
+    uint32_t k = 1;
+    while (k < n && order_level(c, &c[k + 1]))
         k++;
-    return k != 0 && orders_are_depth(pub, c->instrument) ? k : 0;
+    return k;
 }
 
-/* An OrderEvent for ORDER record c, carrying the k level changes that follow it (order_levels). */
-static void publish_order(struct tp_publisher *pub, const struct tp_book_change *c, uint32_t k,
-                          const struct tp_feed_info *info)
+/*
+ * An OrderEvent for ORDER record c, carrying the k level changes that follow it (order_levels),
+ * each also noted for the state entry (note_depth_level) when `tracked`. Returns how many of those
+ * level records it took: k, or 0 for an order it cannot publish (they then go on their own).
+ */
+static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_change *c, uint32_t k,
+                              bool tracked, const struct tp_feed_info *info)
 {
     /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
      * with less quantity: a modify. quantity: displayed (add, modify), executed (execute), 0
@@ -393,13 +466,16 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
                                      [TP_ORDER_MODIFY] = 1};
     if (c->action >= sizeof(action)) {
         pub->counters.skipped++;
-        return;
+        return 0;
     }
     uint8_t topic = k != 0 ? TP_RECORD_ORDER_DEPTH : TP_TOPIC_ORDERS;
     uint8_t *b = claim(pub, c->instrument, TPOUT_ORDER_EVENT_TEMPLATE_ID,
                        TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + k * LEVEL_ENTRY, topic, 0, info);
-    if (b == NULL)
-        return;
+    if (b == NULL) {
+        for (uint32_t j = 1; tracked && j <= k; j++)
+            note_depth_level(pub, &c[j]); /* the state entry follows the books all the same */
+        return k;
+    }
     int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
     /* An execution's record carries what traded in count, printing or not. */
     int64_t qty = c->action == TP_ORDER_EXECUTE ? (int64_t)c->count : remaining;
@@ -413,12 +489,14 @@ static void publish_order(struct tp_publisher *pub, const struct tp_book_change 
     tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
     /* the levels group: (blockLength, numInGroup), then the entries */
     tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
-    for (uint32_t j = 0; j < k; j++) {
-        const struct tp_book_change *l = &c[j + 1];
-        write_level(level_entry(b, TPOUT_ORDER_EVENT_BLOCK_LENGTH, j),
-                    l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level, out_level_action(l->action),
-                    l->price, l->qty, l->count);
+    uint8_t *e = b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + GROUP_HDR;
+    for (const struct tp_book_change *l = c + 1; l <= c + k; l++, e += LEVEL_ENTRY) {
+        write_level(e, l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level,
+                    out_level_action(l->action), l->price, l->qty, l->count);
+        if (tracked)
+            note_depth_level(pub, l);
     }
+    return k;
 }
 
 static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
@@ -480,49 +558,6 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
 }
 
 /*
- * The side of the state entry a level change alters (TP_PUB_SIDE_*), or 0: implied levels and
- * levels below the ones the entry holds leave it alone.
- */
-static inline unsigned level_parts(const struct tp_publisher *pub, const struct tp_book_change *c)
-{
-    if (c->book == TP_BOOK_IMPLIED)
-        return 0;
-    if (c->level > pub->params.depth && c->action != TP_LEVEL_DELETE_THRU &&
-        c->action != TP_LEVEL_DELETE_FROM)
-        return 0;
-    return c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
-}
-
-/*
- * Adds what level change c alters to the instrument's parts. `depth_book`: c is a level of the
- * book the state entry holds as depth (the aggregated order book of an order-only instrument),
- * whose levels the entry holds best first with no gaps, so level L there is entry level L-1: the
- * side's first such change of the event is kept to be applied to the entry in place.
- */
-static inline void note_level(struct tp_publisher *pub, const struct tp_book_change *c,
-                              bool depth_book)
-{
-    uint32_t id = c->instrument;
-    unsigned parts = level_parts(pub, c);
-    if (parts == 0)
-        return;
-    if (depth_book && (c->action == TP_LEVEL_CHANGE || c->action == TP_LEVEL_NEW ||
-                       c->action == TP_LEVEL_DELETE)) {
-        unsigned side = parts == TP_PUB_SIDE_ASK;
-        unsigned level_bit = parts << 4;
-        if (!(pub->parts[id] & (parts | level_bit))) {
-            pub->inplace[2 * id + side] = (struct tp_pub_inplace){.price = c->price,
-                                                                  .qty = c->qty,
-                                                                  .count = c->count,
-                                                                  .level = c->level,
-                                                                  .action = c->action};
-            parts = level_bit;
-        }
-    }
-    pub->parts[id] |= parts;
-}
-
-/*
  * Publishes each change record and notes what it alters in the instrument's state entry, written
  * at the event's end. One dispatch on the kind does both; the records of a call mostly concern
  * one instrument, marked once.
@@ -549,11 +584,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         }
         case TP_CHANGE_ORDER: {
             /* An order and the levels it changed go as one record (order-only books). */
-            uint32_t k = order_levels(pub, &c[i], n - 1 - i);
-            publish_order(pub, &c[i], k, info);
-            for (uint32_t j = 1; tracked && j <= k; j++)
-                note_level(pub, &c[i + j], true);
-            i += k;
+            i += publish_order(pub, &c[i], order_levels(pub, &c[i], n - 1 - i), tracked, info);
             break;
         }
         case TP_CHANGE_TRADE:

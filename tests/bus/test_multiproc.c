@@ -373,6 +373,38 @@ static void test_writer_interest(void **state)
     tp_bus_writer_close(&w, 1);
 }
 
+/*
+ * The published counters, computed at each flush from the ring's positions: records and their
+ * aligned bytes, deferred commits included, the padding at each wrap of the data area not.
+ */
+static void test_writer_published_counters(void **state)
+{
+    (void)state;
+    struct tp_bus_writer w;
+    open_writer(&w, "published", 1 << 12);
+    uint8_t x[200] = {0};
+    uint64_t records = 0, bytes = 0;
+    for (uint64_t i = 0; i < 300; i++) {
+        uint32_t len = payload_len(i); /* 8..127 bytes: records of 32..152 aligned bytes */
+        void *dst = tp_bus_claim(&w, 3, len);
+        assert_non_null(dst);
+        memcpy(dst, x, len);
+        tp_bus_commit_deferred(&w, TP_REC_RAW, 0, 3, 0);
+        records++;
+        bytes += TP_RING_ALIGN_UP(TP_RING_RECORD_HEADER + len);
+        if (i % 7 == 6) {
+            tp_bus_flush(&w);
+            assert_int_equal(tp_counter_get(w.stats.published), records);
+            assert_int_equal(tp_counter_get(w.stats.published_bytes), bytes);
+        }
+    }
+    assert_true(w.ring.padded > 0); /* 300 records wrapped the 4 KiB ring several times */
+    assert_int_equal(tp_bus_publish(&w, TP_REC_RAW, 0, 3, 0, x, 16), records + 1);
+    assert_int_equal(tp_counter_get(w.stats.published), records + 1);
+    assert_int_equal(tp_counter_get(w.stats.published_bytes), bytes + 40);
+    tp_bus_writer_close(&w, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +413,7 @@ int main(void)
         cmocka_unit_test_setup(test_reader_killed_mid_read, reset),
         cmocka_unit_test_setup(test_writer_restart_noticed, reset),
         cmocka_unit_test_setup(test_writer_interest, reset),
+        cmocka_unit_test_setup(test_writer_published_counters, reset),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
