@@ -132,7 +132,10 @@ struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id);
  */
 int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def);
 
-/* Hot path: dense id for an MDP3 SecurityID, or TP_INSTRUMENT_NONE. */
+/*
+ * Hot path: dense id for an MDP3 SecurityID, or TP_INSTRUMENT_NONE. Once a SecurityID has an id,
+ * it keeps it until tp_instruments_init (nothing is removed), so callers may remember it.
+ */
 uint32_t tp_instruments_by_security_id(const struct tp_instruments *r, int32_t security_id);
 
 /*
