@@ -357,7 +357,23 @@ static inline void drain(struct tp_channel *ch)
     }
 }
 
-static void mark_stale(struct tp_channel *ch);
+/*
+ * ITCH messages were lost for good: every instrument the channel has defined by now may have
+ * missed some, and stays flagged stale (only a reload clears it: nothing re-sends an ITCH
+ * book). Each loss marks anew, so instruments defined since an earlier one are marked too;
+ * those already stale are left as they are (no new status event). An instrument defined after
+ * the loss started its book after it and is not marked.
+ */
+static void mark_stale(struct tp_channel *ch)
+{
+    ch->counters.stale_marks++;
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
+            tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
+    }
+}
 
 /*
  * A new MoldUDP64 session or an MDP3 sequence restart: consumers are told. Books stay: a session
@@ -442,24 +458,6 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
         drain(ch);
     }
     return kept;
-}
-
-/*
- * ITCH messages were lost for good: every instrument the channel has defined by now may have
- * missed some, and stays flagged stale (only a reload clears it: nothing re-sends an ITCH
- * book). Each loss marks anew, so instruments defined since an earlier one are marked too;
- * those already stale are left as they are (no new status event). An instrument defined after
- * the loss started its book after it and is not marked.
- */
-static void mark_stale(struct tp_channel *ch)
-{
-    ch->counters.stale_marks++;
-    uint32_t n = tp_instruments_count(ch->params.registry);
-    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
-        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
-        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
-            tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
-    }
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */
