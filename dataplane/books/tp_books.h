@@ -20,7 +20,8 @@
  * update was rejected (nothing changed, the anomaly was counted):
  *   -EINVAL  unknown instrument id, bad side, action or level, zero/negative quantity;
  *   -ENOENT  unknown order id;   -EEXIST  duplicate order id;
- *   -ENOSPC  order table or level array full.
+ *   -ENOSPC  order table or level array full, or an order-level level would pass 2^40 - 1
+ *            shares or 2^24 - 1 orders.
  */
 #ifndef TP_BOOKS_H
 #define TP_BOOKS_H
@@ -89,7 +90,8 @@ struct tp_book_counters {
     uint64_t bad_price;       /* INT64_MIN: no level key (it has no negation; sentinels use it) */
     uint64_t over_execution;  /* executed/cancelled more than remained: order removed */
     uint64_t order_capacity;  /* add refused: order table full */
-    uint64_t level_capacity;  /* add refused: level array of the side full */
+    uint64_t level_capacity;  /* add/modify refused: level array of the side full, or the
+                               * level's quantity or order count would overflow */
     uint64_t bad_level;       /* MBP level index 0 or beyond the depth */
     uint64_t bad_input;       /* bad side, action, book or missing book type */
 };
