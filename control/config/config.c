@@ -1776,9 +1776,9 @@ struct tp_cfg_window tp_config_lcore_window(const struct tp_config *cfg, unsigne
  * Sizes behind the estimate (documented in docs/CONFIG.md), as dataplane/books and
  * dataplane/instruments lay their tables out (tests/control/test_memory_estimate.c holds the
  * estimate to their memsize functions): per instrument id of the lcore's window a 576-byte book
- * record, 16 bytes of hot order-book state, a 72-byte registry record, and 24 bytes per price
- * level: the order-level book's max(256, levels_per_side) + 4 sentinels a side and the
- * price-level books' min(levels_per_side, 255) + 2 (implied) a side; the registry's lookups have
+ * record, 16 bytes of hot order-book state, a 72-byte registry record, 16 bytes per level of the
+ * order-level book (max(256, levels_per_side) + 4 sentinels a side) and 24 per level of the
+ * price-level books (min(levels_per_side, 255) + 2 implied a side); the registry's lookups have
  * a power of two of 12-byte slots, at least two per id of the window (so 24-48 bytes an id); the
  * order table has a power of two of 32-byte slots, at least two per order, and a window of recent
  * orders of up to 2^19 slots of 33 bytes;
@@ -1797,13 +1797,14 @@ static uint64_t table_slots(uint64_t n)
 
 uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l)
 {
-    const uint64_t level_bytes = 24, instrument_bytes = 576 + 16 + 72, lookup_slot_bytes = 12,
-                   order_slot_bytes = 32, recent_slot_bytes = 33, recent_slots_max = 1u << 19,
-                   locate_map_bytes = 256u << 10, headers_bytes = 4096;
+    const uint64_t order_level_bytes = 16, price_level_bytes = 24, instrument_bytes = 576 + 16 + 72,
+                   lookup_slot_bytes = 12, order_slot_bytes = 32, recent_slot_bytes = 33,
+                   recent_slots_max = 1u << 19, locate_map_bytes = 256u << 10, headers_bytes = 4096;
     uint64_t lps = cfg->books.levels_per_side;
     uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
     uint64_t price_levels = (lps < 255 ? lps : 255) + 2;
-    uint64_t per_instrument = instrument_bytes + (order_levels + price_levels) * 2 * level_bytes;
+    uint64_t per_instrument = instrument_bytes + order_levels * 2 * order_level_bytes +
+                              price_levels * 2 * price_level_bytes;
     uint64_t slots = cfg->books.max_orders > 0 ? table_slots(cfg->books.max_orders) : 0;
     uint64_t recent = slots < recent_slots_max ? slots : recent_slots_max;
     uint64_t instruments = tp_config_lcore_window(cfg, l).ids;

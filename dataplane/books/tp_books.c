@@ -21,20 +21,6 @@ static uint32_t order_table_shift(uint32_t max_orders)
     return shift;
 }
 
-/*
- * Bytes of the order-level level arrays. The levels take 16 bytes each, but the region keeps the
- * size the levels had before (24 bytes for each of levels_per_side + 4 a side), which is what
- * the configuration's memory estimate (tp_config_lcore_tables_estimate, control/config) counts
- * and its tests check; the rest is unused until that estimate follows (a third less memory).
- */
-static size_t order_levels_bytes(const struct tp_books_params *p)
-{
-    size_t levels = (size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side);
-    size_t used = levels * sizeof(struct tp_order_level);
-    size_t estimated = levels * 24;
-    return used > estimated ? used : estimated;
-}
-
 static int params_valid(const struct tp_books_params *p)
 {
     return p && p->instruments > 0 && p->instruments < (1u << 31) &&
@@ -83,7 +69,8 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     l->spilled = off;
     off += ALIGN64(recent_slots(slots));
     l->order_levels = off;
-    off += ALIGN64(order_levels_bytes(p));
+    off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
+                   sizeof(struct tp_order_level));
     l->mbp_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (p->mbp_depth + p->implied_depth) *
                    sizeof(struct tp_level));
