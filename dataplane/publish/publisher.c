@@ -43,6 +43,13 @@ enum { DEPTH_UNKNOWN = 0, DEPTH_ORDERS = 1, DEPTH_VENUE_LEVELS = 2 };
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
 
+/* The venue fields of an instrument's last ended event, for its state entry. */
+struct tp_pub_event_info {
+    uint64_t venue_seq;
+    uint64_t venue_time;
+    uint64_t rx_tsc;
+};
+
 /* The one level change the current event made to a side (PART_LEVEL_*). */
 struct tp_pub_inplace {
     int64_t price;
@@ -69,10 +76,17 @@ struct tp_publisher {
     uint32_t n_dirty;
     uint32_t *dirty;       /* instruments touched by the current event */
     uint64_t *dirty_event; /* per instrument: the event that last marked it */
-    uint8_t *flags;        /* per instrument: recovering / stale */
-    uint8_t *parts;        /* per instrument: state parts the current event changed (TP_PUB_*) */
-    uint8_t *defined;      /* per instrument: reference data already in its state entry */
-    uint8_t *depth_kind;   /* per instrument: DEPTH_* (whose levels its depth is), cached */
+    /* Inside an rx burst: instruments whose ended events are not in their state entry yet,
+     * written once each at the burst's end (tp_publisher_end_burst). */
+    uint64_t burst; /* bursts begun, to list instruments once per burst */
+    uint32_t n_due;
+    uint32_t *due;
+    uint64_t *due_burst;                /* per instrument: the burst that listed it */
+    struct tp_pub_event_info *due_info; /* per instrument: its last ended event's */
+    uint8_t *flags;                     /* per instrument: recovering / stale */
+    uint8_t *parts;      /* per instrument: state parts the current event changed (TP_PUB_*) */
+    uint8_t *defined;    /* per instrument: reference data already in its state entry */
+    uint8_t *depth_kind; /* per instrument: DEPTH_* (whose levels its depth is), cached */
     struct tp_pub_inplace *inplace; /* per instrument and side: the event's one level change */
     uint32_t n_deferred;            /* work registered for the end of the burst */
     struct {
@@ -90,9 +104,10 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
 {
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
-    return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
-           align64(p->instruments * sizeof(uint64_t)) + 4 * align64(p->instruments) +
-           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
+    return align64(sizeof(struct tp_publisher)) + 2 * align64(p->instruments * sizeof(uint32_t)) +
+           2 * align64(p->instruments * sizeof(uint64_t)) + 4 * align64(p->instruments) +
+           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace)) +
+           align64(p->instruments * sizeof(struct tp_pub_event_info));
 }
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
@@ -118,7 +133,14 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments);
     pub->inplace = (struct tp_pub_inplace *)at;
     at += align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
+    pub->due = (uint32_t *)at;
+    at += align64(p->instruments * sizeof(uint32_t));
+    pub->due_burst = (uint64_t *)at;
+    at += align64(p->instruments * sizeof(uint64_t));
+    pub->due_info = (struct tp_pub_event_info *)at;
+    at += align64(p->instruments * sizeof(struct tp_pub_event_info));
     pub->event = 1;
+    pub->burst = 1;
     return 0;
 }
 
@@ -155,12 +177,38 @@ void tp_publisher_begin_burst(struct tp_publisher *pub)
     pub->in_burst = true;
 }
 
+static void write_state(struct tp_publisher *pub, uint32_t id,
+                        const struct tp_pub_event_info *event, unsigned parts);
+
+/*
+ * Writes the state entry of every instrument the burst's ended events touched, once each. One
+ * still inside an open event (an MDP3 event may span bursts) waits for a later burst's end, or
+ * for its event's end outside a burst.
+ */
+static void write_due_states(struct tp_publisher *pub)
+{
+    uint32_t kept = 0;
+    pub->burst++;
+    for (uint32_t i = 0; i < pub->n_due; i++) {
+        uint32_t id = pub->due[i];
+        if (pub->n_dirty > 0 && pub->dirty_event[id] == pub->event) {
+            pub->due[kept++] = id;
+            pub->due_burst[id] = pub->burst;
+            continue;
+        }
+        write_state(pub, id, &pub->due_info[id], 0);
+    }
+    pub->n_due = kept;
+}
+
 void tp_publisher_end_burst(struct tp_publisher *pub)
 {
     /* Deferred work publishes too: still inside the burst, so the tail moves once, below. */
     for (uint32_t i = 0; i < pub->n_deferred; i++)
         pub->deferred[i].fn(pub->deferred[i].ctx);
     pub->n_deferred = 0;
+    /* The records are all committed: the entries may claim every sequence up to the last. */
+    write_due_states(pub);
     pub->in_burst = false;
     tp_bus_flush(pub->params.bus);
 }
@@ -674,11 +722,16 @@ apply_level_change(const struct tp_publisher *pub, uint32_t id, unsigned ask,
  * `parts` (TP_PUB_SIDE_*, TP_PUB_PART_*, PART_LEVEL_*: what the event changed), everything the
  * first time or after a new definition.
  */
-static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_feed_info *info,
-                        unsigned parts)
+static void write_state(struct tp_publisher *pub, uint32_t id,
+                        const struct tp_pub_event_info *event, unsigned parts)
 {
     struct tp_state_table *table = pub->params.bus->state;
-    if (table == NULL || id >= table->instruments || id >= pub->params.instruments)
+    if (id >= pub->params.instruments)
+        return;
+    /* What the instrument's events changed since its entry was last written goes in now. */
+    parts |= pub->parts[id];
+    pub->parts[id] = 0;
+    if (table == NULL || id >= table->instruments)
         return;
     unsigned depth = pub->params.depth < table->depth ? pub->params.depth : table->depth;
     struct tp_pub_definition def;
@@ -720,10 +773,10 @@ static void write_state(struct tp_publisher *pub, uint32_t id, const struct tp_f
     }
     h->flags = pub->flags[id];
     h->bus_sequence = pub->last_sequence;
-    if (info != NULL) {
-        h->venue_seq = info->packet_seq;
-        h->venue_time_ns = info->venue_time;
-        h->recv_tsc = info->rx_tsc;
+    if (event != NULL) {
+        h->venue_seq = event->venue_seq;
+        h->venue_time_ns = event->venue_time;
+        h->recv_tsc = event->rx_tsc;
     }
     h->updates++;
     if (parts & TP_PUB_SIDE_BID)
@@ -752,10 +805,19 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     struct tp_publisher *pub = ctx;
     int published = pub->pending != NULL;
     end_event_records(pub);
+    struct tp_pub_event_info event = {
+        .venue_seq = info->packet_seq, .venue_time = info->venue_time, .rx_tsc = info->rx_tsc};
+    /* Inside an rx burst the entries are written at its end, once per instrument (the state
+     * table is a conflated view: the burst's events of an instrument give one entry). */
     for (uint32_t i = 0; i < pub->n_dirty; i++) {
         uint32_t id = pub->dirty[i];
-        write_state(pub, id, info, pub->parts[id]);
-        pub->parts[id] = 0;
+        pub->due_info[id] = event; /* also for one still listed from an earlier burst */
+        if (!pub->in_burst) {
+            write_state(pub, id, &event, 0);
+        } else if (pub->due_burst[id] != pub->burst) {
+            pub->due_burst[id] = pub->burst;
+            pub->due[pub->n_due++] = id;
+        }
     }
     pub->n_dirty = 0;
     pub->event++;

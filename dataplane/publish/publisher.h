@@ -15,11 +15,16 @@
  *    and lag reports use) and the bus's published counters move once per event, or once per rx
  *    burst between tp_publisher_begin_burst and tp_publisher_end_burst. Readers following at
  *    their cursor see each record as soon as it is committed either way.
- *  - The conflated state table is written only at event boundaries, once per instrument the event
- *    touched, so a reader never sees a half-applied event; only the parts of the entry the event
- *    changed (levels of a side, last trade, session status) are rewritten. A side of an order
- *    book with one level change in the event (changed, new, removed) follows that change record
- *    (the levels below it shift), so the entry follows the books only if every change reaches
+ *  - The conflated state table is written only at event boundaries, so a reader never sees a
+ *    half-applied event: outside an rx burst at each event's end, once per instrument the event
+ *    touched; inside a burst (tp_publisher_begin_burst) once per instrument at the burst's end,
+ *    for all the burst's ended events of that instrument (an instrument still inside an open
+ *    event then waits for a later burst's end or its event's end). An entry's bus_sequence is
+ *    the last record committed when it is written, all of whose instrument's records it reflects.
+ *    Only the parts of the entry the events changed (levels of a side, last trade, session
+ *    status) are rewritten. A side of an order book with one level change since the entry was
+ *    written (changed, new, removed) follows that change record (the levels below it shift),
+ *    so the entry follows the books only if every change reaches
  *    the sink: after books change with their records off (tp_books_set_emit), call
  *    tp_publisher_refresh_all. A book configured anew (tp_books_configure) must be followed by
  *    the sink's instrument callback, as the feeds do: the publisher caches which levels are an
@@ -89,7 +94,8 @@ void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t chann
 /*
  * An rx burst's worth of events: until tp_publisher_end_burst the ring's shared tail and the
  * published counters are not moved at each event's end but once, at the end of the burst (one
- * shared store per burst). Records and state entries are written as without it.
+ * shared store per burst), and the state entries the burst's events changed are written there,
+ * once per instrument. Records are written as without it.
  */
 void tp_publisher_begin_burst(struct tp_publisher *pub);
 void tp_publisher_end_burst(struct tp_publisher *pub);

@@ -79,6 +79,8 @@ static const uint8_t *next_record(struct fixture *f, uint16_t *template_id, uint
     return msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
 }
 
+static void expect_state_mirrors_books(struct fixture *f);
+
 static void expect_empty(struct fixture *f)
 {
     const struct tp_ring_record *rec;
@@ -316,7 +318,7 @@ static void test_state_parts_and_tail(void **state)
 /*
  * Inside an rx burst the shared tail and the published counter move once, at the burst's end;
  * every record is complete at the reader's cursor as soon as its event ends, and the state entry
- * written at each event's end covers every record the reader may have consumed by then.
+ * of an instrument is written once, at the burst's end, claiming the burst's last record.
  */
 static void test_burst_moves_tail_once(void **state)
 {
@@ -331,29 +333,80 @@ static void test_burst_moves_tail_once(void **state)
     for (int k = 0; k < 2; k++) {
         int n = test_books_add(f->books, 1 + (uint64_t)k, 0, 100000000000 - k, 300, c);
         assert_int_equal(n, 2);
+        info.packet_seq = 1 + (uint64_t)k;
         f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
         f->sink.end_of_event(f->sink.ctx, &info);
         total++; /* the add and its level: one OrderEvent */
         assert_int_equal(tp_ring_read(&f->reader, &rec, &lost), TP_RING_RECORD);
+        /* the entry waits for the burst's end */
         assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
-        assert_int_equal(st.book.bus_sequence, rec->sequence);
-        assert_int_equal(st.book.bid_levels, k + 1);
+        assert_int_equal(st.book.bid_levels, 0);
         assert_int_equal(atomic_load(&f->bus.ring.shared->tail), tail_before);
         assert_int_equal(tp_counter_get(f->bus.stats.published), 0);
     }
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 0);
     tp_publisher_end_burst(f->pub);
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 1);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bus_sequence, rec->sequence);
+    assert_int_equal(st.book.bid_levels, 2);
+    assert_int_equal(st.book.venue_seq, 2); /* the last event's */
     assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
     assert_true(f->bus.ring.tail > tail_before);
     assert_int_equal(tp_counter_get(f->bus.stats.published), total);
     expect_empty(f);
 
-    /* Outside a burst each event moves the tail again. */
+    /* Outside a burst each event moves the tail and writes the entry again. */
     int n = test_books_add(f->books, 3, 0, 99000000000, 300, c);
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     f->sink.end_of_event(f->sink.ctx, &info);
     assert_int_equal(atomic_load(&f->bus.ring.shared->tail), f->bus.ring.tail);
     assert_int_equal(n, 2);
     assert_int_equal(tp_counter_get(f->bus.stats.published), total + 1);
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 2);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels, 3);
+}
+
+/*
+ * An event still open at the burst's end (an MDP3 event may span packets and bursts) keeps its
+ * instrument's entry as it was, even for the burst's earlier, ended events of that instrument:
+ * the entry is written when the event ends (outside a burst), or at the next burst's end.
+ */
+static void test_event_open_across_burst_end(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 1};
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_instrument_state st;
+    for (int outside = 0; outside < 2; outside++) {
+        tp_publisher_begin_burst(f->pub);
+        int n = test_books_add(f->books, 1 + 2 * (uint64_t)outside, 0, 100000000000, 300, c);
+        f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+        n = test_books_add(f->books, 2 + 2 * (uint64_t)outside, 1, 101000000000, 200, c);
+        f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n); /* the event goes on */
+        tp_publisher_end_burst(f->pub);
+        /* the entry is as before the burst: nothing of its ended event either */
+        assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+        assert_int_equal(st.book.bid_levels, (uint16_t)outside);
+        assert_int_equal(st.book.ask_levels, (uint16_t)outside);
+        if (outside) {
+            assert_int_equal(st.bids[0].qty, 300);
+            assert_int_equal(st.asks[0].qty, 200);
+        }
+        if (!outside)
+            tp_publisher_begin_burst(f->pub);
+        f->sink.end_of_event(f->sink.ctx, &info);
+        if (!outside) {
+            assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+            assert_int_equal(st.book.ask_levels, 0);
+            tp_publisher_end_burst(f->pub);
+        }
+        expect_state_mirrors_books(f);
+        assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+        assert_int_equal(st.book.bus_sequence, f->bus.ring.next_sequence - 1);
+    }
 }
 
 /* Work deferred to the end of a burst: a log of who ran, and an event published from there. */
@@ -536,15 +589,14 @@ static void expect_state_mirrors_books(struct fixture *f)
  * record into the state entry without a copy from the books; a side changed twice in one event
  * is copied. Random adds and executions on six prices a side (more than the 4 levels the table
  * holds), single and paired in one event, then the book drained one order at a time: after
- * every event the entry equals the books.
+ * every event (or, in rx bursts, after every burst) the entry equals the books.
  */
-static void test_state_levels_follow_books(void **state)
+static void random_walk(struct fixture *f, unsigned burst_max)
 {
-    struct fixture *f = *state;
     enum { ORDERS = 64 };
     int64_t left[ORDERS] = {0};
     struct tp_book_change c[4 * TP_BOOK_CHANGES_MAX];
-    unsigned rng = 12345, in_place = 0;
+    unsigned rng = 12345, in_place = 0, in_burst = 0;
     for (int step = 0; step < 3000; step++) {
         int n = 0, pair = (rng >> 20) % 4 == 0;
         for (int k = 0; k <= pair; k++) {
@@ -566,7 +618,19 @@ static void test_state_levels_follow_books(void **state)
                 n += m;
             }
         }
+        if (burst_max > 1 && in_burst == 0) {
+            tp_publisher_begin_burst(f->pub);
+            in_burst = 1 + (rng >> 24) % burst_max; /* events in this burst */
+        }
         publish_event(f, c, n);
+        if (burst_max > 1 && --in_burst > 0)
+            continue;
+        if (burst_max > 1)
+            tp_publisher_end_burst(f->pub);
+        expect_state_mirrors_books(f);
+    }
+    if (in_burst > 0) {
+        tp_publisher_end_burst(f->pub);
         expect_state_mirrors_books(f);
     }
     assert_true(in_place > 500); /* the in-place path was taken, not only the copy */
@@ -582,6 +646,19 @@ static void test_state_levels_follow_books(void **state)
     struct tp_instrument_state st;
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.bid_levels + st.book.ask_levels, 0);
+}
+
+static void test_state_levels_follow_books(void **state)
+{
+    random_walk(*state, 1);
+}
+
+/* The same in rx bursts of 1 to 6 events: one entry write per burst, equal to the books. */
+static void test_state_levels_follow_books_in_bursts(void **state)
+{
+    struct fixture *f = *state;
+    random_walk(f, 6);
+    assert_true(tp_publisher_counters(f->pub)->state_writes < 2000);
 }
 
 /*
@@ -909,10 +986,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_moves_tail_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_open_across_burst_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_defer_runs_at_end_of_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_levels_follow_books_in_bursts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
     };
