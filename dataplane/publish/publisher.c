@@ -615,43 +615,43 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
 {
     struct tp_publisher *pub = ctx;
     uint32_t marked = UINT32_MAX;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t id = c[i].instrument;
+    for (const struct tp_book_change *r = c, *end = c + n; r < end; r++) {
+        uint32_t id = r->instrument;
         bool tracked = id < pub->params.instruments;
-        switch (c[i].kind) {
+        switch (r->kind) {
         case TP_CHANGE_LEVEL: {
             /* Orders-aggregated levels are the depth of order-only books; books with both kinds
              * publish their venue levels and send the orders as OrderEvents. */
-            bool depth_book = c[i].book == TP_BOOK_ORDERS;
+            bool depth_book = r->book == TP_BOOK_ORDERS;
             if (depth_book && !orders_are_depth(pub, id))
                 continue;
-            publish_level(pub, &c[i], info);
+            publish_level(pub, r, info);
             if (tracked)
-                note_level(pub, &c[i], depth_book);
+                note_level(pub, r, depth_book);
             break;
         }
-        case TP_CHANGE_ORDER: {
+        case TP_CHANGE_ORDER:
             /* An order and the levels it changed go as one record (order-only books). */
-            i += publish_order(pub, &c[i], order_levels(pub, &c[i], n - 1 - i), tracked, info);
+            r +=
+                publish_order(pub, r, order_levels(pub, r, (uint32_t)(end - r - 1)), tracked, info);
             break;
-        }
         case TP_CHANGE_TRADE:
-            publish_trade(pub, &c[i], info);
+            publish_trade(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_TRADE;
             break;
         case TP_CHANGE_CLEAR:
-            publish_clear(pub, &c[i], info);
+            publish_clear(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_ALL;
             break;
         case TP_CHANGE_STATUS:
-            publish_status(pub, id, tp_pub_status(c[i].action), c[i].action, info);
+            publish_status(pub, id, tp_pub_status(r->action), r->action, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_SESSION;
             break;
         case TP_CHANGE_STAT:
-            publish_stat(pub, &c[i], info);
+            publish_stat(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_SESSION;
             break;
