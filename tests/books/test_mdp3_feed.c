@@ -736,6 +736,52 @@ static void test_burst_equals_packets(void **state)
 }
 
 /*
+ * A packet of 20 messages, its last one truncated: the 19 before it are applied in order, alone
+ * or second in a burst (walked by the prefetch pass while the first is applied), and the
+ * truncation is counted once. (A per-burst array of framed messages must not drop the ones it
+ * has no room for.)
+ */
+static void test_packet_of_many_messages(void **state)
+{
+    struct fixture *f = *state, *g;
+    static uint8_t bufs[2][1400];
+    struct tp_mdp3_feed_pkt pkts[2];
+    int64_t qty;
+
+    assert_int_equal(setup((void **)&g), 0);
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1002, 1, 1, TP_LEVEL_NEW, '1', PX(15000), 3, 1}}, 1);
+    keep_packet(f, bufs, pkts, 0);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 1, 1}}, 1);
+    for (uint32_t k = 2; k <= 20; k++)
+        add_book46(f, EOE,
+                   (struct entry[]){{1001, k, 1, TP_LEVEL_CHANGE, '0', PX(4000), (int32_t)k, 1}},
+                   1);
+    keep_packet(f, bufs, pkts, 1);
+    pkts[1].len -= 1; /* the 20th message's MsgSize now exceeds the packet */
+
+    uint64_t messages = f->feed.counters.messages, events = f->feed.counters.events;
+    uint64_t malformed = f->feed.counters.malformed;
+    assert_int_equal(tp_mdp3_feed_packet(&f->feed, pkts[1].data, pkts[1].len, 0), -EBADMSG);
+    assert_int_equal(f->feed.counters.messages - messages, 19);
+    assert_int_equal(f->feed.counters.events - events, 19);
+    assert_int_equal(f->feed.counters.malformed - malformed, 1);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 19);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 19);
+
+    messages = g->feed.counters.messages;
+    assert_int_equal(tp_mdp3_feed_burst(&g->feed, pkts, 2, NULL, NULL), 1);
+    assert_int_equal(g->feed.counters.messages - messages, 20);
+    assert_int_equal(tp_mdp3_feed_state(&g->feed, es)->rpt_seq, 19);
+    assert_int_equal(best(g, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 19);
+    teardown((void **)&g);
+}
+
+/*
  * A SecurityID unknown when the burst starts (its entries counted and skipped, the prefetch
  * pass of the packets ahead finding nothing) is found once a definition in the same burst
  * defines it: the feed remembers only SecurityIDs it found. Entries alternating between two
@@ -883,6 +929,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_burst_equals_packets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instrument_defined_within_a_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_packet_of_many_messages, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
