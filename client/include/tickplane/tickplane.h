@@ -367,7 +367,11 @@ int tp_add_transformer(struct tp_client *c, const char *name, uint32_t source_to
  */
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events);
 
-/* Consistent copy of an instrument's conflated state. 0, -ERANGE or -EAGAIN. */
+/*
+ * Consistent copy of an instrument's conflated state. 0, -ERANGE or -EAGAIN. The daemon writes an
+ * instrument's entry once per receive burst, at its end, so the state may trail the ring by the
+ * events of one burst (microseconds); book.bus_sequence says which event it reflects.
+ */
 int tp_read_state(const struct tp_client *c, uint32_t id, struct tp_instrument_state *out);
 
 struct tp_client_stats {
