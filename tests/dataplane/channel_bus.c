@@ -1,9 +1,12 @@
 /* Test helper: see channel_bus.h. */
 #include "channel_bus.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "bus/bus.h"
 #include "tpout_sbe.h"
@@ -26,9 +29,33 @@ int test_bus_writer_open(struct tp_bus_writer *w, const char *instance)
     return tp_bus_writer_open(w, &bp, err, sizeof(err)) == 0 ? 0 : -1;
 }
 
+/*
+ * Removes the names of the bus segments of `instance` (/dev/shm/tickplane.<instance>.*) once they
+ * are mapped: the mappings stay, so the test goes on, and a crash (abort skips every exit
+ * handler) leaves nothing behind in /dev/shm. 0, or -1 if a name could not be removed.
+ */
+static int unlink_segments(const char *instance)
+{
+    char prefix[96], path[512];
+    snprintf(prefix, sizeof(prefix), "tickplane.%s.", instance);
+    DIR *dir = opendir("/dev/shm");
+    if (dir == NULL)
+        return -1;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+        rc |= unlink(path);
+    }
+    closedir(dir);
+    return rc == 0 ? 0 : -1;
+}
+
 struct tp_bus_writer *test_bus_open(const char *instance)
 {
-    if (test_bus_writer_open(&writer, instance) != 0 ||
+    if (test_bus_writer_open(&writer, instance) != 0 || unlink_segments(instance) != 0 ||
         tp_ring_reader_init(&reader, writer.ring.shared, batch, sizeof(batch)) != 0)
         return NULL;
     return &writer;

@@ -22,7 +22,8 @@ struct test_record {
  * every instrument of interest: 0, or -1. */
 int test_bus_writer_open(struct tp_bus_writer *w, const char *instance);
 
-/* Opens a writer (test_bus_writer_open) and a reader at its tail. */
+/* Opens a writer (test_bus_writer_open) and a reader at its tail. The segments' names are removed
+ * at once (nothing attaches by name), so a test or fuzz run that crashes leaves no file behind. */
 struct tp_bus_writer *test_bus_open(const char *instance);
 void test_bus_close(struct tp_bus_writer *bus);
 
