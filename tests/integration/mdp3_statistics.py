@@ -41,15 +41,16 @@ def main():
                              os.path.join(work, "control.sock")),
             os.path.join(work, "config.json"))
 
-        # Idle times generous for a loaded machine: the consumers judge the run over after 3 s
-        # without a packet, the daemon exits after 4 s.
+        # The daemon exits 4 s after its last packet, and its exit (the bus writer gone) ends the
+        # consumers' runs. Their own quiet timers are only a fallback, far longer: a loaded machine
+        # once starved the daemon for 3 s mid-replay and a consumer judged a run over that was not.
         ready = [os.path.join(work, "ready-books"), os.path.join(work, "ready-stats")]
         consumers = [
             subprocess.Popen([BUS_CONSUMER, "--instance", instance, "--truth", truth, "--ready",
-                              ready[0], "--idle-ms", "3000", "--timeout-s", "50"],
+                              ready[0], "--idle-ms", "20000", "--timeout-s", "50"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
             subprocess.Popen([STATS_CONSUMER, "--instance", instance, "--report", report,
-                              "--ready", ready[1], "--idle-ms", "3000", "--timeout-s", "50"],
+                              "--ready", ready[1], "--idle-ms", "20000", "--timeout-s", "50"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
         ]
         daemon = tpit.start_held(TICKPLANE, cfg_path, os.path.join(work, "start"), ready,

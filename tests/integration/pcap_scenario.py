@@ -90,11 +90,13 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
                    check=True, stdout=subprocess.DEVNULL)
     ready_files, procs = [], []
 
+    # The daemon's exit (its idle exit, 2.5 s after the last packet) ends the consumers' runs;
+    # their own quiet timers are a fallback far longer than any stall of a loaded machine.
     def consumer(i, extra):
         ready = os.path.join(workdir, "ready%d" % i)
         procs.append(subprocess.Popen(
             [CONSUMER, "--instance", instance, "--truth", truth, "--ready", ready,
-             "--idle-ms", "1500", "--timeout-s", "50"] + extra,
+             "--idle-ms", "20000", "--timeout-s", "50"] + extra,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         return ready
 
