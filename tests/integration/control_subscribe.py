@@ -40,7 +40,7 @@ def as_uid(uid):
 def main():
     with tempfile.TemporaryDirectory(prefix="tpctl-") as workdir:
         os.chmod(workdir, 0o755)  # the consumers run as other uids
-        instance = "tpctl%d" % os.getpid()
+        instance = tpit.instance_name("tpctl")
         pcap, truth = os.path.join(workdir, "feed.pcap"), os.path.join(workdir, "truth.json")
         subprocess.run([SIM, "itch", "--pcap", pcap, "--truth", truth, "--seed", "5",
                         "--symbols", "4", "--messages", "30000"],

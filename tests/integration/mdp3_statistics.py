@@ -21,7 +21,7 @@ TICKPLANE, SIM, BUS_CONSUMER, STATS_CONSUMER = sys.argv[1:5]
 
 def main():
     with tempfile.TemporaryDirectory(prefix="tpit-stats-") as work:
-        instance = "tpstats%d" % os.getpid()
+        instance = tpit.instance_name("tpstats")
         pcap, truth, report = (os.path.join(work, n)
                                for n in ("feed.pcap", "truth.json", "report.json"))
         subprocess.run([SIM, "mdp3", "--pcap", pcap, "--truth", truth, "--report", report,

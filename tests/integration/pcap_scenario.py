@@ -80,7 +80,7 @@ def control_check(path, instance):
 
 def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
     """Generates the capture, starts the consumers, replays; returns (summary, report, verdicts)."""
-    instance = "tpit%d" % os.getpid()
+    instance = tpit.instance_name("tpit")
     channel = MDP3_CHANNEL if protocol == "mdp3" else ITCH_CHANNEL
     cfg = config(workdir, instance, channel, gap_wait_us)
     pcap, truth, report = (os.path.join(workdir, n)

@@ -37,7 +37,7 @@ import tpit
 TICKPLANE, SIM, CONSUMER, SCENARIO = sys.argv[1:5]
 ID = os.getpid()
 NS, DEV, SIMDEV = "tprl%d" % ID, "tprd%d" % ID, "tprs%d" % ID
-INSTANCE = "tprl%d" % ID
+INSTANCE = tpit.instance_name("tprl")
 ITCH_SIM = ["itch", "--seed", "5", "--symbols", "20", "--messages", "16000"]
 MDP3_SIM = ["mdp3", "--seed", "7", "--symbols", "10", "--messages", "4000"]
 

@@ -23,6 +23,13 @@ def fail(msg):
     sys.exit(1)
 
 
+def instance_name(prefix):
+    """A bus instance name no other run uses: the pid alone repeats (pid_max is 32768 here), and a
+    killed run leaves its segments in /dev/shm, whose writer looks alive to a consumer that
+    attaches before the daemon has replaced them."""
+    return "%s%d%s" % (prefix, os.getpid(), os.urandom(3).hex())
+
+
 def base_config(instance, port, channels, control_socket="control.sock"):
     """A daemon config for the virtual devices of this machine: no hugepages, no PCI, EAL files
     private to the process (tests run in parallel), one data lcore polling `port` (a ports[]

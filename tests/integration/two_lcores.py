@@ -141,7 +141,7 @@ def reload_across_lcores(cfg_path, sock):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="tpit-") as workdir:
-        instance = "tplc%d" % os.getpid()
+        instance = tpit.instance_name("tplc")
         cfg = config(workdir, instance)
         truth_cme = simulate(workdir, "mdp3", "cme", 12)
         truth_itch = simulate(workdir, "itch", "itch", 13)
