@@ -42,7 +42,8 @@ TP_BOOKS_HINT void tp_books_hint_order(const struct tp_books *b, uint32_t instr,
         return;
     s = tp_recent_slot(b, order_id);
     __builtin_prefetch(&b->recent[s], 1);
-    if ((b->spilled[s] != 0) & (order_id <= b->spilled_max_id)) {
+    /* As may_have_spilled (tp_mbo_ops.h): young ids skip the load of the spilled count. */
+    if (order_id <= b->spilled_max_id && b->spilled[s] != 0) {
         home = tp_order_home(instr, order_id, 64 - b->order_shift);
         __builtin_prefetch(&b->orders[home], 1);
         __builtin_prefetch(&b->orders[(home + 1) & b->order_mask], 1);

@@ -45,10 +45,14 @@ static inline bool order_is(const struct tp_order *o, uint32_t instr, uint64_t i
     return (o->id == id) & (o->instr_side >> 1 == instr) & (o->qty != 0);
 }
 
-/* Whether an order (instr, id) not in its window slot s may be in the overflow table. */
+/*
+ * Whether an order (instr, id) not in its window slot s may be in the overflow table. The id is
+ * compared first: a new id, or a young order's, is above every id that went there, and then the
+ * spilled count (a byte on a line of its own, not in cache) is not read at all.
+ */
 static inline bool may_have_spilled(const struct tp_books *b, uint64_t s, uint64_t id)
 {
-    return (b->spilled[s] != 0) & (id <= b->spilled_max_id);
+    return id <= b->spilled_max_id && b->spilled[s] != 0;
 }
 
 /*
