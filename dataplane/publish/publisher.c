@@ -40,10 +40,13 @@ _Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level
  * per instrument until its next definition, which may configure its book anew. */
 enum { DEPTH_UNKNOWN = 0, DEPTH_ORDERS = 1, DEPTH_VENUE_LEVELS = 2 };
 
+/* Events an rx burst may end before the entries are written anyway (the log is full). */
+#define TP_PUB_EVENT_LOG 256u
+
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
 
-/* The venue fields of an instrument's last ended event, for its state entry. */
+/* The venue fields of an ended event, for the state entries of the instruments it touched. */
 struct tp_pub_event_info {
     uint64_t venue_seq;
     uint64_t venue_time;
@@ -71,19 +74,23 @@ struct tp_publisher {
     bool in_burst; /* between tp_publisher_begin_burst and tp_publisher_end_burst */
     uint32_t channel_id;
     uint64_t last_sequence;  /* ring sequence of the latest commit */
-    uint64_t event;          /* events started, to mark instruments once per event */
+    uint64_t event;          /* the current venue event's number: events ended + 1 */
     uint64_t latency_events; /* published events, to sample the latency */
-    uint32_t n_dirty;
-    uint32_t *dirty;       /* instruments touched by the current event */
-    uint64_t *dirty_event; /* per instrument: the event that last marked it */
-    /* Inside an rx burst: instruments whose ended events are not in their state entry yet,
-     * written once each at the burst's end (tp_publisher_end_burst). */
-    uint64_t burst; /* bursts begun, to list instruments once per burst */
+    uint64_t *dirty_event;   /* per instrument: the event that last marked it */
+    /*
+     * Instruments changed since their state entries were last written, each listed once: they
+     * are written at the end of the event outside an rx burst, at the burst's end inside one
+     * (write_due_states). An instrument's entry takes the venue fields of its last event,
+     * dirty_event[id], from the log of the events ended since the list was last written
+     * (ended[dirty_event[id] - ended_base]): nothing is copied per instrument per event.
+     */
+    uint64_t listing; /* times the list was written, to list instruments once each time */
     uint32_t n_due;
     uint32_t *due;
-    uint64_t *due_burst;                /* per instrument: the burst that listed it */
-    struct tp_pub_event_info *due_info; /* per instrument: its last ended event's */
-    uint8_t *flags;                     /* per instrument: recovering / stale */
+    uint64_t *listed; /* per instrument: the listing it is in */
+    uint64_t ended_base;
+    uint32_t n_ended;
+    uint8_t *flags;      /* per instrument: recovering / stale */
     uint8_t *parts;      /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;    /* per instrument: reference data already in its state entry */
     uint8_t *depth_kind; /* per instrument: DEPTH_* (whose levels its depth is), cached */
@@ -93,6 +100,7 @@ struct tp_publisher {
         void (*fn)(void *ctx);
         void *ctx;
     } deferred[TP_PUB_DEFER_MAX];
+    struct tp_pub_event_info ended[TP_PUB_EVENT_LOG]; /* from event ended_base on */
 };
 
 static size_t align64(size_t n)
@@ -104,10 +112,9 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
 {
     if (p->instruments == 0 || p->depth == 0 || p->depth > TP_MAX_DEPTH)
         return 0;
-    return align64(sizeof(struct tp_publisher)) + 2 * align64(p->instruments * sizeof(uint32_t)) +
+    return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
            2 * align64(p->instruments * sizeof(uint64_t)) + 4 * align64(p->instruments) +
-           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace)) +
-           align64(p->instruments * sizeof(struct tp_pub_event_info));
+           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
 }
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
@@ -119,8 +126,6 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     memset(mem, 0, tp_publisher_memsize(p));
     pub->params = *p;
     uint8_t *at = (uint8_t *)mem + align64(sizeof(*pub));
-    pub->dirty = (uint32_t *)at;
-    at += align64(p->instruments * sizeof(uint32_t));
     pub->dirty_event = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
     pub->flags = at;
@@ -135,12 +140,11 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
     pub->due = (uint32_t *)at;
     at += align64(p->instruments * sizeof(uint32_t));
-    pub->due_burst = (uint64_t *)at;
+    pub->listed = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
-    pub->due_info = (struct tp_pub_event_info *)at;
-    at += align64(p->instruments * sizeof(struct tp_pub_event_info));
     pub->event = 1;
-    pub->burst = 1;
+    pub->ended_base = 1;
+    pub->listing = 1;
     return 0;
 }
 
@@ -181,24 +185,38 @@ static void write_state(struct tp_publisher *pub, uint32_t id,
                         const struct tp_pub_event_info *event, unsigned parts);
 
 /*
- * Writes the state entry of every instrument the burst's ended events touched, once each. One
- * still inside an open event (an MDP3 event may span bursts) waits for a later burst's end, or
- * for its event's end outside a burst.
+ * Writes the state entry of every listed instrument, once each: those the ended events touched.
+ * One still inside the open event (an MDP3 event may span bursts) stays listed until a later
+ * burst's end, or its event's end outside a burst.
  */
 static void write_due_states(struct tp_publisher *pub)
 {
     uint32_t kept = 0;
-    pub->burst++;
+    pub->listing++;
     for (uint32_t i = 0; i < pub->n_due; i++) {
         uint32_t id = pub->due[i];
-        if (pub->n_dirty > 0 && pub->dirty_event[id] == pub->event) {
+        uint64_t event = pub->dirty_event[id];
+        if (event == pub->event) {
             pub->due[kept++] = id;
-            pub->due_burst[id] = pub->burst;
+            pub->listed[id] = pub->listing;
             continue;
         }
-        write_state(pub, id, &pub->due_info[id], 0);
+        write_state(pub, id, &pub->ended[event - pub->ended_base], 0);
     }
     pub->n_due = kept;
+    pub->ended_base = pub->event;
+    pub->n_ended = 0;
+}
+
+/* Whether the current venue event has published or marked anything yet. */
+static bool event_open(const struct tp_publisher *pub)
+{
+    if (pub->pending != NULL)
+        return true;
+    for (uint32_t i = 0; i < pub->n_due; i++)
+        if (pub->dirty_event[pub->due[i]] == pub->event)
+            return true;
+    return false;
 }
 
 void tp_publisher_end_burst(struct tp_publisher *pub)
@@ -305,12 +323,15 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
 
 static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
 {
-    if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
+    if (id >= pub->params.instruments)
         return;
     pub->dirty_event[id] = pub->event;
-    pub->dirty[pub->n_dirty++] = id;
-    /* The event's end writes the entry: start fetching its lock and header line now, so the miss
-     * overlaps the encoding of the event's records. */
+    if (pub->listed[id] == pub->listing)
+        return;
+    pub->listed[id] = pub->listing;
+    pub->due[pub->n_due++] = id;
+    /* The event's or the burst's end writes the entry: start fetching its lock and header line now,
+     * so the miss overlaps the encoding of the event's records. */
     struct tp_state_table *table = pub->params.bus->state;
     if (table != NULL && id < table->instruments)
         __builtin_prefetch(tp_state_entry_at(table, id), 1);
@@ -805,23 +826,17 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     struct tp_publisher *pub = ctx;
     int published = pub->pending != NULL;
     end_event_records(pub);
-    struct tp_pub_event_info event = {
-        .venue_seq = info->packet_seq, .venue_time = info->venue_time, .rx_tsc = info->rx_tsc};
     /* Inside an rx burst the entries are written at its end, once per instrument (the state
-     * table is a conflated view: the burst's events of an instrument give one entry). */
-    for (uint32_t i = 0; i < pub->n_dirty; i++) {
-        uint32_t id = pub->dirty[i];
-        pub->due_info[id] = event; /* also for one still listed from an earlier burst */
-        if (!pub->in_burst) {
-            write_state(pub, id, &event, 0);
-        } else if (pub->due_burst[id] != pub->burst) {
-            pub->due_burst[id] = pub->burst;
-            pub->due[pub->n_due++] = id;
-        }
-    }
-    pub->n_dirty = 0;
+     * table is a conflated view: the burst's events of an instrument give one entry), or when
+     * the log of ended events is full. */
+    if (pub->n_ended == TP_PUB_EVENT_LOG)
+        write_due_states(pub);
+    pub->ended[pub->n_ended++] = (struct tp_pub_event_info){
+        .venue_seq = info->packet_seq, .venue_time = info->venue_time, .rx_tsc = info->rx_tsc};
     pub->event++;
     pub->counters.events++;
+    if (!pub->in_burst)
+        write_due_states(pub);
     if (published && (++pub->latency_events & (TP_PUB_LATENCY_EVERY - 1)) == 1 &&
         pub->params.latency != NULL && pub->params.clock != NULL)
         tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
@@ -879,7 +894,7 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
     pub->flags[id] = flags;
     /* Consumers see the change as a status event carrying the new flags. Inside a venue event
      * (a feed marks an instrument stale mid-event) it becomes part of that event. */
-    bool in_event = pub->pending != NULL || pub->n_dirty > 0;
+    bool in_event = event_open(pub);
     struct tp_pub_book book;
     if (tp_pub_read_book(pub->params.books, id, 0, TP_PUB_PART_SESSION, &book, NULL, NULL) != 0)
         return;

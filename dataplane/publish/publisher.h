@@ -19,7 +19,8 @@
  *    half-applied event: outside an rx burst at each event's end, once per instrument the event
  *    touched; inside a burst (tp_publisher_begin_burst) once per instrument at the burst's end,
  *    for all the burst's ended events of that instrument (an instrument still inside an open
- *    event then waits for a later burst's end or its event's end). An entry's bus_sequence is
+ *    event then waits for a later burst's end or its event's end), and earlier in a burst that
+ *    ends more than 256 events (the log of their venue fields is full). An entry's bus_sequence is
  *    the last record committed when it is written, all of whose instrument's records it reflects.
  *    Only the parts of the entry the events changed (levels of a side, last trade, session
  *    status) are rewritten. A side of an order book with one level change since the entry was

@@ -409,6 +409,53 @@ static void test_event_open_across_burst_end(void **state)
     }
 }
 
+/*
+ * A burst that ends more events than the publisher logs the venue fields of (256): the entries
+ * of instruments no open event touches are written when the log is full, each with the venue
+ * fields of its own last event; an instrument the ending event touched waits for the burst's end.
+ */
+static void test_burst_longer_than_event_log(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 5, .packet_seq = 1};
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_instrument_state st;
+
+    /* One event changes instrument 0, then 299 events change nothing. */
+    tp_publisher_begin_burst(f->pub);
+    int n = test_books_add(f->books, 1, 0, 100000000000, 100, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    for (uint64_t seq = 2; seq <= 300; seq++) {
+        info.packet_seq = seq;
+        f->sink.end_of_event(f->sink.ctx, &info);
+        /* the log holds 256 events: the 257th's end writes the entry */
+        assert_int_equal(tp_publisher_counters(f->pub)->state_writes, seq <= 256 ? 0 : 1);
+    }
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 1);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.venue_seq, 1); /* its own event's */
+    assert_int_equal(st.bids[0].qty, 100);
+
+    /* 300 events that each change instrument 0: one write, at the burst's end, the last's. */
+    tp_publisher_begin_burst(f->pub);
+    for (uint64_t k = 1; k <= 300; k++) {
+        info.packet_seq = 1000 + k;
+        n = test_books_add(f->books, 1 + k, 0, 100000000000, 100, c);
+        f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+    }
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 1);
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 2);
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.venue_seq, 1300);
+    assert_int_equal(st.bids[0].qty, 30100);
+    assert_int_equal(st.book.bus_sequence, f->bus.ring.next_sequence - 1);
+    expect_state_mirrors_books(f);
+}
+
 /* Work deferred to the end of a burst: a log of who ran, and an event published from there. */
 struct deferred_log {
     struct fixture *f;
@@ -987,6 +1034,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_moves_tail_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_open_across_burst_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_longer_than_event_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_defer_runs_at_end_of_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_execution_quantities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statistics_published, setup, teardown),
