@@ -38,6 +38,7 @@ struct options {
     uint64_t rerequest_window;
     uint64_t linger_ms;
     uint64_t seq_reset_at;
+    uint16_t packet_bytes; /* > 0: every packet filled up to this payload (a venue at peak) */
     struct tp_sim_fault_params faults;
     struct tp_sim_endpoints endpoints;
     int endpoints_set[TP_SIM_STREAMS][TP_SIM_LINES];
@@ -98,6 +99,7 @@ enum {
     OPT_SNAPSHOT_MBO_ADDR,
     OPT_SNAPSHOT_EVERY,
     OPT_DEFINITION_EVERY,
+    OPT_PACKET_BYTES,
     OPT_FAULT_BASE = 1000, /* + 2 * flag index + line */
 };
 
@@ -110,6 +112,7 @@ static void usage(FILE *out)
             "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate "
             "PPS|--realtime X]\n"
             "         --report F.json  --vlan ID  --line-a G:P --line-b G:P --no-line-b\n"
+            "         --packet-bytes N (fill packets to N payload bytes, as at peak)\n"
             "         --snapshot-addr G:P --snapshot-mbo-addr G:P --definition-addr G:P (mdp3)\n"
             "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
             "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
@@ -213,6 +216,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"snapshot-mbo-addr", required_argument, NULL, OPT_SNAPSHOT_MBO_ADDR},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
+        {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
         {"help", no_argument, NULL, 'h'},
     };
     enum { N_BASE = sizeof(base_opts) / sizeof(base_opts[0]) };
@@ -341,6 +345,14 @@ static int parse_options(int argc, char **argv, struct options *o)
         case OPT_DEFINITION_EVERY:
             rc = parse_u32(optarg, &o->mdp3.definition_every);
             break;
+        case OPT_PACKET_BYTES:
+            /* ITCH takes 100.. and MDP3 1000.. (a snapshot of both books fits a packet) */
+            rc = parse_u64(optarg, &v);
+            if (rc == 0 &&
+                (v < (strcmp(o->protocol, "itch") == 0 ? 100 : 1000) || v > TP_SIM_MAX_PAYLOAD))
+                rc = -EINVAL;
+            o->packet_bytes = (uint16_t)v;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -453,7 +465,8 @@ static int open_rerequest(const struct options *o, struct tp_sim_rerequest_serve
     struct tp_sim_endpoint where;
     int rc = tp_sim_endpoint_parse(o->rerequest_addr, &where);
     if (rc == 0)
-        rc = tp_sim_mold_store_init(store, o->rerequest_window, 1400);
+        rc = tp_sim_mold_store_init(store, o->rerequest_window,
+                                    o->packet_bytes ? o->packet_bytes : 1400);
     if (rc == 0)
         rc = tp_sim_rerequest_open(srv, store, where.group, where.port);
     if (rc == 0)
@@ -499,6 +512,8 @@ static int run_itch(struct options *o, struct tp_sim_model *m, json_t *report)
         struct tp_sim_mold_params mp;
         tp_sim_mold_params_default(&mp);
         mp.reset_at_message = o->seq_reset_at;
+        if (o->packet_bytes > 0)
+            tp_sim_mold_params_fill(&mp, o->packet_bytes);
         struct tp_sim_packet_sink to_faults = {.packet = faults_packet, .ctx = &out.faults};
         if (rc == 0)
             rc = tp_sim_mold_init(&mold, &mp, &to_faults, srv.fd >= 0 ? &store : NULL);
@@ -560,6 +575,10 @@ static int run_mdp3(struct options *o, struct tp_sim_model *m, json_t *report)
     struct tp_sim_packet_sink to_faults = {.packet = faults_packet, .ctx = &out.faults};
     o->mdp3.depth = o->depth;
     o->mdp3.reset_at_message = o->seq_reset_at;
+    if (o->packet_bytes > 0) {
+        o->mdp3.max_payload = o->packet_bytes;
+        o->mdp3.pack_window_ns = TP_SIM_PACK_FILL;
+    }
     rc = tp_sim_mdp3_init(&feed, m, &o->mdp3, &to_faults);
     if (rc == -EINVAL)
         fprintf(stderr, "tickplane-sim mdp3: --depth must be %d..%d\n", TP_SIM_IMPLIED_DEPTH,
@@ -598,6 +617,8 @@ int main(int argc, char **argv)
                   (json_int_t)o.model.instruments, "messages_requested", (json_int_t)o.messages);
     rc = strcmp(o.protocol, "itch") == 0 ? run_itch(&o, &m, report) : run_mdp3(&o, &m, report);
     json_object_set_new(report, "events", json_integer((json_int_t)m.events_total));
+    if (o.packet_bytes > 0) /* absent by default: the default report stays as it was */
+        json_object_set_new(report, "packet_bytes", json_integer(o.packet_bytes));
     if (rc == 0 && o.truth_path != NULL) {
         uint32_t implied = strcmp(o.protocol, "mdp3") == 0 ? TP_SIM_IMPLIED_DEPTH : 0;
         rc = tp_sim_truth_write(&m, o.depth, implied, o.truth_path);

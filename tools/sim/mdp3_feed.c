@@ -101,6 +101,9 @@ static int flush_stream(struct tp_sim_mdp3_feed *f, int s)
     st->pkt.stream = (uint8_t)s;
     st->pkt.index = st->index++;
     st->pkt.time_ns = st->last_time_ns; /* sent when its last message is ready */
+    /* A full packet holds many events: it is sent (SendingTime) after the last one's match. */
+    if (f->params.pack_window_ns == TP_SIM_PACK_FILL)
+        mktdata_store_u64(st->pkt.data + 4, f->params.midnight_epoch_ns + st->last_time_ns);
     return f->sink.packet(f->sink.ctx, &st->pkt);
 }
 
@@ -120,7 +123,8 @@ static int put_message(struct tp_sim_mdp3_feed *f, int s, const uint8_t *msg, si
 {
     struct tp_sim_mdp3_stream *st = &f->stream[s];
     int rc;
-    if (st->open && f->now_ns > st->first_time_ns + f->params.pack_window_ns &&
+    if (st->open &&
+        tp_sim_past_pack_window(st->first_time_ns, f->now_ns, f->params.pack_window_ns) &&
         (rc = flush_stream(f, s)) < 0)
         return rc;
     for (int attempt = 0; attempt < 2; attempt++) {

@@ -58,7 +58,9 @@ struct tp_sim_mdp3_params {
     uint32_t definition_every; /* incremental packets between definition batches (0: start only) */
     uint32_t definition_batch;
     uint64_t reset_at_message; /* channel reset before this model event (0: none) */
-    uint64_t pack_window_ns;   /* messages this close to a packet's first go in it */
+    uint64_t pack_window_ns;   /* messages this close to a packet's first go in it; with
+                                * TP_SIM_PACK_FILL packets fill to max_payload and SendingTime is
+                                * their last message's time (several events per packet) */
     uint16_t max_payload;
     int16_t appl_id;            /* channel id */
     uint64_t midnight_epoch_ns; /* SendingTime/TransactTime = this + venue time */

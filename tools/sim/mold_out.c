@@ -16,6 +16,13 @@ void tp_sim_mold_params_default(struct tp_sim_mold_params *p)
     p->max_messages = 64;
 }
 
+void tp_sim_mold_params_fill(struct tp_sim_mold_params *p, uint16_t bytes)
+{
+    p->pack_window_ns = TP_SIM_PACK_FILL;
+    p->max_payload = bytes;
+    p->max_messages = TP_MOLD_END_OF_SESSION - 1; /* the writer's own limit */
+}
+
 int tp_sim_mold_init(struct tp_sim_mold_out *o, const struct tp_sim_mold_params *p,
                      const struct tp_sim_packet_sink *sink, struct tp_sim_mold_store *store)
 {
@@ -69,7 +76,7 @@ int tp_sim_mold_message(void *ctx, const uint8_t *msg, size_t len, uint64_t time
     if (o->params.reset_at_message != 0 && o->messages == o->params.reset_at_message)
         rc = reset_sequence(o);
     if (rc == 0 && o->open &&
-        (time_ns > o->first_time_ns + o->params.pack_window_ns ||
+        (tp_sim_past_pack_window(o->first_time_ns, time_ns, o->params.pack_window_ns) ||
          o->writer.count >= o->params.max_messages || o->writer.len + 2 + len > o->writer.cap))
         rc = close_packet(o);
     if (rc < 0)

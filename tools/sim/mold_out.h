@@ -4,7 +4,8 @@
  * Promises:
  * - Messages are packed in order; a packet closes when the next message is more than
  *   pack_window_ns later than the packet's first one, when it would exceed max_payload bytes,
- *   or at max_messages. Sequence numbers count messages from 1, as MoldUDP64 does.
+ *   or at max_messages. tp_sim_mold_params_fill packs as a venue at peak: every packet full.
+ *   Sequence numbers count messages from 1, as MoldUDP64 does.
  * - A sequence reset (reset_at_message > 0) starts a new session (the last digits of the session
  *   name count sessions) whose sequence numbers start again at 1; the reset is recorded.
  * - finish() ends the session with an end-of-session packet (MessageCount 0xFFFF).
@@ -30,6 +31,8 @@ struct tp_sim_mold_params {
 };
 
 void tp_sim_mold_params_default(struct tp_sim_mold_params *p);
+/* No time window, no message limit: packets close only when the next message passes bytes. */
+void tp_sim_mold_params_fill(struct tp_sim_mold_params *p, uint16_t bytes);
 
 struct tp_sim_mold_out {
     struct tp_sim_mold_params params;

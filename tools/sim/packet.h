@@ -6,10 +6,23 @@
 #ifndef TP_SIM_PACKET_H
 #define TP_SIM_PACKET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Largest UDP payload the simulator builds (a 1500-byte MTU minus IPv4 and UDP headers). */
 #define TP_SIM_MAX_PAYLOAD 1472
+
+/*
+ * A packetizer's pack_window_ns for a venue at peak (--packet-bytes): no time limit, each packet
+ * takes consecutive messages until the next one would pass its payload limit.
+ */
+#define TP_SIM_PACK_FILL UINT64_MAX
+
+/* True when a message at time_ns no longer joins a packet whose first message left at first_ns. */
+static inline bool tp_sim_past_pack_window(uint64_t first_ns, uint64_t time_ns, uint64_t window_ns)
+{
+    return time_ns > first_ns && time_ns - first_ns > window_ns;
+}
 
 enum tp_sim_stream {
     TP_SIM_STREAM_INCREMENTAL = 0,  /* ITCH MoldUDP64 / MDP3 incremental: faults apply here */
