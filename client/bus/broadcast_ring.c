@@ -76,6 +76,7 @@ void tp_ring_writer_init(struct tp_ring_writer *w, void *mem)
     w->intent = atomic_load_explicit(&s->tail_intent, memory_order_relaxed);
     w->latest = atomic_load_explicit(&s->latest, memory_order_relaxed);
     w->intent_chunk = s->capacity / 16 < INTENT_CHUNK_MAX ? s->capacity / 16 : INTENT_CHUNK_MAX;
+    /* limit stays 0: the first claim takes tp_ring_claim_slow, which sets it. */
 }
 
 /* Zero ring bytes for positions [from, to) (less than a capacity), wrapping at the end. */
@@ -133,7 +134,12 @@ void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
         announce(w, pos + aligned);
     }
     w->claim_pos = pos;
+    w->claim_end = pos + aligned;
     w->claim_length = length;
+    /* Claims below the announced chunk and the end of this lap of the data area take the
+     * inline path. */
+    uint64_t lap_end = (pos & ~w->mask) + w->capacity;
+    w->limit = w->intent < lap_end ? w->intent : lap_end;
     return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
 }
 

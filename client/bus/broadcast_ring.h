@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TP_RING_ALIGN         8u
 #define TP_RING_RECORD_HEADER 24u
@@ -62,6 +63,7 @@ struct tp_ring_record {
     uint64_t sequence;   /* writer's record sequence, 1.. ; 0 for padding */
 };
 _Static_assert(sizeof(struct tp_ring_record) == TP_RING_RECORD_HEADER, "record header size");
+_Static_assert(offsetof(struct tp_ring_record, sequence) == 16, "record header layout");
 
 struct tp_ring_params {
     uint64_t capacity;   /* data bytes, a power of two >= TP_RING_MIN_CAPACITY */
@@ -92,6 +94,8 @@ struct tp_ring_writer {
     uint64_t latest;        /* start of the last committed record (published by flush) */
     uint64_t padded;        /* bytes skipped at the end of the data area so far (padding) */
     uint64_t claim_pos;     /* position of the claimed record, valid between claim and commit */
+    uint64_t claim_end;     /* claim_pos plus the record's aligned length */
+    uint64_t limit;         /* claims ending at or below it need no announcement and do not wrap */
     uint32_t claim_length;
     uint32_t max_record;
 };
@@ -148,14 +152,14 @@ void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len);
  */
 static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len)
 {
-    uint64_t aligned = TP_RING_ALIGN_UP((uint64_t)TP_RING_RECORD_HEADER + payload_len);
-    uint64_t pos = w->tail, off = pos & w->mask;
-    if (payload_len > w->max_record - TP_RING_RECORD_HEADER || pos + aligned > w->intent ||
-        aligned > w->capacity - off)
+    uint32_t length = TP_RING_RECORD_HEADER + payload_len;
+    uint64_t pos = w->tail, end = pos + TP_RING_ALIGN_UP((uint64_t)length);
+    if (payload_len > w->max_record - TP_RING_RECORD_HEADER || end > w->limit)
         return tp_ring_claim_slow(w, payload_len);
     w->claim_pos = pos;
-    w->claim_length = TP_RING_RECORD_HEADER + payload_len;
-    return w->shared->data + off + TP_RING_RECORD_HEADER;
+    w->claim_end = end;
+    w->claim_length = length;
+    return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
 }
 
 /*
@@ -169,16 +173,17 @@ static inline uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_
 {
     struct tp_ring_record *rec =
         (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
+    struct tp_ring_record head = {.length = w->claim_length,
+                                  .type = type,
+                                  .topic = topic,
+                                  .instrument = instrument,
+                                  .flags = flags};
+    memcpy(rec, &head, offsetof(struct tp_ring_record, sequence)); /* two 8-byte stores */
     uint64_t sequence = w->next_sequence++;
-    rec->length = w->claim_length;
-    rec->type = type;
-    rec->topic = topic;
-    rec->instrument = instrument;
-    rec->flags = flags;
     /* Last, with release: seeing the sequence means the record is complete. */
     __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
     w->latest = w->claim_pos;
-    w->tail = w->claim_pos + TP_RING_ALIGN_UP(w->claim_length);
+    w->tail = w->claim_end;
     return sequence;
 }
 

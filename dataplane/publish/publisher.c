@@ -493,13 +493,17 @@ static inline void note_level(struct tp_publisher *pub, const struct tp_book_cha
 }
 
 /*
- * How many of the n records after ORDER record c are level changes its OrderEvent carries: the
- * LEVEL records of the instrument's aggregated order book that follow it (the level the order
- * left or joined; a modify to a new price has two), when that book is the instrument's depth.
+ * How many of the records after ORDER record c, up to end, are level changes its OrderEvent
+ * carries: the LEVEL records of the instrument's aggregated order book that follow it (the level
+ * the order left or joined; a modify to a new price has two), when that book is the instrument's
+ * depth.
  */
 _Static_assert(TP_LEVEL_NEW < 3 && TP_LEVEL_CHANGE < 3 && TP_LEVEL_DELETE < 3 &&
                    TP_LEVEL_DELETE_THRU >= 3 && TP_LEVEL_DELETE_FROM >= 3 && TP_LEVEL_OVERLAY >= 3,
                "the level actions an OrderEvent carries are those below 3");
+_Static_assert((int)TP_LEVEL_NEW == OUT_LEVEL_NEW && (int)TP_LEVEL_CHANGE == OUT_LEVEL_CHANGE &&
+                   (int)TP_LEVEL_DELETE == OUT_LEVEL_DELETE,
+               "those actions are their tpout LevelAction values");
 static inline bool order_level(const struct tp_book_change *order, const struct tp_book_change *l)
 {
     return l->kind == TP_CHANGE_LEVEL && l->book == TP_BOOK_ORDERS && l->action < 3 &&
@@ -507,14 +511,14 @@ static inline bool order_level(const struct tp_book_change *order, const struct 
 }
 
 static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
-                                    uint32_t n)
+                                    const struct tp_book_change *end)
 {
-    if (n == 0 || !order_level(c, &c[1]) || !orders_are_depth(pub, c->instrument))
+    const struct tp_book_change *l = c + 1;
+    if (l == end || !order_level(c, l) || !orders_are_depth(pub, c->instrument))
         return 0;
-    uint32_t k = 1;
-    while (k < n && order_level(c, &c[k + 1]))
-        k++;
-    return k;
+    while (++l < end && order_level(c, l))
+        ;
+    return (uint32_t)(l - c - 1);
 }
 
 /*
@@ -560,8 +564,9 @@ static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_cha
     tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
     uint8_t *e = b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + GROUP_HDR;
     for (const struct tp_book_change *l = c + 1; l <= c + k; l++, e += LEVEL_ENTRY) {
-        write_level(e, l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level,
-                    out_level_action(l->action), l->price, l->qty, l->count);
+        /* order_level took NEW, CHANGE and DELETE only: their tpout actions have their values */
+        write_level(e, l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level, l->action, l->price,
+                    l->qty, l->count);
         if (tracked)
             note_depth_level(pub, l);
     }
@@ -653,8 +658,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         }
         case TP_CHANGE_ORDER:
             /* An order and the levels it changed go as one record (order-only books). */
-            r +=
-                publish_order(pub, r, order_levels(pub, r, (uint32_t)(end - r - 1)), tracked, info);
+            r += publish_order(pub, r, order_levels(pub, r, end), tracked, info);
             break;
         case TP_CHANGE_TRADE:
             publish_trade(pub, r, info);
