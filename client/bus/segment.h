@@ -8,8 +8,15 @@
  *     a new one under a temporary name, renames it over the old name and marks the old file
  *     REPLACED; a writer that closes cleanly marks its file CLOSED. A reader sees either in one
  *     load of the header's state word (tp_seg_writer_gone), which is cheap enough for a poll loop.
- *     A writer that died without marking anything is found by tp_seg_check_writer (a syscall: for
- *     side paths, not for the poll loop).
+ *   - a reader learns that the writer died without marking anything (SIGKILL, the OOM killer):
+ *     a writer that keeps a heartbeat (the daemon) stores CLOCK_MONOTONIC in every header it
+ *     writes at least every few milliseconds (tp_seg_heartbeat); a reader compares it with its
+ *     own clock (tp_seg_heartbeat_stale: one vDSO clock read and one load, no syscall in
+ *     practice). CLOCK_MONOTONIC is one clock for the whole machine, so this works for a reader
+ *     in another PID namespace (a container), where the writer's pid means nothing; it does not
+ *     work across time namespaces (they offset CLOCK_MONOTONIC) or across machines.
+ *     A writer that keeps no heartbeat (heartbeat 0: tools, tests, a replay) is found by
+ *     tp_seg_check_writer's pid check (a syscall: for side paths, not for the poll loop).
  *
  * The writer maps read-write; readers map PROT_READ only, so a reader cannot corrupt the bus.
  * Mode and group of the file are applied with fchmod/fchown before the file becomes visible.
@@ -22,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /*
  * Layout version 2: an instance may have several rings (one per data lcore) and ring 0's header
@@ -29,12 +37,23 @@
  * silently. Version 3: rings carry tpout version 3, whose OrderEvents of order-only books hold
  * their level changes under the record tag TP_RECORD_ORDER_DEPTH; a version-2 reader would drop
  * those records (an unknown tag) and with them the depth and orders of those books, silently.
+ * Version 4: the header carries the writer's PID namespace (params[] moved) and heartbeat; a
+ * version-3 reader would misread params[] and take a killed daemon's segments for a live, quiet
+ * market.
  */
 #define TP_SEG_MAGIC          0x3153454e414c504bULL /* "KPLANES1" little-endian */
-#define TP_SEG_LAYOUT_VERSION 3u
+#define TP_SEG_LAYOUT_VERSION 4u
 #define TP_SEG_HEADER_SIZE    4096u /* data starts page-aligned after the header */
 #define TP_SEG_NAME_MAX       64u
 #define TP_SEG_PARAMS         8u
+
+/*
+ * How old a heartbeat may be before readers take the writer for dead, unless the reader says
+ * otherwise (libtickplane: tp_client_options.heartbeat_timeout_ms or the environment variable
+ * TICKPLANE_HEARTBEAT_TIMEOUT_MS). The daemon beats every 10 ms when idle; the margin covers a
+ * main lcore busy with a reload or a loaded machine.
+ */
+#define TP_SEG_HEARTBEAT_TIMEOUT_MS 2000u
 
 /* What a segment holds: a reader asks for the kind it expects. */
 enum tp_seg_kind {
@@ -62,9 +81,13 @@ struct tp_seg_header {
     uint64_t writer_epoch;   /* unique per creation: a reader compares it after re-attach */
     uint32_t writer_pid;
     uint32_t reserved;
+    uint64_t writer_pid_ns;              /* inode of the writer's PID namespace; 0: unknown */
     uint64_t params[TP_SEG_PARAMS];      /* kind-specific sizes, for tools that only read headers */
     char name[TP_SEG_NAME_MAX];          /* instance name */
     _Alignas(64) _Atomic uint32_t state; /* enum tp_seg_state; own cache line */
+    /* CLOCK_MONOTONIC ns of the writer's last beat; 0: this writer keeps no heartbeat. Own cache
+     * line: the beats do not disturb readers polling `state`. */
+    _Alignas(64) _Atomic uint64_t heartbeat_ns;
 };
 
 /* A mapped segment, in the mapping process's private memory. */
@@ -126,10 +149,45 @@ static inline int tp_seg_writer_gone(const struct tp_seg *seg)
     return atomic_load_explicit(&seg->hdr->state, memory_order_acquire) != TP_SEG_STATE_LIVE;
 }
 
+/* CLOCK_MONOTONIC in ns, the heartbeat's clock (vDSO: no syscall on Linux/x86-64). */
+static inline uint64_t tp_seg_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Writer: one beat (now_ns from tp_seg_clock_ns, never 0). One store, for the writer's
+ * control loop. */
+static inline void tp_seg_heartbeat(struct tp_seg *seg, uint64_t now_ns)
+{
+    atomic_store_explicit(&seg->hdr->heartbeat_ns, now_ns, memory_order_release);
+}
+
 /*
- * Side path (syscalls): 0 when the writer process is alive and the path still names this file;
- * -ESTALE when replaced/closed/renamed; -ESRCH when the writer process is gone.
+ * Reader: how long ago (ns) the writer last beat at now_ns; 0 when it keeps no heartbeat or beat
+ * after the reader read its clock. One load.
  */
-int tp_seg_check_writer(const struct tp_seg *seg);
+static inline uint64_t tp_seg_heartbeat_age(const struct tp_seg *seg, uint64_t now_ns)
+{
+    uint64_t beat = atomic_load_explicit(&seg->hdr->heartbeat_ns, memory_order_acquire);
+    return beat != 0 && now_ns > beat ? now_ns - beat : 0;
+}
+
+/* Reader: non-zero when the writer keeps a heartbeat and its last beat is older than max_age_ns. */
+static inline int tp_seg_heartbeat_stale(const struct tp_seg *seg, uint64_t now_ns,
+                                         uint64_t max_age_ns)
+{
+    return tp_seg_heartbeat_age(seg, now_ns) > max_age_ns;
+}
+
+/*
+ * Side path (syscalls): 0 when the writer is alive and the path still names this file; -ESTALE
+ * when replaced/closed/renamed; -EOWNERDEAD when the writer keeps a heartbeat and it is older
+ * than max_age_ns (killed or hung). The pid check is made only for a writer that keeps no
+ * heartbeat and runs in the reader's PID namespace (elsewhere its pid names another process or
+ * none): -ESRCH when that process is gone; such a writer in another namespace is taken as alive.
+ */
+int tp_seg_check_writer(const struct tp_seg *seg, uint64_t max_age_ns);
 
 #endif /* TP_SEGMENT_H */

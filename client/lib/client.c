@@ -103,12 +103,50 @@ static int open_counters(struct tp_client *c, const struct tp_client_options *op
     return 0;
 }
 
+/* The heartbeat timeout: the option, else the environment's, else the default. */
+static uint64_t heartbeat_timeout_ns(const struct tp_client_options *opt)
+{
+    unsigned long ms = opt->heartbeat_timeout_ms;
+    const char *env = getenv(TP_HEARTBEAT_TIMEOUT_ENV);
+    if (ms == 0 && env != NULL)
+        ms = strtoul(env, NULL, 10);
+    if (ms == 0)
+        ms = TP_HEARTBEAT_TIMEOUT_MS;
+    return (uint64_t)ms * 1000000u;
+}
+
+/* The oldest heartbeat among the instance's segments (ns ago; 0: fresh or none kept). */
+static uint64_t oldest_heartbeat(const struct tp_client *c, uint64_t now)
+{
+    uint64_t oldest = tp_seg_heartbeat_age(&c->bus.state_seg, now);
+    uint64_t age = tp_seg_heartbeat_age(&c->bus.counters_seg, now);
+    oldest = age > oldest ? age : oldest;
+    for (unsigned k = 0; k < c->bus.n_rings; k++) {
+        age = tp_seg_heartbeat_age(tp_bus_reader_ring_seg(&c->bus, k), now);
+        oldest = age > oldest ? age : oldest;
+    }
+    return oldest;
+}
+
 /* Map the instance and size everything that depends on it. */
 static int map_instance(struct tp_client *c, char *err, size_t err_len)
 {
     int rc = tp_bus_reader_open(&c->bus, c->dir, c->instance, err, err_len);
     if (rc != 0)
         return rc;
+    /* Still marked live, but its writer stopped beating: a killed daemon, not a quiet market. */
+    uint64_t age = oldest_heartbeat(c, tp_seg_clock_ns());
+    if (age > c->heartbeat_timeout_ns) {
+        if (err != NULL && err_len > 0)
+            snprintf(err, err_len,
+                     "instance %s: the daemon (pid %u) last beat %llu ms ago, more than the %llu "
+                     "ms allowed: it was killed or is hung; its segments stay until a new daemon "
+                     "replaces them",
+                     c->instance, c->bus.state_seg.hdr->writer_pid,
+                     (unsigned long long)(age / 1000000u),
+                     (unsigned long long)(c->heartbeat_timeout_ns / 1000000u));
+        return -EOWNERDEAD;
+    }
     uint32_t n = c->bus.state->instruments;
     for (uint32_t id = n; id < c->instruments; id++) {
         free(c->books[id]); /* a restarted writer with fewer instruments */
@@ -199,6 +237,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
         return fail(err, err_len, -ENAMETOOLONG, "shm_dir too long");
     }
     snprintf(c->dir, sizeof(c->dir), "%s", dir);
+    c->heartbeat_timeout_ns = heartbeat_timeout_ns(opt);
     uint32_t batch = opt->batch_bytes != 0 ? opt->batch_bytes : DEFAULT_BATCH;
     c->batch_size = (batch + 7u) & ~7u;
     int rc = map_instance(c, err, err_len);
@@ -779,12 +818,40 @@ int tp_ring_stats(const struct tp_client *c, unsigned ring, struct tp_ring_stats
     return 0;
 }
 
-int tp_check_writer(const struct tp_client *c)
+int tp_check_heartbeat(const struct tp_client *c)
 {
-    for (unsigned k = 0; k < c->bus.n_rings; k++) {
-        int rc = tp_seg_check_writer(tp_bus_reader_ring_seg(&c->bus, k));
+    const struct tp_seg *state = &c->bus.state_seg;
+    if (tp_seg_writer_gone(state))
+        return -ESTALE;
+    return tp_seg_heartbeat_stale(state, tp_seg_clock_ns(), c->heartbeat_timeout_ns) ? -EOWNERDEAD
+                                                                                     : 0;
+}
+
+/* Why tp_seg_check_writer said rc of seg, in tp_last_error. */
+static int writer_error(struct tp_client *c, const struct tp_seg *seg, int rc)
+{
+    unsigned pid = seg->hdr->writer_pid;
+    if (rc == -EOWNERDEAD)
+        return tp_cl_error(
+            c, rc,
+            "%s: the daemon (pid %u) last beat %llu ms ago, more than the %llu ms "
+            "allowed: it was killed or is hung",
+            seg->path, pid,
+            (unsigned long long)(tp_seg_heartbeat_age(seg, tp_seg_clock_ns()) / 1000000u),
+            (unsigned long long)(c->heartbeat_timeout_ns / 1000000u));
+    if (rc == -ESRCH)
+        return tp_cl_error(c, rc, "%s: the writer (pid %u) is gone", seg->path, pid);
+    return tp_cl_error(c, rc, "%s: the writer closed or replaced it, or it was removed", seg->path);
+}
+
+int tp_check_writer(struct tp_client *c)
+{
+    for (unsigned k = 0; k <= c->bus.n_rings; k++) {
+        const struct tp_seg *seg =
+            k < c->bus.n_rings ? tp_bus_reader_ring_seg(&c->bus, k) : &c->bus.state_seg;
+        int rc = tp_seg_check_writer(seg, c->heartbeat_timeout_ns);
         if (rc != 0)
-            return rc;
+            return writer_error(c, seg, rc);
     }
-    return tp_seg_check_writer(&c->bus.state_seg);
+    return 0;
 }

@@ -67,6 +67,7 @@ struct tp_client {
     /* Each venue code's name, as the daemon's config names it (learnt on connect). */
     char venue_names[VENUE_CODES][VENUE_NAME_MAX];
     char dir[200];
+    uint64_t heartbeat_timeout_ns; /* older heartbeats: the writer is dead or hung */
     struct tp_bus_reader bus;
     /* One reader per ring of the instance (one per data lcore), drained in turn. */
     unsigned n_rings;

@@ -53,7 +53,20 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         free(db);
         return NULL;
     }
+    /* Published a few microseconds ago without a heartbeat (readers accept that): it starts now,
+     * before the start-up's slower steps. */
+    tp_daemon_bus_heartbeat(db->writers);
     return db->writers;
+}
+
+void tp_daemon_bus_heartbeat(struct tp_bus_writer *bus)
+{
+    struct daemon_bus *db = daemon_bus_of(bus);
+    uint64_t now = tp_seg_clock_ns();
+    for (unsigned k = 0; k < db->n; k++)
+        tp_seg_heartbeat(&db->writers[k].ring_seg, now);
+    tp_seg_heartbeat(&bus->state_seg, now); /* writer 0's, shared by the others */
+    tp_seg_heartbeat(&bus->counters_seg, now);
 }
 
 struct tp_bus_writer *tp_daemon_bus_writer(struct tp_bus_writer *bus, unsigned k)

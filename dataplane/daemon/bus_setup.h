@@ -45,6 +45,16 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
                            const char *venue, const char *symbol, unsigned depth, char *err,
                            size_t err_size);
 
+/*
+ * Main lcore: one heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h).
+ * The main lcore beats, not the data lcores: a dead process stops it whatever its lcores were
+ * doing, a busy-polling data lcore would pay a clock read and a shared cache line write for
+ * nothing, and an idle one (no traffic) is not a dead one. A wedged data lcore is another
+ * failure, seen in its counters ("dp.ticks" stops growing, see dataplane.h). Called
+ * first by tp_daemon_bus_open, then at least every 10 ms by the control loop.
+ */
+void tp_daemon_bus_heartbeat(struct tp_bus_writer *bus);
+
 /* Marks every writer's segments closed (and removes them with unlink_files). */
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files);
 

@@ -323,6 +323,7 @@ int tp_dp_lcore_main(void *arg)
         }
         if (now >= next_counters) {
             read_nic_clocks(lc);
+            lc->stats.ticks++;
             export_counters(lc);
             next_counters = now + counter_period;
         }

@@ -62,6 +62,9 @@ struct tp_dp_stats {
     uint64_t tx_dropped;            /* no mbuf, no tx queue, or the queue was full */
     uint64_t rerequests_unresolved; /* re-request not sent: server MAC not known yet */
     uint64_t rx_nic_time; /* frames whose receive time is the NIC's stamp (else the TSC's) */
+    /* Counter exports of the loop (100 a second, traffic or not): when it stops growing while
+     * the daemon's heartbeat goes on, this lcore is wedged (the heartbeat is the main lcore's). */
+    uint64_t ticks;
 };
 
 struct tp_dp_lcore {

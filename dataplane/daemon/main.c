@@ -286,6 +286,7 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
     EXPORT("", &lc->stats, tx_dropped);
     EXPORT("", &lc->stats, host_frames);
     EXPORT("", &lc->stats, rx_nic_time);
+    EXPORT("", &lc->stats, ticks);
     const struct tp_classifier_counters *cc = tp_classifier_counters(lc->set.classifier);
     EXPORT(".classify", cc, matched);
     EXPORT(".classify", cc, no_flow);
@@ -614,16 +615,26 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
+ * bus's heartbeat, by which strategies tell a live daemon from a killed one.
+ */
+static void wait_a_tick(struct tp_daemon *d)
+{
+    if (control != NULL)
+        tp_control_plane_poll(control, 10);
+    else
+        usleep(10000);
+    tp_daemon_bus_heartbeat(d->bus);
+}
+
 /* The control plane: signals and the idle timeout, until told to stop. */
 static void control_loop(struct tp_daemon *d, const struct options *o)
 {
     uint64_t hz = rte_get_tsc_hz();
     uint64_t start = rte_rdtsc();
     while (!atomic_load(&quit)) {
-        if (control != NULL)
-            tp_control_plane_poll(control, 10);
-        else
-            usleep(10000);
+        wait_a_tick(d);
         if (o->idle_exit_ms == 0)
             continue;
         uint64_t now = rte_rdtsc(), last = 0;
@@ -833,8 +844,10 @@ int main(int argc, char **argv)
         rc = build_bus(&d);
     if (rc >= 0)
         rc = build_lcores(&d);
-    if (rc >= 0)
+    if (rc >= 0) {
+        tp_daemon_bus_heartbeat(d.bus); /* building the lcores' tables may take a while */
         rc = build_control(&d);
+    }
     if (rc < 0) {
         fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
         teardown(&d, true);
@@ -843,12 +856,8 @@ int main(int argc, char **argv)
     }
     /* --start-after: at most 30 s, serving the control socket meanwhile. */
     for (double until = mono_s() + 30; o.start_after != NULL && mono_s() < until &&
-                                       access(o.start_after, F_OK) != 0 && !atomic_load(&quit);) {
-        if (control != NULL)
-            tp_control_plane_poll(control, 10);
-        else
-            usleep(10000);
-    }
+                                       access(o.start_after, F_OK) != 0 && !atomic_load(&quit);)
+        wait_a_tick(&d);
     double t0 = mono_s();
     for (unsigned l = 0; l < d.n_lcores; l++) {
         struct tp_dp_lcore *lc = &d.lcores[l].lc;

@@ -2,7 +2,7 @@
  * libtickplane against a real bus instance: filtering, the views (depth, top only on change,
  * trades, status, channel events), a strategy's own transformer, late join from the state table,
  * lap -> loss event -> resync, batch limit and lag, malformed payloads, writer restart, version
- * refusal, and the reader's counters segment.
+ * refusal, the reader's counters segment, and a killed writer's stale heartbeat.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -561,6 +561,79 @@ static void test_restart_version_and_reader_counters(void **state)
     free(w2);
 }
 
+/* Every segment of the writer's instance beats at `when` (what the daemon's control loop does). */
+static void beat_all(struct writer *w, uint64_t when)
+{
+    tp_seg_heartbeat(&w->bus.ring_seg, when);
+    tp_seg_heartbeat(&w->bus.state_seg, when);
+    tp_seg_heartbeat(&w->bus.counters_seg, when);
+}
+
+/*
+ * A killed daemon leaves its segments LIVE: tp_attach refuses them once the heartbeat is older
+ * than the timeout (the option's, the environment's, or 2 s), tp_check_heartbeat and
+ * tp_check_writer report it to a strategy attached before; a fresh heartbeat or none (a writer
+ * that keeps none) is accepted.
+ */
+static void test_stale_heartbeat_refused(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "beat", 1 << 16);
+    char err[256] = "";
+    struct tp_client *c = attach("beat"); /* keeps no heartbeat: accepted */
+    assert_int_equal(tp_check_heartbeat(c), 0);
+    assert_int_equal(tp_check_writer(c), 0);
+    tp_detach(c);
+
+    uint64_t now = tp_seg_clock_ns();
+    beat_all(w, now);
+    c = attach("beat");
+    assert_int_equal(tp_check_heartbeat(c), 0);
+    assert_int_equal(tp_check_writer(c), 0);
+
+    /* The daemon is killed: 3 s without a beat. The strategy attached before is told. */
+    beat_all(w, now - 3000000000ull);
+    assert_int_equal(tp_check_heartbeat(c), -EOWNERDEAD);
+    assert_int_equal(tp_check_writer(c), -EOWNERDEAD);
+    assert_non_null(strstr(tp_last_error(c), "last beat"));
+    assert_non_null(strstr(tp_last_error(c), "killed or is hung"));
+    tp_detach(c);
+
+    /* One started afterwards is refused, with the reason. */
+    struct tp_client_options opt = {.shm_dir = dir};
+    c = NULL;
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
+    assert_null(c);
+    assert_non_null(strstr(err, "instance beat"));
+    assert_non_null(strstr(err, "more than the 2000 ms allowed"));
+
+    /* The timeout is the caller's: the option, else the environment. */
+    opt.heartbeat_timeout_ms = 5000;
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    assert_int_equal(tp_check_heartbeat(c), 0);
+    tp_detach(c);
+    opt.heartbeat_timeout_ms = 0;
+    setenv(TP_HEARTBEAT_TIMEOUT_ENV, "5000", 1);
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    tp_detach(c);
+    setenv(TP_HEARTBEAT_TIMEOUT_ENV, "1000", 1);
+    beat_all(w, tp_seg_clock_ns() - 1500000000ull);
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
+    assert_non_null(strstr(err, "more than the 1000 ms allowed"));
+    unsetenv(TP_HEARTBEAT_TIMEOUT_ENV);
+
+    /* Every segment of the instance counts: here only the counters segment stopped. */
+    beat_all(w, tp_seg_clock_ns());
+    tp_seg_heartbeat(&w->bus.counters_seg, tp_seg_clock_ns() - 3000000000ull);
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
+    beat_all(w, tp_seg_clock_ns());
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_user_transformer_batch_limit_and_lag),
         cmocka_unit_test(test_malformed_payloads_counted),
         cmocka_unit_test(test_restart_version_and_reader_counters),
+        cmocka_unit_test(test_stale_heartbeat_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,8 +1,12 @@
-/* Segment files: header checks with clear refusals, mode/group, read-only readers, restarts. */
+/*
+ * Segment files: header checks with clear refusals, mode/group, read-only readers, restarts, and
+ * the writer's heartbeat (a killed writer's segment is told from a live one without its pid).
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +21,9 @@
 #include "bus/bus.h"
 #include "bus/segment.h"
 #include "tmpdir.h"
+
+#define TIMEOUT_NS ((uint64_t)TP_SEG_HEARTBEAT_TIMEOUT_MS * 1000000u)
+#define MS         1000000ull
 
 static char dir[64];
 
@@ -76,7 +83,7 @@ static void test_attach_checks_header(void **state)
     assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), 0);
     assert_int_equal(r.hdr->writer_epoch, w.hdr->writer_epoch);
     assert_false(tp_seg_writer_gone(&r));
-    assert_int_equal(tp_seg_check_writer(&r), 0);
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), 0);
     tp_seg_close(&r);
 
     /* Wrong kind. */
@@ -118,7 +125,7 @@ static void test_attach_checks_header(void **state)
     tp_seg_unlink(&w);
     tp_seg_close(&w);
     assert_true(tp_seg_writer_gone(&r));
-    assert_int_equal(tp_seg_check_writer(&r), -ESTALE);
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), -ESTALE);
     tp_seg_close(&r);
 }
 
@@ -178,7 +185,7 @@ static void test_writer_restart_detected(void **state)
     /* A second writer (a restarted daemon) replaces the file while the first is still mapped. */
     create_live(&w2, "restart", TP_SEG_RING, 0644);
     assert_true(tp_seg_writer_gone(&r1));
-    assert_int_equal(tp_seg_check_writer(&r1), -ESTALE);
+    assert_int_equal(tp_seg_check_writer(&r1, TIMEOUT_NS), -ESTALE);
     assert_int_equal(tp_seg_attach(&r2, w2.path, TP_SEG_RING, err, sizeof(err)), 0);
     assert_false(tp_seg_writer_gone(&r2));
     assert_true(r2.ino != r1.ino);
@@ -192,6 +199,20 @@ static void test_writer_restart_detected(void **state)
     tp_seg_close(&w2);
 }
 
+/* In a forked writer: create and publish a small segment at path, or exit 1. */
+static void child_publishes(struct tp_seg *w, const char *path, uint32_t kind)
+{
+    char err[256];
+    struct tp_seg_create_params p = {.path = path,
+                                     .instance = "child",
+                                     .kind = kind,
+                                     .data_size = 100,
+                                     .mode = 0644,
+                                     .gid = (gid_t)-1};
+    if (tp_seg_create(w, &p, err, sizeof(err)) != 0 || tp_seg_publish(w, err, sizeof(err)) != 0)
+        _exit(1);
+}
+
 static void test_dead_writer_found_by_check(void **state)
 {
     (void)state;
@@ -200,14 +221,7 @@ static void test_dead_writer_found_by_check(void **state)
     pid_t pid = fork();
     if (pid == 0) {
         struct tp_seg w;
-        struct tp_seg_create_params p = {.path = path,
-                                         .instance = "dead",
-                                         .kind = TP_SEG_RING,
-                                         .data_size = 100,
-                                         .mode = 0644,
-                                         .gid = (gid_t)-1};
-        if (tp_seg_create(&w, &p, err, sizeof(err)) != 0 || tp_seg_publish(&w, err, sizeof(err)))
-            _exit(1);
+        child_publishes(&w, path, TP_SEG_RING);
         _exit(0); /* dies without closing: the segment stays LIVE */
     }
     int status;
@@ -216,9 +230,104 @@ static void test_dead_writer_found_by_check(void **state)
     struct tp_seg r;
     assert_int_equal(tp_seg_attach(&r, path, TP_SEG_RING, err, sizeof(err)), 0);
     assert_false(tp_seg_writer_gone(&r));
-    assert_int_equal(tp_seg_check_writer(&r), -ESRCH);
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), -ESRCH);
     tp_seg_close(&r);
     unlink(path);
+}
+
+/*
+ * A writer that keeps a heartbeat: fresh, it is alive (also when its pid is dead, as a writer in
+ * another PID namespace looks); stale, it is dead (-EOWNERDEAD) whatever its pid says.
+ */
+static void test_heartbeat_tells_alive_from_dead(void **state)
+{
+    (void)state;
+    struct tp_seg w, r;
+    char err[256];
+    create_live(&w, "beat", TP_SEG_RING, 0644);
+    assert_int_equal(w.hdr->heartbeat_ns, 0); /* keeps none until the writer beats */
+    assert_true(w.hdr->writer_pid_ns != 0);   /* /proc is mounted here */
+    assert_int_equal(tp_seg_attach(&r, w.path, TP_SEG_RING, err, sizeof(err)), 0);
+    uint64_t now = tp_seg_clock_ns();
+    assert_int_equal(tp_seg_heartbeat_age(&r, now), 0);
+    assert_false(tp_seg_heartbeat_stale(&r, now, 0));
+
+    tp_seg_heartbeat(&w, now - 500 * MS);
+    assert_int_equal(tp_seg_heartbeat_age(&r, now), 500 * MS);
+    assert_false(tp_seg_heartbeat_stale(&r, now, 500 * MS));
+    assert_true(tp_seg_heartbeat_stale(&r, now, 499 * MS));
+    assert_int_equal(tp_seg_check_writer(&r, 1000 * MS), 0);
+    assert_int_equal(tp_seg_check_writer(&r, 100 * MS), -EOWNERDEAD);
+
+    /* A beat after the reader read its clock is not an age. */
+    tp_seg_heartbeat(&w, now + 5 * MS);
+    assert_int_equal(tp_seg_heartbeat_age(&r, now), 0);
+
+    /* The pid is not consulted while the writer beats: a dead pid with a fresh heartbeat. */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    w.hdr->writer_pid = (uint32_t)child;
+    tp_seg_heartbeat(&w, tp_seg_clock_ns());
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), 0);
+    /* Stale with a live pid (ours): dead or hung all the same. */
+    w.hdr->writer_pid = (uint32_t)getpid();
+    tp_seg_heartbeat(&w, tp_seg_clock_ns() - 3 * TIMEOUT_NS);
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), -EOWNERDEAD);
+
+    /* No heartbeat and a dead pid: the pid check decides, in the writer's PID namespace only. */
+    atomic_store(&w.hdr->heartbeat_ns, 0);
+    w.hdr->writer_pid = (uint32_t)child;
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), -ESRCH);
+    w.hdr->writer_pid_ns ^= 1; /* another namespace: the pid there may be anyone's */
+    assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), 0);
+    w.hdr->writer_pid = (uint32_t)getpid();
+    tp_seg_close(&r);
+    tp_seg_unlink(&w);
+    tp_seg_close(&w);
+}
+
+/* A beating writer killed outright: its segment stays LIVE, its heartbeat ages past the timeout. */
+static void test_killed_beating_writer(void **state)
+{
+    (void)state;
+    char path[256], err[256];
+    assert_int_equal(tp_seg_path(path, sizeof(path), dir, "killed", "state"), 0);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct tp_seg w;
+        child_publishes(&w, path, TP_SEG_STATE);
+        tp_seg_heartbeat(&w, tp_seg_clock_ns());
+        if (write(ready[1], "x", 1) != 1)
+            _exit(1);
+        for (;;) { /* the daemon's control loop */
+            tp_seg_heartbeat(&w, tp_seg_clock_ns());
+            usleep(5000);
+        }
+    }
+    char x;
+    assert_int_equal(read(ready[0], &x, 1), 1);
+    struct tp_seg r;
+    assert_int_equal(tp_seg_attach(&r, path, TP_SEG_STATE, err, sizeof(err)), 0);
+    usleep(100000);
+    assert_int_equal(tp_seg_check_writer(&r, 200 * MS), 0); /* beating every 5 ms */
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    waitpid(pid, NULL, 0);
+    uint64_t killed = tp_seg_clock_ns();
+    assert_false(tp_seg_writer_gone(&r)); /* nobody marked it */
+    while (tp_seg_check_writer(&r, 200 * MS) == 0)
+        usleep(1000);
+    uint64_t noticed = tp_seg_clock_ns() - killed;
+    assert_int_equal(tp_seg_check_writer(&r, 200 * MS), -EOWNERDEAD);
+    /* Within the timeout of the last beat (at most 5 ms before the kill), and a poll's slack. */
+    assert_true(noticed >= 190 * MS && noticed <= 300 * MS);
+    tp_seg_close(&r);
+    unlink(path);
+    close(ready[0]);
+    close(ready[1]);
 }
 
 static void test_bus_instance_refuses_bad_sizes(void **state)
@@ -261,6 +370,8 @@ int main(void)
         cmocka_unit_test(test_reader_mapping_is_read_only),
         cmocka_unit_test(test_writer_restart_detected),
         cmocka_unit_test(test_dead_writer_found_by_check),
+        cmocka_unit_test(test_heartbeat_tells_alive_from_dead),
+        cmocka_unit_test(test_killed_beating_writer),
         cmocka_unit_test(test_bus_instance_refuses_bad_sizes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -284,11 +284,22 @@ struct tp_client_options {
     uint32_t batch_bytes;  /* private copy buffer; 0: 64 KiB */
     int no_reader_segment; /* 1: keep this reader's counters in private memory only */
     unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0644 */
+    /* How old the daemon's heartbeat may be before it is taken for dead (ms); 0: the variable
+     * TICKPLANE_HEARTBEAT_TIMEOUT_MS if set, else TP_HEARTBEAT_TIMEOUT_MS. */
+    unsigned heartbeat_timeout_ms;
 };
+
+#define TP_HEARTBEAT_TIMEOUT_ENV "TICKPLANE_HEARTBEAT_TIMEOUT_MS"
+#define TP_HEARTBEAT_TIMEOUT_MS  2000u /* the daemon beats every 10 ms or so */
 
 /*
  * Attach to instance `instance`. Refuses (with a reason in err) segments of another layout
- * version (-EPROTONOSUPPORT), missing (-ENOENT) or stale (-ESTALE) ones. opt may be NULL.
+ * version (-EPROTONOSUPPORT), missing (-ENOENT) or stale (-ESTALE) ones, and with -EOWNERDEAD
+ * segments still marked live whose writer's heartbeat is older than the heartbeat timeout: the
+ * daemon was killed (SIGKILL, the OOM killer) or is hung, and until a new daemon replaces them
+ * they would look like a quiet market. A daemon that is starting is never refused (its heartbeat
+ * is fresh, or not begun yet). Writers that keep no heartbeat (tools, tests) are not checked.
+ * opt may be NULL.
  * The reader starts at the current end of the ring: subscribe, then read the state table for
  * the current books (tp_subscribe does this for DEPTH/TOP).
  */
@@ -402,8 +413,26 @@ unsigned tp_ring_count(const struct tp_client *c);
 /* 0, or -ERANGE for a ring the instance does not have. */
 int tp_ring_stats(const struct tp_client *c, unsigned ring, struct tp_ring_stats *out);
 
-/* Slow path (syscalls): 0 when the writer is alive, -ESTALE / -ESRCH otherwise. */
-int tp_check_writer(const struct tp_client *c);
+/*
+ * The daemon's liveness. The daemon's main lcore stores CLOCK_MONOTONIC in the header of every
+ * segment of the instance about every 10 ms (its heartbeat); CLOCK_MONOTONIC is one clock for
+ * the machine, so this holds for a strategy in another PID namespace (container) too, but not in
+ * another time namespace.
+ *
+ * tp_check_heartbeat: cheap enough for the poll loop (no syscall: one vDSO clock read and two
+ * loads, some 20-30 ns): 0 while the writer is alive; -EOWNERDEAD when its heartbeat is older
+ * than the heartbeat timeout (killed, or its main lcore hung): detach and attach again until a
+ * new daemon is up; -ESTALE when it closed or replaced the instance (tp_poll returns -ESTALE
+ * once the records it published are read: then tp_reattach). A writer that keeps no heartbeat
+ * always reads 0 here.
+ *
+ * tp_check_writer: slow path (stat, maybe kill): the same, and -ESTALE also when the segment
+ * files were renamed or removed; for a writer that keeps no heartbeat, -ESRCH when its process
+ * is gone (checked only in the writer's PID namespace: its pid means nothing elsewhere).
+ * On failure tp_last_error() says why.
+ */
+int tp_check_heartbeat(const struct tp_client *c);
+int tp_check_writer(struct tp_client *c);
 
 #define TP_CONTROL_SOCKET_ENV   "TICKPLANE_CONTROL_SOCKET"   /* path, read by tp_attach */
 #define TP_CONTROL_FALLBACK_ENV "TICKPLANE_CONTROL_FALLBACK" /* "1": as TP_CONTROL_FALLBACK */
@@ -430,7 +459,9 @@ int tp_control_connected(const struct tp_client *c);
  */
 int tp_control_check(struct tp_client *c);
 
-/* The reason for the last failed call on c that talked to the daemon; "" when none. */
+/* The reason for the last failed call on c that talked to the daemon or checked it
+ * (tp_check_writer);
+ * "" when none. */
 const char *tp_last_error(const struct tp_client *c);
 
 #ifdef __cplusplus
