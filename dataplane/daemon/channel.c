@@ -153,12 +153,13 @@ static void mold_flush(struct tp_channel *ch)
     uint16_t lens[MOLD_APPLY_CHUNK];
     uint32_t n = 0;
     struct tp_feed_info info = {0};
+    const uint8_t *session = NULL; /* one for all: a new session flushes the old one's first */
     for (uint32_t i = 0; i < ch->n_pending; i++) {
         const struct tp_channel_pending *pk = &ch->pending[i];
         struct tp_mold_packet p;
         if (tp_mold_parse(&p, pk->payload, pk->len) != TP_MOLD_MESSAGES)
             continue;
-        memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
+        session = p.session;
         /* A feed call covers messages numbered one after the other, received at one time. */
         uint64_t first = p.sequence + pk->skip;
         if (n > 0 && (pk->rx_tsc != info.rx_tsc || first != info.packet_seq + n))
@@ -179,6 +180,8 @@ static void mold_flush(struct tp_channel *ch)
         }
     }
     mold_feed(ch, msgs, lens, &n, &info);
+    if (session != NULL)
+        memcpy(ch->session, session, TP_ARB_SESSION_LEN);
 }
 
 /* ---- MDP3 incrementals --------------------------------------------------------------------- */
@@ -314,6 +317,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
         }
         ch->def_last_seq = p.seq;
         flush_pending(ch); /* the incrementals received before it come first */
+        select_publisher(ch);
         if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
             ch->counters.feed_errors++;
         return;
@@ -323,6 +327,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     if (!ch->recovery.joined || p.seq == ch->snap_last_seq)
         return; /* not listening, or the other line's copy */
     ch->snap_last_seq = p.seq;
+    select_publisher(ch);
     if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
         ch->counters.feed_errors++;
     tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
@@ -343,11 +348,13 @@ static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
     return rc == 0;
 }
 
-/* Applies every held packet that is now in sequence. */
+/* Applies every held packet that is now in sequence (most packets find none held). */
 static inline void drain(struct tp_channel *ch)
 {
     void *handle;
     uint32_t skip;
+    if (!tp_arb_holding(ch->arb))
+        return;
     while (tp_arb_next_ready(ch->arb, &handle, &skip)) {
         const uint8_t *payload;
         uint16_t len;
@@ -387,6 +394,7 @@ static void mark_stale(struct tp_channel *ch)
 static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
 {
     flush_pending(ch); /* the last session's messages come first */
+    select_publisher(ch);
     struct tp_arb_gap lost;
     bool was_lost = tp_arb_reset_loss(ch->arb, &lost);
     if (was_lost)
@@ -409,11 +417,14 @@ static inline bool session_unknown(const struct tp_channel *ch)
     return __builtin_expect(ch->session[0] == '\0', 0);
 }
 
+/*
+ * The publisher is selected where the channel publishes (flushes, resets, MDP3 side lines), not
+ * for every packet: most packets only wait for the end of the burst.
+ */
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
     ch->counters.packets++;
-    select_publisher(ch);
     struct tp_arb_pkt pkt;
     if (ch->params.protocol == TP_CHANNEL_ITCH) {
         struct tp_mold_packet p;

@@ -16,54 +16,9 @@
  */
 #define MDP3_REORDER_TOLERANCE 8
 
-struct held_pkt {
-    uint64_t seq;
-    uint64_t at; /* TSC of arrival: the gap before it has been visible since then */
-    uint32_t count;
-    uint32_t line;
-    void *handle;
-};
-
-struct line_state {
-    uint64_t last_seq; /* highest sequence seen on the line in its current stream */
-    uint32_t epoch;    /* streams the line has started */
-    bool seen;
-};
-
-struct tp_arb {
-    struct tp_arb_counters counters; /* first: its own cache lines */
-    struct tp_arb_params params;
-    uint64_t expected;
-    uint64_t horizon;
-    uint64_t now;
-    uint64_t gap_at;        /* `expected` when the current gap window opened */
-    uint64_t gap_since;     /* TSC when it opened */
-    uint64_t last_delivery; /* TSC of the latest packet a line delivered in sequence */
-    uint64_t jump_from;     /* an unconfirmed jump: [jump_from, jump_to] */
-    uint64_t jump_to;
-    uint32_t epoch;
-    uint32_t head; /* held[head..n_held) are the held packets, sorted by seq */
-    uint32_t n_held;
-    bool started;
-    bool gap_open;
-    bool gap_reported;
-    bool gap_urgent; /* held buffer overflowed: report without waiting */
-    bool have_jump;
-    bool have_session;
-    bool have_prev_session;
-    bool have_candidate;
-    bool have_reset_loss;
-    struct tp_arb_gap reset_loss; /* what the latest reset abandoned (have_reset_loss) */
-    uint8_t session[TP_ARB_SESSION_LEN];
-    uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id seen once */
-    uint8_t prev_session[TP_ARB_SESSION_LEN];
-    struct line_state line[TP_LINE_COUNT];
-    struct held_pkt held[];
-};
-
 size_t tp_arb_memsize(const struct tp_arb_params *params)
 {
-    size_t size = sizeof(struct tp_arb) + (size_t)params->held_max * sizeof(struct held_pkt);
+    size_t size = sizeof(struct tp_arb) + (size_t)params->held_max * sizeof(struct tp_arb_held_pkt);
     return (size + 63) & ~(size_t)63;
 }
 
@@ -184,7 +139,7 @@ static enum tp_arb_verdict check_restart(struct tp_arb *arb, enum tp_line line, 
 {
     if (line == TP_LINE_RECOVERY)
         return TP_ARB_DELIVER;
-    struct line_state *ls = &arb->line[line];
+    struct tp_arb_line_state *ls = &arb->line[line];
     enum tp_arb_verdict verdict = TP_ARB_DELIVER;
     if (ls->seen && ls->epoch < arb->epoch) {
         if (seq >= ls->last_seq)
@@ -236,7 +191,7 @@ static enum tp_arb_verdict hold(struct tp_arb *arb, enum tp_line line, uint64_t 
         pos--;
     /* A held packet starting at or before seq that reaches end already covers this one. */
     for (uint32_t i = pos; i > arb->head; i--) {
-        const struct held_pkt *h = &arb->held[i - 1];
+        const struct tp_arb_held_pkt *h = &arb->held[i - 1];
         if (h->seq + h->count >= end)
             return TP_ARB_DUPLICATE;
         if (h->seq + h->count <= seq)
@@ -253,15 +208,15 @@ static enum tp_arb_verdict hold(struct tp_arb *arb, enum tp_line line, uint64_t 
         arb->n_held = live;
     }
     memmove(&arb->held[pos + 1], &arb->held[pos], (arb->n_held - pos) * sizeof(arb->held[0]));
-    arb->held[pos] = (struct held_pkt){
+    arb->held[pos] = (struct tp_arb_held_pkt){
         .seq = seq, .at = arb->now, .count = count, .line = line, .handle = handle};
     arb->n_held++;
     return TP_ARB_HELD;
 }
 
-enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
-                                 const struct tp_arb_pkt *pkt, void *handle, uint64_t now_tsc,
-                                 uint32_t *skip)
+enum tp_arb_verdict tp_arb_offer_slow(struct tp_arb *arb, enum tp_line line,
+                                      const struct tp_arb_pkt *pkt, void *handle, uint64_t now_tsc,
+                                      uint32_t *skip)
 {
     *skip = 0;
     if ((unsigned)line >= TP_LINE_COUNT)
@@ -315,7 +270,7 @@ enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
         c->delivered++;
         arb->last_delivery = now_tsc;
         /* With packets held the caller drains next, and the drain settles the gap. */
-        if (arb->n_held == arb->head)
+        if (!tp_arb_holding(arb))
             note_progress(arb);
         return TP_ARB_DELIVER;
     }
@@ -348,7 +303,7 @@ enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
 bool tp_arb_next_ready(struct tp_arb *arb, void **handle, uint32_t *skip)
 {
     while (arb->head < arb->n_held) {
-        struct held_pkt *h = &arb->held[arb->head];
+        struct tp_arb_held_pkt *h = &arb->held[arb->head];
         if (h->seq > arb->expected)
             break;
         arb->head++;

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Where a packet came from. */
 enum tp_line {
@@ -100,20 +101,104 @@ struct tp_arb_gap {
     uint64_t to;
 };
 
-struct tp_arb;
+/* ---- the arbiter's state: laid out here for the inline fast path below, not for callers ---- */
+
+struct tp_arb_held_pkt {
+    uint64_t seq;
+    uint64_t at; /* TSC of arrival: the gap before it has been visible since then */
+    uint32_t count;
+    uint32_t line;
+    void *handle;
+};
+
+struct tp_arb_line_state {
+    uint64_t last_seq; /* highest sequence seen on the line in its current stream */
+    uint32_t epoch;    /* streams the line has started */
+    bool seen;
+};
+
+struct tp_arb {
+    struct tp_arb_counters counters; /* first: its own cache lines */
+    struct tp_arb_params params;
+    uint64_t expected;
+    uint64_t horizon;
+    uint64_t now;
+    uint64_t gap_at;        /* `expected` when the current gap window opened */
+    uint64_t gap_since;     /* TSC when it opened */
+    uint64_t last_delivery; /* TSC of the latest packet a line delivered in sequence */
+    uint64_t jump_from;     /* an unconfirmed jump: [jump_from, jump_to] */
+    uint64_t jump_to;
+    uint32_t epoch;
+    uint32_t head; /* held[head..n_held) are the held packets, sorted by seq */
+    uint32_t n_held;
+    bool started;
+    bool gap_open;
+    bool gap_reported;
+    bool gap_urgent; /* held buffer overflowed: report without waiting */
+    bool have_jump;
+    bool have_session;
+    bool have_prev_session;
+    bool have_candidate;
+    bool have_reset_loss;
+    struct tp_arb_gap reset_loss; /* what the latest reset abandoned (have_reset_loss) */
+    uint8_t session[TP_ARB_SESSION_LEN];
+    uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id seen once */
+    uint8_t prev_session[TP_ARB_SESSION_LEN];
+    struct tp_arb_line_state line[TP_LINE_COUNT];
+    struct tp_arb_held_pkt held[];
+};
 
 size_t tp_arb_memsize(const struct tp_arb_params *params);
 /* Returns 0 or -EINVAL. `mem` holds tp_arb_memsize() bytes, 64-byte aligned. */
 int tp_arb_init(void *mem, const struct tp_arb_params *params);
 
+/* tp_arb_offer for every packet but the common one (see there). */
+enum tp_arb_verdict tp_arb_offer_slow(struct tp_arb *arb, enum tp_line line,
+                                      const struct tp_arb_pkt *pkt, void *handle, uint64_t now_tsc,
+                                      uint32_t *skip);
+
+/* True while packets wait behind a gap: only then can tp_arb_next_ready() return one. */
+static inline bool tp_arb_holding(const struct tp_arb *arb)
+{
+    return arb->head != arb->n_held;
+}
+
 /*
  * Offers one packet received on `line` at `now_tsc`. For TP_ARB_DELIVER and TP_ARB_RESET the
  * caller applies the packet's messages after the first *skip, then calls tp_arb_next_ready()
- * until it returns false. For TP_ARB_HELD the arbiter now owns `handle`.
+ * until it returns false (nothing to do unless tp_arb_holding()). For TP_ARB_HELD the arbiter
+ * now owns `handle`.
+ *
+ * Inline: the common packet, the next one in sequence on line A or B of the current stream with
+ * no gap open and nothing held, is delivered here with exactly the slow path's effects.
  */
-enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
-                                 const struct tp_arb_pkt *pkt, void *handle, uint64_t now_tsc,
-                                 uint32_t *skip);
+static inline enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
+                                               const struct tp_arb_pkt *pkt, void *handle,
+                                               uint64_t now_tsc, uint32_t *skip)
+{
+    /* expected == horizon: nothing beyond it was seen (no gap, nothing left to hold the packet
+     * behind); seq > 1: no MDP3 restart; seq + count > seq: messages, and no overflow. */
+    bool in_order = pkt->seq == arb->expected && arb->expected == arb->horizon && !arb->gap_open &&
+                    pkt->seq + pkt->count > pkt->seq && pkt->seq > 1 && line <= TP_LINE_B;
+    if (__builtin_expect(!in_order, 0))
+        return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
+    struct tp_arb_line_state *ls = &arb->line[line];
+    if (arb->params.rules == TP_SEQ_MOLDUDP64) {
+        if (pkt->session == NULL || memcmp(pkt->session, arb->session, TP_ARB_SESSION_LEN) != 0)
+            return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
+    } else if (!ls->seen || ls->epoch != arb->epoch) {
+        return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
+    } else if (pkt->seq > ls->last_seq) {
+        ls->last_seq = pkt->seq;
+    }
+    *skip = 0;
+    arb->now = now_tsc;
+    arb->last_delivery = now_tsc;
+    arb->expected = arb->horizon = pkt->seq + pkt->count;
+    arb->counters.line[line].packets++;
+    arb->counters.line[line].delivered++;
+    return TP_ARB_DELIVER;
+}
 
 /* Pops the held packet that is next in sequence, if any (ownership returns to the caller). */
 bool tp_arb_next_ready(struct tp_arb *arb, void **handle, uint32_t *skip);

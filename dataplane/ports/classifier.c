@@ -1,6 +1,5 @@
 /*
- * Packet classifier: see classifier.h. The table holds (key, line) slots; an empty slot has
- * line == TP_CLASSIFY_NONE. Keys pack into 64 bits so a probe is one compare.
+ * Packet classifier: see classifier.h (the table and the per-frame path are there, inline).
  */
 #include "classifier.h"
 #include "net_build.h"
@@ -8,24 +7,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
-
-struct flow_slot {
-    uint64_t key; /* group << 32 | port << 16 | vlan */
-    uint32_t line;
-    uint32_t reserved;
-};
-
-struct tp_classifier {
-    struct tp_classifier_counters counters;
-    uint32_t mask;
-    uint32_t max_flows;
-    bool verify_udp_checksum;
-    uint32_t flows;
-    /* Flows by kind: a lookup probes only for the kinds present (most setups use one). */
-    uint32_t exact_vlan_flows;
-    uint32_t any_vlan_flows;
-    struct flow_slot slots[];
-};
 
 static uint32_t table_size(uint32_t max_flows)
 {
@@ -40,7 +21,7 @@ size_t tp_classifier_memsize(const struct tp_classifier_params *params)
     if (params->max_flows == 0 || params->max_flows > (1u << 20))
         return 0;
     size_t size = sizeof(struct tp_classifier) +
-                  (size_t)table_size(params->max_flows) * sizeof(struct flow_slot);
+                  (size_t)table_size(params->max_flows) * sizeof(struct tp_flow_slot);
     return (size + 63) & ~(size_t)63;
 }
 
@@ -55,31 +36,8 @@ int tp_classifier_init(void *mem, const struct tp_classifier_params *params)
     cls->max_flows = params->max_flows;
     cls->verify_udp_checksum = params->verify_udp_checksum;
     for (uint32_t i = 0; i < size; i++)
-        cls->slots[i] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
+        cls->slots[i] = (struct tp_flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
     return 0;
-}
-
-static inline uint64_t pack_key(uint32_t group, uint16_t port, uint16_t vlan)
-{
-    return (uint64_t)group << 32 | (uint64_t)port << 16 | vlan;
-}
-
-/* Multiplicative hashing: the high bits of key * odd constant spread groups differing in low bits.
- */
-static inline uint32_t slot_of(const struct tp_classifier *cls, uint64_t key)
-{
-    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & cls->mask;
-}
-
-/* The key is compared first: a hit costs one compare. An empty slot's key (0) may equal the key
- * sought, and then its line, TP_CLASSIFY_NONE, is the right answer all the same. */
-static inline uint32_t probe(const struct tp_classifier *cls, uint64_t key)
-{
-    for (uint32_t i = slot_of(cls, key);; i = (i + 1) & cls->mask) {
-        const struct flow_slot *s = &cls->slots[i];
-        if (s->key == key || s->line == TP_CLASSIFY_NONE)
-            return s->line;
-    }
 }
 
 int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan,
@@ -87,14 +45,14 @@ int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, 
 {
     if (line == TP_CLASSIFY_NONE || (vlan > 4094 && vlan != TP_CLASSIFY_ANY_VLAN))
         return -EINVAL;
-    uint64_t key = pack_key(group, port, vlan);
-    uint32_t i = slot_of(cls, key);
+    uint64_t key = tp_classifier_key(group, port, vlan);
+    uint32_t i = tp_classifier_slot(cls, key);
     for (; cls->slots[i].line != TP_CLASSIFY_NONE; i = (i + 1) & cls->mask)
         if (cls->slots[i].key == key)
             return -EEXIST;
     if (cls->flows == cls->max_flows)
         return -ENOSPC;
-    cls->slots[i] = (struct flow_slot){.key = key, .line = line};
+    cls->slots[i] = (struct tp_flow_slot){.key = key, .line = line};
     cls->flows++;
     if (vlan == TP_CLASSIFY_ANY_VLAN)
         cls->any_vlan_flows++;
@@ -105,8 +63,8 @@ int tp_classifier_add(struct tp_classifier *cls, uint32_t group, uint16_t port, 
 
 int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t port, uint16_t vlan)
 {
-    uint64_t key = pack_key(group, port, vlan);
-    uint32_t i = slot_of(cls, key);
+    uint64_t key = tp_classifier_key(group, port, vlan);
+    uint32_t i = tp_classifier_slot(cls, key);
     while (cls->slots[i].line != TP_CLASSIFY_NONE && cls->slots[i].key != key)
         i = (i + 1) & cls->mask;
     if (cls->slots[i].line == TP_CLASSIFY_NONE)
@@ -117,13 +75,13 @@ int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t por
     uint32_t hole = i;
     for (uint32_t j = (i + 1) & cls->mask; cls->slots[j].line != TP_CLASSIFY_NONE;
          j = (j + 1) & cls->mask) {
-        uint32_t home = slot_of(cls, cls->slots[j].key);
+        uint32_t home = tp_classifier_slot(cls, cls->slots[j].key);
         if (((j - home) & cls->mask) >= ((j - hole) & cls->mask)) {
             cls->slots[hole] = cls->slots[j];
             hole = j;
         }
     }
-    cls->slots[hole] = (struct flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
+    cls->slots[hole] = (struct tp_flow_slot){.key = 0, .line = TP_CLASSIFY_NONE};
     cls->flows--;
     if (vlan == TP_CLASSIFY_ANY_VLAN)
         cls->any_vlan_flows--;
@@ -132,56 +90,30 @@ int tp_classifier_remove(struct tp_classifier *cls, uint32_t group, uint16_t por
     return 0;
 }
 
-/* The exact-VLAN flow, else the any-VLAN one; a kind the table holds none of is not probed. */
-static inline uint32_t lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
-{
-    uint64_t group_port = pack_key(key->dst_ip, key->dst_port, 0);
-    if (cls->exact_vlan_flows != 0) {
-        uint32_t line = probe(cls, group_port | key->vlan);
-        if (line != TP_CLASSIFY_NONE || cls->any_vlan_flows == 0)
-            return line;
-    }
-    return probe(cls, group_port | TP_CLASSIFY_ANY_VLAN);
-}
-
 uint32_t tp_classifier_lookup(const struct tp_classifier *cls, const struct tp_flow_key *key)
 {
-    return lookup(cls, key);
+    return tp_classifier_lookup_inline(cls, key);
+}
+
+uint32_t tp_classifier_unparsed(struct tp_classifier *cls, int rc)
+{
+    if (rc == TP_NET_ENOTIPV4 || rc == TP_NET_ENOTUDP)
+        cls->counters.not_udp++;
+    else
+        cls->counters.malformed++;
+    return TP_CLASSIFY_NONE;
 }
 
 /* RFC 768: a zero checksum means none was computed; otherwise it must match the datagram's. */
-static bool udp_checksum_ok(const struct tp_udp_view *v)
+uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line,
+                                const struct tp_udp_view *v)
 {
     const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
     uint16_t stored = tp_load_be16(udp + 6);
-    return stored == 0 || stored == tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
-                                                    TP_UDP_HDR_LEN + (size_t)v->payload_len);
-}
-
-uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame, size_t len,
-                                   bool udp_checksum_good, struct tp_udp_view *view)
-{
-    cls->counters.frames++;
-    int rc = tp_net_parse_udp(frame, len, 0, view);
-    if (rc != 0) {
-        if (rc == TP_NET_ENOTIPV4 || rc == TP_NET_ENOTUDP)
-            cls->counters.not_udp++;
-        else
-            cls->counters.malformed++;
+    if (stored != 0 && stored != tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
+                                                 TP_UDP_HDR_LEN + (size_t)v->payload_len)) {
+        cls->counters.bad_checksum++;
         return TP_CLASSIFY_NONE;
-    }
-    uint32_t line = lookup(cls, &view->key);
-    if (line == TP_CLASSIFY_NONE) {
-        cls->counters.no_flow++;
-        return line;
-    }
-    if (cls->verify_udp_checksum) {
-        if (udp_checksum_good) {
-            cls->counters.nic_checksum++;
-        } else if (!udp_checksum_ok(view)) {
-            cls->counters.bad_checksum++;
-            return TP_CLASSIFY_NONE;
-        }
     }
     cls->counters.matched++;
     return line;

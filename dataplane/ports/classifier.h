@@ -47,7 +47,69 @@ struct tp_classifier_counters {
     uint64_t nic_checksum; /* matched frames whose UDP checksum the NIC verified */
 } __attribute__((aligned(64)));
 
-struct tp_classifier;
+/* ---- the table: laid out here for the inline per-frame path below, not for callers ---- */
+
+/* A (key, line) slot; an empty one has line == TP_CLASSIFY_NONE. */
+struct tp_flow_slot {
+    uint64_t key; /* group << 32 | port << 16 | vlan: a probe is one compare */
+    uint32_t line;
+    uint32_t reserved;
+};
+
+struct tp_classifier {
+    struct tp_classifier_counters counters;
+    uint32_t mask;
+    uint32_t max_flows;
+    bool verify_udp_checksum;
+    uint32_t flows;
+    /* Flows by kind: a lookup probes only for the kinds present (most setups use one). */
+    uint32_t exact_vlan_flows;
+    uint32_t any_vlan_flows;
+    struct tp_flow_slot slots[];
+};
+
+static inline uint64_t tp_classifier_key(uint32_t group, uint16_t port, uint16_t vlan)
+{
+    return (uint64_t)group << 32 | (uint64_t)port << 16 | vlan;
+}
+
+/* Multiplicative hashing: the high bits of key * odd constant spread groups differing in low
+ * bits. */
+static inline uint32_t tp_classifier_slot(const struct tp_classifier *cls, uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & cls->mask;
+}
+
+/* The key is compared first: a hit costs one compare. An empty slot's key (0) may equal the key
+ * sought, and then its line, TP_CLASSIFY_NONE, is the right answer all the same. */
+static inline uint32_t tp_classifier_probe(const struct tp_classifier *cls, uint64_t key)
+{
+    for (uint32_t i = tp_classifier_slot(cls, key);; i = (i + 1) & cls->mask) {
+        const struct tp_flow_slot *s = &cls->slots[i];
+        if (s->key == key || s->line == TP_CLASSIFY_NONE)
+            return s->line;
+    }
+}
+
+/* The exact-VLAN flow, else the any-VLAN one; a kind the table holds none of is not probed. */
+static inline uint32_t tp_classifier_lookup_inline(const struct tp_classifier *cls,
+                                                   const struct tp_flow_key *key)
+{
+    uint64_t group_port = tp_classifier_key(key->dst_ip, key->dst_port, 0);
+    if (cls->exact_vlan_flows != 0) {
+        uint32_t line = tp_classifier_probe(cls, group_port | key->vlan);
+        if (line != TP_CLASSIFY_NONE || cls->any_vlan_flows == 0)
+            return line;
+    }
+    return tp_classifier_probe(cls, group_port | TP_CLASSIFY_ANY_VLAN);
+}
+
+/* The per-frame path's rare outcomes, out of line: a frame tp_net_parse_udp refused (rc:
+ * counted, TP_CLASSIFY_NONE), and a matched frame's checksum summed in software (returns its
+ * line, or TP_CLASSIFY_NONE when the checksum is wrong). */
+uint32_t tp_classifier_unparsed(struct tp_classifier *cls, int rc);
+uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line,
+                                const struct tp_udp_view *v);
 
 size_t tp_classifier_memsize(const struct tp_classifier_params *params);
 /* 0 or -EINVAL; mem holds tp_classifier_memsize() bytes, 64-byte aligned. */
@@ -77,10 +139,30 @@ uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size
 /*
  * tp_classify_frame for a frame whose UDP checksum the receiving NIC has verified when
  * udp_checksum_good is true (DPDK: RTE_MBUF_F_RX_L4_CKSUM_GOOD, or _NONE: the data is known
- * intact though the field is not): the checksum is then not computed again.
+ * intact though the field is not): the checksum is then not computed again. Inline: it runs
+ * for every frame the data lcore receives.
  */
-uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame, size_t len,
-                                   bool udp_checksum_good, struct tp_udp_view *view);
+static inline uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame,
+                                                 size_t len, bool udp_checksum_good,
+                                                 struct tp_udp_view *view)
+{
+    cls->counters.frames++;
+    int rc = tp_net_parse_udp(frame, len, 0, view);
+    if (__builtin_expect(rc != 0, 0))
+        return tp_classifier_unparsed(cls, rc);
+    uint32_t line = tp_classifier_lookup_inline(cls, &view->key);
+    if (line == TP_CLASSIFY_NONE) {
+        cls->counters.no_flow++;
+        return line;
+    }
+    if (cls->verify_udp_checksum) {
+        if (!udp_checksum_good)
+            return tp_classifier_checksum(cls, line, view);
+        cls->counters.nic_checksum++;
+    }
+    cls->counters.matched++;
+    return line;
+}
 
 const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls);
 

@@ -15,7 +15,8 @@ enum test_record_kind { TEST_REC_OTHER, TEST_REC_ORDER, TEST_REC_CHANNEL_EVENT }
 struct test_record {
     enum test_record_kind kind;
     uint32_t instrument;
-    uint64_t venue_seq; /* every tpout event header has it at the same place */
+    uint64_t venue_seq;  /* every tpout event header has it at the same place */
+    uint32_t channel_id; /* of a channel event: the channel that published it */
 };
 
 /* Opens w as the writer of the tests' small bus (16 instruments, depth 4, a 1 MiB ring) with

@@ -555,9 +555,115 @@ static void test_random_loss_reorder_duplicates(void **state)
     assert_int_equal(f->released.n, 0);
 }
 
+/* One arbiter offered through tp_arb_offer (inline fast path), one through the slow path. */
+struct twin {
+    struct tp_arb *fast, *slow;
+    size_t size;
+};
+
+/* Both give back the same ready packets. */
+static void twin_drain(struct twin *t)
+{
+    void *hf, *hs;
+    uint32_t sf, ss;
+    while (tp_arb_next_ready(t->fast, &hf, &sf)) {
+        assert_true(tp_arb_next_ready(t->slow, &hs, &ss));
+        assert_ptr_equal(hf, hs);
+        assert_int_equal(sf, ss);
+    }
+    assert_false(tp_arb_next_ready(t->slow, &hs, &ss));
+}
+
+/* Offers the same packet to both; every verdict, skip and byte of state must agree. */
+static enum tp_arb_verdict twin_offer(struct twin *t, enum tp_line line, uint64_t seq,
+                                      uint32_t count, const uint8_t *session, uint64_t now)
+{
+    struct tp_arb_pkt pkt = {.seq = seq, .count = count, .session = session};
+    uint32_t skip_fast = 77, skip_slow = 88;
+    enum tp_arb_verdict v =
+        tp_arb_offer(t->fast, line, &pkt, (void *)(uintptr_t)seq, now, &skip_fast);
+    assert_int_equal(
+        tp_arb_offer_slow(t->slow, line, &pkt, (void *)(uintptr_t)seq, now, &skip_slow), v);
+    assert_int_equal(skip_fast, skip_slow);
+    if (v == TP_ARB_DELIVER || v == TP_ARB_RESET)
+        twin_drain(t);
+    struct tp_arb_gap gf, gs;
+    bool reported = tp_arb_poll(t->fast, now, &gf);
+    assert_int_equal(tp_arb_poll(t->slow, now, &gs), reported);
+    if (reported) {
+        tp_arb_skip_gap(t->fast);
+        tp_arb_skip_gap(t->slow);
+        twin_drain(t);
+    }
+    assert_memory_equal(t->fast, t->slow, t->size);
+    return v;
+}
+
+/*
+ * The inline fast path has exactly the slow path's effects: two arbiters, one offered through
+ * each, see the same random MoldUDP64 and MDP3 traffic (in order mostly, with losses,
+ * duplicates, reordering, heartbeats, retransmissions, new sessions and restarts) and stay
+ * byte for byte equal. The run takes the fast path most of the time, and every other verdict.
+ */
+static void test_fast_path_equals_slow_path(void **state)
+{
+    (void)state;
+    static const uint8_t sessions[3][TP_ARB_SESSION_LEN] = {"SESSION001", "SESSION002",
+                                                            "SESSION003"};
+    for (int rules = 0; rules < 2; rules++) {
+        struct fixture f = {0}; /* one release context: the two states must be equal */
+        struct twin t;
+        enum tp_seq_rules r = rules ? TP_SEQ_MOLDUDP64 : TP_SEQ_MDP3;
+        t.fast = make_arb(&f, r, 8, 1, 64);
+        t.slow = make_arb(&f, r, 8, 1, 64);
+        struct tp_arb_params p = {.held_max = 8};
+        t.size = tp_arb_memsize(&p);
+        uint64_t next = 1, now = 0;
+        int session = 0;
+        uint64_t seen[8] = {0};
+        for (int i = 0; i < 40000; i++) {
+            uint32_t count = r == TP_SEQ_MDP3 ? 1 : 1 + (uint32_t)(rnd() % 5);
+            uint64_t seq = next;
+            enum tp_line line = (enum tp_line)(rnd() % 2);
+            uint32_t pick = (uint32_t)(rnd() % 100);
+            if (pick < 3)
+                seq = next + 1 + rnd() % 6; /* ahead: a gap */
+            else if (pick < 6)
+                seq = next > 3 ? next - 1 - rnd() % 3 : next; /* a late copy */
+            else if (pick < 7)
+                line = TP_LINE_RECOVERY;
+            else if (pick < 8)
+                count = 0; /* heartbeat */
+            else if (pick < 9)
+                line = (enum tp_line)3; /* no such line */
+            else if (pick == 9 && rnd() % 20 == 0) {
+                /* A restart: MDP3 from MsgSeqNum 1, MoldUDP64 a new session (twice). */
+                seq = next = 1;
+                session = (session + 1) % 3;
+            } else if (pick >= 10 && pick < 13)
+                seq = next += 1 + rnd() % 3; /* lost on both lines */
+            now += 1 + rnd() % 40;
+            enum tp_arb_verdict v = twin_offer(&t, line, seq, count, sessions[session], now);
+            seen[v]++;
+            if (r == TP_SEQ_MOLDUDP64 && v == TP_ARB_CORRUPT && pick == 9)
+                seen[twin_offer(&t, line, seq, count, sessions[session], ++now)]++;
+            if (v == TP_ARB_DELIVER && seq + count > next)
+                next = seq + count;
+            next = tp_arb_expected(t.fast) > next ? tp_arb_expected(t.fast) : next;
+        }
+        assert_true(seen[TP_ARB_DELIVER] > 25000);
+        assert_true(seen[TP_ARB_HELD] > 100 && seen[TP_ARB_DUPLICATE] > 100);
+        assert_true(seen[TP_ARB_CORRUPT] > 100 && seen[TP_ARB_RESET] > 2);
+        assert_true(tp_arb_counters(t.fast)->gaps > 10);
+        free(t.fast);
+        free(t.slow);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_path_equals_slow_path),
         cmocka_unit_test(test_rejects_bad_params),
         cmocka_unit_test_setup_teardown(test_first_copy_wins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_filled_by_other_line, setup, teardown),

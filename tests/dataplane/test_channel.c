@@ -95,6 +95,7 @@ static int setup_channel(void **state, uint64_t gap_wait, bool server)
     assert_int_equal(tp_publisher_init(f->pub, &pp), 0);
     struct tp_channel_params cp = {
         .protocol = TP_CHANNEL_ITCH,
+        .channel_id = 7,
         .held_max = 64,
         .gap_wait_tsc = gap_wait,
         .start_seq = 1,
@@ -364,6 +365,34 @@ static void test_reset_after_the_last_session(void **state)
     assert_memory_equal(f->ch->session, "SESSION002", 10);
 }
 
+/*
+ * The publisher serves every channel of the lcore: a channel names itself before it publishes,
+ * also when another channel was the last to publish and nothing of its own is pending (a reset
+ * outside a burst, after its packets were applied at once).
+ */
+static void test_reset_event_names_its_channel(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    three_packets(p);
+    packet(&p[2], "SESSION002", 1);
+    add(put(&p[2], ADD_LEN), 9, 1900000);
+    assert_false(offer(f, &p[0]));
+    assert_false(offer(f, &p[1]));
+    tp_publisher_select(f->pub, 0, 99); /* another channel published since */
+    assert_false(offer(f, &p[2]));
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
+    assert_int_equal(f->ch->counters.resets, 1);
+    struct test_record r;
+    unsigned resets = 0;
+    while (test_bus_next(&r))
+        if (r.kind == TEST_REC_CHANNEL_EVENT) {
+            assert_int_equal(r.channel_id, 7);
+            resets++;
+        }
+    assert_int_equal(resets, 1);
+}
+
 static void test_many_packets_in_one_burst(void **state)
 {
     struct fixture *f = *state;
@@ -525,6 +554,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overlapping_copies_skip_what_was_applied, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_event_names_its_channel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_give_up_marks_instruments_defined_since,
