@@ -514,7 +514,7 @@ static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_bo
                                     const struct tp_book_change *end)
 {
     const struct tp_book_change *l = c + 1;
-    if (l == end || !order_level(c, l) || !orders_are_depth(pub, c->instrument))
+    if (l == end || !orders_are_depth(pub, c->instrument) || !order_level(c, l))
         return 0;
     while (++l < end && order_level(c, l))
         ;
