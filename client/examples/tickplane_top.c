@@ -7,14 +7,16 @@
  *                 INSTANCE INSTRUMENT...
  *
  * It busy-polls (as a strategy on an isolated core would) and stops after N seconds, on
- * SIGINT/SIGTERM, or when the writer closes the instance. A symbol that the instance does not
- * know yet (its definition has not arrived) is looked up again while polling and subscribed as
- * soon as it appears; with --by-name each symbol is subscribed at once by name (a pattern
- * subscription), so that the daemon publishes it from its first message.
+ * SIGINT/SIGTERM, when the writer closes the instance, or when the daemon's heartbeat stops (it
+ * was killed: its segments stay marked live, and a quiet bus is not a quiet market). A symbol that
+ * the instance does not know yet (its definition has not arrived) is looked up again while polling
+ * and subscribed as soon as it appears; with --by-name each symbol is subscribed at once by name (a
+ * pattern subscription), so that the daemon publishes it from its first message.
  *
  * With --control (or TICKPLANE_CONTROL_SOCKET set) subscriptions go through the daemon's control
  * socket: a refused one is printed with the daemon's reason and not watched. Exit status: 0, 1 when
- * a symbol was never defined, 3 when a subscription was refused (or the daemon went away).
+ * a symbol was never defined, 3 when a subscription was refused (or the daemon went away), 4 when
+ * the daemon died (its heartbeat stopped).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -240,7 +242,7 @@ int main(int argc, char **argv)
     const char *why = "time";
     double end = now_s() + seconds;
     unsigned idle = 0;
-    int control_alive = 1;
+    int control_alive = 1, writer_dead = 0;
     while (!stop && w.refused < w.n) {
         rc = tp_poll(c, on_event, &w, 64);
         if (rc == -ESTALE) {
@@ -250,6 +252,12 @@ int main(int argc, char **argv)
         /* Look at the clock and for new definitions only now and then: polling itself makes no
          * syscalls. */
         if (rc == 0 && ++idle % 4096 == 0) {
+            /* Nothing to read: a quiet market, or a daemon that died (no syscall to ask). */
+            if (tp_check_heartbeat(c) == -EOWNERDEAD) {
+                writer_dead = 1;
+                why = "dead writer (heartbeat stopped)";
+                break;
+            }
             if (w.unresolved)
                 resolve_pending(c, &w);
             int revoked = control_alive ? tp_control_check(c) : 0;
@@ -301,5 +309,5 @@ int main(int argc, char **argv)
                price(a, sizeof(a), s.book.ask_levels ? s.asks[0].price : TP_PRICE_NULL));
     }
     tp_detach(c);
-    return w.refused ? 3 : w.unresolved ? 1 : 0;
+    return writer_dead ? 4 : w.refused ? 3 : w.unresolved ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * The example consumer (tickplane-top) against a live writer: it resolves symbols from the state
  * table (also symbols defined after it attached), prints the state, every top-of-book change and
- * trade, and stops with a summary when the writer closes the instance.
+ * trade, and stops with a summary when the writer closes the instance or its heartbeat stops.
  * argv[1]: path of the tickplane-top executable.
  */
 #include <dirent.h>
@@ -94,10 +94,9 @@ static pid_t start_example(const char *sym1, const char *sym2, int *out_fd)
     return pid;
 }
 
-/* Closes the instance, collects the example's output and exit status. */
-static int finish_example(struct tp_bus_writer *w, pid_t pid, int fd, char *out, size_t cap)
+/* Waits for the example's end: its output and exit status. */
+static int collect_example(pid_t pid, int fd, char *out, size_t cap)
 {
-    tp_bus_writer_close(w, 1); /* the example notices and stops */
     size_t n = 0;
     ssize_t r;
     while ((r = read(fd, out + n, cap - 1 - n)) > 0)
@@ -108,8 +107,16 @@ static int finish_example(struct tp_bus_writer *w, pid_t pid, int fd, char *out,
     waitpid(pid, &status, 0);
     print_message("%s", out);
     assert_true(WIFEXITED(status));
-    assert_int_equal(tmpdir_remove(dir), 0);
     return WEXITSTATUS(status);
+}
+
+/* Closes the instance, collects the example's output and exit status. */
+static int finish_example(struct tp_bus_writer *w, pid_t pid, int fd, char *out, size_t cap)
+{
+    tp_bus_writer_close(w, 1); /* the example notices and stops */
+    int status = collect_example(pid, fd, out, cap);
+    assert_int_equal(tmpdir_remove(dir), 0);
+    return status;
 }
 
 static void test_example_prints_top_of_book(void **state)
@@ -159,6 +166,29 @@ static void test_example_waits_for_late_definitions(void **state)
     assert_non_null(strstr(out, "NEVER        never defined by the instance"));
 }
 
+/* The daemon is killed while tickplane-top waits on a quiet bus: it stops, saying why. */
+static void test_example_stops_when_the_heartbeat_stops(void **state)
+{
+    (void)state;
+    struct tp_bus_writer w;
+    open_writer(&w);
+    define(&w, 2, "ESZ6", 4500250000000, 12);
+    uint64_t now = tp_seg_clock_ns();
+    tp_seg_heartbeat(&w.ring_seg, now);
+    tp_seg_heartbeat(&w.state_seg, now);
+    tp_seg_heartbeat(&w.counters_seg, now);
+
+    int fd;
+    pid_t pid = start_example("ESZ6", NULL, &fd);
+    /* Killed 3 s ago as far as the heartbeat tells (the default timeout is 2 s). */
+    tp_seg_heartbeat(&w.state_seg, now - 3000000000ull);
+    char out[4096];
+    assert_int_equal(collect_example(pid, fd, out, sizeof(out)), 4);
+    assert_non_null(strstr(out, "summary: stopped by dead writer (heartbeat stopped)"));
+    tp_bus_writer_close(&w, 1);
+    assert_int_equal(tmpdir_remove(dir), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -169,6 +199,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example_prints_top_of_book),
         cmocka_unit_test(test_example_waits_for_late_definitions),
+        cmocka_unit_test(test_example_stops_when_the_heartbeat_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

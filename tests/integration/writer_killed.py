@@ -8,7 +8,8 @@ alive). Strategies use libtickplane (through ctypes) with a heartbeat timeout of
 (TICKPLANE_HEARTBEAT_TIMEOUT_MS):
   - one in this PID namespace and one in a PID namespace of its own (unshare: the daemon's pid
     means nothing there) attach while the daemon runs; both see it alive (tp_check_heartbeat,
-    tp_check_writer) for longer than the timeout, idle as it is;
+    tp_check_writer) for longer than the timeout, idle as it is, and its data lcore's dp.ticks
+    counter grows meanwhile;
   - the daemon is killed with SIGKILL: its segments stay in /dev/shm, marked live; both strategies
     see tp_check_heartbeat and tp_check_writer fail with EOWNERDEAD within the timeout (plus a
     poll's slack), with the reason in tp_last_error;
@@ -101,8 +102,8 @@ def main(tickplane, sim, lib_path):
         itch = {"name": "itch", "protocol": "itch",
                 "lines": {"a": {"group": "233.54.12.111", "port": 26477},
                           "b": {"group": "233.49.196.111", "port": 26477}}}
-        cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch],
-                               os.path.join(workdir, "control.sock"))
+        sock = os.path.join(workdir, "control.sock")
+        cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
         cfg_path = tpit.write_config(cfg, os.path.join(workdir, "config.json"))
         daemon = subprocess.Popen([tickplane, "--config", cfg_path], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
@@ -124,7 +125,9 @@ def main(tickplane, sim, lib_path):
                     fail("a strategy could not attach to the running daemon: %s" % s)
             if seen[0]["pidns"] == seen[1]["pidns"]:
                 fail("unshare gave no PID namespace of its own: %s" % seen)
-            # Alive and idle (the capture is replayed in a moment) for twice the timeout.
+            # Alive and idle (the capture is replayed in a moment) for twice the timeout; the data
+            # lcore's loop goes on too (dp.ticks: 100 a second, traffic or not).
+            ticks_before = lcore_ticks(sock)
             for _ in range(10):
                 for k, s in enumerate(strategies):
                     r = ask(s, "check")
@@ -132,6 +135,9 @@ def main(tickplane, sim, lib_path):
                         fail("strategy %d (PID namespace %s) took the running daemon for dead: "
                              "%s" % (k, seen[k]["pidns"], r))
                 time.sleep(TIMEOUT_MS / 5000)
+            ticks = lcore_ticks(sock) - ticks_before
+            if ticks < 20:  # about 100 in a second
+                fail("the idle data lcore's dp.ticks grew by %d in a second" % ticks)
             os.kill(daemon.pid, signal.SIGKILL)
             daemon.wait()
             for s in strategies:
@@ -168,6 +174,13 @@ def main(tickplane, sim, lib_path):
                 s.wait()
             for path in glob.glob("/dev/shm/tickplane.%s.*" % instance):
                 os.unlink(path)
+
+
+def lcore_ticks(sock):
+    stats = tpit.control(sock, {"id": 1, "cmd": "stats"})
+    if "dp.ticks" not in stats:
+        fail("stats without dp.ticks: %s" % sorted(stats))
+    return stats["dp.ticks"]
 
 
 def attach_and_detach(lib, instance):

@@ -420,7 +420,7 @@ int tp_ring_stats(const struct tp_client *c, unsigned ring, struct tp_ring_stats
  * another time namespace.
  *
  * tp_check_heartbeat: cheap enough for the poll loop (no syscall: one vDSO clock read and two
- * loads, some 20-30 ns): 0 while the writer is alive; -EOWNERDEAD when its heartbeat is older
+ * loads, about 35 ns): 0 while the writer is alive; -EOWNERDEAD when its heartbeat is older
  * than the heartbeat timeout (killed, or its main lcore hung): detach and attach again until a
  * new daemon is up; -ESTALE when it closed or replaced the instance (tp_poll returns -ESTALE
  * once the records it published are read: then tp_reattach). A writer that keeps no heartbeat
