@@ -16,10 +16,19 @@
  *     --no-changes                    the books build no change records (as for instruments
  *                                     nobody subscribes to); by default every change is
  *                                     delivered to a counting sink, as the daemon's publisher
+ *     --digest                        also hash every change record (all 48 bytes), end of
+ *                                     event and stale callback, in order (replay_digest.h), and
+ *                                     print the FNV-1a digest and its counts in the summary;
+ *                                     with --repeat each run is hashed and the digests must be
+ *                                     equal (else exit 1). Off by default: the hashing is timed
+ *                                     with the run, so compare throughput without it. With
+ *                                     --no-changes no record is emitted: the digest covers the
+ *                                     events and stale callbacks only ("digest_covers").
  *
  * stdout: {"instruments":[{"id","symbol","locate","security_id","status","volume","trades",
  *          "last_price9","bids":[{"price9","qty","orders"}...],"asks":[...], ...}], ...}
- * stderr: one JSON line per run and a summary line {"messages","seconds","ns_per_msg",...}.
+ * stderr: one JSON line per run and a summary line {"messages","seconds","ns_per_msg",...};
+ *         with --digest both add "change_digest" (16 hex digits), the summary its counts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +60,7 @@ struct options {
     uint32_t repeat;
     int quiet;
     int no_changes;
+    int digest;
     struct tp_instrument_filter filter;
 };
 
@@ -59,7 +69,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3]\n"
                  "         [--depth N] [--instruments N] [--orders N] [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-changes] FILE\n");
+                 " [--no-changes] [--digest] FILE\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -77,13 +87,19 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option longs[] = {
-        {"format", required_argument, NULL, 'f'}, {"venue", required_argument, NULL, 'v'},
-        {"depth", required_argument, NULL, 'd'},  {"instruments", required_argument, NULL, 'i'},
-        {"orders", required_argument, NULL, 'o'}, {"levels", required_argument, NULL, 'l'},
-        {"filter", required_argument, NULL, 'F'}, {"repeat", required_argument, NULL, 'r'},
-        {"quiet", no_argument, NULL, 'q'},        {"no-changes", no_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
+                                          {"venue", required_argument, NULL, 'v'},
+                                          {"depth", required_argument, NULL, 'd'},
+                                          {"instruments", required_argument, NULL, 'i'},
+                                          {"orders", required_argument, NULL, 'o'},
+                                          {"levels", required_argument, NULL, 'l'},
+                                          {"filter", required_argument, NULL, 'F'},
+                                          {"repeat", required_argument, NULL, 'r'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"no-changes", no_argument, NULL, 'n'},
+                                          {"digest", no_argument, NULL, 'D'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
     int c, rc = 0;
 
     memset(o, 0, sizeof(*o));
@@ -130,6 +146,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'n':
             o->no_changes = 1;
+            break;
+        case 'D':
+            o->digest = 1;
             break;
         case 'h':
             usage(stdout);
@@ -269,6 +288,8 @@ int main(int argc, char **argv)
     int fd, rc = 0;
     struct stat st;
     const uint8_t *data;
+    struct replay_digest first_digest = {0};
+    int digests_differ = 0;
 
     if (parse_options(argc, argv, &o) != 0) {
         usage(stderr);
@@ -293,6 +314,7 @@ int main(int argc, char **argv)
                                   .orders = o.orders,
                                   .levels = o.levels,
                                   .no_changes = o.no_changes,
+                                  .digest = o.digest,
                                   .filter = &o.filter};
         if (run)
             replay_close(&r);
@@ -314,8 +336,17 @@ int main(int argc, char **argv)
         cpu_ns_per_msg[run] = messages ? cpu_seconds * 1e9 / (double)messages : 0;
         fprintf(stderr,
                 "{\"run\":%" PRIu32 ",\"messages\":%" PRIu64 ",\"seconds\":%.6f,"
-                "\"cpu_seconds\":%.6f,\"ns_per_msg\":%.2f,\"cpu_ns_per_msg\":%.2f}\n",
+                "\"cpu_seconds\":%.6f,\"ns_per_msg\":%.2f,\"cpu_ns_per_msg\":%.2f",
                 run, messages, seconds, cpu_seconds, ns_per_msg[run], cpu_ns_per_msg[run]);
+        if (o.digest) {
+            /* Fresh books each run: the same input must give the same stream, run after run. */
+            if (run == 0)
+                first_digest = r.digest;
+            else if (memcmp(&r.digest, &first_digest, sizeof(first_digest)) != 0)
+                digests_differ = 1;
+            fprintf(stderr, ",\"change_digest\":\"%016" PRIx64 "\"", r.digest.hash);
+        }
+        fputs("}\n", stderr);
     }
     if (!o.quiet)
         print_books(stdout, &r, o.depth);
@@ -328,13 +359,27 @@ int main(int argc, char **argv)
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
             ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
             ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld"
-            ",\"change_records\":%s}\n",
+            ",\"change_records\":%s",
             o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
             tp_instruments_count(r.registry), tp_books_live_orders(r.books),
             tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss,
             o.no_changes ? "false" : "true");
+    if (o.digest)
+        fprintf(stderr,
+                ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64
+                ",\"digest_events\":%" PRIu64 ",\"digest_stale_callbacks\":%" PRIu64
+                ",\"digest_covers\":\"%s\",\"digest_runs_equal\":%s",
+                first_digest.hash, first_digest.change_records, first_digest.events,
+                first_digest.stale_calls,
+                o.no_changes ? "events,stale (--no-changes: no change records are emitted)"
+                             : "change_records,events,stale",
+                digests_differ ? "false" : "true");
+    fputs("}\n", stderr);
     replay_close(&r);
-    return rc == 0 ? 0 : 1;
+    if (digests_differ)
+        fprintf(stderr, "tickplane-replay: the runs' digests differ: the replay is not "
+                        "deterministic\n");
+    return rc == 0 && !digests_differ ? 0 : 1;
 }

@@ -74,10 +74,33 @@ static void count_stale(void *ctx, uint32_t instrument, int stale, uint32_t expe
     ((struct replay *)ctx)->stale += stale != 0;
 }
 
+/* The same sink with the digest (--digest): counts, then hashes each callback with its arguments.
+ */
+static void digest_changes(void *ctx, const struct tp_feed_info *info,
+                           const struct tp_book_change *c, uint32_t n)
+{
+    count_changes(ctx, info, c, n);
+    replay_digest_changes(&((struct replay *)ctx)->digest, c, n);
+}
+
+static void digest_event(void *ctx, const struct tp_feed_info *info)
+{
+    count_event(ctx, info);
+    replay_digest_event(&((struct replay *)ctx)->digest);
+}
+
+static void digest_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    count_stale(ctx, instrument, stale, expected, got);
+    replay_digest_stale(&((struct replay *)ctx)->digest, instrument, stale, expected, got);
+}
+
 int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len)
 {
     struct tp_feed_sink sink = {
         .ctx = r, .changes = count_changes, .end_of_event = count_event, .stale = count_stale};
+    struct tp_feed_sink digest_sink = {
+        .ctx = r, .changes = digest_changes, .end_of_event = digest_event, .stale = digest_stale};
     struct tp_instruments_params ip = {.capacity = p->instruments, .itch_venues = 1};
     struct tp_books_params bp = {.instruments = p->instruments,
                                  .max_orders = p->orders,
@@ -93,6 +116,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     memset(r, 0, sizeof(*r));
     r->data = data;
     r->len = len;
+    replay_digest_init(&r->digest);
     r->format = p->format;
     if (r->format == REPLAY_FORMAT_AUTO)
         r->format = is_pcap(data, len) ? REPLAY_FORMAT_PCAP : REPLAY_FORMAT_BINARYFILE;
@@ -109,11 +133,13 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
         return -EINVAL;
     for (uint32_t i = 0; p->no_changes && i < p->instruments; i++)
         tp_books_set_emit(r->books, i, 0);
-    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0, &sink);
+    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0,
+                           p->digest ? &digest_sink : &sink);
     if (rc == 0)
         rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
                                r->books, p->filter, 0,
-                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP, &sink);
+                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
+                               p->digest ? &digest_sink : &sink);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "replay_digest.h"
 #include "tp_books.h"
 #include "tp_instrument_filter.h"
 #include "tp_instruments.h"
@@ -31,6 +32,8 @@ struct replay_params {
     uint32_t levels;
     int no_changes; /* books build no change records (tp_books_set_emit off), as for instruments
                        nobody subscribes to */
+    int digest;     /* also hash every sink callback into replay.digest (replay_digest.h); off,
+                       the sink only counts, so the timed replay does not pay for it */
     const struct tp_instrument_filter *filter;
 };
 
@@ -76,6 +79,7 @@ struct replay {
     uint64_t changes[REPLAY_CHANGE_KINDS]; /* change records by kind */
     uint64_t events;                       /* end-of-event marks */
     uint64_t stale;                        /* instruments reported stale */
+    struct replay_digest digest;           /* with replay_params.digest */
     uint32_t n_lines;
     struct replay_line lines[REPLAY_LINES_MAX];
     uint32_t recent_next;
