@@ -40,7 +40,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #define TP_RING_ALIGN         8u
 #define TP_RING_RECORD_HEADER 24u
@@ -63,7 +62,6 @@ struct tp_ring_record {
     uint64_t sequence;   /* writer's record sequence, 1.. ; 0 for padding */
 };
 _Static_assert(sizeof(struct tp_ring_record) == TP_RING_RECORD_HEADER, "record header size");
-_Static_assert(offsetof(struct tp_ring_record, sequence) == 16, "record header layout");
 
 struct tp_ring_params {
     uint64_t capacity;   /* data bytes, a power of two >= TP_RING_MIN_CAPACITY */
@@ -173,13 +171,12 @@ static inline uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_
 {
     struct tp_ring_record *rec =
         (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
-    struct tp_ring_record head = {.length = w->claim_length,
-                                  .type = type,
-                                  .topic = topic,
-                                  .instrument = instrument,
-                                  .flags = flags};
-    memcpy(rec, &head, offsetof(struct tp_ring_record, sequence)); /* two 8-byte stores */
     uint64_t sequence = w->next_sequence++;
+    rec->length = w->claim_length;
+    rec->type = type;
+    rec->topic = topic;
+    rec->instrument = instrument;
+    rec->flags = flags;
     /* Last, with release: seeing the sequence means the record is complete. */
     __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
     w->latest = w->claim_pos;
