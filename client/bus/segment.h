@@ -47,14 +47,6 @@
 #define TP_SEG_NAME_MAX       64u
 #define TP_SEG_PARAMS         8u
 
-/*
- * How old a heartbeat may be before readers take the writer for dead, unless the reader says
- * otherwise (libtickplane: tp_client_options.heartbeat_timeout_ms or the environment variable
- * TICKPLANE_HEARTBEAT_TIMEOUT_MS). The daemon beats every 10 ms when idle; the margin covers a
- * main lcore busy with a reload or a loaded machine.
- */
-#define TP_SEG_HEARTBEAT_TIMEOUT_MS 2000u
-
 /* What a segment holds: a reader asks for the kind it expects. */
 enum tp_seg_kind {
     TP_SEG_RING = 1,     /* broadcast ring (broadcast_ring.h) */

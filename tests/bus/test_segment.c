@@ -22,7 +22,7 @@
 #include "bus/segment.h"
 #include "tmpdir.h"
 
-#define TIMEOUT_NS ((uint64_t)TP_SEG_HEARTBEAT_TIMEOUT_MS * 1000000u)
+#define TIMEOUT_NS 2000000000ull /* libtickplane's default heartbeat timeout */
 #define MS         1000000ull
 
 static char dir[64];

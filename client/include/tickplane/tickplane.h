@@ -13,7 +13,9 @@
  *   tp_poll()           busy-poll friendly: hands at most max_events events to a callback, no
  *                       syscalls, no allocation, no locks;
  *   tp_read_state()     a consistent copy of one instrument's conflated state;
- *   tp_stats()          lag, loss, lapped and resync counts.
+ *   tp_stats()          lag, loss, lapped and resync counts;
+ *   tp_check_heartbeat()  whether the daemon is alive, cheaply (a killed daemon's bus looks
+ *                       like a quiet market otherwise).
  *
  * Topics are views produced on the caller's thread from the one published event stream:
  *   TP_TOPIC_DEPTH        every change of the price levels, plus the reader-side book after it;
@@ -290,7 +292,9 @@ struct tp_client_options {
 };
 
 #define TP_HEARTBEAT_TIMEOUT_ENV "TICKPLANE_HEARTBEAT_TIMEOUT_MS"
-#define TP_HEARTBEAT_TIMEOUT_MS  2000u /* the daemon beats every 10 ms or so */
+/* The daemon beats every 10 ms or so; the margin covers a main lcore busy with a reload (its
+ * wait for the data lcores' acknowledgement is bounded at 2 s) or a loaded machine. */
+#define TP_HEARTBEAT_TIMEOUT_MS 2000u
 
 /*
  * Attach to instance `instance`. Refuses (with a reason in err) segments of another layout
@@ -308,6 +312,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
 
 /*
  * After tp_poll returned -ESTALE (writer restarted): map the new segments, keep subscriptions.
+ * Refuses them as tp_attach does (-EOWNERDEAD too).
  * With the control socket it also connects again and asks the new daemon for every subscription
  * (an error then is one of tp_subscribe's, and the local filter is left as it was).
  */
@@ -459,9 +464,8 @@ int tp_control_connected(const struct tp_client *c);
  */
 int tp_control_check(struct tp_client *c);
 
-/* The reason for the last failed call on c that talked to the daemon or checked it
- * (tp_check_writer);
- * "" when none. */
+/* The reason for the last failed call on c that talked to the daemon or checked on it
+ * (tp_check_writer); "" when none. */
 const char *tp_last_error(const struct tp_client *c);
 
 #ifdef __cplusplus
