@@ -495,8 +495,11 @@ static bool wait_applied(struct tp_daemon *d, const struct reload_plan *p, uint6
                          unsigned ms)
 {
     uint64_t deadline = rte_rdtsc() + ms * (rte_get_tsc_hz() / 1000);
-    while (!all_applied(d, p, gen) && rte_rdtsc() < deadline)
+    while (!all_applied(d, p, gen) && rte_rdtsc() < deadline) {
+        /* The wait may last as long as the strategies' heartbeat timeout: keep beating. */
+        tp_daemon_bus_heartbeat(d->bus);
         usleep(200);
+    }
     return all_applied(d, p, gen);
 }
 
