@@ -40,9 +40,6 @@ _Static_assert(offsetof(struct tp_pub_level, orders) == offsetof(struct tp_level
  * per instrument until its next definition, which may configure its book anew. */
 enum { DEPTH_UNKNOWN = 0, DEPTH_ORDERS = 1, DEPTH_VENUE_LEVELS = 2 };
 
-/* Events an rx burst may end before the entries are written anyway (the log is full). */
-#define TP_PUB_EVENT_LOG 256u
-
 /* tpout LevelAction */
 enum { OUT_LEVEL_NEW = 0, OUT_LEVEL_CHANGE = 1, OUT_LEVEL_DELETE = 2, OUT_LEVEL_CLEAR = 3 };
 

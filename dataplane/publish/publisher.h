@@ -20,10 +20,10 @@
  *    touched; inside a burst (tp_publisher_begin_burst) once per instrument at the burst's end,
  *    for all the burst's ended events of that instrument (an instrument still inside an open
  *    event then waits for a later burst's end or its event's end), and earlier in a burst that
- *    ends more than 256 events (the log of their venue fields is full). An entry's bus_sequence is
- *    the last record committed when it is written, all of whose instrument's records it reflects.
- *    Only the parts of the entry the events changed (levels of a side, last trade, session
- *    status) are rewritten. A side of an order book with one level change since the entry was
+ *    ends more than TP_PUB_EVENT_LOG events (the log of their venue fields is full). An entry's
+ * bus_sequence is the last record committed when it is written, all of whose instrument's records
+ * it reflects. Only the parts of the entry the events changed (levels of a side, last trade,
+ * session status) are rewritten. A side of an order book with one level change since the entry was
  *    written (changed, new, removed) follows that change record (the levels below it shift),
  *    so the entry follows the books only if every change reaches
  *    the sink: after books change with their records off (tp_books_set_emit), call
@@ -100,6 +100,13 @@ void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t chann
  */
 void tp_publisher_begin_burst(struct tp_publisher *pub);
 void tp_publisher_end_burst(struct tp_publisher *pub);
+
+/*
+ * Events an rx burst may end before the state entries are written anyway (the log of their venue
+ * fields is full). A burst of 32 full packets carries up to ~3,300 of the smallest ITCH messages
+ * (events): below that, peak traffic would write the entries several times a burst.
+ */
+#define TP_PUB_EVENT_LOG 4096u
 
 /*
  * Work a channel saves up for the end of the rx burst (a channel hands the ITCH messages of all

@@ -410,9 +410,10 @@ static void test_event_open_across_burst_end(void **state)
 }
 
 /*
- * A burst that ends more events than the publisher logs the venue fields of (256): the entries
- * of instruments no open event touches are written when the log is full, each with the venue
- * fields of its own last event; an instrument the ending event touched waits for the burst's end.
+ * A burst that ends more events than the publisher logs the venue fields of (TP_PUB_EVENT_LOG): the
+ * entries of instruments no open event touches are written when the log is full, each with the
+ * venue fields of its own last event; an instrument the ending event touched waits for the burst's
+ * end.
  */
 static void test_burst_longer_than_event_log(void **state)
 {
@@ -421,16 +422,17 @@ static void test_burst_longer_than_event_log(void **state)
     struct tp_book_change c[TP_BOOK_CHANGES_MAX];
     struct tp_instrument_state st;
 
-    /* One event changes instrument 0, then 299 events change nothing. */
+    /* One event changes instrument 0, then TP_PUB_EVENT_LOG + 43 events change nothing. */
     tp_publisher_begin_burst(f->pub);
     int n = test_books_add(f->books, 1, 0, 100000000000, 100, c);
     f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
     f->sink.end_of_event(f->sink.ctx, &info);
-    for (uint64_t seq = 2; seq <= 300; seq++) {
+    for (uint64_t seq = 2; seq <= TP_PUB_EVENT_LOG + 44; seq++) {
         info.packet_seq = seq;
         f->sink.end_of_event(f->sink.ctx, &info);
-        /* the log holds 256 events: the 257th's end writes the entry */
-        assert_int_equal(tp_publisher_counters(f->pub)->state_writes, seq <= 256 ? 0 : 1);
+        /* the log holds TP_PUB_EVENT_LOG events: the next one's end writes the entry */
+        assert_int_equal(tp_publisher_counters(f->pub)->state_writes,
+                         seq <= TP_PUB_EVENT_LOG ? 0 : 1);
     }
     tp_publisher_end_burst(f->pub);
     assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 1);
@@ -438,11 +440,14 @@ static void test_burst_longer_than_event_log(void **state)
     assert_int_equal(st.book.venue_seq, 1); /* its own event's */
     assert_int_equal(st.bids[0].qty, 100);
 
-    /* 300 events that each change instrument 0: one write, at the burst's end, the last's. */
+    /* More events than the log holds, each changing instrument 0 (order 2 added, then deleted,
+     * then added again...): one write, at the burst's end, with the last event's fields. */
+    const uint64_t events = TP_PUB_EVENT_LOG + 44;
     tp_publisher_begin_burst(f->pub);
-    for (uint64_t k = 1; k <= 300; k++) {
+    for (uint64_t k = 1; k <= events; k++) {
         info.packet_seq = 1000 + k;
-        n = test_books_add(f->books, 1 + k, 0, 100000000000, 100, c);
+        n = k % 2 ? test_books_add(f->books, 2, 0, 100000000000, 200, c)
+                  : test_books_delete(f->books, 2, c);
         f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
         f->sink.end_of_event(f->sink.ctx, &info);
     }
@@ -450,8 +455,8 @@ static void test_burst_longer_than_event_log(void **state)
     tp_publisher_end_burst(f->pub);
     assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 2);
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
-    assert_int_equal(st.book.venue_seq, 1300);
-    assert_int_equal(st.bids[0].qty, 30100);
+    assert_int_equal(st.book.venue_seq, 1000 + events);
+    assert_int_equal(st.bids[0].qty, 100); /* the last event deleted order 2 */
     assert_int_equal(st.book.bus_sequence, f->bus.ring.next_sequence - 1);
     expect_state_mirrors_books(f);
 }
