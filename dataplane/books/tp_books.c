@@ -29,24 +29,37 @@ static int params_valid(const struct tp_books_params *p)
            /* order-level books' level indexes (tp_mbo_hot.level_base) fit 32 bits */
            (uint64_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) <= UINT32_MAX &&
            p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
+           p->recent_orders <= TP_RECENT_ORDERS_LIMIT &&
            (p->max_orders == 0 || p->levels_per_side > 0);
 }
 
 /*
- * Recent-order window slots: the largest prime at most the overflow table's and the cap (a window
- * half as large moved twice as many orders to the overflow table, 8% slower at 65,536 orders).
+ * Recent-order window slots: the largest prime at most the slots asked for, by default
+ * TP_RECENT_ORDERS_PER_ORDER per order up to TP_RECENT_ORDERS_DEFAULT_MAX. An order leaves the
+ * window when an id as many ids newer is added, so the window must span the ids an order lives
+ * through, which the live-order count underestimates. On the 5 M-message benchmark file (at most
+ * 37,730 live orders, sized for 65,536), 2 slots per order moved about one new order in 14 to the
+ * overflow table, 16 slots one in 1,900, and ran 16% faster (docs/BENCHMARKS.md, session 7). The
+ * cap bounds the window at 33 MiB: past it, the orders that still leave it are too few to show.
  */
-static size_t recent_slots(size_t overflow_slots)
+static size_t recent_slots(const struct tp_books_params *p)
 {
-    size_t n = overflow_slots < TP_RECENT_ORDERS_MAX ? overflow_slots : TP_RECENT_ORDERS_MAX;
+    uint64_t want = (uint64_t)TP_RECENT_ORDERS_PER_ORDER * p->max_orders;
+    size_t n;
 
-    for (;; n--) {
+    if (p->max_orders == 0)
+        return 0;
+    if (want > TP_RECENT_ORDERS_DEFAULT_MAX)
+        want = TP_RECENT_ORDERS_DEFAULT_MAX;
+    n = p->recent_orders ? p->recent_orders : (size_t)want;
+    for (; n > 2; n--) {
         size_t d = 2;
         while (d * d <= n && n % d)
             d++;
         if (d * d > n)
             return n;
     }
+    return 2;
 }
 
 struct layout {
@@ -65,9 +78,9 @@ static void compute_layout(const struct tp_books_params *p, struct layout *l)
     l->orders = off;
     off += ALIGN64(slots * sizeof(struct tp_order));
     l->recent = off;
-    off += ALIGN64(recent_slots(slots) * sizeof(struct tp_order));
+    off += ALIGN64(recent_slots(p) * sizeof(struct tp_order));
     l->spilled = off;
-    off += ALIGN64(recent_slots(slots));
+    off += ALIGN64(recent_slots(p));
     l->order_levels = off;
     off += ALIGN64((size_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) *
                    sizeof(struct tp_order_level));
@@ -106,7 +119,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
     b->orders = (struct tp_order *)(base + l.orders);
     b->recent = (struct tp_order *)(base + l.recent);
-    b->recent_slots = p->max_orders ? recent_slots((size_t)b->order_mask + 1) : 1;
+    b->recent_slots = p->max_orders ? recent_slots(p) : 1;
     b->recent_magic = UINT64_MAX / b->recent_slots + 1;
     b->spilled = (uint8_t *)(base + l.spilled);
     b->order_levels = (struct tp_order_level *)(base + l.order_levels);
@@ -255,6 +268,16 @@ uint64_t tp_books_live_orders(const struct tp_books *b)
 uint64_t tp_books_peak_live_orders(const struct tp_books *b)
 {
     return b->peak_live_orders;
+}
+
+uint64_t tp_books_recent_orders(const struct tp_books *b)
+{
+    return b->params.max_orders ? b->recent_slots : 0;
+}
+
+uint64_t tp_books_orders_spilled(const struct tp_books *b)
+{
+    return b->orders_spilled;
 }
 
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct tp_book_change *out)

@@ -31,6 +31,14 @@
 
 #include "tp_book_change.h"
 
+/*
+ * The recent-order window's default size (tp_books_params.recent_orders = 0): per max_orders, and
+ * its cap; and the most slots a caller may ask for.
+ */
+#define TP_RECENT_ORDERS_PER_ORDER   16
+#define TP_RECENT_ORDERS_DEFAULT_MAX (1u << 20)
+#define TP_RECENT_ORDERS_LIMIT       (1u << 28)
+
 struct tp_books_params {
     /*
      * The instrument ids these books serve: first_id .. first_id + instruments - 1 (a data lcore's
@@ -39,7 +47,16 @@ struct tp_books_params {
      */
     uint32_t first_id;
     uint32_t instruments;
-    uint32_t max_orders;      /* live orders over all order-level books (0: no MBO books) */
+    uint32_t max_orders; /* live orders over all order-level books (0: no MBO books) */
+    /*
+     * Slots of the recent-order window (tp_mbo.c), rounded down to a prime (at least 2); 0: the
+     * default,
+     * TP_RECENT_ORDERS_PER_ORDER x max_orders, at most TP_RECENT_ORDERS_DEFAULT_MAX. The window
+     * must cover the ids an order lives through, not the live orders: an order still live when
+     * that many newer ids have been added moves to the overflow table (tp_books_orders_spilled).
+     * At most TP_RECENT_ORDERS_LIMIT; each slot takes 33 bytes.
+     */
+    uint32_t recent_orders;
     uint32_t levels_per_side; /* MBO: price levels per side per instrument (<= 65535) */
     uint32_t mbp_depth;       /* MBP: max outright depth (<= 255, 0: no MBP books) */
     uint32_t implied_depth;   /* MBP: max implied depth (<= 255) */
@@ -177,6 +194,15 @@ int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit);
 /* Live orders over all instruments now, and the most there ever were at once. */
 uint64_t tp_books_live_orders(const struct tp_books *b);
 uint64_t tp_books_peak_live_orders(const struct tp_books *b);
+
+/*
+ * Slots of the recent-order window in use (tp_books_params.recent_orders, resolved), and how many
+ * orders left it for the overflow table since init: still live when a newer id claimed their
+ * slot. A count that grows with a good share of the adds says the window is too small for the
+ * feed (each move costs a write and later a probe of a table that is not in cache).
+ */
+uint64_t tp_books_recent_orders(const struct tp_books *b);
+uint64_t tp_books_orders_spilled(const struct tp_books *b);
 
 /*
  * Empties every book of the instrument (snapshot about to be applied, channel reset): levels,

@@ -80,11 +80,9 @@ static inline int64_t tp_level_qty(uint64_t size)
  * indexed by the order id modulo its size, where the venues' increasing ids put the orders added
  * together in neighbouring slots; and the overflow table, an open-addressing hash table with room
  * for every live order, where an order goes when a newer id claims its window slot. The window
- * has a prime number of slots, at most TP_RECENT_ORDERS_MAX and the overflow table's, so that
- * ids with a stride (every 8th, every 1000th) still use all of it.
+ * has a prime number of slots (tp_books_params.recent_orders), so that ids with a stride (every
+ * 8th, every 1000th) still use all of it.
  */
-#define TP_RECENT_ORDERS_MAX (1u << 19)
-
 struct tp_books {
     struct tp_books_params params;
     uint32_t order_shift;    /* log2 of the overflow table's slots */
@@ -94,6 +92,7 @@ struct tp_books {
     uint64_t spilled_max_id; /* no id above this one ever went to the overflow table */
     uint64_t live_orders;
     uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
+    uint64_t orders_spilled;   /* orders moved from the window to the overflow table */
     uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t level_stride;     /* levels per side in order_levels: sentinels + levels_per_side */
     struct tp_book *books;     /* [instruments] */

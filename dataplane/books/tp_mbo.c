@@ -119,6 +119,7 @@ void tp_mbo_spill(struct tp_books *b, uint64_t s)
     const struct tp_order *slot = &b->recent[s];
 
     overflow_place(order_table(b), *slot);
+    b->orders_spilled++;
     b->spilled[s] += b->spilled[s] < UINT8_MAX;
     if (slot->id > b->spilled_max_id)
         b->spilled_max_id = slot->id;

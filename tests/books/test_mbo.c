@@ -442,9 +442,28 @@ static void test_order_table_churn(void **state)
     }
 }
 
+/* Books of `instruments` whose recent-order window is asked for `recent_orders` slots. */
+static struct tp_books *window_books(uint32_t instruments, uint32_t max_orders,
+                                     uint32_t recent_orders)
+{
+    struct tp_books_params p = {.instruments = instruments,
+                                .max_orders = max_orders,
+                                .recent_orders = recent_orders,
+                                .levels_per_side = 4};
+    void *mem = test_zalloc(tp_books_memsize(&p));
+
+    if (!mem || tp_books_init(mem, &p) != 0) {
+        free(mem);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < instruments; i++)
+        assert_int_equal(tp_books_configure(mem, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    return mem;
+}
+
 /*
  * Many live orders whose ids share one slot of the recent-order window (ids 2039 apart: the
- * window of a 600-order table has 2039 slots; ids 2^32 apart share a slot at any size): each add
+ * window asked for here has 2039 slots; ids 2^32 apart share a slot at any size): each add
  * moves the order before it to the overflow table, the per-slot count of moved orders saturates,
  * and every order stays findable and removable; a clear takes an instrument's orders out of
  * both tables and leaves the other's.
@@ -457,15 +476,14 @@ static bool window_gone(uint64_t k)
 
 static void test_order_window_overflow(void **state)
 {
-    struct tp_books *b = test_books(2, 600, 4, 0, 0);
+    struct tp_books *b = window_books(2, 600, 2039);
     struct tp_book_change c[TP_BOOK_CHANGES_MAX];
     const uint64_t top = UINT64_MAX - (1ull << 32);
     uint64_t left[2] = {0, 0};
 
     (void)state;
     assert_non_null(b);
-    for (uint32_t i = 0; i < 2; i++)
-        assert_int_equal(tp_books_configure(b, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
+    assert_int_equal(tp_books_recent_orders(b), 2039);
     for (uint64_t k = 1; k <= 400; k++)
         assert_int_equal(tp_mbo_add(b, k % 2, k * 2039, TP_SIDE_BID, PX(10), (int64_t)k, k, c), 2);
     assert_int_equal(tp_mbo_add(b, 1, 5 * 2039, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
@@ -510,6 +528,132 @@ static void test_order_window_overflow(void **state)
     /* An id seen before can come back. */
     assert_int_equal(tp_mbo_add(b, 1, 2039, TP_SIDE_BID, PX(9), 3, 1, c), 2);
     expect_level(b, 1, TP_SIDE_BID, 1, PX(9), 3, 1);
+    free(b);
+}
+
+/* Whether n is prime, the slow way. */
+static bool is_prime(uint64_t n)
+{
+    if (n < 2)
+        return false;
+    for (uint64_t d = 2; d * d <= n; d++)
+        if (n % d == 0)
+            return false;
+    return true;
+}
+
+/* The window the books must give: the largest prime at most what was asked (at least 2). */
+static uint64_t expected_window(uint32_t max_orders, uint32_t recent_orders)
+{
+    uint64_t n = recent_orders ? recent_orders : (uint64_t)TP_RECENT_ORDERS_PER_ORDER * max_orders;
+
+    if (!recent_orders && n > TP_RECENT_ORDERS_DEFAULT_MAX)
+        n = TP_RECENT_ORDERS_DEFAULT_MAX;
+    while (n > 2 && !is_prime(n))
+        n--;
+    return n < 2 ? 2 : n;
+}
+
+/*
+ * The recent-order window is sized for the ids an order lives through: by default 16 slots per
+ * order (a prime at most that), capped at 2^20, whatever the overflow table's size; a size the
+ * caller asks for is used as given (rounded down to a prime), up to TP_RECENT_ORDERS_LIMIT. Each
+ * slot costs its 32-byte order and a one-byte count, so the memory follows the window.
+ */
+static void test_recent_window_rule(void **state)
+{
+    static const uint32_t orders[] = {1, 8, 600, 3000, 65536, 131072, 1u << 18};
+    static const uint32_t asked[] = {1, 2, 100, 2039, 1u << 19, 3000000};
+
+    (void)state;
+    assert_int_equal(TP_RECENT_ORDERS_PER_ORDER, 16);
+    assert_int_equal(TP_RECENT_ORDERS_DEFAULT_MAX, 1u << 20);
+    for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+        struct tp_books *b = window_books(1, orders[o], 0);
+        assert_non_null(b);
+        assert_int_equal(tp_books_recent_orders(b), expected_window(orders[o], 0));
+        assert_int_equal(tp_books_orders_spilled(b), 0);
+        free(b);
+    }
+    /* The figures the documentation gives: 65,536 orders, and production's 2 M. */
+    assert_int_equal(expected_window(65536, 0), 1048573);
+    assert_int_equal(expected_window(3000, 0), 47981);
+    assert_int_equal(expected_window(1u << 21, 0), 1048573);
+    for (size_t a = 0; a < sizeof(asked) / sizeof(asked[0]); a++) {
+        struct tp_books *b = window_books(1, 1000, asked[a]);
+        assert_non_null(b);
+        assert_int_equal(tp_books_recent_orders(b), expected_window(1000, asked[a]));
+        free(b);
+    }
+    /* Memory: 33 bytes a slot (alignment aside); beyond the limit the params are refused. */
+    {
+        struct tp_books_params p = {.instruments = 1, .max_orders = 1000, .levels_per_side = 4};
+        size_t small, large;
+        p.recent_orders = 10007;
+        small = tp_books_memsize(&p);
+        p.recent_orders = 20011;
+        large = tp_books_memsize(&p);
+        assert_in_range(large - small, 10004 * 33 - 128, 10004 * 33 + 128);
+        p.recent_orders = TP_RECENT_ORDERS_LIMIT + 1;
+        assert_int_equal(tp_books_memsize(&p), 0);
+        assert_int_equal(tp_books_init(&small, &p), -EINVAL);
+        /* Without an order table there is no window. */
+        p.max_orders = 0;
+        p.recent_orders = 0;
+        struct tp_books *b = test_zalloc(tp_books_memsize(&p));
+        assert_int_equal(tp_books_init(b, &p), 0);
+        assert_int_equal(tp_books_recent_orders(b), 0);
+        free(b);
+    }
+}
+
+/*
+ * Every order that a newer id pushes out of the window is counted, once, whichever message
+ * brought the newer id (add or replace); adds into free slots, refused adds, removals (from
+ * either table) and clears are not moves. Moved orders stay findable with their values.
+ */
+static void test_orders_spilled_counted(void **state)
+{
+    /* 101 window slots (prime): id k and id k + 101 share a slot. */
+    struct tp_books *b = window_books(2, 400, 101);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+
+    (void)state;
+    assert_non_null(b);
+    assert_int_equal(tp_books_recent_orders(b), 101);
+    for (uint64_t id = 1; id <= 101; id++)
+        assert_int_equal(tp_mbo_add(b, id % 2, id, TP_SIDE_BID, PX(10), (int64_t)id, 1, c), 2);
+    assert_int_equal(tp_books_orders_spilled(b), 0);
+    /* Ids 102..151 claim the slots of ids 1..50, which are live: 50 moves. */
+    for (uint64_t id = 102; id <= 151; id++)
+        assert_int_equal(tp_mbo_add(b, id % 2, id, TP_SIDE_ASK, PX(11), 1, 1, c), 2);
+    assert_int_equal(tp_books_orders_spilled(b), 50);
+    for (uint64_t id = 1; id <= 50; id++) {
+        int64_t qty;
+        assert_int_equal(tp_mbo_order(b, id % 2, id, NULL, NULL, &qty, NULL), 0);
+        assert_int_equal(qty, (int64_t)id);
+    }
+    /* Refused adds (duplicate in either table, bad quantity) move nothing. */
+    assert_int_equal(tp_mbo_add(b, 1, 3, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+    assert_int_equal(tp_mbo_add(b, 0, 130, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+    assert_int_equal(tp_mbo_add(b, 0, 160, TP_SIDE_BID, PX(10), 0, 1, c), -EINVAL);
+    /* Removing moved orders and window orders moves nothing either. */
+    assert_int_equal(tp_mbo_delete(b, 1, 1, c), 2);
+    assert_int_equal(tp_mbo_delete(b, 0, 60, c), 2);
+    assert_int_equal(tp_books_orders_spilled(b), 50);
+    /* Id 161 takes the slot id 60 left free: no move. Id 152 pushes out id 51 (in its slot). */
+    assert_int_equal(tp_mbo_add(b, 1, 161, TP_SIDE_BID, PX(10), 1, 1, c), 2);
+    assert_int_equal(tp_books_orders_spilled(b), 50);
+    assert_int_equal(tp_mbo_add(b, 0, 152, TP_SIDE_BID, PX(10), 1, 1, c), 2);
+    assert_int_equal(tp_books_orders_spilled(b), 51);
+    /* A replace's new id moves the order in its slot (id 53, for 154) like an add. */
+    assert_int_equal(tp_mbo_replace(b, 1, 151, 154, PX(12), 5, 2, c), 4);
+    assert_int_equal(tp_books_orders_spilled(b), 52);
+    assert_int_equal(tp_mbo_order(b, 1, 53, NULL, NULL, NULL, NULL), 0);
+    /* Clearing an instrument empties both tables of its orders without counting a move. */
+    assert_int_equal(tp_mbo_clear(b, 0, c), 1);
+    assert_int_equal(tp_books_orders(b, 0), 0);
+    assert_int_equal(tp_books_orders_spilled(b), 52);
     free(b);
 }
 
@@ -585,6 +729,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_emit_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_table_churn, setup, teardown),
         cmocka_unit_test(test_order_window_overflow),
+        cmocka_unit_test(test_recent_window_rule),
+        cmocka_unit_test(test_orders_spilled_counted),
         cmocka_unit_test(test_window_of_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

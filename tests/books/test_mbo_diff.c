@@ -387,8 +387,14 @@ static void run(int scramble)
 {
     const char *env = getenv("TP_BOOKS_DIFF_EVENTS");
     uint64_t events = env ? strtoull(env, NULL, 10) : 1000000;
-    struct tp_books_params p = {
-        .instruments = INSTRUMENTS, .max_orders = MAX_ORDERS, .levels_per_side = LEVELS};
+    /*
+     * A window of under 3 slots per order (the default gives 16): many orders outlive it, so the
+     * overflow table's paths (moves, lookups, removals) are exercised all through the run.
+     */
+    struct tp_books_params p = {.instruments = INSTRUMENTS,
+                                .max_orders = MAX_ORDERS,
+                                .recent_orders = 8191,
+                                .levels_per_side = LEVELS};
     size_t size = tp_books_memsize(&p);
     void *mem = aligned_alloc(64, (size + 63) & ~(size_t)63);
     struct tp_books *b = mem;

@@ -9,6 +9,8 @@
  *     --depth N                       levels per side printed (default 5)
  *     --instruments N                 registry capacity (default 8192)
  *     --orders N                      live orders capacity (default 2097152)
+ *     --recent-orders N               recent-order window slots (default 0: the books' rule,
+ *                                     tp_books_params.recent_orders)
  *     --levels N                      order-level book levels per side (default 256)
  *     --filter RULE                   include:symbol:GLOB, exclude:group:GLOB, ... (repeatable)
  *     --repeat N                      replay N times (fresh books each time), report the median
@@ -56,6 +58,7 @@ struct options {
     uint32_t depth;
     uint32_t instruments;
     uint32_t orders;
+    uint32_t recent_orders;
     uint32_t levels;
     uint32_t repeat;
     int quiet;
@@ -67,7 +70,8 @@ struct options {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3]\n"
-                 "         [--depth N] [--instruments N] [--orders N] [--levels N]\n"
+                 "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
+                 " [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
                  " [--no-changes] [--digest] FILE\n");
 }
@@ -99,6 +103,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"no-changes", no_argument, NULL, 'n'},
                                           {"digest", no_argument, NULL, 'D'},
                                           {"help", no_argument, NULL, 'h'},
+                                          {"recent-orders", required_argument, NULL, 'w'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0;
 
@@ -133,6 +138,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'l':
             rc = parse_u32(optarg, &o->levels);
+            break;
+        case 'w':
+            rc = parse_u32(optarg, &o->recent_orders);
             break;
         case 'r':
             rc = parse_u32(optarg, &o->repeat);
@@ -312,6 +320,7 @@ int main(int argc, char **argv)
                                   .venue = o.venue,
                                   .instruments = o.instruments,
                                   .orders = o.orders,
+                                  .recent_orders = o.recent_orders,
                                   .levels = o.levels,
                                   .no_changes = o.no_changes,
                                   .digest = o.digest,
@@ -359,13 +368,14 @@ int main(int argc, char **argv)
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
             ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
             ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld"
-            ",\"change_records\":%s",
+            ",\"change_records\":%s,\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
             o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
             tp_instruments_count(r.registry), tp_books_live_orders(r.books),
             tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss,
-            o.no_changes ? "false" : "true");
+            o.no_changes ? "false" : "true", tp_books_recent_orders(r.books),
+            tp_books_orders_spilled(r.books));
     if (o.digest)
         fprintf(stderr,
                 ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64

@@ -104,6 +104,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     struct tp_instruments_params ip = {.capacity = p->instruments, .itch_venues = 1};
     struct tp_books_params bp = {.instruments = p->instruments,
                                  .max_orders = p->orders,
+                                 .recent_orders = p->recent_orders,
                                  .levels_per_side = p->levels,
                                  .mbp_depth = 10,
                                  .implied_depth = 2};
@@ -366,8 +367,10 @@ void replay_print_counters(FILE *out, const struct replay *r)
 
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
-            ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64,
-            r->messages, r->packets, r->not_udp, r->bad_packets, r->duplicates, r->gaps);
+            ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
+            ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
+            r->messages, r->packets, r->not_udp, r->bad_packets, r->duplicates, r->gaps,
+            tp_books_recent_orders(r->books), tp_books_orders_spilled(r->books));
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64

@@ -29,6 +29,7 @@ struct replay_params {
     enum replay_venue venue;
     uint32_t instruments;
     uint32_t orders;
+    uint32_t recent_orders; /* recent-order window slots (tp_books_params; 0: the default) */
     uint32_t levels;
     int no_changes; /* books build no change records (tp_books_set_emit off), as for instruments
                        nobody subscribes to */

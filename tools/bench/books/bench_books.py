@@ -122,6 +122,10 @@ def main():
                                                     for x in summaries],
                           'peak_live_orders': s['peak_live_orders'], 'order_capacity': a.orders,
                           'book_bytes': s['book_bytes'],
+                          # the recent-order window and the orders that outlived it (a
+                          # baseline built before they were reported has neither)
+                          'recent_orders': s.get('recent_orders'),
+                          'orders_spilled': s.get('orders_spilled'),
                           'peak_rss_kb': max(x['peak_rss_kb'] for x in summaries),
                           'file_kb_in_rss': s['bytes'] // 1024, 'loadavg_1m': load}))
     # The same flow with order ids 1000x sparser: the tables and RSS must not grow. The copy is
@@ -133,7 +137,8 @@ def main():
     print(json.dumps({'bench': 'books_itch_replay_sparse_ids', 'id_factor': 1000,
                       'ns_per_msg': t['ns_per_msg_median'],
                       'cpu_ns_per_msg': t['cpu_ns_per_msg_median'],
-                      'book_bytes': t['book_bytes'], 'peak_rss_kb': t['peak_rss_kb']}))
+                      'book_bytes': t['book_bytes'], 'peak_rss_kb': t['peak_rss_kb'],
+                      'orders_spilled': t.get('orders_spilled')}))
     if a.compare:
         print(json.dumps(compare(a.compare, path, a.runs)))
 
