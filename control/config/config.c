@@ -1781,7 +1781,7 @@ struct tp_cfg_window tp_config_lcore_window(const struct tp_config *cfg, unsigne
  * price-level books (min(levels_per_side, 255) + 2 implied a side); the registry's lookups have
  * a power of two of 12-byte slots, at least two per id of the window (so 24-48 bytes an id); the
  * order table has a power of two of 32-byte slots, at least two per order, and a window of recent
- * orders of up to 2^19 slots of 33 bytes;
+ * orders of 16 slots per order, at most 2^20, of 33 bytes;
  * the registry's ITCH locate maps 256 KiB per ITCH channel and 4 spares (for ITCH channels a
  * reload adds), and a few KiB of table headers and alignment. An mbuf with 2 KiB data room, 128 B
  * headroom, its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
@@ -1799,14 +1799,18 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
 {
     const uint64_t order_level_bytes = 16, price_level_bytes = 24, instrument_bytes = 576 + 16 + 72,
                    lookup_slot_bytes = 12, order_slot_bytes = 32, recent_slot_bytes = 33,
-                   recent_slots_max = 1u << 19, locate_map_bytes = 256u << 10, headers_bytes = 4096;
+                   recent_per_order = 16, recent_slots_max = 1u << 20,
+                   locate_map_bytes = 256u << 10, headers_bytes = 4096;
     uint64_t lps = cfg->books.levels_per_side;
     uint64_t order_levels = (lps < TP_CFG_ORDER_LEVELS_MIN ? TP_CFG_ORDER_LEVELS_MIN : lps) + 4;
     uint64_t price_levels = (lps < 255 ? lps : 255) + 2;
     uint64_t per_instrument = instrument_bytes + order_levels * 2 * order_level_bytes +
                               price_levels * 2 * price_level_bytes;
     uint64_t slots = cfg->books.max_orders > 0 ? table_slots(cfg->books.max_orders) : 0;
-    uint64_t recent = slots < recent_slots_max ? slots : recent_slots_max;
+    /* tp_books' default window (TP_RECENT_ORDERS_PER_ORDER, TP_RECENT_ORDERS_DEFAULT_MAX). */
+    uint64_t recent = recent_per_order * cfg->books.max_orders;
+    if (recent > recent_slots_max)
+        recent = recent_slots_max;
     uint64_t instruments = tp_config_lcore_window(cfg, l).ids;
     uint64_t locate_maps = 4;
     for (unsigned c = 0; c < cfg->n_channels; c++)
