@@ -47,8 +47,12 @@ static size_t recent_slots(const struct tp_books_params *p)
     uint64_t want = (uint64_t)TP_RECENT_ORDERS_PER_ORDER * p->max_orders;
     size_t n;
 
+    /*
+     * Without an order table the window is one slot that stays empty, so that the order hint
+     * (tp_books_prefetch.h) needs no test of its own: nothing is ever spilled from it.
+     */
     if (p->max_orders == 0)
-        return 0;
+        return 1;
     if (want > TP_RECENT_ORDERS_DEFAULT_MAX)
         want = TP_RECENT_ORDERS_DEFAULT_MAX;
     n = p->recent_orders ? p->recent_orders : (size_t)want;
@@ -119,7 +123,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->hot = (struct tp_mbo_hot *)(base + l.hot);
     b->orders = (struct tp_order *)(base + l.orders);
     b->recent = (struct tp_order *)(base + l.recent);
-    b->recent_slots = p->max_orders ? recent_slots(p) : 1;
+    b->recent_slots = recent_slots(p);
     b->recent_magic = UINT64_MAX / b->recent_slots + 1;
     b->spilled = (uint8_t *)(base + l.spilled);
     b->order_levels = (struct tp_order_level *)(base + l.order_levels);

@@ -32,15 +32,13 @@ TP_BOOKS_HINT void tp_books_hint_book(const struct tp_books *b, uint32_t instr)
 /*
  * The slots of an order id: its window slot, and if the order may be in the overflow table its
  * home slot there and the next, which a probe or a removal reads as well, on the next line half
- * of the time (fetched without testing which). Nothing without an order table.
+ * of the time (fetched without testing which). Books without an order table have a window of one
+ * empty slot and have never spilled: the hint then fetches that slot and nothing else.
  */
 TP_BOOKS_HINT void tp_books_hint_order(const struct tp_books *b, uint32_t instr, uint64_t order_id)
 {
-    uint64_t s, home;
+    uint64_t s = tp_recent_slot(b, order_id), home;
 
-    if (!b->params.max_orders)
-        return;
-    s = tp_recent_slot(b, order_id);
     __builtin_prefetch(&b->recent[s], 1);
     /* As may_have_spilled (tp_mbo_ops.h): young ids skip the load of the spilled count. */
     if (order_id <= b->spilled_max_id && b->spilled[s] != 0) {
