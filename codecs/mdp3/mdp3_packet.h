@@ -18,6 +18,7 @@
 #define TP_MDP3_PACKET_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -75,6 +76,22 @@ static inline int tp_mdp3_packet_init(struct tp_mdp3_packet *p, const void *data
     return 0;
 }
 
+/* Fills *m with the message of `size` bytes (checked by the caller) at p->pos and moves past it. */
+static inline void tp_mdp3_packet_take(struct tp_mdp3_packet *p, struct tp_mdp3_msg *m,
+                                       uint16_t size)
+{
+    const uint8_t *h = p->data + p->pos + TP_MDP3_MSG_SIZE_LEN;
+    m->offset = p->pos;
+    m->size = size;
+    m->block_length = mktdata_message_header_block_length(h);
+    m->template_id = mktdata_message_header_template_id(h);
+    m->schema_id = mktdata_message_header_schema_id(h);
+    m->version = mktdata_message_header_version(h);
+    m->body = h + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH;
+    m->body_len = (size_t)size - TP_MDP3_MSG_MIN_LEN;
+    p->pos += size;
+}
+
 /*
  * Next message of the packet: 1 with *m filled, 0 at the end of the packet, -EBADMSG when the
  * message at p->error_offset is malformed (the rest of the packet cannot be framed).
@@ -90,21 +107,45 @@ static inline int tp_mdp3_packet_next(struct tp_mdp3_packet *p, struct tp_mdp3_m
     uint16_t size = tp_mdp3_le16(d);
     if (size < TP_MDP3_MSG_MIN_LEN || size > left)
         goto bad;
-    const uint8_t *h = d + TP_MDP3_MSG_SIZE_LEN;
-    m->offset = p->pos;
-    m->size = size;
-    m->block_length = mktdata_message_header_block_length(h);
-    m->template_id = mktdata_message_header_template_id(h);
-    m->schema_id = mktdata_message_header_schema_id(h);
-    m->version = mktdata_message_header_version(h);
-    m->body = h + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH;
-    m->body_len = (size_t)size - TP_MDP3_MSG_MIN_LEN;
-    p->pos += size;
+    tp_mdp3_packet_take(p, m, size);
     return 1;
 bad:
     p->error_offset = p->pos;
     p->pos = p->len;
     return -EBADMSG;
+}
+
+/*
+ * Whether a packet frames exactly: its header, then messages whose MsgSizes end at len, each
+ * checked as tp_mdp3_packet_next does (true when it would return 1 for every message, then 0).
+ * Reads only the MsgSizes: a receiver checks once and walks the same bytes again later with
+ * tp_mdp3_packet_next_framed.
+ */
+static inline bool tp_mdp3_packet_frames(const uint8_t *data, size_t len)
+{
+    if (len < TP_MDP3_PACKET_HEADER_LEN)
+        return false;
+    size_t pos = TP_MDP3_PACKET_HEADER_LEN;
+    /* pos <= len throughout; fewer bytes left than a message holds must be none at all. */
+    while (len - pos >= TP_MDP3_MSG_MIN_LEN) {
+        uint16_t size = tp_mdp3_le16(data + pos);
+        if (size < TP_MDP3_MSG_MIN_LEN || size > len - pos)
+            return false;
+        pos += size;
+    }
+    return pos == len;
+}
+
+/*
+ * tp_mdp3_packet_next for a packet that tp_mdp3_packet_frames accepted, over the same unchanged
+ * bytes: the same messages without the checks. 1 with *m filled, 0 at the end of the packet.
+ */
+static inline int tp_mdp3_packet_next_framed(struct tp_mdp3_packet *p, struct tp_mdp3_msg *m)
+{
+    if (p->pos == p->len)
+        return 0;
+    tp_mdp3_packet_take(p, m, tp_mdp3_le16(p->data + p->pos));
+    return 1;
 }
 
 /*

@@ -50,52 +50,29 @@ static void select_publisher(const struct tp_channel *ch)
                         ch->params.channel_id);
 }
 
-/* ---- the MDP3 feed's sink: the publisher's, with stale marks counted for recovery ---------- */
-
-static void fwd_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
-                        uint32_t n)
+/* The feed's stale marks: the recovery counts the instruments it must recover. */
+static void count_stale(void *ctx, int stale)
 {
-    struct tp_channel *ch = ctx;
-    ch->publisher_sink.changes(ch->publisher_sink.ctx, info, c, n);
-}
-
-static void fwd_end_of_event(void *ctx, const struct tp_feed_info *info)
-{
-    struct tp_channel *ch = ctx;
-    ch->publisher_sink.end_of_event(ch->publisher_sink.ctx, info);
-}
-
-static void fwd_instrument(void *ctx, uint32_t instrument)
-{
-    struct tp_channel *ch = ctx;
-    ch->publisher_sink.instrument(ch->publisher_sink.ctx, instrument);
-}
-
-static void fwd_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
-{
-    struct tp_channel *ch = ctx;
-    tp_mdp3_recovery_on_stale(&ch->recovery, stale);
-    ch->publisher_sink.stale(ch->publisher_sink.ctx, instrument, stale, expected, got);
+    tp_mdp3_recovery_on_stale(ctx, stale);
 }
 
 static int mdp3_init(struct tp_channel *ch, uint8_t *at)
 {
     const struct tp_channel_params *p = &ch->params;
-    ch->publisher_sink = tp_publisher_sink(p->publisher);
-    struct tp_feed_sink sink = {.ctx = ch,
-                                .changes = fwd_changes,
-                                .end_of_event = fwd_end_of_event,
-                                .instrument = fwd_instrument,
-                                .stale = fwd_stale};
+    /* The publisher's sink, called by the feed directly; the recovery watches stale marks. */
+    struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
     size_t state = align64(tp_mdp3_feed_memsize(tp_instruments_capacity(p->registry)));
     tp_mdp3_recovery_init(&ch->recovery, at + state, p->replay_bytes);
     /* Without snapshot lines there is nothing to wait for at start. */
     ch->recovery.cycle_seen = !p->has_snapshot;
     ch->recovery.joined = p->has_snapshot;
     ch->definitions_done = !p->has_definitions;
-    return tp_mdp3_feed_init(&ch->mdp3, at, p->registry, p->books, p->filter,
-                             (uint16_t)p->channel_id,
-                             p->mdp3_book_type ? p->mdp3_book_type : TP_BOOK_TYPE_MBP, &sink);
+    int rc =
+        tp_mdp3_feed_init(&ch->mdp3, at, p->registry, p->books, p->filter, (uint16_t)p->channel_id,
+                          p->mdp3_book_type ? p->mdp3_book_type : TP_BOOK_TYPE_MBP, &sink);
+    if (rc == 0)
+        tp_mdp3_feed_watch(&ch->mdp3, count_stale, &ch->recovery);
+    return rc;
 }
 
 int tp_channel_init(void *mem, const struct tp_channel_params *p)
@@ -211,7 +188,8 @@ static void mdp3_flush(struct tp_channel *ch)
     for (uint32_t i = 0; i < ch->n_pending; i++)
         pkts[i] = (struct tp_mdp3_feed_pkt){.data = ch->pending[i].payload,
                                             .len = ch->pending[i].len,
-                                            .rx_tsc = ch->pending[i].rx_tsc};
+                                            .rx_tsc = ch->pending[i].rx_tsc,
+                                            .framed = true}; /* by tp_channel_packet */
     ch->counters.messages += ch->n_pending;
     tp_mdp3_feed_burst(&ch->mdp3, pkts, ch->n_pending, mdp3_applied, ch);
     mdp3_membership(ch);
@@ -334,20 +312,6 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     mdp3_membership(ch);
 }
 
-/* Walks every message once: true when the MDP3 packet frames exactly. */
-static bool mdp3_frames(const uint8_t *payload, uint16_t len, uint32_t *seq)
-{
-    struct tp_mdp3_packet p;
-    struct tp_mdp3_msg m;
-    if (tp_mdp3_packet_init(&p, payload, len) != 0)
-        return false;
-    *seq = p.seq;
-    int rc;
-    while ((rc = tp_mdp3_packet_next(&p, &m)) == 1)
-        ;
-    return rc == 0;
-}
-
 /* Applies every held packet that is now in sequence (most packets find none held). */
 static inline void drain(struct tp_channel *ch)
 {
@@ -441,11 +405,12 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
                                   .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
                                   .session = p.session};
     } else {
-        uint32_t seq;
-        if (!mdp3_frames(payload, len, &seq)) {
+        /* Checked once here: the feed walks the messages of a delivered packet unchecked. */
+        if (!tp_mdp3_packet_frames(payload, len)) {
             ch->counters.malformed++;
             return false;
         }
+        uint32_t seq = mktdata_load_u32(payload); /* MsgSeqNum */
         if (role != TP_ROLE_INCR_A && role != TP_ROLE_INCR_B) {
             mdp3_side_packet(ch, role, payload, len, rx_tsc);
             return false;

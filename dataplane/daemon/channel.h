@@ -121,7 +121,6 @@ struct tp_channel {
     struct tp_itch_feed itch;
     struct tp_mdp3_feed mdp3;
     struct tp_mdp3_recovery recovery;
-    struct tp_feed_sink publisher_sink;  /* the MDP3 feed's sink goes through the channel */
     uint8_t session[TP_ARB_SESSION_LEN]; /* MoldUDP64 session of the latest packet applied */
     bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;

@@ -85,6 +85,12 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
     return 0;
 }
 
+void tp_mdp3_feed_watch(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *ctx)
+{
+    f->watch = fn;
+    f->watch_ctx = ctx;
+}
+
 const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_feed *f,
                                                           uint32_t instrument)
 {
@@ -144,6 +150,15 @@ static inline uint32_t instrument_of(struct tp_mdp3_feed *f, int32_t security_id
     return id;
 }
 
+/* An instrument went stale (stale != 0) or is trusted again: the sink and the watcher hear it. */
+static void mark(struct tp_mdp3_feed *f, uint32_t instr, int stale, uint32_t expected, uint32_t got)
+{
+    if (f->watch)
+        f->watch(f->watch_ctx, stale);
+    if (f->sink.stale)
+        f->sink.stale(f->sink.ctx, instr, stale, expected, got);
+}
+
 /* rpt_seq_accept's cases other than the next RptSeq of an instrument in sync. */
 static __attribute__((noinline)) int rpt_seq_check(struct tp_mdp3_feed *f, uint32_t instr,
                                                    uint32_t rpt_seq)
@@ -157,8 +172,7 @@ static __attribute__((noinline)) int rpt_seq_check(struct tp_mdp3_feed *f, uint3
     if (st->rpt_seq != 0 && rpt_seq != st->rpt_seq + 1 && !st->stale) {
         st->stale = 1;
         f->counters.rpt_seq_gaps++;
-        if (f->sink.stale)
-            f->sink.stale(f->sink.ctx, instr, 1, st->rpt_seq + 1, rpt_seq);
+        mark(f, instr, 1, st->rpt_seq + 1, rpt_seq);
     }
     st->rpt_seq = rpt_seq;
     if (st->stale) {
@@ -781,8 +795,8 @@ static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             continue;
         took(f, tp_books_clear(f->books, i, 0, room(f)));
         f->state[i].rpt_seq = 0;
-        if (f->state[i].stale && f->sink.stale)
-            f->sink.stale(f->sink.ctx, i, 0, 0, 0);
+        if (f->state[i].stale)
+            mark(f, i, 0, 0, 0);
         f->state[i].stale = 0;
     }
     return mktdata_channel_reset4_match_event_indicator(&m);
@@ -798,8 +812,8 @@ static void recovered(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
     st->rpt_seq = rpt_seq;
     st->stale = 0;
     f->counters.snapshots++;
-    if (was_stale && f->sink.stale)
-        f->sink.stale(f->sink.ctx, instr, 0, rpt_seq, rpt_seq);
+    if (was_stale)
+        mark(f, instr, 0, rpt_seq, rpt_seq);
 }
 
 static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
@@ -990,6 +1004,12 @@ static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_m
     }
 }
 
+/* The next message of a packet: unchecked when the caller has framed it already. */
+static inline int next_message(bool framed, struct tp_mdp3_packet *p, struct tp_mdp3_msg *m)
+{
+    return framed ? tp_mdp3_packet_next_framed(p, m) : tp_mdp3_packet_next(p, m);
+}
+
 /*
  * A first pass over a packet, run PREFETCH_AHEAD packets before it is applied: it prefetches the
  * RptSeq state and book of every price-level entry's instrument (46) and, with order-level
@@ -1008,7 +1028,8 @@ static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pk
 
     if (tp_mdp3_packet_init(&p, pkt->data, pkt->len) < 0)
         return;
-    while (tp_mdp3_packet_next(&p, &msg) == 1) {
+    const bool framed = pkt->framed; /* read once: the stores below may alias it */
+    while (next_message(framed, &p, &msg) == 1) {
         if (msg.schema_id != MKTDATA_SCHEMA_ID)
             continue;
         if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
@@ -1073,7 +1094,8 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
     f->info.packet_seq = p.seq;
     f->info.sending_time = p.sending_time;
     f->info.venue_time = 0;
-    while ((rc = tp_mdp3_packet_next(&p, &msg)) == 1) {
+    const bool framed = pkt->framed; /* read once: the stores below may alias it */
+    while ((rc = next_message(framed, &p, &msg)) == 1) {
         f->counters.messages++;
         if (msg.schema_id != MKTDATA_SCHEMA_ID) {
             f->counters.other_schema++;

@@ -29,6 +29,7 @@
 #ifndef TP_MDP3_FEED_H
 #define TP_MDP3_FEED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,11 +75,16 @@ struct tp_mdp3_entry_ref {
     int64_t price;
 };
 
+/* Told when an instrument goes stale (stale != 0) or is trusted again: see tp_mdp3_feed_watch. */
+typedef void (*tp_mdp3_feed_stale_fn)(void *ctx, int stale);
+
 struct tp_mdp3_feed {
     struct tp_instruments *registry;
     struct tp_books *books;
     const struct tp_instrument_filter *filter; /* NULL: keep every instrument */
     struct tp_feed_sink sink;
+    tp_mdp3_feed_stale_fn watch; /* NULL: nobody watches stale marks besides the sink */
+    void *watch_ctx;
     uint16_t channel;  /* CME channel id, recorded in the instruments it defines */
     uint8_t book_type; /* enum tp_book_type given to new instruments */
     uint32_t capacity; /* instruments in `state` */
@@ -111,6 +117,13 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
                       uint16_t channel, uint8_t book_type, const struct tp_feed_sink *sink);
 
 /*
+ * Also tells watch(ctx, stale) of every stale mark the sink gets (sink->stale), so the daemon's
+ * snapshot recovery counts stale instruments while the sink is the publisher's own, called
+ * directly for every change (no forwarder in between). fn NULL: no watcher.
+ */
+void tp_mdp3_feed_watch(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *ctx);
+
+/*
  * Applies one MDP3 packet (binary packet header + messages). Messages before a malformed one are
  * applied; the rest of the packet is skipped. Returns 0, or -EBADMSG if anything was malformed.
  */
@@ -121,6 +134,11 @@ struct tp_mdp3_feed_pkt {
     const uint8_t *data;
     size_t len;
     uint64_t rx_tsc;
+    /*
+     * The caller checked the bytes with tp_mdp3_packet_frames (true) and they have not changed
+     * since: the feed walks the messages without framing checks. false: it checks each one.
+     */
+    bool framed;
 };
 
 /* Told after each packet of a burst is applied: rc is what tp_mdp3_feed_packet would return. */

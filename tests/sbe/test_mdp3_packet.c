@@ -4,6 +4,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -212,6 +213,71 @@ static void test_malformed_sizes(void **state)
     assert_int_equal(tp_mdp3_msg_print_json(&m, out, sizeof(out)), -ENOENT);
 }
 
+/* Whether the checked iterator walks the whole packet: 1 for every message, then 0. */
+static bool walks_whole(const uint8_t *buf, size_t len)
+{
+    struct tp_mdp3_packet p;
+    struct tp_mdp3_msg m;
+    int rc;
+    if (tp_mdp3_packet_init(&p, buf, len) != 0)
+        return false;
+    while ((rc = tp_mdp3_packet_next(&p, &m)) == 1)
+        ;
+    return rc == 0;
+}
+
+/*
+ * tp_mdp3_packet_frames accepts exactly the packets the checked iterator walks whole (every
+ * truncation, every value of each MsgSize byte), and tp_mdp3_packet_next_framed returns the very
+ * messages tp_mdp3_packet_next does on the packets it accepts.
+ */
+static void test_frames_and_next_framed(void **state)
+{
+    (void)state;
+    uint8_t buf[1500];
+    size_t len = build_packet(buf, sizeof(buf));
+    static const size_t starts[] = {12, 22, 118, 142};
+    int accepted = 0;
+
+    for (size_t cut = 0; cut <= len; cut++) {
+        assert_int_equal(tp_mdp3_packet_frames(buf, cut), walks_whole(buf, cut));
+        accepted += tp_mdp3_packet_frames(buf, cut);
+    }
+    assert_int_equal(accepted, 4); /* the header alone and after each of the 3 messages */
+    uint8_t bad[1500];
+    for (size_t s = 1; s < sizeof(starts) / sizeof(starts[0]); s++)
+        for (int byte = 0; byte < 2; byte++)
+            for (int v = 0; v < 256; v++) {
+                memcpy(bad, buf, len);
+                bad[starts[s] + (size_t)byte] = (uint8_t)v;
+                assert_int_equal(tp_mdp3_packet_frames(bad, len), walks_whole(bad, len));
+            }
+
+    struct tp_mdp3_packet a, b;
+    struct tp_mdp3_msg ma, mb;
+    int n = 0;
+    assert_true(tp_mdp3_packet_frames(buf, len));
+    assert_int_equal(tp_mdp3_packet_init(&a, buf, len), 0);
+    assert_int_equal(tp_mdp3_packet_init(&b, buf, len), 0);
+    for (;;) {
+        int ra = tp_mdp3_packet_next(&a, &ma), rb = tp_mdp3_packet_next_framed(&b, &mb);
+        assert_int_equal(ra, rb);
+        if (ra != 1)
+            break;
+        n++;
+        assert_int_equal(ma.offset, mb.offset);
+        assert_int_equal(ma.size, mb.size);
+        assert_int_equal(ma.block_length, mb.block_length);
+        assert_int_equal(ma.template_id, mb.template_id);
+        assert_int_equal(ma.schema_id, mb.schema_id);
+        assert_int_equal(ma.version, mb.version);
+        assert_ptr_equal(ma.body, mb.body);
+        assert_int_equal(ma.body_len, mb.body_len);
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(b.pos, len);
+}
+
 static void test_writer_limits(void **state)
 {
     (void)state;
@@ -244,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_malformed_sizes),
+        cmocka_unit_test(test_frames_and_next_framed),
         cmocka_unit_test(test_writer_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
