@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TP_RING_ALIGN         8u
 #define TP_RING_RECORD_HEADER 24u
@@ -160,6 +161,58 @@ static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len
     return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
 }
 
+/* The header of a claimed record: the caller may still change its flags before the commit. */
+static inline struct tp_ring_record *tp_ring_claimed_header(void *payload)
+{
+    return (struct tp_ring_record *)((uint8_t *)payload - TP_RING_RECORD_HEADER);
+}
+
+/*
+ * Writer: complete the record claimed at payload (what tp_ring_claim returned) whose header, all
+ * but the sequence, is already written (tp_ring_claim_record, or tp_ring_commit_deferred): stores
+ * the sequence, last. The shared tail moves at the next tp_ring_flush. Returns the sequence.
+ */
+static inline uint64_t tp_ring_commit_record(struct tp_ring_writer *w, void *payload)
+{
+    struct tp_ring_record *rec = tp_ring_claimed_header(payload);
+    uint64_t sequence = w->next_sequence++;
+    /* Last, with release: seeing the sequence means the record is complete. */
+    __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
+    w->latest = w->claim_pos;
+    w->tail = w->claim_end;
+    return sequence;
+}
+
+/* The header's first 16 bytes as two words: (length, type, topic) and (instrument, flags). */
+_Static_assert(offsetof(struct tp_ring_record, type) == 4 &&
+                   offsetof(struct tp_ring_record, topic) == 6 &&
+                   offsetof(struct tp_ring_record, instrument) == 8 &&
+                   offsetof(struct tp_ring_record, flags) == 12,
+               "record header layout");
+static inline void tp_ring_write_header(void *payload, uint32_t length, uint16_t type,
+                                        uint16_t topic, uint32_t instrument, uint32_t flags)
+{
+    uint64_t words[2] = {length | (uint64_t)type << 32 | (uint64_t)topic << 48,
+                         instrument | (uint64_t)flags << 32};
+    memcpy(tp_ring_claimed_header(payload), words, sizeof(words));
+}
+
+/*
+ * Writer: tp_ring_claim that writes the record's header (all but the sequence) at once, so the
+ * commit (tp_ring_commit_record) stores only the sequence: the caller keeps nothing of the
+ * record but where its payload is. The flags may still change (tp_ring_claimed_header).
+ */
+static inline void *tp_ring_claim_record(struct tp_ring_writer *w, uint32_t payload_len,
+                                         uint16_t type, uint16_t topic, uint32_t instrument,
+                                         uint32_t flags)
+{
+    void *payload = tp_ring_claim(w, payload_len);
+    if (payload != NULL)
+        tp_ring_write_header(payload, TP_RING_RECORD_HEADER + payload_len, type, topic, instrument,
+                             flags);
+    return payload;
+}
+
 /*
  * Writer, for bursts: complete the claimed record (readers polling at their cursor see it at
  * once) but move the shared tail, which lagging readers and lag reports use, only at the next
@@ -169,19 +222,9 @@ static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len
 static inline uint64_t tp_ring_commit_deferred(struct tp_ring_writer *w, uint16_t type,
                                                uint16_t topic, uint32_t instrument, uint32_t flags)
 {
-    struct tp_ring_record *rec =
-        (struct tp_ring_record *)(w->shared->data + (w->claim_pos & w->mask));
-    uint64_t sequence = w->next_sequence++;
-    rec->length = w->claim_length;
-    rec->type = type;
-    rec->topic = topic;
-    rec->instrument = instrument;
-    rec->flags = flags;
-    /* Last, with release: seeing the sequence means the record is complete. */
-    __atomic_store_n(&rec->sequence, sequence, __ATOMIC_RELEASE);
-    w->latest = w->claim_pos;
-    w->tail = w->claim_end;
-    return sequence;
+    void *payload = w->shared->data + (w->claim_pos & w->mask) + TP_RING_RECORD_HEADER;
+    tp_ring_write_header(payload, w->claim_length, type, topic, instrument, flags);
+    return tp_ring_commit_record(w, payload);
 }
 
 /* Writer: make the claimed record visible now. Returns its sequence. */

@@ -62,18 +62,22 @@ struct tp_pub_inplace {
 struct tp_publisher {
     struct tp_publisher_params params;
     struct tp_publisher_counters counters;
-    /* The record claimed in the ring and not yet committed. */
+    /* The bus's state table (NULL: none), cached: ids below state_instruments have an entry the
+     * publisher writes (the lower of the two capacities), with state_depth levels a side. */
+    struct tp_state_table *state;
+    uint32_t state_instruments;
+    uint32_t state_depth;
+    /* The record claimed in the ring and not yet committed (its payload; the ring header is
+     * written, but for the end-of-event flag its commit may add). */
     uint8_t *pending;
-    uint16_t pending_topic;
-    uint32_t pending_id;
     uint8_t pending_flags;
     uint8_t venue; /* of the channel whose packets are being applied */
     bool in_burst; /* between tp_publisher_begin_burst and tp_publisher_end_burst */
     uint32_t channel_id;
-    uint64_t last_sequence;  /* ring sequence of the latest commit */
-    uint64_t event;          /* the current venue event's number: events ended + 1 */
-    uint64_t latency_events; /* published events, to sample the latency */
-    uint64_t *dirty_event;   /* per instrument: the event that last marked it */
+    uint64_t last_sequence;     /* ring sequence of the latest commit */
+    uint64_t event;             /* the current venue event's number: events ended + 1 */
+    uint32_t latency_countdown; /* published events until the next latency sample */
+    uint64_t *dirty_event;      /* per instrument: the event that last marked it */
     /*
      * Instruments changed since their state entries were last written, each listed once: they
      * are written at the end of the event outside an rx burst, at the burst's end inside one
@@ -122,6 +126,12 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     struct tp_publisher *pub = mem;
     memset(mem, 0, tp_publisher_memsize(p));
     pub->params = *p;
+    pub->state = p->bus->state;
+    if (pub->state != NULL) {
+        pub->state_instruments =
+            p->instruments < pub->state->instruments ? p->instruments : pub->state->instruments;
+        pub->state_depth = p->depth < pub->state->depth ? p->depth : pub->state->depth;
+    }
     uint8_t *at = (uint8_t *)mem + align64(sizeof(*pub));
     pub->dirty_event = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
@@ -141,6 +151,7 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments * sizeof(uint64_t));
     pub->event = 1;
     pub->ended_base = 1;
+    pub->latency_countdown = 1; /* the first published event, then one in TP_PUB_LATENCY_EVERY */
     pub->listing = 1;
     return 0;
 }
@@ -149,13 +160,15 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
 
 static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
 {
-    if (pub->pending == NULL)
+    uint8_t *rec = pub->pending;
+    if (rec == NULL)
         return;
-    uint8_t flags = pub->pending_flags | extra_flags;
-    if (extra_flags != 0) /* claim wrote the rest */
-        pub->pending[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
-    pub->last_sequence = tp_bus_commit_deferred(pub->params.bus, TP_REC_SBE, pub->pending_topic,
-                                                pub->pending_id, flags);
+    if (extra_flags != 0) { /* claim wrote the rest, and the ring header */
+        uint8_t flags = pub->pending_flags | extra_flags;
+        rec[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
+        tp_ring_claimed_header(rec)->flags = flags;
+    }
+    pub->last_sequence = tp_ring_commit_record(&pub->params.bus->ring, rec);
     pub->pending = NULL;
     pub->counters.records++;
 }
@@ -269,9 +282,9 @@ _Static_assert(TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_
                "event header layout");
 
 /*
- * Claims a record of block + group bytes for instrument id and writes the SBE message header and
- * the event header, in five 8-byte stores. Returns the block start (after the message header) or
- * NULL when the bus does not want it.
+ * Claims a record of block + group bytes for instrument id and writes the ring's record header
+ * (all but the sequence, which the commit stores), the SBE message header and the event header.
+ * Returns the block start (after the message header) or NULL when the bus does not want it.
  */
 __attribute__((always_inline)) static inline uint8_t *
 claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
@@ -281,13 +294,14 @@ claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t bloc
     if (!tp_bus_wants(bus, id))
         return tp_bus_claim_refused(bus, id); /* counts bus.skipped_no_interest */
     commit_pending(pub, 0);
-    uint8_t *rec = tp_ring_claim(&bus->ring, HDR + block_len + extra_len);
+    if (id != UINT32_MAX)
+        flags |= pub->flags[id];
+    uint8_t *rec =
+        tp_ring_claim_record(&bus->ring, HDR + block_len + extra_len, TP_REC_SBE, topic, id, flags);
     if (rec == NULL)
         return tp_bus_claim_refused(bus, id); /* too large */
     tpout_store_u64(rec, message_header(block_len, template_id));
     uint8_t *b = rec + HDR;
-    if (id != UINT32_MAX)
-        flags |= pub->flags[id];
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET, info->packet_seq);
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_TIME_NS_OFFSET, info->venue_time);
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_RECV_TSC_OFFSET, info->rx_tsc);
@@ -295,8 +309,6 @@ claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t bloc
                     id | (uint64_t)TPOUT_RPT_SEQ_NULL_VALUE << 32);
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_FLAGS_OFFSET, flags | (uint64_t)pub->venue << 8);
     pub->pending = rec;
-    pub->pending_topic = topic;
-    pub->pending_id = id;
     pub->pending_flags = flags;
     return b;
 }
@@ -320,8 +332,8 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
 
 static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
 {
-    if (id >= pub->params.instruments)
-        return;
+    if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
+        return; /* marked already by the event (and so listed) */
     pub->dirty_event[id] = pub->event;
     if (pub->listed[id] == pub->listing)
         return;
@@ -329,9 +341,8 @@ static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
     pub->due[pub->n_due++] = id;
     /* The event's or the burst's end writes the entry: start fetching its lock and header line now,
      * so the miss overlaps the encoding of the event's records. */
-    struct tp_state_table *table = pub->params.bus->state;
-    if (table != NULL && id < table->instruments)
-        __builtin_prefetch(tp_state_entry_at(table, id), 1);
+    if (id < pub->state_instruments)
+        __builtin_prefetch(tp_state_entry_at(pub->state, id), 1);
 }
 
 /* ---- change records -> tpout messages ------------------------------------------------------ */
@@ -510,12 +521,12 @@ static inline bool order_level(const struct tp_book_change *order, const struct 
 static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
                                     const struct tp_book_change *end)
 {
-    const struct tp_book_change *l = c + 1;
-    if (l == end || !orders_are_depth(pub, c->instrument) || !order_level(c, l))
+    if (c + 1 == end || !orders_are_depth(pub, c->instrument) || !order_level(c, c + 1))
         return 0;
-    while (++l < end && order_level(c, l))
-        ;
-    return (uint32_t)(l - c - 1);
+    uint32_t k = 1; /* counted, not taken from the pointers: no division by the record size */
+    while (c + k + 1 < end && order_level(c, c + k + 1))
+        k++;
+    return k;
 }
 
 /*
@@ -630,14 +641,14 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
 
 /*
  * Publishes each change record and notes what it alters in the instrument's state entry, written
- * at the event's end. One dispatch on the kind does both; the records of a call mostly concern
- * one instrument, marked once.
+ * at the event's end. One dispatch on the kind does both; mark_dirty returns at its first test
+ * for an instrument the event marked already (a variable remembering the last one marked cost
+ * more: gcc kept it on the stack across the inlined claim).
  */
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
     struct tp_publisher *pub = ctx;
-    uint32_t marked = UINT32_MAX;
     for (const struct tp_book_change *r = c, *end = c + n; r < end; r++) {
         uint32_t id = r->instrument;
         bool tracked = id < pub->params.instruments;
@@ -681,10 +692,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
             pub->counters.skipped++;
             continue;
         }
-        if (id != marked) {
-            mark_dirty(pub, id);
-            marked = id;
-        }
+        mark_dirty(pub, id);
     }
 }
 
@@ -747,15 +755,15 @@ apply_level_change(const struct tp_publisher *pub, uint32_t id, unsigned ask,
 static void write_state(struct tp_publisher *pub, uint32_t id,
                         const struct tp_pub_event_info *event, unsigned parts)
 {
-    struct tp_state_table *table = pub->params.bus->state;
+    struct tp_state_table *table = pub->state;
     if (id >= pub->params.instruments)
         return;
     /* What the instrument's events changed since its entry was last written goes in now. */
     parts |= pub->parts[id];
     pub->parts[id] = 0;
-    if (table == NULL || id >= table->instruments)
+    if (id >= pub->state_instruments)
         return;
-    unsigned depth = pub->params.depth < table->depth ? pub->params.depth : table->depth;
+    unsigned depth = pub->state_depth;
     struct tp_pub_definition def;
     bool define = !pub->defined[id];
     if (define) {
@@ -822,6 +830,15 @@ static void write_state(struct tp_publisher *pub, uint32_t id,
     pub->counters.state_writes++;
 }
 
+/* Receive-to-publish latency of the event just published (one in TP_PUB_LATENCY_EVERY). */
+__attribute__((noinline, cold)) static void sample_latency(struct tp_publisher *pub,
+                                                           const struct tp_feed_info *info)
+{
+    pub->latency_countdown = TP_PUB_LATENCY_EVERY;
+    if (pub->params.latency != NULL && pub->params.clock != NULL)
+        tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
+}
+
 static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 {
     struct tp_publisher *pub = ctx;
@@ -838,9 +855,8 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
     pub->counters.events++;
     if (!pub->in_burst)
         write_due_states(pub);
-    if (published && (++pub->latency_events & (TP_PUB_LATENCY_EVERY - 1)) == 1 &&
-        pub->params.latency != NULL && pub->params.clock != NULL)
-        tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
+    if (published && --pub->latency_countdown == 0)
+        sample_latency(pub, info);
 }
 
 static void on_instrument(void *ctx, uint32_t id)

@@ -60,7 +60,7 @@ struct tp_histogram;
 #define TP_PUB_LATENCY_EVERY 8u /* a power of two */
 
 struct tp_publisher_params {
-    struct tp_bus_writer *bus;
+    struct tp_bus_writer *bus; /* open: its state table (or none) stays the same from init */
     const struct tp_books *books;
     const struct tp_instruments *registry;
     uint32_t instruments;         /* registry capacity */

@@ -20,6 +20,7 @@
 #include "channel_bus.h"
 #include "publisher_books.h"
 #include "tpout_sbe.h"
+#include "util/histogram.h"
 #include "tickplane/tickplane.h"
 #include "views/decode.h"
 
@@ -522,6 +523,48 @@ static void test_defer_runs_at_end_of_burst(void **state)
     tp_publisher_defer_cancel(f->pub, (void *)(intptr_t)4);
     tp_publisher_end_burst(f->pub);
     assert_int_equal(deferred_log.n, 2);
+}
+
+static uint64_t fixed_clock(void)
+{
+    return 1000;
+}
+
+/*
+ * Receive-to-publish latency: the first published event and then one in TP_PUB_LATENCY_EVERY go
+ * into the histogram, as clock() - rx_tsc; an event that published nothing neither counts nor
+ * moves the sampling on.
+ */
+static void test_latency_sampling(void **state)
+{
+    struct fixture *f = *state;
+    static struct tp_histogram latency;
+    tp_hist_reset(&latency);
+    struct tp_publisher_params pp = {.bus = &f->bus,
+                                     .books = f->books,
+                                     .registry = f->registry,
+                                     .instruments = 16,
+                                     .depth = 4,
+                                     .latency = &latency,
+                                     .clock = fixed_clock};
+    struct tp_publisher *pub = aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
+    assert_non_null(pub);
+    assert_int_equal(tp_publisher_init(pub, &pp), 0);
+    struct tp_feed_sink sink = tp_publisher_sink(pub);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    for (uint64_t i = 1; i <= 20; i++) {
+        struct tp_feed_info info = {.rx_tsc = i};
+        int n = test_books_add(f->books, 100 + i, 0, 100000000000, 10, c);
+        sink.changes(sink.ctx, &info, c, (uint32_t)n);
+        sink.end_of_event(sink.ctx, &info);
+        struct tp_feed_info empty = {.rx_tsc = 500};
+        sink.end_of_event(sink.ctx, &empty);
+    }
+    assert_int_equal(latency.count, 3); /* published events 1, 9 and 17 */
+    assert_int_equal(latency.sum, (1000 - 1) + (1000 - 9) + (1000 - 17));
+    assert_int_equal(latency.min, 1000 - 17);
+    assert_int_equal(latency.max, 1000 - 1);
+    free(pub);
 }
 
 /* Decodes the next record as a consumer does (client/views). */
@@ -1047,6 +1090,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books_in_bursts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_latency_sampling, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
