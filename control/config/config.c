@@ -1299,7 +1299,7 @@ static void parse_instruments(struct loader *ld, const json_t *root)
 
 static void parse_books(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"max_orders", "levels_per_side", NULL};
+    static const char *const keys[] = {"max_orders", "recent_orders", "levels_per_side", NULL};
     struct tp_cfg_books *b = &ld->cfg->books;
     b->max_orders = 1u << 20;
     b->levels_per_side = 10;
@@ -1309,6 +1309,9 @@ static void parse_books(struct loader *ld, const json_t *root)
         tp_jw_check_keys(ld->errs, "books", obj, keys);
         if (tp_jw_uint(ld->errs, "books", obj, "max_orders", 0, 1u << 28, false, &v))
             b->max_orders = (uint32_t)v;
+        /* tp_books' TP_RECENT_ORDERS_LIMIT; 0 takes its default */
+        if (tp_jw_uint(ld->errs, "books", obj, "recent_orders", 0, 1u << 28, false, &v))
+            b->recent_orders = (uint32_t)v;
         if (tp_jw_uint(ld->errs, "books", obj, "levels_per_side", 1, 1000, false, &v))
             b->levels_per_side = (uint16_t)v;
     }
@@ -1807,10 +1810,14 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
     uint64_t per_instrument = instrument_bytes + order_levels * 2 * order_level_bytes +
                               price_levels * 2 * price_level_bytes;
     uint64_t slots = cfg->books.max_orders > 0 ? table_slots(cfg->books.max_orders) : 0;
-    /* tp_books' default window (TP_RECENT_ORDERS_PER_ORDER, TP_RECENT_ORDERS_DEFAULT_MAX). */
-    uint64_t recent = recent_per_order * cfg->books.max_orders;
-    if (recent > recent_slots_max)
+    /* The window asked for, or tp_books' default (TP_RECENT_ORDERS_PER_ORDER, at most
+     * TP_RECENT_ORDERS_DEFAULT_MAX); none without an order table. */
+    uint64_t recent = cfg->books.recent_orders ? cfg->books.recent_orders
+                                               : recent_per_order * cfg->books.max_orders;
+    if (cfg->books.recent_orders == 0 && recent > recent_slots_max)
         recent = recent_slots_max;
+    if (cfg->books.max_orders == 0)
+        recent = 0;
     uint64_t instruments = tp_config_lcore_window(cfg, l).ids;
     uint64_t locate_maps = 4;
     for (unsigned c = 0; c < cfg->n_channels; c++)

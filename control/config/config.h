@@ -189,6 +189,7 @@ struct tp_cfg_instruments {
 
 struct tp_cfg_books {
     uint32_t max_orders;      /* order-level (MBO/ITCH) orders, default 1048576 */
+    uint32_t recent_orders;   /* recent-order window slots; 0 (default): 16 per order, <= 2^20 */
     uint16_t levels_per_side; /* price levels kept per side, default 10 */
 };
 

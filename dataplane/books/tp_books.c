@@ -264,24 +264,14 @@ int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit)
     return 0;
 }
 
-uint64_t tp_books_live_orders(const struct tp_books *b)
+const struct tp_books_totals *tp_books_totals(const struct tp_books *b)
 {
-    return b->live_orders;
-}
-
-uint64_t tp_books_peak_live_orders(const struct tp_books *b)
-{
-    return b->peak_live_orders;
+    return &b->totals;
 }
 
 uint64_t tp_books_recent_orders(const struct tp_books *b)
 {
     return b->params.max_orders ? b->recent_slots : 0;
-}
-
-uint64_t tp_books_orders_spilled(const struct tp_books *b)
-{
-    return b->orders_spilled;
 }
 
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct tp_book_change *out)

@@ -50,11 +50,10 @@ struct tp_books_params {
     uint32_t max_orders; /* live orders over all order-level books (0: no MBO books) */
     /*
      * Slots of the recent-order window (tp_mbo.c), rounded down to a prime (at least 2); 0: the
-     * default,
-     * TP_RECENT_ORDERS_PER_ORDER x max_orders, at most TP_RECENT_ORDERS_DEFAULT_MAX. The window
-     * must cover the ids an order lives through, not the live orders: an order still live when
-     * that many newer ids have been added moves to the overflow table (tp_books_orders_spilled).
-     * At most TP_RECENT_ORDERS_LIMIT; each slot takes 33 bytes.
+     * default, TP_RECENT_ORDERS_PER_ORDER x max_orders, at most TP_RECENT_ORDERS_DEFAULT_MAX. The
+     * window must cover the ids an order lives through, not the live orders: an order still live
+     * when that many newer ids have been added moves to the overflow table (tp_books_totals:
+     * orders_spilled). At most TP_RECENT_ORDERS_LIMIT; each slot takes 33 bytes.
      */
     uint32_t recent_orders;
     uint32_t levels_per_side; /* MBO: price levels per side per instrument (<= 65535) */
@@ -191,18 +190,29 @@ uint32_t tp_books_orders(const struct tp_books *b, uint32_t instr);
  */
 int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit);
 
-/* Live orders over all instruments now, and the most there ever were at once. */
-uint64_t tp_books_live_orders(const struct tp_books *b);
-uint64_t tp_books_peak_live_orders(const struct tp_books *b);
-
 /*
- * Slots of the recent-order window in use (tp_books_params.recent_orders, resolved), and how many
- * orders left it for the overflow table since init: still live when a newer id claimed their
- * slot. A count that grows with a good share of the adds says the window is too small for the
- * feed (each move costs a write and later a probe of a table that is not in cache).
+ * Totals over all instruments, kept as the books go: what an operator watches to size
+ * books.max_orders, the recent-order window and books.levels_per_side (the daemon exports them as
+ * the dp.books.* counters). The refusals are also counted on their instrument (tp_book_counters).
  */
+struct tp_books_totals {
+    uint64_t live_orders;      /* live orders now */
+    uint64_t peak_live_orders; /* the most there ever were at once: what max_orders must cover */
+    /* Orders moved from the recent-order window to the overflow table: still live when a newer
+     * id claimed their slot. A count that grows with a good share of the adds says the window is
+     * too small for the feed (each move costs a write and later a probe of a table that is not
+     * in cache). */
+    uint64_t orders_spilled;
+    uint64_t order_capacity; /* adds refused: the order table was full */
+    uint64_t level_capacity; /* adds and modifies refused: a side's level array was full, or a
+                              * level's quantity or order count would overflow */
+};
+
+/* The totals, updated in place: the pointer stays valid as long as the books. */
+const struct tp_books_totals *tp_books_totals(const struct tp_books *b);
+
+/* Slots of the recent-order window in use (tp_books_params.recent_orders, resolved). */
 uint64_t tp_books_recent_orders(const struct tp_books *b);
-uint64_t tp_books_orders_spilled(const struct tp_books *b);
 
 /*
  * Empties every book of the instrument (snapshot about to be applied, channel reset): levels,

@@ -90,15 +90,13 @@ struct tp_books {
     uint64_t recent_slots;   /* window slots (prime) */
     uint64_t recent_magic;   /* UINT64_MAX / recent_slots + 1: id modulo slots by multiplications */
     uint64_t spilled_max_id; /* no id above this one ever went to the overflow table */
-    uint64_t live_orders;
-    uint64_t peak_live_orders; /* high-water mark: what max_orders must cover */
-    uint64_t orders_spilled;   /* orders moved from the window to the overflow table */
-    uint32_t mbp_stride;       /* levels per instrument in mbp_levels: 2 * (depth + implied) */
-    uint32_t level_stride;     /* levels per side in order_levels: sentinels + levels_per_side */
-    struct tp_book *books;     /* [instruments] */
-    struct tp_mbo_hot *hot;    /* [instruments] */
-    struct tp_order *orders;   /* overflow table [order_mask + 1] */
-    struct tp_order *recent;   /* window [recent_slots]: an order's slot is tp_recent_slot() */
+    struct tp_books_totals totals; /* live orders, moves, refusals (tp_books.h) */
+    uint32_t mbp_stride;           /* levels per instrument in mbp_levels: 2 * (depth + implied) */
+    uint32_t level_stride;   /* levels per side in order_levels: sentinels + levels_per_side */
+    struct tp_book *books;   /* [instruments] */
+    struct tp_mbo_hot *hot;  /* [instruments] */
+    struct tp_order *orders; /* overflow table [order_mask + 1] */
+    struct tp_order *recent; /* window [recent_slots]: an order's slot is tp_recent_slot() */
     /*
      * [recent_slots]: orders in the overflow table whose id has that window slot, saturating: at
      * UINT8_MAX it no longer goes down, and only says that the overflow table must be searched.
@@ -224,6 +222,14 @@ static inline struct tp_book_change *tp_change(struct tp_book_change *c, uint32_
     *c = (struct tp_book_change){
         .instrument = instr, .kind = kind, .book = book, .side = side, .action = action};
     return c;
+}
+
+/* Counts an add or modify that a full level array refused, on the instrument and in the totals. */
+static inline int tp_books_refuse_level(struct tp_books *b, uint32_t instr)
+{
+    tp_book_of(b, instr)->counters.level_capacity++;
+    b->totals.level_capacity++;
+    return -ENOSPC;
 }
 
 /* Order-level part of tp_books_clear(): drops the instrument's orders and levels. */

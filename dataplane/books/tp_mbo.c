@@ -119,7 +119,7 @@ void tp_mbo_spill(struct tp_books *b, uint64_t s)
     const struct tp_order *slot = &b->recent[s];
 
     overflow_place(order_table(b), *slot);
-    b->orders_spilled++;
+    b->totals.orders_spilled++;
     b->spilled[s] += b->spilled[s] < UINT8_MAX;
     if (slot->id > b->spilled_max_id)
         b->spilled_max_id = slot->id;
@@ -188,8 +188,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         uint32_t nl = h->levels[side];
         uint32_t p = level_position(lv, nl, key);
         if (qty - (int64_t)o->qty > TP_LEVEL_QTY_MAX - tp_level_qty(lv[p].size)) {
-            tp_book_of(b, instr)->counters.level_capacity++;
-            return -ENOSPC;
+            return tp_books_refuse_level(b, instr);
         }
         lv[p].size += (uint64_t)(qty - (int64_t)o->qty) << TP_LEVEL_COUNT_BITS;
         o->qty = (uint32_t)qty;
@@ -214,8 +213,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         int frees_level = old < nl && tp_level_count(lv[old].size) == 1;
         int joins = p < nl && lv[p].key == key;
         if (joins ? !level_takes(&lv[p], qty) : nl == b->params.levels_per_side && !frees_level) {
-            tp_book_of(b, instr)->counters.level_capacity++;
-            return -ENOSPC;
+            return tp_books_refuse_level(b, instr);
         }
     }
     removed =

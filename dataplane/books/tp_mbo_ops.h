@@ -94,7 +94,7 @@ static inline void order_remove(struct tp_books *b, struct tp_order *o)
         o->qty = 0;
     else
         tp_mbo_overflow_remove(b, o);
-    b->live_orders--;
+    b->totals.live_orders--;
 }
 
 static inline struct tp_order_level *side_levels(struct tp_books *b, const struct tp_mbo_hot *h,
@@ -230,8 +230,7 @@ static inline __attribute__((always_inline)) int level_add(struct tp_books *b, s
                  tp_level_qty(lv[p].size));
     return (int)index;
 full:
-    tp_book_of(b, instr)->counters.level_capacity++;
-    return -ENOSPC;
+    return tp_books_refuse_level(b, instr);
 }
 
 /*
@@ -347,8 +346,8 @@ order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t 
                                   .priority = priority,
                                   .qty = (uint32_t)qty,
                                   .instr_side = instr << 1 | side});
-    if (++b->live_orders > b->peak_live_orders)
-        b->peak_live_orders = b->live_orders;
+    if (++b->totals.live_orders > b->totals.peak_live_orders)
+        b->totals.peak_live_orders = b->totals.live_orders;
     h->live_orders++;
     return order_record(h, out, instr, TP_ORDER_ADD, side, price, qty, 0, id, priority, level);
 }
@@ -393,8 +392,9 @@ TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t ord
         counters->duplicate_order++;
         return -EEXIST;
     }
-    if (b->live_orders >= b->params.max_orders) {
+    if (b->totals.live_orders >= b->params.max_orders) {
         counters->order_capacity++;
+        b->totals.order_capacity++;
         return -ENOSPC;
     }
     return order_insert(b, h, instr, s, order_id, side, price, qty, priority, out);

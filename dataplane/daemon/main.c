@@ -267,7 +267,8 @@ int tp_daemon_export(struct tp_dp_export *exports, unsigned *n, unsigned max,
  * The lcore's counters, named "dp.*" when it is the only data lcore and "dp.lcore=<id>.*" when
  * there are several (the lcore becomes a Prometheus label).
  */
-static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool labelled)
+static int export_lcore(struct tp_dp_lcore *lc, const struct tp_books *books,
+                        struct tp_counters *area, bool labelled)
 {
     int rc = 0;
     char dp[24], prefix[64];
@@ -297,6 +298,13 @@ static int export_lcore(struct tp_dp_lcore *lc, struct tp_counters *area, bool l
     const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
     EXPORT(".publish", pc, records);
     EXPORT(".publish", pc, events);
+    /* What sizes books.max_orders, recent_orders and levels_per_side (tp_books.h). Counters
+     * only go up: the live orders now (a gauge) are in the exit summary, their peak here. */
+    const struct tp_books_totals *bt = tp_books_totals(books);
+    EXPORT(".books", bt, peak_live_orders);
+    EXPORT(".books", bt, orders_spilled);
+    EXPORT(".books", bt, order_capacity);
+    EXPORT(".books", bt, level_capacity);
     EXPORT(".reload", &lc->set, detached_instruments);
     EXPORT(".reload", &lc->set, apply_errors);
     /* The host side's frames the port did not take at once (ports/host.h), per port. */
@@ -392,11 +400,15 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
         const struct tp_dp_lcore *lc = &d->lcores[l].lc;
         const struct tp_publisher_counters *pc = tp_publisher_counters(lc->publisher);
         struct tp_cfg_window window = tp_config_lcore_window(cfg, l);
+        const struct tp_books_totals *bt = tp_books_totals(d->lcores[l].books);
         printf("%s{\"lcore\":%u,\"ring\":%u,\"rx_packets\":%lu,\"records\":%lu,"
-               "\"events\":%lu,\"first_instrument\":%u,\"window_ids\":%u,\"instruments\":%u}",
+               "\"events\":%lu,\"first_instrument\":%u,\"window_ids\":%u,\"instruments\":%u,"
+               "\"books\":{\"live_orders\":%lu,\"peak_live_orders\":%lu,\"orders_spilled\":%lu,"
+               "\"order_capacity\":%lu,\"level_capacity\":%lu}}",
                l ? "," : "", lc->lcore_id, l, lc->stats.rx_packets, pc->records, pc->events,
                window.first_id, window.ids,
-               tp_instruments_count(d->lcores[l].registry) - window.first_id);
+               tp_instruments_count(d->lcores[l].registry) - window.first_id, bt->live_orders,
+               bt->peak_live_orders, bt->orders_spilled, bt->order_capacity, bt->level_capacity);
     }
     printf("],\"channels\":[");
     for (unsigned c = 0, first = 1; c < cfg->n_channels; c++) {
@@ -485,6 +497,7 @@ static int build_tables(struct tp_daemon *d, unsigned l)
         .first_id = window.first_id,
         .instruments = window.ids,
         .max_orders = cfg->books.max_orders,
+        .recent_orders = cfg->books.recent_orders,
         .levels_per_side = levels,
         .mbp_depth = cfg->books.levels_per_side < 255 ? cfg->books.levels_per_side : 255,
         .implied_depth = 2,
@@ -557,7 +570,7 @@ static int build_lcore(struct tp_daemon *d, unsigned l)
     lc->publisher = tp_daemon_alloc("publisher", tp_publisher_memsize(&pp), dl->socket);
     if (lc->publisher == NULL || tp_publisher_init(lc->publisher, &pp) != 0)
         return -ENOMEM;
-    if (export_lcore(lc, tp_daemon_bus_counters(d->bus), d->n_lcores > 1) != 0)
+    if (export_lcore(lc, dl->books, tp_daemon_bus_counters(d->bus), d->n_lcores > 1) != 0)
         return -ENOSPC;
     char name[RTE_RING_NAMESIZE];
     snprintf(name, sizeof(name), "tp_reconfig_%u", lc->lcore_id);

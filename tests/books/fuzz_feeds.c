@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tp_itch_feed_message(&itch, block, n, &info);
         free(block);
     }
-    if (tp_books_live_orders(books) > ORDERS)
+    if (tp_books_totals(books)->live_orders > ORDERS)
         abort();
     for (uint32_t i = 0; i < INSTRUMENTS; i++)
         for (int side = 0; side < 2; side++)

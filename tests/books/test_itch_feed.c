@@ -264,7 +264,7 @@ static void test_malformed_and_hostile(void **state)
     assert_int_equal(tp_books_get(f->books, aapl)->counters.bad_quantity, 1);
     assert_int_equal(tp_books_get(f->books, aapl)->counters.bad_input, 1);
     assert_int_equal(f->feed.counters.rejected, 3);
-    assert_int_equal(tp_books_live_orders(f->books), 0);
+    assert_int_equal(tp_books_totals(f->books)->live_orders, 0);
 }
 
 /*
@@ -372,7 +372,8 @@ static void test_burst_matches_one_by_one(void **state)
     assert_int_equal(f->changes, g->changes);
     assert_int_equal(f->events, g->events);
     assert_int_equal(f->instruments, g->instruments);
-    assert_int_equal(tp_books_live_orders(f->books), tp_books_live_orders(g->books));
+    assert_int_equal(tp_books_totals(f->books)->live_orders,
+                     tp_books_totals(g->books)->live_orders);
     for (uint32_t id = 0; id < tp_instruments_count(f->reg); id++) {
         for (int side = 0; side < 2; side++) {
             struct tp_level a[8], b[8];

@@ -138,7 +138,7 @@ static void test_execute_cancel_delete(void **state)
     /* Delete of a missing order: counted, nothing changes. */
     assert_int_equal(tp_mbo_delete(f->b, 0, 2, f->c), -ENOENT);
     assert_int_equal(tp_books_get(f->b, 0)->counters.unknown_order, 1);
-    assert_int_equal(tp_books_live_orders(f->b), 0);
+    assert_int_equal(tp_books_totals(f->b)->live_orders, 0);
 }
 
 static void test_replace_onto_existing_level(void **state)
@@ -202,13 +202,18 @@ static void test_capacity_is_per_instrument_and_harmless(void **state)
     assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), -ENOSPC);
     assert_int_equal(tp_books_get(f->b, 2)->counters.order_capacity, 1);
     assert_int_equal(tp_books_get(f->b, 1)->counters.order_capacity, 0);
-    assert_int_equal(tp_books_live_orders(f->b), 8);
+    /* The books-wide totals count each refusal once, whichever instrument it hit. */
+    assert_int_equal(tp_books_totals(f->b)->order_capacity, 1);
+    assert_int_equal(tp_books_totals(f->b)->level_capacity, 1);
+    assert_int_equal(tp_books_totals(f->b)->live_orders, 8);
+    assert_int_equal(tp_books_totals(f->b)->peak_live_orders, 8);
     expect_level(f->b, 1, TP_SIDE_ASK, 1, PX(6), 3, 3);
     /* Clearing instrument 1 frees its orders only. */
     assert_int_equal(tp_mbo_clear(f->b, 1, f->c), 1);
     assert_int_equal(f->c[0].kind, TP_CHANGE_CLEAR);
     assert_int_equal(f->c[0].book, TP_BOOK_ORDERS);
-    assert_int_equal(tp_books_live_orders(f->b), 4);
+    assert_int_equal(tp_books_totals(f->b)->live_orders, 4);
+    assert_int_equal(tp_books_totals(f->b)->peak_live_orders, 8);
     assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
     assert_int_equal(tp_mbo_order(f->b, 0, 10, NULL, NULL, NULL, NULL), 0);
     assert_int_equal(tp_mbo_add(f->b, 2, 40, TP_SIDE_ASK, PX(6), 1, 1, f->c), 2);
@@ -247,6 +252,9 @@ static void test_level_quantity_limit(void **state)
     expect_level(b, 0, TP_SIDE_BID, 2, PX(9), 2, 1);
     expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full - 1, 257);
     assert_int_equal(tp_books_get(b, 0)->counters.level_capacity, 4);
+    /* Every refusal path (add to a full level, modify in place, modify to another price). */
+    assert_int_equal(tp_books_totals(b)->level_capacity, 4);
+    assert_int_equal(tp_books_totals(b)->order_capacity, 0);
     assert_int_equal(tp_mbo_modify(b, 0, 2000, PX(10), 1, 3, c), 3);
     expect_level(b, 0, TP_SIDE_BID, 1, PX(10), full, 258);
     assert_int_equal(tp_books_levels(b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 1);
@@ -280,7 +288,7 @@ static void test_hostile_input(void **state)
     assert_int_equal(tp_mbo_modify(f->b, 0, 2, INT64_MIN, 5, 1, f->c), -EINVAL);
     assert_int_equal(tp_books_get(f->b, 0)->counters.bad_price, 3);
     expect_level(f->b, 0, TP_SIDE_ASK, 1, PX(2), 5, 1);
-    assert_int_equal(tp_books_live_orders(f->b), 2);
+    assert_int_equal(tp_books_totals(f->b)->live_orders, 2);
 }
 
 /*
@@ -302,7 +310,7 @@ static void test_same_id_on_two_instruments(void **state)
     assert_int_equal(tp_mbo_delete(f->b, 1, 1, f->c), 2);
     expect_level(f->b, 0, TP_SIDE_BID, 1, PX(11), 3, 1);
     assert_int_equal(tp_books_levels(f->b, 1, TP_BOOK_ORDERS, TP_SIDE_ASK), 0);
-    assert_int_equal(tp_books_live_orders(f->b), 1);
+    assert_int_equal(tp_books_totals(f->b)->live_orders, 1);
 }
 
 /*
@@ -371,7 +379,7 @@ static void expect_model(struct tp_books *b, const struct model_order *m, int n)
             else
                 assert_int_equal(tp_books_levels(b, instr, TP_BOOK_ORDERS, side), 0);
         }
-    assert_int_equal(tp_books_live_orders(b), n);
+    assert_int_equal(tp_books_totals(b)->live_orders, n);
 }
 
 /*
@@ -508,7 +516,7 @@ static void test_order_window_overflow(void **state)
             assert_int_equal(qty, k);
         left[k % 2] += rc == 0;
     }
-    assert_int_equal(tp_books_live_orders(b), left[0] + left[1]);
+    assert_int_equal(tp_books_totals(b)->live_orders, left[0] + left[1]);
     /* Ids 2^32 apart, at the top of the id space. */
     assert_int_equal(tp_mbo_add(b, 0, top, TP_SIDE_ASK, PX(11), 7, 1, c), 2);
     assert_int_equal(tp_mbo_add(b, 0, UINT64_MAX, TP_SIDE_ASK, PX(11), 8, 1, c), 2);
@@ -517,13 +525,13 @@ static void test_order_window_overflow(void **state)
     expect_level(b, 0, TP_SIDE_ASK, 1, PX(11), 8, 1);
     /* Clearing instrument 0 leaves instrument 1's orders. */
     assert_int_equal(tp_mbo_clear(b, 0, c), 1);
-    assert_int_equal(tp_books_live_orders(b), left[1]);
+    assert_int_equal(tp_books_totals(b)->live_orders, left[1]);
     assert_int_equal(tp_books_orders(b, 0), 0);
     assert_int_equal(tp_books_levels(b, 0, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
     assert_int_equal(tp_mbo_order(b, 0, UINT64_MAX, NULL, NULL, NULL, NULL), -ENOENT);
     for (uint64_t k = 1; k <= 400; k += 2)
         assert_int_equal(tp_mbo_delete(b, 1, k * 2039, c), window_gone(k) ? -ENOENT : 2);
-    assert_int_equal(tp_books_live_orders(b), 0);
+    assert_int_equal(tp_books_totals(b)->live_orders, 0);
     assert_int_equal(tp_books_levels(b, 1, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
     /* An id seen before can come back. */
     assert_int_equal(tp_mbo_add(b, 1, 2039, TP_SIDE_BID, PX(9), 3, 1, c), 2);
@@ -572,7 +580,7 @@ static void test_recent_window_rule(void **state)
         struct tp_books *b = window_books(1, orders[o], 0);
         assert_non_null(b);
         assert_int_equal(tp_books_recent_orders(b), expected_window(orders[o], 0));
-        assert_int_equal(tp_books_orders_spilled(b), 0);
+        assert_int_equal(tp_books_totals(b)->orders_spilled, 0);
         free(b);
     }
     /* The figures the documentation gives: 65,536 orders, and production's 2 M. */
@@ -623,11 +631,11 @@ static void test_orders_spilled_counted(void **state)
     assert_int_equal(tp_books_recent_orders(b), 101);
     for (uint64_t id = 1; id <= 101; id++)
         assert_int_equal(tp_mbo_add(b, id % 2, id, TP_SIDE_BID, PX(10), (int64_t)id, 1, c), 2);
-    assert_int_equal(tp_books_orders_spilled(b), 0);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 0);
     /* Ids 102..151 claim the slots of ids 1..50, which are live: 50 moves. */
     for (uint64_t id = 102; id <= 151; id++)
         assert_int_equal(tp_mbo_add(b, id % 2, id, TP_SIDE_ASK, PX(11), 1, 1, c), 2);
-    assert_int_equal(tp_books_orders_spilled(b), 50);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 50);
     for (uint64_t id = 1; id <= 50; id++) {
         int64_t qty;
         assert_int_equal(tp_mbo_order(b, id % 2, id, NULL, NULL, &qty, NULL), 0);
@@ -640,20 +648,20 @@ static void test_orders_spilled_counted(void **state)
     /* Removing moved orders and window orders moves nothing either. */
     assert_int_equal(tp_mbo_delete(b, 1, 1, c), 2);
     assert_int_equal(tp_mbo_delete(b, 0, 60, c), 2);
-    assert_int_equal(tp_books_orders_spilled(b), 50);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 50);
     /* Id 161 takes the slot id 60 left free: no move. Id 152 pushes out id 51 (in its slot). */
     assert_int_equal(tp_mbo_add(b, 1, 161, TP_SIDE_BID, PX(10), 1, 1, c), 2);
-    assert_int_equal(tp_books_orders_spilled(b), 50);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 50);
     assert_int_equal(tp_mbo_add(b, 0, 152, TP_SIDE_BID, PX(10), 1, 1, c), 2);
-    assert_int_equal(tp_books_orders_spilled(b), 51);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 51);
     /* A replace's new id moves the order in its slot (id 53, for 154) like an add. */
     assert_int_equal(tp_mbo_replace(b, 1, 151, 154, PX(12), 5, 2, c), 4);
-    assert_int_equal(tp_books_orders_spilled(b), 52);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 52);
     assert_int_equal(tp_mbo_order(b, 1, 53, NULL, NULL, NULL, NULL), 0);
     /* Clearing an instrument empties both tables of its orders without counting a move. */
     assert_int_equal(tp_mbo_clear(b, 0, c), 1);
     assert_int_equal(tp_books_orders(b, 0), 0);
-    assert_int_equal(tp_books_orders_spilled(b), 52);
+    assert_int_equal(tp_books_totals(b)->orders_spilled, 52);
     free(b);
 }
 
@@ -701,7 +709,7 @@ static void test_window_of_ids(void **state)
     assert_null(tp_books_get(b, 511));
     assert_null(tp_books_get(b, 516));
     assert_int_equal(tp_books_orders(b, 515), 2);
-    assert_int_equal(tp_books_live_orders(b), 2);
+    assert_int_equal(tp_books_totals(b)->live_orders, 2);
     assert_int_equal(tp_mbo_delete(b, 515, 8, c), 2);
     expect_level(b, 515, TP_SIDE_ASK, 1, PX(20), 30, 1);
     assert_int_equal(tp_books_clear(b, 515, 0, c), 1);

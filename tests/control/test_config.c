@@ -752,7 +752,7 @@ static void test_bad_memory_budget(void **state)
     assert_int_equal(load_mutated(2, "eal.memory_mb", "128", "books.max_orders", "1000000"),
                      -EINVAL);
     expect_error(1, "eal.memory_mb",
-                 "128 MB is too small: mbuf pools, books and instruments need about 149 MB");
+                 "128 MB is too small: mbuf pools, books and instruments need about 166 MB");
 }
 
 static void test_bad_mode_world_writable(void **state)
@@ -817,6 +817,18 @@ static void test_bad_type(void **state)
     (void)state;
     assert_int_equal(load_mutated(1, "books.levels_per_side", "\"10\""), -EINVAL);
     expect_error(1, "books.levels_per_side", "expected an integer, got string");
+}
+
+/* The recent-order window: the books' limit, and a size asked for reaches the config. */
+static void test_recent_orders(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "books.recent_orders", "268435457"), -EINVAL);
+    expect_error(1, "books.recent_orders", "268435457 is out of range [0, 268435456]");
+    assert_int_equal(load_mutated(1, "books.recent_orders", "4000037"), 0);
+    assert_int_equal(cfg->books.recent_orders, 4000037);
+    assert_int_equal(load_mutated(0), 0);
+    assert_int_equal(cfg->books.recent_orders, 0);
 }
 
 static void test_bad_state_depth_over_state_table(void **state)
@@ -1122,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_bad_rule_without_who),
         cmocka_unit_test(test_bad_unknown_user),
         cmocka_unit_test(test_bad_type),
+        cmocka_unit_test(test_recent_orders),
         cmocka_unit_test(test_bad_state_depth_over_state_table),
         cmocka_unit_test(test_bad_state_depth_over_levels),
         cmocka_unit_test(test_bad_rerequest_on_mdp3),

@@ -29,6 +29,7 @@ static uint64_t allocated(const struct tp_config *cfg, unsigned l)
     struct tp_books_params bp = {.first_id = w.first_id,
                                  .instruments = w.ids,
                                  .max_orders = cfg->books.max_orders,
+                                 .recent_orders = cfg->books.recent_orders,
                                  .levels_per_side = levels,
                                  .mbp_depth = lps < 255 ? lps : 255,
                                  .implied_depth = 2};
@@ -93,6 +94,35 @@ static void test_estimate_covers_the_tables(void **state)
                     }
 }
 
+/* A recent-order window asked for in the config is what the estimate counts, large or small. */
+static void test_estimate_covers_a_window_asked_for(void **state)
+{
+    (void)state;
+    static const uint32_t windows[] = {2, 1000, 1u << 20, 3000017, 1u << 24};
+    static const uint32_t orders[] = {0, 1000, 1u << 21};
+    struct tp_config cfg;
+
+    for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++)
+        for (size_t o = 0; o < sizeof(orders) / sizeof(orders[0]); o++) {
+            memset(&cfg, 0, sizeof(cfg));
+            cfg.n_channels = 3; /* two ITCH channels: allocated()'s locate maps */
+            cfg.channels[0].protocol = cfg.channels[2].protocol = TP_CFG_PROTO_ITCH;
+            cfg.channels[1].protocol = TP_CFG_PROTO_MDP3;
+            cfg.instruments.capacity = 1024;
+            cfg.books.max_orders = orders[o];
+            cfg.books.recent_orders = windows[w];
+            cfg.books.levels_per_side = 10;
+            cfg.n_lcores = 1;
+            uint64_t need = allocated(&cfg, 0);
+            uint64_t estimate = tp_config_lcore_tables_estimate(&cfg, 0);
+            if (estimate < need || estimate > need + need / 8 + (2u << 20))
+                fail_msg("recent_orders %u, max_orders %u: estimate %llu bytes, the tables take "
+                         "%llu",
+                         windows[w], orders[o], (unsigned long long)estimate,
+                         (unsigned long long)need);
+        }
+}
+
 /* The tables of a lone data lcore whose window is all of a capacity of `ids`. */
 static uint64_t lone_lcore_tables(const struct tp_config *cfg, uint32_t ids)
 {
@@ -149,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_covers_the_tables),
+        cmocka_unit_test(test_estimate_covers_a_window_asked_for),
         cmocka_unit_test(test_estimate_per_lcore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

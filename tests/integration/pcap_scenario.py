@@ -227,6 +227,15 @@ def main():
             summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=50000)
             check_consumers(verdicts)
             check_line_counters(summary, report, "itch")
+            # The order-level books hold exactly the simulator's live orders, none refused.
+            books = summary["lcores"][0]["books"]
+            if books["live_orders"] != report["live_orders"] or report["live_orders"] == 0:
+                fail("books hold %d live orders, the simulator %d" %
+                     (books["live_orders"], report["live_orders"]))
+            if books["peak_live_orders"] < books["live_orders"] or books["order_capacity"] or \
+                    books["level_capacity"]:
+                fail("books totals inconsistent: %s" % books)
+            print("books: %s; simulator: %d live orders" % (books, report["live_orders"]))
         elif SCENARIO == "consumers":
             # Before start; a late joiner (state table, after the first events); one killed.
             summary, report, verdicts = run(workdir, "mdp3", ["--loss-a", "0.01"],

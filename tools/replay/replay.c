@@ -372,10 +372,10 @@ int main(int argc, char **argv)
             o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
-            tp_instruments_count(r.registry), tp_books_live_orders(r.books),
-            tp_books_peak_live_orders(r.books), o.orders, r.table_bytes, ru.ru_maxrss,
+            tp_instruments_count(r.registry), tp_books_totals(r.books)->live_orders,
+            tp_books_totals(r.books)->peak_live_orders, o.orders, r.table_bytes, ru.ru_maxrss,
             o.no_changes ? "false" : "true", tp_books_recent_orders(r.books),
-            tp_books_orders_spilled(r.books));
+            tp_books_totals(r.books)->orders_spilled);
     if (o.digest)
         fprintf(stderr,
                 ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64

@@ -370,7 +370,7 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
             ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
             r->messages, r->packets, r->not_udp, r->bad_packets, r->duplicates, r->gaps,
-            tp_books_recent_orders(r->books), tp_books_orders_spilled(r->books));
+            tp_books_recent_orders(r->books), tp_books_totals(r->books)->orders_spilled);
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64

@@ -617,6 +617,11 @@ int main(int argc, char **argv)
                   (json_int_t)o.model.instruments, "messages_requested", (json_int_t)o.messages);
     rc = strcmp(o.protocol, "itch") == 0 ? run_itch(&o, &m, report) : run_mdp3(&o, &m, report);
     json_object_set_new(report, "events", json_integer((json_int_t)m.events_total));
+    /* What a book builder holds at the end: the daemon's dp.books.live_orders after the run. */
+    uint64_t live_orders = 0;
+    for (uint32_t id = 0; id < m.params.instruments; id++)
+        live_orders += m.instruments[id].n_orders;
+    json_object_set_new(report, "live_orders", json_integer((json_int_t)live_orders));
     if (o.packet_bytes > 0) /* absent by default: the default report stays as it was */
         json_object_set_new(report, "packet_bytes", json_integer(o.packet_bytes));
     if (rc == 0 && o.truth_path != NULL) {
