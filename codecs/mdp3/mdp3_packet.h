@@ -116,29 +116,36 @@ bad:
 }
 
 /*
- * Whether a packet frames exactly: its header, then messages whose MsgSizes end at len, each
- * checked as tp_mdp3_packet_next does (true when it would return 1 for every message, then 0).
- * Reads only the MsgSizes: a receiver checks once and walks the same bytes again later with
- * tp_mdp3_packet_next_framed.
+ * Bytes of a packet's leading whole messages, header included: len when every message frames,
+ * else the offset of the first malformed one (where tp_mdp3_packet_next would stop with
+ * -EBADMSG); 0 when len is shorter than the header. Reads only the MsgSizes: a receiver checks
+ * once and walks those bytes (unchanged) later with tp_mdp3_packet_next_framed.
  */
-static inline bool tp_mdp3_packet_frames(const uint8_t *data, size_t len)
+static inline size_t tp_mdp3_packet_framed_len(const uint8_t *data, size_t len)
 {
     if (len < TP_MDP3_PACKET_HEADER_LEN)
-        return false;
+        return 0;
     size_t pos = TP_MDP3_PACKET_HEADER_LEN;
     /* pos <= len throughout; fewer bytes left than a message holds must be none at all. */
     while (len - pos >= TP_MDP3_MSG_MIN_LEN) {
         uint16_t size = tp_mdp3_le16(data + pos);
         if (size < TP_MDP3_MSG_MIN_LEN || size > len - pos)
-            return false;
+            break;
         pos += size;
     }
-    return pos == len;
+    return pos;
+}
+
+/* Whether a packet frames exactly: tp_mdp3_packet_next returns 1 for every message, then 0. */
+static inline bool tp_mdp3_packet_frames(const uint8_t *data, size_t len)
+{
+    return len >= TP_MDP3_PACKET_HEADER_LEN && tp_mdp3_packet_framed_len(data, len) == len;
 }
 
 /*
- * tp_mdp3_packet_next for a packet that tp_mdp3_packet_frames accepted, over the same unchanged
- * bytes: the same messages without the checks. 1 with *m filled, 0 at the end of the packet.
+ * tp_mdp3_packet_next without the checks, for a packet initialised with the length
+ * tp_mdp3_packet_framed_len gave for the same unchanged bytes: the same messages (those before a
+ * malformed one). 1 with *m filled, 0 at the end.
  */
 static inline int tp_mdp3_packet_next_framed(struct tp_mdp3_packet *p, struct tp_mdp3_msg *m)
 {

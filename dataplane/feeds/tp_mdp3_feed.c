@@ -1004,10 +1004,13 @@ static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_m
     }
 }
 
-/* The next message of a packet: unchecked when the caller has framed it already. */
-static inline int next_message(bool framed, struct tp_mdp3_packet *p, struct tp_mdp3_msg *m)
+/*
+ * Bytes of the packet's leading whole messages, walked with tp_mdp3_packet_next_framed: all of
+ * it when the caller framed it already, else up to its first malformed message.
+ */
+static inline size_t whole_messages(const struct tp_mdp3_feed_pkt *pkt)
 {
-    return framed ? tp_mdp3_packet_next_framed(p, m) : tp_mdp3_packet_next(p, m);
+    return pkt->framed ? pkt->len : tp_mdp3_packet_framed_len(pkt->data, pkt->len);
 }
 
 /*
@@ -1026,10 +1029,9 @@ static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pk
     struct tp_mdp3_msg msg;
     int orders = f->book_type == TP_BOOK_TYPE_MBP_MBO;
 
-    if (tp_mdp3_packet_init(&p, pkt->data, pkt->len) < 0)
+    if (tp_mdp3_packet_init(&p, pkt->data, whole_messages(pkt)) < 0)
         return;
-    const bool framed = pkt->framed; /* read once: the stores below may alias it */
-    while (next_message(framed, &p, &msg) == 1) {
+    while (tp_mdp3_packet_next_framed(&p, &msg) == 1) {
         if (msg.schema_id != MKTDATA_SCHEMA_ID)
             continue;
         if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
@@ -1083,10 +1085,11 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;
-    int rc, mei, bad = 0;
+    int mei, bad = 0;
+    size_t whole = whole_messages(pkt);
 
     f->counters.packets++;
-    if (tp_mdp3_packet_init(&p, pkt->data, pkt->len) < 0) {
+    if (tp_mdp3_packet_init(&p, pkt->data, whole) < 0) {
         f->counters.malformed++;
         return -EBADMSG;
     }
@@ -1094,8 +1097,7 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
     f->info.packet_seq = p.seq;
     f->info.sending_time = p.sending_time;
     f->info.venue_time = 0;
-    const bool framed = pkt->framed; /* read once: the stores below may alias it */
-    while ((rc = next_message(framed, &p, &msg)) == 1) {
+    while (tp_mdp3_packet_next_framed(&p, &msg) == 1) {
         f->counters.messages++;
         if (msg.schema_id != MKTDATA_SCHEMA_ID) {
             f->counters.other_schema++;
@@ -1116,7 +1118,7 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
             f->counters.events++;
         }
     }
-    if (rc < 0) {
+    if (whole != pkt->len) { /* a malformed message ended the packet */
         f->counters.malformed++;
         bad = 1;
     }

@@ -135,8 +135,8 @@ struct tp_mdp3_feed_pkt {
     size_t len;
     uint64_t rx_tsc;
     /*
-     * The caller checked the bytes with tp_mdp3_packet_frames (true) and they have not changed
-     * since: the feed walks the messages without framing checks. false: it checks each one.
+     * true: the caller checked the bytes with tp_mdp3_packet_frames and they have not changed
+     * since (the feed does not frame them again). false: the feed frames them first.
      */
     bool framed;
 };
