@@ -274,6 +274,14 @@ uint64_t tp_books_recent_orders(const struct tp_books *b)
     return b->params.max_orders ? b->recent_slots : 0;
 }
 
+int tp_books_mark_for_clear(struct tp_books *b, uint32_t instr)
+{
+    if (!tp_books_has(b, instr))
+        return -EINVAL;
+    tp_hot_of(b, instr)->drop = 1;
+    return 0;
+}
+
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct tp_book_change *out)
 {
     struct tp_book *bk = tp_books_book(b, instr);

@@ -222,6 +222,17 @@ uint64_t tp_books_recent_orders(const struct tp_books *b);
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session,
                    struct tp_book_change *out);
 
+/*
+ * Clearing many instruments at once (a channel stopped or reset): tp_books_clear finds an
+ * instrument's orders by scanning the order tables, up to all of them, so clearing thousands of
+ * instruments one by one took a minute at production sizing (8,000 instruments, 8 Mi orders).
+ * Mark each instrument, drop the marked ones' orders and levels in one pass over the tables, then
+ * call tp_books_clear on each as before: it finds no orders left and writes its CLEAR record.
+ * tp_books_mark_for_clear: 0, or -EINVAL for an instrument these books do not serve.
+ */
+int tp_books_mark_for_clear(struct tp_books *b, uint32_t instr);
+void tp_books_drop_marked_orders(struct tp_books *b);
+
 /* A trade that is not an execution of a book order (ITCH P/Q, MDP3 trade summary). */
 int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qty,
                    enum tp_side aggressor, uint64_t match, struct tp_book_change *out);

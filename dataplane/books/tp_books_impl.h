@@ -31,7 +31,8 @@ struct tp_mbo_hot {
     uint16_t levels[2]; /* order-level price levels per side (TP_SIDE_BID, TP_SIDE_ASK) */
     uint8_t mbo;        /* non-zero: the instrument takes order-level updates */
     uint8_t emit;       /* non-zero: mutating calls write change records (the default) */
-    uint16_t reserved;
+    uint8_t drop;       /* non-zero: tp_books_drop_marked_orders empties the order book */
+    uint8_t reserved;
     uint32_t live_orders; /* this instrument's orders in the order table */
     /*
      * Index in order_levels of level 0 of the bid side (the ask side's is level_stride further):

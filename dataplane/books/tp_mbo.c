@@ -286,6 +286,43 @@ void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
     h->levels[0] = h->levels[1] = 0;
 }
 
+/* Removes o if its instrument is marked; true if it did. */
+static bool drop_if_marked(struct tp_books *b, struct tp_order *o, uint64_t *marked_live)
+{
+    struct tp_mbo_hot *h;
+
+    if (!o->qty)
+        return false;
+    h = tp_hot_of(b, o->instr_side >> 1);
+    if (!h->drop)
+        return false;
+    order_remove(b, o);
+    h->live_orders--;
+    (*marked_live)--;
+    return true;
+}
+
+/* tp_books.h: one pass over both order tables. */
+void tp_books_drop_marked_orders(struct tp_books *b)
+{
+    uint64_t marked_live = 0, i;
+
+    for (i = 0; i < b->params.instruments; i++)
+        marked_live += b->hot[i].drop ? b->hot[i].live_orders : 0;
+    for (i = 0; marked_live && i < b->recent_slots; i++)
+        drop_if_marked(b, &b->recent[i], &marked_live);
+    /* As in tp_mbo_drop_orders: a removal shifts later entries back onto slot i. */
+    i = 0;
+    while (marked_live && b->params.max_orders && i <= b->order_mask)
+        if (!drop_if_marked(b, &b->orders[i], &marked_live))
+            i++;
+    for (i = 0; i < b->params.instruments; i++) {
+        if (b->hot[i].drop)
+            b->hot[i].levels[0] = b->hot[i].levels[1] = 0;
+        b->hot[i].drop = 0;
+    }
+}
+
 int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out)
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);

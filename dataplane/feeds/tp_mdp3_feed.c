@@ -789,7 +789,12 @@ static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
         return -EBADMSG;
     f->info.venue_time = mktdata_channel_reset4_transact_time(&m);
     f->counters.channel_resets++;
-    /* Every book of the channel restarts empty, and so does every RptSeq. */
+    /* Every book of the channel restarts empty, and so does every RptSeq. The order books are
+     * emptied in one pass over the order tables (tp_books_mark_for_clear). */
+    for (uint32_t i = ids_first(f); i < ids_end(f); i++)
+        if (of_channel(f, tp_instruments_get(f->registry, i)))
+            tp_books_mark_for_clear(f->books, i);
+    tp_books_drop_marked_orders(f->books);
     for (uint32_t i = ids_first(f); i < ids_end(f); i++) {
         if (!of_channel(f, tp_instruments_get(f->registry, i)))
             continue;

@@ -616,6 +616,72 @@ static void test_recent_window_rule(void **state)
 }
 
 /*
+ * Clearing instruments in bulk (mark, one pass, then tp_books_clear) leaves exactly what clearing
+ * them one by one leaves: the marked instruments empty in both tables, every other order where it
+ * was with its values, the totals and spilled counts right; marks do not outlive the pass.
+ */
+static void test_drop_marked_orders(void **state)
+{
+    /* 101 window slots for 2,000 ids: most orders end in the overflow table. */
+    struct tp_books *bulk = window_books(5, 1400, 101), *one = window_books(5, 1400, 101);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_books *both[] = {bulk, one};
+
+    (void)state;
+    assert_non_null(bulk);
+    assert_non_null(one);
+    for (int k = 0; k < 2; k++)
+        for (uint64_t id = 1; id <= 2000; id++)
+            if (id % 3 != 0) /* some deleted ids leave holes in both tables */
+                assert_int_equal(tp_mbo_add(both[k], id % 5, id, id % 2 ? TP_SIDE_BID : TP_SIDE_ASK,
+                                            PX(10 + (int64_t)(id % 4)), (int64_t)id, id, c),
+                                 2);
+    assert_int_equal(tp_books_mark_for_clear(bulk, 1), 0);
+    assert_int_equal(tp_books_mark_for_clear(bulk, 3), 0);
+    assert_int_equal(tp_books_mark_for_clear(bulk, 5), -EINVAL);
+    tp_books_drop_marked_orders(bulk);
+    for (uint32_t instr = 1; instr <= 3; instr += 2) {
+        assert_int_equal(tp_books_orders(bulk, instr), 0);
+        assert_int_equal(tp_books_levels(bulk, instr, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
+        assert_int_equal(tp_books_clear(bulk, instr, 0, c), 1);
+        assert_int_equal(c[0].kind, TP_CHANGE_CLEAR);
+        assert_int_equal(tp_books_clear(one, instr, 0, c), 1);
+    }
+    assert_int_equal(tp_books_totals(bulk)->live_orders, tp_books_totals(one)->live_orders);
+    uint64_t kept = 0; /* orders of instruments 0, 2 and 4 */
+    for (uint64_t id = 1; id <= 2000; id++)
+        kept += id % 3 != 0 && (id % 5) % 2 == 0;
+    assert_int_equal(tp_books_totals(bulk)->live_orders, kept);
+    for (uint64_t id = 1; id <= 2000; id++) {
+        int64_t q1 = -1, q2 = -1, p1 = 0, p2 = 0;
+        uint32_t instr = (uint32_t)(id % 5);
+        int r1 = tp_mbo_order(bulk, instr, id, NULL, &p1, &q1, NULL);
+        int r2 = tp_mbo_order(one, instr, id, NULL, &p2, &q2, NULL);
+        assert_int_equal(r1, r2);
+        assert_int_equal(r1, instr % 2 == 1 || id % 3 == 0 ? -ENOENT : 0);
+        assert_int_equal(q1, q2);
+        assert_int_equal(p1, p2);
+    }
+    for (uint32_t instr = 0; instr < 5; instr++)
+        for (unsigned side = 0; side < 2; side++)
+            assert_int_equal(tp_books_levels(bulk, instr, TP_BOOK_ORDERS, side),
+                             tp_books_levels(one, instr, TP_BOOK_ORDERS, side));
+    /* The marks are gone: a second pass drops nothing; the cleared books take orders again. */
+    tp_books_drop_marked_orders(bulk);
+    assert_int_equal(tp_books_totals(bulk)->live_orders, tp_books_totals(one)->live_orders);
+    assert_int_equal(tp_mbo_add(bulk, 1, 5001, TP_SIDE_BID, PX(9), 4, 1, c), 2);
+    expect_level(bulk, 1, TP_SIDE_BID, 1, PX(9), 4, 1);
+    /* Deleting every surviving order through the tables finds each one (none lost, none doubled).
+     */
+    for (uint64_t id = 1; id <= 2000; id++)
+        if (id % 3 != 0 && (id % 5) % 2 == 0)
+            assert_int_equal(tp_mbo_delete(bulk, (uint32_t)(id % 5), id, c), 2);
+    assert_int_equal(tp_books_totals(bulk)->live_orders, 1);
+    free(bulk);
+    free(one);
+}
+
+/*
  * Every order that a newer id pushes out of the window is counted, once, whichever message
  * brought the newer id (add or replace); adds into free slots, refused adds, removals (from
  * either table) and clears are not moves. Moved orders stay findable with their values.
@@ -739,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_order_window_overflow),
         cmocka_unit_test(test_recent_window_rule),
         cmocka_unit_test(test_orders_spilled_counted),
+        cmocka_unit_test(test_drop_marked_orders),
         cmocka_unit_test(test_window_of_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
