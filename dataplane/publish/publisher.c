@@ -332,8 +332,9 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
 
 static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
 {
-    if (id >= pub->params.instruments || pub->dirty_event[id] == pub->event)
-        return; /* marked already by the event (and so listed) */
+    if (id >= pub->params.instruments)
+        return;
+    /* Stored, not tested first: a load of a line out of L1 stalls, a store does not. */
     pub->dirty_event[id] = pub->event;
     if (pub->listed[id] == pub->listing)
         return;
@@ -641,9 +642,9 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
 
 /*
  * Publishes each change record and notes what it alters in the instrument's state entry, written
- * at the event's end. One dispatch on the kind does both; mark_dirty returns at its first test
- * for an instrument the event marked already (a variable remembering the last one marked cost
- * more: gcc kept it on the stack across the inlined claim).
+ * at the event's end. One dispatch on the kind does both, and each record marks its instrument
+ * (a variable remembering the last one marked cost more: gcc kept it on the stack across the
+ * inlined claim).
  */
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
