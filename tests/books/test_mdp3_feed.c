@@ -2,7 +2,8 @@
  * MDP3 feed handler on packets built with the generated encoders: definitions (filter, depth),
  * book entries, end-of-event marks, per-instrument RptSeq (a jump makes only that instrument
  * stale; its entries are skipped until a snapshot recovers it), duplicates from the other line,
- * snapshots, channel reset, unknown instruments and malformed packets.
+ * snapshots, channel reset, unknown instruments and malformed packets; bursts (prefetch pass
+ * ahead of the apply pass, instruments defined inside a burst, a burst inside a burst).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -826,6 +827,156 @@ static void test_instrument_defined_within_a_burst(void **state)
 }
 
 /*
+ * With order-level books every packet of a burst gets its prefetch pass before any is applied.
+ * A definition and entries of its instrument in the same packet, and in the next one: the
+ * prefetch pass misses the instrument both times, and the apply pass, once the definition is
+ * applied, finds it (a miss is never taken as found: not remembered, not handed on).
+ */
+static void test_prefetch_miss_then_defined(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .end_of_event = on_event};
+    static uint8_t bufs[2][1400];
+    struct tp_mdp3_feed_pkt pkts[2];
+    int64_t qty;
+
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, &sink),
+                     0);
+    const struct order first[] = {{.id = 950, .qty = 4, .refid = 1}};
+    const struct order second[] = {{.id = 951, .qty = 2}};
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    add_book46_orders(f, EOE, (struct entry[]){{2001, 1, 1, TP_LEVEL_NEW, '0', PX(70), 4, 1}}, 1,
+                      first, 1);
+    add_order_book47(f, 2001, PX(69), second, 1);
+    keep_packet(f, bufs, pkts, 0);
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{2001, 2, 1, TP_LEVEL_CHANGE, '0', PX(70), 9, 2},
+                                {1001, 1, 1, TP_LEVEL_NEW, '1', PX(4001), 3, 1}},
+               2);
+    /* A 47 between two 46 entries of other instruments: each entry reaches its own. */
+    add_order_book47(f, 1001, PX(4000), second, 1);
+    add_book46(f, EOE, (struct entry[]){{1002, 1, 1, TP_LEVEL_NEW, '1', PX(15000), 5, 1}}, 1);
+    keep_packet(f, bufs, pkts, 1);
+    assert_int_equal(tp_instruments_by_security_id(f->reg, 2001), TP_INSTRUMENT_NONE);
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, pkts, 2, NULL, NULL), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    assert_int_not_equal(cl, TP_INSTRUMENT_NONE);
+    assert_int_equal(f->feed.counters.unknown_instrument, 0);
+    assert_int_equal(f->feed.counters.rejected, 0);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, cl)->rpt_seq, 2);
+    assert_int_equal(best(f, cl, TP_SIDE_BID, &qty), PX(70));
+    assert_int_equal(qty, 9);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+    assert_int_equal(best(f, es, TP_SIDE_ASK, &qty), PX(4001));
+    assert_int_equal(qty, 3);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, nq)->rpt_seq, 1);
+    assert_int_equal(best(f, nq, TP_SIDE_ASK, &qty), PX(15000));
+    assert_int_equal(qty, 5);
+}
+
+/*
+ * n packets of one entry each for instrument secid at level 1 of `type`'s side: RptSeq 1..n, the
+ * level new and then changed, sizes size0, size0 + 1, ...
+ */
+static void keep_entries(struct fixture *f, uint8_t bufs[][1400], struct tp_mdp3_feed_pkt *pkts,
+                         uint32_t n, int32_t secid, char type, int64_t price, int32_t size0)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        packet_begin(f);
+        add_book46(f, EOE,
+                   (struct entry[]){{secid, i + 1, 1, i ? TP_LEVEL_CHANGE : TP_LEVEL_NEW, type,
+                                     price, size0 + (int32_t)i, 1}},
+                   1);
+        keep_packet(f, bufs, pkts, i);
+    }
+}
+
+/*
+ * With price-level books the first packet of a burst gets no prefetch pass, and 47 is not
+ * walked by it: the first packet of a second burst (NQ) takes nothing the previous burst's
+ * prefetch pass found (ES), and the 46 entries after a 47 each reach their own instrument.
+ */
+static void test_bursts_with_price_level_books(void **state)
+{
+    struct fixture *f = *state;
+    static uint8_t bufs[3][1400];
+    struct tp_mdp3_feed_pkt pkts[3];
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    int64_t qty;
+
+    keep_entries(f, bufs, pkts, 3, 1001, '0', PX(4000), 1);
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, pkts, 3, NULL, NULL), 0);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1002, 1, 1, TP_LEVEL_NEW, '1', PX(15000), 7, 1}}, 1);
+    keep_packet(f, bufs, pkts, 0);
+    packet_begin(f);
+    add_order_book47(f, 1002, PX(15000), (struct order[]){{.id = 960, .qty = 1}}, 1);
+    add_book46(f, EOE, (struct entry[]){{1001, 4, 1, TP_LEVEL_CHANGE, '0', PX(4000), 8, 1}}, 1);
+    add_book46(f, EOE, (struct entry[]){{1002, 2, 1, TP_LEVEL_CHANGE, '1', PX(15000), 7, 1}}, 1);
+    keep_packet(f, bufs, pkts, 1);
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, pkts, 2, NULL, NULL), 0);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 4);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, nq)->rpt_seq, 2);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 8);
+    assert_int_equal(best(f, nq, TP_SIDE_ASK, &qty), PX(15000));
+    assert_int_equal(qty, 7);
+    assert_int_equal(best(f, es, TP_SIDE_ASK, &qty), -1);
+    assert_int_equal(f->feed.counters.rpt_seq_gaps + f->feed.counters.duplicates, 0);
+}
+
+/* A burst of NQ packets run from inside another burst's callback, after its first packet. */
+struct nested {
+    struct fixture *f;
+    const struct tp_mdp3_feed_pkt *pkts;
+    uint32_t calls;
+};
+
+static void on_applied_nested(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc)
+{
+    struct nested *n = ctx;
+
+    (void)pkt;
+    assert_int_equal(rc, 0);
+    if (n->calls++ == 0)
+        assert_int_equal(tp_mdp3_feed_burst(&n->f->feed, n->pkts, 2, NULL, NULL), 0);
+}
+
+/*
+ * A burst run from the callback of another (after its first packet): the outer burst's second
+ * packet (ES), prefetched before the inner burst ran, still reaches ES, not the instrument of
+ * the inner burst's packets (NQ), and both instruments' RptSeqs stay in order.
+ */
+static void test_burst_inside_a_burst(void **state)
+{
+    struct fixture *f = *state;
+    static uint8_t bufs[5][1400];
+    struct tp_mdp3_feed_pkt outer[3], inner[2];
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    int64_t qty;
+
+    keep_entries(f, bufs, outer, 3, 1001, '0', PX(4000), 10);
+    keep_entries(f, bufs + 3, inner, 2, 1002, '1', PX(15000), 20);
+    struct nested n = {.f = f, .pkts = inner};
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, outer, 3, on_applied_nested, &n), 0);
+    assert_int_equal(n.calls, 3);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 3);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, nq)->rpt_seq, 2);
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 12);
+    assert_int_equal(best(f, nq, TP_SIDE_ASK, &qty), PX(15000));
+    assert_int_equal(qty, 21);
+    assert_int_equal(f->feed.counters.rpt_seq_gaps + f->feed.counters.duplicates, 0);
+}
+
+/*
  * Every registry read of the test and the feed goes through here (the test links with
  * -Wl,--wrap=tp_instruments_get): the lowest id asked for since the test reset it.
  */
@@ -930,6 +1081,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burst_equals_packets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instrument_defined_within_a_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_packet_of_many_messages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prefetch_miss_then_defined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bursts_with_price_level_books, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_burst_inside_a_burst, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
