@@ -1,0 +1,701 @@
+/*
+ * bench_books_floor: the "speed of light" of an order-level book builder on this machine.
+ *
+ * A ladder of rungs over the same Nasdaq ITCH BinaryFILE. Each rung adds the next piece of work
+ * that ANY order-level book builder must do, and none of tickplane's book logic (no level search,
+ * insert or removal, no counts, no change records), so that the time of the last rung is a floor
+ * under what a full builder can reach here, and the gap to tickplane-replay is what the book
+ * logic costs:
+ *
+ *   F0 walk    the 2-byte BinaryFILE framing (a burst of 256 at a time, as the replay frames
+ *              them) and the type byte of every message.
+ *   F1 decode  + the length check and a switch on the type, and a load of every field a book
+ *              needs for that type (locate, order refs, side, shares, price).
+ *   F2 orders  + the order state: an add stores (ref, qty, price, side | instrument) in the slot
+ *              of its ref; a delete, execution or cancel reads the slot of its ref and clears or
+ *              reduces it; a replace does both. --table books: the books' recent-order window
+ *              (32-byte struct tp_order, the prime slot count and slot function of tp_books for
+ *              --orders; an add onto a live slot overwrites it, where the books move the old
+ *              order to their overflow table). --table compact: open addressing with linear
+ *              probing over 2 x --orders 16-byte slots (ref, qty, Price(4) << 1 | side; the
+ *              instrument comes from each message's locate), backward-shift deletion.
+ *   F3 levels  + one read-modify-write of a 16-byte level word (struct tp_order_level) in the
+ *              instrument's side's level array, at a fixed place near the best level (the 4th
+ *              level: the file's books have about 4 a side), for every order change.
+ *
+ * With --ahead D (default 16, as the ITCH feed; 0: none) F2 and F3 prefetch the slots of the
+ * refs of message i + D of the burst, and F3 the level lines of both sides of its instrument.
+ * Instruments are stock locates, which must be below --instruments (others are skipped, counted).
+ *
+ * Every rung runs --runs times in the same process over the same mapped file, the rungs
+ * alternating within each run, on fresh (zeroed) tables each time. Per rung one JSON line on
+ * stdout: median and best CPU ns a message (CLOCK_THREAD_CPUTIME_ID), median wall ns, messages,
+ * and a checksum of the values read (equal in every run, or the program fails) so that nothing
+ * can be optimised away.
+ *
+ *   bench_books_floor [--runs N] [--table books|compact] [--ahead D] [--instruments N]
+ *                     [--orders N] [--levels N] FILE
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binaryfile.h"
+#include "itch50.h"
+#include "tp_books.h"
+#include "tp_books_impl.h"
+
+#define RUNS_MAX  64
+#define AHEAD_MAX 64
+/* Messages framed at a time: the replay's burst (tools/replay/replay_input.c). */
+#define BURST 256
+/* Level index (from level 0, the worst) of the word F3 updates: the 4th of each side. */
+#define LEVEL_PLACE 3
+
+enum rung { RUNG_WALK, RUNG_DECODE, RUNG_ORDERS, RUNG_LEVELS, RUNGS };
+
+static const char *const rung_names[RUNGS] = {"F0", "F1", "F2", "F3"};
+static const char *const rung_whats[RUNGS] = {"walk", "decode", "orders", "levels"};
+
+enum table { TABLE_BOOKS, TABLE_COMPACT };
+
+/* A compact order slot: id 0 marks a free slot (an add of ref 0 is refused). */
+struct compact_order {
+    uint64_t id;
+    uint32_t qty;
+    uint32_t price_side; /* Price(4) << 1 | side: real prices are below 2^31 ($214,748) */
+};
+
+/* What the rungs keep between messages, and the counts that say what they did not do. */
+struct floor {
+    enum table table;
+    uint32_t ahead;
+    uint32_t instruments;
+    uint32_t max_orders;
+    uint32_t level_stride; /* levels per side, sentinels included, as the books lay them out */
+    /* Only its window geometry is used: tp_recent_slot() of the books, not their tables. */
+    const struct tp_books *geometry;
+    struct tp_order *window; /* [recent slots] (--table books) */
+    struct compact_order *compact;
+    uint64_t compact_mask;
+    unsigned compact_shift;
+    uint32_t live; /* compact: live orders (the table refuses adds beyond max_orders) */
+    struct tp_order_level *levels; /* [instruments][2][level_stride] */
+    size_t window_bytes, compact_bytes, level_bytes;
+    /* Counts of the messages a rung could not apply as asked (reported, same in every run). */
+    uint64_t unmatched; /* delete/execute/cancel/replace whose ref was not in its slot */
+    uint64_t displaced; /* books table: an add onto a live slot (the books would spill it) */
+    uint64_t refused;   /* compact table full, ref 0, bad side, or locate >= instruments */
+    uint64_t malformed; /* length or type wrong for the type */
+};
+
+/* Order messages (all carry the ref at offset 11): the ones F2 and F3 prefetch for. */
+static const uint8_t order_message[256] = {
+    ['A'] = 1, ['F'] = 1, ['E'] = 1, ['C'] = 1, ['X'] = 1, ['D'] = 1, ['U'] = 1,
+};
+
+/* B = 0, S = 1 (TP_SIDE_BID / TP_SIDE_ASK), anything else 2: a table, as the feed's. */
+static const uint8_t side_of[256] = {['B'] = TP_SIDE_BID + 1, ['S'] = TP_SIDE_ASK + 1};
+
+static inline unsigned itch_side(char c)
+{
+    return (unsigned)side_of[(uint8_t)c] - 1u;
+}
+
+/* ---- order tables -------------------------------------------------------------------- */
+
+/* Home slot of a ref in the compact table: Fibonacci hashing, as the books' overflow table. */
+static inline uint64_t compact_home(const struct floor *f, uint64_t id)
+{
+    return (id * 0x9e3779b97f4a7c15ull) >> f->compact_shift;
+}
+
+/* What an order slot holds, in one form for both tables. */
+struct order_view {
+    uint32_t qty;
+    unsigned side;
+    int64_t price; /* price9 */
+};
+
+/*
+ * Finds the live order `id`: the books table's slot of id or the compact table's probe. Returns
+ * the slot (as an opaque pointer) and fills *v, or NULL (counted) when the order is not there.
+ */
+static inline __attribute__((always_inline)) void *order_find(struct floor *f, enum table t,
+                                                              uint64_t id, struct order_view *v)
+{
+    if (t == TABLE_BOOKS) {
+        struct tp_order *o = &f->window[tp_recent_slot(f->geometry, id)];
+        if (o->id != id || o->qty == 0) {
+            f->unmatched++;
+            return NULL;
+        }
+        *v = (struct order_view){o->qty, o->instr_side & 1u, o->key};
+        return o;
+    }
+    for (uint64_t i = compact_home(f, id);; i = (i + 1) & f->compact_mask) {
+        struct compact_order *o = &f->compact[i];
+        if (o->id == id) {
+            *v = (struct order_view){o->qty, o->price_side & 1u,
+                                     tp_itch_price4_to_p9(o->price_side >> 1)};
+            return o;
+        }
+        if (o->id == 0) {
+            f->unmatched++;
+            return NULL;
+        }
+    }
+}
+
+/* Stores a new order (its side checked by the caller); returns 0, or -1 when refused. */
+static inline __attribute__((always_inline)) int order_store(struct floor *f, enum table t,
+                                                             uint32_t instr, uint64_t id,
+                                                             unsigned side, uint32_t price4,
+                                                             uint32_t qty)
+{
+    if (t == TABLE_BOOKS) {
+        struct tp_order *o = &f->window[tp_recent_slot(f->geometry, id)];
+        f->displaced += o->qty != 0;
+        *o = (struct tp_order){.id = id,
+                               .key = tp_itch_price4_to_p9(price4),
+                               .qty = qty,
+                               .instr_side = instr << 1 | side};
+        return 0;
+    }
+    if (id == 0 || f->live >= f->max_orders || price4 >> 31) {
+        f->refused++;
+        return -1;
+    }
+    uint64_t i = compact_home(f, id);
+    while (f->compact[i].id != 0 && f->compact[i].id != id)
+        i = (i + 1) & f->compact_mask;
+    f->live += f->compact[i].id == 0;
+    f->compact[i] = (struct compact_order){id, qty, price4 << 1 | side};
+    return 0;
+}
+
+/*
+ * Frees a compact slot by backward-shift deletion: the later entries of its probe run that may
+ * move back into the hole do, so that lookups need no tombstones.
+ */
+static void compact_erase(struct floor *f, struct compact_order *o)
+{
+    uint64_t hole = (uint64_t)(o - f->compact), j = hole;
+
+    for (;;) {
+        j = (j + 1) & f->compact_mask;
+        if (f->compact[j].id == 0)
+            break;
+        uint64_t home = compact_home(f, f->compact[j].id);
+        /* Entry j may fill the hole if its home is not in (hole, j], cyclically. */
+        if (((j - home) & f->compact_mask) >= ((j - hole) & f->compact_mask)) {
+            f->compact[hole] = f->compact[j];
+            hole = j;
+        }
+    }
+    f->compact[hole].id = 0;
+    f->live--;
+}
+
+/* Takes qty (the whole order if qty >= what rests) from a found order; returns 1 if it left. */
+static inline __attribute__((always_inline)) int order_take(struct floor *f, enum table t,
+                                                            void *slot, uint32_t qty)
+{
+    if (t == TABLE_BOOKS) {
+        struct tp_order *o = slot;
+        o->qty = qty >= o->qty ? 0 : o->qty - qty;
+        return o->qty == 0;
+    }
+    struct compact_order *o = slot;
+    if (qty < o->qty) {
+        o->qty -= qty;
+        return 0;
+    }
+    compact_erase(f, o);
+    return 1;
+}
+
+/* ---- levels (F3) --------------------------------------------------------------------- */
+
+/* The level word F3 updates for an instrument's side. */
+static inline struct tp_order_level *level_word(const struct floor *f, uint32_t instr,
+                                                unsigned side)
+{
+    return &f->levels[((size_t)instr * 2 + side) * f->level_stride + TP_LEVEL_SENTINELS +
+                      LEVEL_PLACE];
+}
+
+/* An order of qty joins (orders = 1) or qty leaves (orders = 1 if the whole order went). */
+static inline void level_join(struct floor *f, uint32_t instr, unsigned side, int64_t price,
+                              uint32_t qty)
+{
+    struct tp_order_level *l = level_word(f, instr, side);
+    l->key = tp_level_key(side, price);
+    l->size += tp_level_size(qty, 1);
+}
+
+static inline void level_leave(struct floor *f, uint32_t instr, unsigned side, uint32_t qty,
+                               int whole)
+{
+    level_word(f, instr, side)->size -= tp_level_size(qty, (uint32_t)whole);
+}
+
+/* ---- the rungs ----------------------------------------------------------------------- */
+
+/* Prefetches the slot of an order ref, for writing. */
+static inline __attribute__((always_inline)) void prefetch_order(const struct floor *f,
+                                                                 enum table t, uint64_t id)
+{
+    if (t == TABLE_BOOKS)
+        __builtin_prefetch(&f->window[tp_recent_slot(f->geometry, id)], 1);
+    else
+        __builtin_prefetch(&f->compact[compact_home(f, id)], 1);
+}
+
+/* The lines an order message will touch, for rung r (F2: order slots, F3: also levels). */
+static inline __attribute__((always_inline)) void
+prefetch_message(const struct floor *f, enum rung r, enum table t, const uint8_t *msg, size_t len)
+{
+    if (len < 19 || !order_message[msg[0]])
+        return;
+    prefetch_order(f, t, tp_load_be64(msg + 11));
+    if (msg[0] == TP_ITCH_ORDER_REPLACE && len >= 27)
+        prefetch_order(f, t, tp_itch_order_replace_new_order_ref(msg));
+    if (r == RUNG_LEVELS) {
+        uint32_t instr = tp_itch_stock_locate(msg);
+        if (instr < f->instruments) {
+            __builtin_prefetch(level_word(f, instr, TP_SIDE_BID), 1);
+            __builtin_prefetch(level_word(f, instr, TP_SIDE_ASK), 1);
+        }
+    }
+}
+
+/*
+ * Removes the whole live order `id` of instrument `instr` (F2) and its quantity and count from
+ * its level word (F3). Returns 1 with *v what the order held, or 0 (counted) if it is not there.
+ */
+static inline __attribute__((always_inline)) int order_drop(struct floor *f, enum rung r,
+                                                            enum table t, uint32_t instr,
+                                                            uint64_t id, struct order_view *v)
+{
+    void *slot;
+
+    if (instr >= f->instruments) {
+        f->refused++;
+        return 0;
+    }
+    slot = order_find(f, t, id, v);
+    if (!slot)
+        return 0;
+    order_take(f, t, slot, UINT32_MAX);
+    if (r == RUNG_LEVELS)
+        level_leave(f, instr, v->side, v->qty, 1);
+    return 1;
+}
+
+/*
+ * One message through rung r (>= F1); returns what it adds to the checksum. F1 folds the fields
+ * it decoded; F2 and F3 also what they read from the order slots.
+ */
+static inline __attribute__((always_inline)) uint64_t
+apply(struct floor *f, enum rung r, enum table t, const uint8_t *msg, size_t len)
+{
+    int type = tp_itch_check(msg, len);
+    struct order_view v;
+    uint32_t instr, qty, price4;
+    uint64_t id, id2;
+    unsigned side;
+    void *slot;
+
+    if (type < 0) {
+        f->malformed++;
+        return 0;
+    }
+    switch (type) {
+    case TP_ITCH_ADD_ORDER:
+    case TP_ITCH_ADD_ORDER_MPID:
+        instr = tp_itch_stock_locate(msg);
+        id = tp_itch_add_order_order_ref(msg);
+        side = itch_side(tp_itch_add_order_side(msg));
+        qty = tp_itch_add_order_shares(msg);
+        price4 = tp_itch_add_order_price(msg);
+        if (r == RUNG_DECODE)
+            return instr + id + side + qty + (uint64_t)tp_itch_price4_to_p9(price4);
+        if (side > TP_SIDE_ASK || instr >= f->instruments) {
+            f->refused++;
+            return 0;
+        }
+        if (order_store(f, t, instr, id, side, price4, qty) == 0 && r == RUNG_LEVELS)
+            level_join(f, instr, side, tp_itch_price4_to_p9(price4), qty);
+        return id + qty;
+    case TP_ITCH_ORDER_EXECUTED:
+    case TP_ITCH_ORDER_EXECUTED_WITH_PRICE:
+    case TP_ITCH_ORDER_CANCEL:
+        /* Same offsets for the ref and the shares in all three. */
+        instr = tp_itch_stock_locate(msg);
+        id = tp_itch_order_executed_order_ref(msg);
+        qty = tp_itch_order_executed_executed_shares(msg);
+        if (r == RUNG_DECODE)
+            return instr + id + qty +
+                   (type == TP_ITCH_ORDER_EXECUTED_WITH_PRICE
+                        ? (uint64_t)tp_itch_order_executed_with_price_execution_price_p9(msg)
+                        : 0);
+        if (instr >= f->instruments) {
+            f->refused++;
+            return 0;
+        }
+        slot = order_find(f, t, id, &v);
+        if (!slot)
+            return 0;
+        if (order_take(f, t, slot, qty) == 0) {
+            if (r == RUNG_LEVELS)
+                level_leave(f, instr, v.side, qty, 0);
+        } else if (r == RUNG_LEVELS) {
+            level_leave(f, instr, v.side, v.qty, 1);
+        }
+        return v.qty + (uint64_t)v.price;
+    case TP_ITCH_ORDER_DELETE:
+        instr = tp_itch_stock_locate(msg);
+        id = tp_itch_order_delete_order_ref(msg);
+        if (r == RUNG_DECODE)
+            return instr + id;
+        if (!order_drop(f, r, t, instr, id, &v))
+            return 0;
+        return v.qty + (uint64_t)v.price;
+    case TP_ITCH_ORDER_REPLACE:
+        instr = tp_itch_stock_locate(msg);
+        id = tp_itch_order_replace_original_order_ref(msg);
+        id2 = tp_itch_order_replace_new_order_ref(msg);
+        qty = tp_itch_order_replace_shares(msg);
+        price4 = tp_itch_order_replace_price(msg);
+        if (r == RUNG_DECODE)
+            return instr + id + id2 + qty + (uint64_t)tp_itch_price4_to_p9(price4);
+        if (!order_drop(f, r, t, instr, id, &v))
+            return 0;
+        if (order_store(f, t, instr, id2, v.side, price4, qty) == 0 && r == RUNG_LEVELS)
+            level_join(f, instr, v.side, tp_itch_price4_to_p9(price4), qty);
+        return v.qty + (uint64_t)v.price + id2;
+    default:
+        /* Not an order message: a builder only tells it apart (trades, statuses...). */
+        return (uint64_t)type;
+    }
+}
+
+/* One burst through rung r with table t; returns its checksum. */
+static inline __attribute__((always_inline)) uint64_t burst(struct floor *f, enum rung r,
+                                                            enum table t, const uint8_t *const *msg,
+                                                            const uint16_t *len, uint32_t n)
+{
+    uint64_t sum = 0;
+    uint32_t d = f->ahead;
+
+    if (r == RUNG_WALK) {
+        for (uint32_t i = 0; i < n; i++)
+            sum += msg[i][0] + len[i];
+        return sum;
+    }
+    if (r >= RUNG_ORDERS && d > 0)
+        for (uint32_t i = 0; i < n && i < d; i++)
+            prefetch_message(f, r, t, msg[i], len[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (r >= RUNG_ORDERS && d > 0 && i + d < n)
+            prefetch_message(f, r, t, msg[i + d], len[i + d]);
+        sum += apply(f, r, t, msg[i], len[i]);
+    }
+    return sum;
+}
+
+/* Each rung and table as its own loop, with the rung and table constants folded in. */
+#define BURST_FN(name, rung, table)                                                                \
+    static uint64_t name(struct floor *f, const uint8_t *const *m, const uint16_t *l, uint32_t n)  \
+    {                                                                                              \
+        return burst(f, rung, table, m, l, n);                                                     \
+    }
+BURST_FN(burst_walk, RUNG_WALK, TABLE_BOOKS)
+BURST_FN(burst_decode, RUNG_DECODE, TABLE_BOOKS)
+BURST_FN(burst_orders_books, RUNG_ORDERS, TABLE_BOOKS)
+BURST_FN(burst_orders_compact, RUNG_ORDERS, TABLE_COMPACT)
+BURST_FN(burst_levels_books, RUNG_LEVELS, TABLE_BOOKS)
+BURST_FN(burst_levels_compact, RUNG_LEVELS, TABLE_COMPACT)
+
+typedef uint64_t (*burst_fn)(struct floor *, const uint8_t *const *, const uint16_t *, uint32_t);
+
+/* One pass of a rung over the file (checked whole before: no cut block). */
+static uint64_t run_rung(struct floor *f, burst_fn fn, const uint8_t *data, size_t size,
+                         uint64_t *messages)
+{
+    struct tp_binfile_reader rd;
+    const uint8_t *msg[BURST];
+    uint16_t len[BURST];
+    uint64_t sum = 0;
+    int rc = 1;
+
+    *messages = 0;
+    tp_binfile_reader_init(&rd, data, size);
+    while (rc == 1) {
+        uint32_t n = 0;
+        while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
+            n++;
+        sum += fn(f, msg, len, n);
+        *messages += n;
+    }
+    return sum;
+}
+
+/* ---- set-up, options, output --------------------------------------------------------- */
+
+static double now_seconds(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Zeroed table memory on transparent huge pages where allowed, as the replay's tables. */
+static void *table_alloc(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+    madvise(p, size, MADV_HUGEPAGE);
+    return p;
+}
+
+/*
+ * The books' window geometry for these sizes: real books are set up once (their window size is
+ * theirs to compute), and only tp_recent_slot() of them is used.
+ */
+static struct tp_books *books_geometry(uint32_t instruments, uint32_t orders, uint32_t levels)
+{
+    struct tp_books_params p = {
+        .instruments = instruments, .max_orders = orders, .levels_per_side = levels};
+    size_t size = tp_books_memsize(&p);
+    void *mem = size ? aligned_alloc(64, (size + 63) & ~(size_t)63) : NULL;
+
+    if (!mem || tp_books_init(mem, &p) != 0) {
+        free(mem);
+        return NULL;
+    }
+    return mem;
+}
+
+static int floor_init(struct floor *f, enum table t, uint32_t ahead, uint32_t instruments,
+                      uint32_t orders, uint32_t levels)
+{
+    uint64_t slots = 1;
+
+    memset(f, 0, sizeof(*f));
+    f->table = t;
+    f->ahead = ahead;
+    f->instruments = instruments;
+    f->max_orders = orders;
+    f->level_stride = TP_LEVEL_SENTINELS + levels;
+    f->geometry = books_geometry(instruments, orders, levels);
+    if (!f->geometry)
+        return -ENOMEM;
+    f->window_bytes = tp_books_recent_orders(f->geometry) * sizeof(struct tp_order);
+    while (slots < 2 * (uint64_t)orders)
+        slots <<= 1;
+    f->compact_mask = slots - 1;
+    f->compact_shift = 64u - (unsigned)__builtin_ctzll(slots);
+    f->compact_bytes = slots * sizeof(struct compact_order);
+    f->level_bytes = (size_t)instruments * 2 * f->level_stride * sizeof(struct tp_order_level);
+    f->window = table_alloc(f->window_bytes);
+    f->compact = table_alloc(f->compact_bytes);
+    f->levels = table_alloc(f->level_bytes);
+    return f->window && f->compact && f->levels ? 0 : -ENOMEM;
+}
+
+/* Fresh tables and counts before a pass (not timed). */
+static void floor_reset(struct floor *f)
+{
+    memset(f->window, 0, f->window_bytes);
+    memset(f->compact, 0, f->compact_bytes);
+    memset(f->levels, 0, f->level_bytes);
+    f->live = 0;
+    f->unmatched = f->displaced = f->refused = f->malformed = 0;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || end == s || s[0] == '-' || v < min || v > max)
+        return -EINVAL;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: bench_books_floor [--runs 1..%d] [--table books|compact] [--ahead 0..%d]\n"
+            "         [--instruments 1..65536] [--orders 1..2^31] [--levels %d..65535] FILE\n",
+            RUNS_MAX, AHEAD_MAX, LEVEL_PLACE + 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, uint32_t n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The whole file checked once before any timing: its messages, or -EBADMSG with the offset of
+ * the cut block.
+ */
+static int count_messages(const uint8_t *data, size_t size, uint64_t *messages, size_t *bad_offset)
+{
+    struct tp_binfile_reader rd;
+    const uint8_t *msg;
+    uint16_t len;
+    int rc;
+
+    *messages = 0;
+    tp_binfile_reader_init(&rd, data, size);
+    while ((rc = tp_binfile_next(&rd, &msg, &len)) == 1)
+        (*messages)++;
+    *bad_offset = rd.offset;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"runs", required_argument, NULL, 'r'},   {"table", required_argument, NULL, 't'},
+        {"ahead", required_argument, NULL, 'a'},  {"instruments", required_argument, NULL, 'i'},
+        {"orders", required_argument, NULL, 'o'}, {"levels", required_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    uint32_t runs = 9, ahead = 16, instruments = 2048, orders = 65536, levels = 256;
+    enum table table = TABLE_BOOKS;
+    double cpu[RUNGS][RUNS_MAX], wall[RUNGS][RUNS_MAX];
+    uint64_t sums[RUNGS], counts[RUNGS][4], messages = 0, n;
+    struct floor f;
+    struct stat st;
+    const uint8_t *data;
+    size_t bad_offset;
+    int c, opt = 0, bad = 0, fd;
+
+    while ((c = getopt_long(argc, argv, "", longs, &opt)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'r':
+            rc = parse_u32(optarg, 1, RUNS_MAX, &runs);
+            break;
+        case 't':
+            if (!strcmp(optarg, "books"))
+                table = TABLE_BOOKS;
+            else if (!strcmp(optarg, "compact"))
+                table = TABLE_COMPACT;
+            else
+                rc = -EINVAL;
+            break;
+        case 'a':
+            rc = parse_u32(optarg, 0, AHEAD_MAX, &ahead);
+            break;
+        case 'i':
+            rc = parse_u32(optarg, 1, 65536, &instruments);
+            break;
+        case 'o':
+            rc = parse_u32(optarg, 1, 1u << 31, &orders);
+            break;
+        case 'l':
+            rc = parse_u32(optarg, LEVEL_PLACE + 1, 65535, &levels);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            bad = 1;
+        }
+        if (rc != 0) {
+            fprintf(stderr, "bench_books_floor: bad value '%s' for --%s\n", optarg,
+                    longs[opt].name);
+            bad = 1;
+        }
+    }
+    if (bad || optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    fd = open(argv[optind], O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "bench_books_floor: %s: %s\n", argv[optind], strerror(errno));
+        return 1;
+    }
+    if (st.st_size == 0) {
+        fprintf(stderr, "bench_books_floor: %s: empty file\n", argv[optind]);
+        return 1;
+    }
+    /* Mapped and read in up front, as tickplane-replay maps its input. */
+    data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED) {
+        fprintf(stderr, "bench_books_floor: mmap %s: %s\n", argv[optind], strerror(errno));
+        return 1;
+    }
+    if (count_messages(data, (size_t)st.st_size, &messages, &bad_offset) != 0) {
+        fprintf(stderr, "bench_books_floor: %s: BinaryFILE block cut at byte offset %zu\n",
+                argv[optind], bad_offset);
+        return 1;
+    }
+    if (floor_init(&f, table, ahead, instruments, orders, levels) != 0) {
+        fprintf(stderr, "bench_books_floor: no memory for the tables\n");
+        return 1;
+    }
+
+    burst_fn fns[RUNGS] = {burst_walk, burst_decode,
+                           table == TABLE_BOOKS ? burst_orders_books : burst_orders_compact,
+                           table == TABLE_BOOKS ? burst_levels_books : burst_levels_compact};
+    for (uint32_t run = 0; run < runs; run++) {
+        for (int r = 0; r < RUNGS; r++) {
+            floor_reset(&f);
+            double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(CLOCK_THREAD_CPUTIME_ID);
+            uint64_t sum = run_rung(&f, fns[r], data, (size_t)st.st_size, &n);
+            cpu[r][run] = (now_seconds(CLOCK_THREAD_CPUTIME_ID) - c0) * 1e9 / (double)n;
+            wall[r][run] = (now_seconds(CLOCK_MONOTONIC) - t0) * 1e9 / (double)n;
+            uint64_t got[4] = {f.unmatched, f.displaced, f.refused, f.malformed};
+            /* The same input must give the same result in every run. */
+            if (run > 0 && (sum != sums[r] || memcmp(got, counts[r], sizeof(got)) != 0)) {
+                fprintf(stderr, "bench_books_floor: %s differs between runs\n", rung_names[r]);
+                return 1;
+            }
+            sums[r] = sum;
+            memcpy(counts[r], got, sizeof(got));
+        }
+    }
+    for (int r = 0; r < RUNGS; r++) {
+        double best = cpu[r][0];
+        for (uint32_t run = 1; run < runs; run++)
+            best = cpu[r][run] < best ? cpu[r][run] : best;
+        printf("{\"rung\":\"%s\",\"what\":\"%s\",\"table\":\"%s\",\"ahead\":%" PRIu32
+               ",\"runs\":%" PRIu32 ",\"messages\":%" PRIu64 ",\"cpu_ns_per_msg\":%.2f"
+               ",\"cpu_ns_best\":%.2f,\"wall_ns_per_msg\":%.2f,\"checksum\":\"%016" PRIx64
+               "\",\"unmatched\":%" PRIu64 ",\"displaced\":%" PRIu64 ",\"refused\":%" PRIu64
+               ",\"malformed\":%" PRIu64 ",\"order_table_bytes\":%zu,\"level_bytes\":%zu}\n",
+               rung_names[r], rung_whats[r], table == TABLE_BOOKS ? "books" : "compact", ahead,
+               runs, messages, median(cpu[r], runs), best, median(wall[r], runs), sums[r],
+               counts[r][0], counts[r][1], counts[r][2], counts[r][3],
+               table == TABLE_BOOKS ? f.window_bytes : f.compact_bytes, f.level_bytes);
+    }
+    return 0;
+}
