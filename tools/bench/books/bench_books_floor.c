@@ -82,7 +82,7 @@ struct floor {
     uint32_t max_orders;
     uint32_t level_stride; /* levels per side, sentinels included, as the books lay them out */
     /* Only its window geometry is used: tp_recent_slot() of the books, not their tables. */
-    const struct tp_books *geometry;
+    struct tp_books *geometry;
     struct tp_order *window; /* [recent slots] (--table books) */
     struct compact_order *compact;
     uint64_t compact_mask;
@@ -516,6 +516,17 @@ static int floor_init(struct floor *f, enum table t, uint32_t ahead, uint32_t in
     return f->window && f->compact && f->levels ? 0 : -ENOMEM;
 }
 
+static void floor_free(struct floor *f)
+{
+    if (f->window)
+        munmap(f->window, f->window_bytes);
+    if (f->compact)
+        munmap(f->compact, f->compact_bytes);
+    if (f->levels)
+        munmap(f->levels, f->level_bytes);
+    free(f->geometry);
+}
+
 /* Fresh tables and counts before a pass (not timed). */
 static void floor_reset(struct floor *f)
 {
@@ -660,6 +671,7 @@ int main(int argc, char **argv)
     }
     if (floor_init(&f, table, ahead, instruments, orders, levels) != 0) {
         fprintf(stderr, "bench_books_floor: no memory for the tables\n");
+        floor_free(&f);
         return 1;
     }
 
@@ -677,6 +689,7 @@ int main(int argc, char **argv)
             /* The same input must give the same result in every run. */
             if (run > 0 && (sum != sums[r] || memcmp(got, counts[r], sizeof(got)) != 0)) {
                 fprintf(stderr, "bench_books_floor: %s differs between runs\n", rung_names[r]);
+                floor_free(&f);
                 return 1;
             }
             sums[r] = sum;
@@ -697,5 +710,7 @@ int main(int argc, char **argv)
                counts[r][0], counts[r][1], counts[r][2], counts[r][3],
                table == TABLE_BOOKS ? f.window_bytes : f.compact_bytes, f.level_bytes);
     }
+    floor_free(&f);
+    munmap((void *)data, (size_t)st.st_size);
     return 0;
 }
