@@ -83,7 +83,6 @@ struct compact_order {
 
 /* What the rungs keep between messages, and the counts that say what they did not do. */
 struct floor {
-    enum table table;
     uint32_t ahead;
     uint32_t instruments;
     uint32_t max_orders;
@@ -105,7 +104,7 @@ struct floor {
     uint64_t malformed; /* length or type wrong for the type */
 };
 
-/* B = 0, S = 1 (TP_SIDE_BID / TP_SIDE_ASK), anything else 2: a table, as the feed's. */
+/* B -> TP_SIDE_BID, S -> TP_SIDE_ASK, anything else above TP_SIDE_ASK: a table, as the feed's. */
 static const uint8_t side_of[256] = {['B'] = TP_SIDE_BID + 1, ['S'] = TP_SIDE_ASK + 1};
 
 static inline unsigned itch_side(char c)
@@ -596,13 +595,12 @@ static struct tp_books *books_geometry(uint32_t instruments, uint32_t orders, ui
     return mem;
 }
 
-static int floor_init(struct floor *f, enum table t, uint32_t ahead, uint32_t instruments,
-                      uint32_t orders, uint32_t levels)
+static int floor_init(struct floor *f, uint32_t ahead, uint32_t instruments, uint32_t orders,
+                      uint32_t levels)
 {
     uint64_t slots = 1;
 
     memset(f, 0, sizeof(*f));
-    f->table = t;
     f->ahead = ahead;
     f->instruments = instruments;
     f->max_orders = orders;
@@ -795,7 +793,7 @@ int main(int argc, char **argv)
                 argv[optind], bad_offset);
         return 1;
     }
-    if (floor_init(&f, table, ahead, instruments, orders, levels) != 0) {
+    if (floor_init(&f, ahead, instruments, orders, levels) != 0) {
         fprintf(stderr, "bench_books_floor: no memory for the tables\n");
         floor_free(&f);
         return 1;
