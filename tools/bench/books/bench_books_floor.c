@@ -36,8 +36,11 @@
  * Every rung runs --runs times in the same process over the same mapped file, the rungs
  * alternating within each run, on fresh (zeroed) tables each time. Per rung one JSON line on
  * stdout: median and best CPU ns a message (CLOCK_THREAD_CPUTIME_ID), median wall ns, messages,
- * and a checksum of the values read (equal in every run, or the program fails) so that nothing
- * can be optimised away.
+ * a checksum of the values read (equal in every run, or the program fails) so that nothing can
+ * be optimised away, what the rung could not apply as asked (unmatched: a ref not in its slot;
+ * displaced: an add onto a live window slot; refused: a full compact table, ref 0, a bad side
+ * or a locate beyond --instruments; malformed: a wrong length for the type) and the bytes of
+ * the order table and the level array.
  *
  *   bench_books_floor [--runs N] [--table books|compact] [--ahead D] [--instruments N]
  *                     [--orders N] [--levels N] FILE
