@@ -710,6 +710,14 @@ static void test_orders_spilled_counted(void **state)
     /* Refused adds (duplicate in either table, bad quantity) move nothing. */
     assert_int_equal(tp_mbo_add(b, 1, 3, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
     assert_int_equal(tp_mbo_add(b, 0, 130, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+    /*
+     * Id 50 is the largest that moved: the duplicate test skips the overflow table only for ids
+     * above it, so an add or a replace's new id equal to it must still find the order there.
+     */
+    assert_int_equal(tp_mbo_add(b, 0, 50, TP_SIDE_BID, PX(10), 1, 1, c), -EEXIST);
+    assert_int_equal(tp_mbo_replace(b, 0, 102, 50, PX(10), 1, 1, c), -EEXIST);
+    assert_int_equal(tp_books_get(b, 0)->counters.duplicate_order, 3);
+    assert_int_equal(tp_books_get(b, 1)->counters.duplicate_order, 1);
     assert_int_equal(tp_mbo_add(b, 0, 160, TP_SIDE_BID, PX(10), 0, 1, c), -EINVAL);
     /* Removing moved orders and window orders moves nothing either. */
     assert_int_equal(tp_mbo_delete(b, 1, 1, c), 2);
