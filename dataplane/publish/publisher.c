@@ -67,6 +67,8 @@ struct tp_publisher {
     struct tp_state_table *state;
     uint32_t state_instruments;
     uint32_t state_depth;
+    /* Ids below this are both the registry's and the bus's (on_changes' ORDER path). */
+    uint32_t known_instruments;
     /* The record claimed in the ring and not yet committed (its payload; the ring header is
      * written, but for the end-of-event flag its commit may add). */
     uint8_t *pending;
@@ -132,6 +134,8 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
             p->instruments < pub->state->instruments ? p->instruments : pub->state->instruments;
         pub->state_depth = p->depth < pub->state->depth ? p->depth : pub->state->depth;
     }
+    pub->known_instruments =
+        p->instruments < p->bus->instruments ? p->instruments : p->bus->instruments;
     uint8_t *at = (uint8_t *)mem + align64(sizeof(*pub));
     pub->dirty_event = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
@@ -282,20 +286,17 @@ _Static_assert(TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_
                "event header layout");
 
 /*
- * Claims a record of block + group bytes for instrument id and writes the ring's record header
- * (all but the sequence, which the commit stores), the SBE message header and the event header.
- * Returns the block start (after the message header) or NULL when the bus does not want it.
+ * Claims a record of block + group bytes for instrument id, which the bus wants, with `flags`
+ * (the instrument's own included), and writes the ring's record header (all but the sequence,
+ * which the commit stores), the SBE message header and the event header. Returns the block
+ * start (after the message header) or NULL when the record is too large (counted).
  */
 __attribute__((always_inline)) static inline uint8_t *
-claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
-      uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
+claim_wanted(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
+             uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
 {
     struct tp_bus_writer *bus = pub->params.bus;
-    if (!tp_bus_wants(bus, id))
-        return tp_bus_claim_refused(bus, id); /* counts bus.skipped_no_interest */
     commit_pending(pub, 0);
-    if (id != UINT32_MAX)
-        flags |= pub->flags[id];
     uint8_t *rec =
         tp_ring_claim_record(&bus->ring, HDR + block_len + extra_len, TP_REC_SBE, topic, id, flags);
     if (rec == NULL)
@@ -311,6 +312,19 @@ claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t bloc
     pub->pending = rec;
     pub->pending_flags = flags;
     return b;
+}
+
+/* claim_wanted for any instrument: NULL when the bus does not want it (counted) or too large. */
+__attribute__((always_inline)) static inline uint8_t *
+claim(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
+      uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
+{
+    struct tp_bus_writer *bus = pub->params.bus;
+    if (!tp_bus_wants(bus, id))
+        return tp_bus_claim_refused(bus, id); /* counts bus.skipped_no_interest */
+    if (id != UINT32_MAX)
+        flags |= pub->flags[id];
+    return claim_wanted(pub, id, template_id, block_len, extra_len, topic, flags, info);
 }
 
 /* orders_are_depth when the answer is not cached yet: asks the books, caches it. */
@@ -330,10 +344,10 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
     return orders_are_depth_lookup(pub, id);
 }
 
-static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
+/* Notes that the current event changed instrument id (< params.instruments). */
+__attribute__((always_inline)) static inline void mark_tracked(struct tp_publisher *pub,
+                                                               uint32_t id)
 {
-    if (id >= pub->params.instruments)
-        return;
     /* Stored, not tested first: a load of a line out of L1 stalls, a store does not. */
     pub->dirty_event[id] = pub->event;
     if (pub->listed[id] == pub->listing)
@@ -344,6 +358,12 @@ static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
      * so the miss overlaps the encoding of the event's records. */
     if (id < pub->state_instruments)
         __builtin_prefetch(tp_state_entry_at(pub->state, id), 1);
+}
+
+static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
+{
+    if (id < pub->params.instruments)
+        mark_tracked(pub, id);
 }
 
 /* ---- change records -> tpout messages ------------------------------------------------------ */
@@ -519,47 +539,51 @@ static inline bool order_level(const struct tp_book_change *order, const struct 
            l->instrument == order->instrument && l->level <= 255;
 }
 
-static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
+/* The level records after ORDER record c, up to end, that its OrderEvent carries when the
+ * instrument's depth is its aggregated order book (order_level). */
+static inline uint32_t levels_after(const struct tp_book_change *c,
                                     const struct tp_book_change *end)
 {
-    if (c + 1 == end || !orders_are_depth(pub, c->instrument) || !order_level(c, c + 1))
-        return 0;
-    uint32_t k = 1; /* counted, not taken from the pointers: no division by the record size */
+    uint32_t k = 0; /* counted, not taken from the pointers: no division by the record size */
     while (c + k + 1 < end && order_level(c, c + k + 1))
         k++;
     return k;
 }
 
-/*
- * An OrderEvent for ORDER record c, carrying the k level changes that follow it (order_levels),
- * each also noted for the state entry (note_depth_level) when `tracked`. Returns how many of those
- * level records it took: k, or 0 for an order it cannot publish (they then go on their own).
- */
-static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_change *c, uint32_t k,
-                              bool tracked, const struct tp_feed_info *info)
+static inline uint32_t order_levels(struct tp_publisher *pub, const struct tp_book_change *c,
+                                    const struct tp_book_change *end)
 {
-    /* tpout OrderAction: add 0, modify 1, delete 2, execute 3. A partial cancel leaves the order
-     * with less quantity: a modify. quantity: displayed (add, modify), executed (execute), 0
-     * (delete); remainingQuantity: what the order has left in every case. */
-    static const uint8_t action[] = {[TP_ORDER_ADD] = 0,
-                                     [TP_ORDER_EXECUTE] = 3,
-                                     [TP_ORDER_CANCEL] = 1,
-                                     [TP_ORDER_DELETE] = 2,
-                                     [TP_ORDER_MODIFY] = 1};
-    if (c->action >= sizeof(action)) {
-        pub->counters.skipped++;
+    if (c + 1 == end || !orders_are_depth(pub, c->instrument))
         return 0;
-    }
-    uint8_t topic = k != 0 ? TP_RECORD_ORDER_DEPTH : TP_TOPIC_ORDERS;
-    uint8_t *b = claim(pub, c->instrument, TPOUT_ORDER_EVENT_TEMPLATE_ID,
-                       TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + k * LEVEL_ENTRY, topic, 0, info);
+    return levels_after(c, end);
+}
+
+/* tpout OrderAction of each TP_ORDER_* action: add 0, modify 1, delete 2, execute 3. A partial
+ * cancel leaves the order with less quantity: a modify. */
+static const uint8_t order_action[] = {[TP_ORDER_ADD] = 0,
+                                       [TP_ORDER_EXECUTE] = 3,
+                                       [TP_ORDER_CANCEL] = 1,
+                                       [TP_ORDER_DELETE] = 2,
+                                       [TP_ORDER_MODIFY] = 1};
+
+/*
+ * Fills the OrderEvent claimed at b (NULL: refused) for ORDER record c, carrying the k level
+ * changes that follow it, each also noted for the state entry (note_depth_level) when `tracked`.
+ * Returns k, the level records it took.
+ */
+__attribute__((always_inline)) static inline uint32_t
+write_order_event(struct tp_publisher *pub, uint8_t *b, const struct tp_book_change *c, uint32_t k,
+                  bool tracked)
+{
     if (b == NULL) {
         for (uint32_t j = 1; tracked && j <= k; j++)
             note_depth_level(pub, &c[j]); /* the state entry follows the books all the same */
         return k;
     }
+    /* quantity: displayed (add, modify), executed (execute), 0 (delete); remainingQuantity: what
+     * the order has left in every case. An execution's record carries what traded in count,
+     * printing or not. */
     int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
-    /* An execution's record carries what traded in count, printing or not. */
     int64_t qty = c->action == TP_ORDER_EXECUTE ? (int64_t)c->count : remaining;
     tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, c->order_id);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
@@ -567,7 +591,7 @@ static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_cha
     tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET, (uint64_t)qty);
     /* side, action and six padding bytes in one store */
     tpout_store_u64(b + TPOUT_ORDER_EVENT_SIDE_OFFSET,
-                    (c->side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)action[c->action] << 8);
+                    (c->side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)order_action[c->action] << 8);
     tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
     /* the levels group: (blockLength, numInGroup), then the entries */
     tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
@@ -580,6 +604,24 @@ static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_cha
             note_depth_level(pub, l);
     }
     return k;
+}
+
+/*
+ * An OrderEvent for ORDER record c, carrying the k level changes that follow it (order_levels).
+ * Returns how many of those level records it took: k, or 0 for an order it cannot publish (they
+ * then go on their own).
+ */
+static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_change *c, uint32_t k,
+                              bool tracked, const struct tp_feed_info *info)
+{
+    if (c->action >= sizeof(order_action)) {
+        pub->counters.skipped++;
+        return 0;
+    }
+    uint8_t topic = k != 0 ? TP_RECORD_ORDER_DEPTH : TP_TOPIC_ORDERS;
+    uint8_t *b = claim(pub, c->instrument, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                       TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + k * LEVEL_ENTRY, topic, 0, info);
+    return write_order_event(pub, b, c, k, tracked);
 }
 
 static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
@@ -644,12 +686,12 @@ static void publish_stat(struct tp_publisher *pub, const struct tp_book_change *
  * Publishes each change record and notes what it alters in the instrument's state entry, written
  * at the event's end. One dispatch on the kind does both, and each record marks its instrument
  * (a variable remembering the last one marked cost more: gcc kept it on the stack across the
- * inlined claim).
+ * inlined claim). Out of line: on_changes keeps ITCH's ORDER path to itself.
  */
-static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
-                       uint32_t n)
+__attribute__((noinline)) static void on_any_changes(struct tp_publisher *pub,
+                                                     const struct tp_feed_info *info,
+                                                     const struct tp_book_change *c, uint32_t n)
 {
-    struct tp_publisher *pub = ctx;
     for (const struct tp_book_change *r = c, *end = c + n; r < end; r++) {
         uint32_t id = r->instrument;
         bool tracked = id < pub->params.instruments;
@@ -695,6 +737,59 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         }
         mark_dirty(pub, id);
     }
+}
+
+/*
+ * Whether ORDER record c goes on on_changes' own path: ITCH's commonest record, an order of a known
+ * instrument the bus wants, whose depth is its aggregated orders, followed by the one level
+ * record it changed (order_levels 1).
+ */
+static inline bool order_with_one_level(const struct tp_publisher *pub,
+                                        const struct tp_book_change *c,
+                                        const struct tp_book_change *end)
+{
+    uint32_t id = c->instrument;
+    return c->kind == TP_CHANGE_ORDER && id < pub->known_instruments &&
+           pub->depth_kind[id] == DEPTH_ORDERS && pub->params.bus->interest[id] != 0 &&
+           c->action < sizeof(order_action) && c + 1 < end && order_level(c, c + 1) &&
+           (c + 2 == end || !order_level(c, c + 2));
+}
+
+/*
+ * ITCH's orders, each with the one level it changed (order_with_one_level), one OrderEvent each,
+ * from c on; the records from the first other one on go to on_any_changes. Its own function, so
+ * gcc keeps this path's values in registers and its sizes constant.
+ */
+__attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
+                                                const struct tp_feed_info *info,
+                                                const struct tp_book_change *c, uint32_t n)
+{
+    const struct tp_book_change *end = c + n;
+    for (; c < end && order_with_one_level(pub, c, end); c += 2) {
+        uint32_t id = c->instrument;
+        uint8_t *b =
+            claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
+                         GROUP_HDR + LEVEL_ENTRY, TP_RECORD_ORDER_DEPTH, pub->flags[id], info);
+        write_order_event(pub, b, c, 1, true);
+        mark_tracked(pub, id);
+    }
+    if (c < end)
+        on_any_changes(pub, info, c, (uint32_t)(end - c));
+}
+
+/*
+ * The sink's changes callback: a call that starts with an order of an order-only book goes to
+ * on_orders (ITCH's), the others (MDP3's) to on_any_changes, each jumped to with no frame here.
+ */
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct tp_publisher *pub = ctx;
+    if (n != 0 && c->kind == TP_CHANGE_ORDER && c->instrument < pub->known_instruments &&
+        pub->depth_kind[c->instrument] == DEPTH_ORDERS)
+        on_orders(pub, info, c, n);
+    else
+        on_any_changes(pub, info, c, n);
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */

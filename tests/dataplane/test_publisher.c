@@ -1073,6 +1073,117 @@ static void test_one_record_form_delivers_as_two(void **state)
     tp_bus_writer_close(&old_bus, 1);
 }
 
+/* The records of ring reader r up to its end, into buf: (length, then the record's bytes) each. */
+static size_t drain_records(struct tp_ring_reader *r, uint8_t *buf, size_t cap, uint32_t *count)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    size_t at = 0;
+    *count = 0;
+    while (tp_ring_read(r, &rec, &lost) == TP_RING_RECORD) {
+        assert_true(at + sizeof(rec->length) + rec->length <= cap);
+        memcpy(buf + at, &rec->length, sizeof(rec->length));
+        memcpy(buf + at + sizeof(rec->length), rec, rec->length);
+        at += sizeof(rec->length) + rec->length;
+        (*count)++;
+    }
+    return at;
+}
+
+/*
+ * on_changes publishes an order of an order-only book with the one level it changed on a path of
+ * its own; every other record goes the general way. Two publishers, on two buses, over the same
+ * books: each event goes to one as it is, and to the other after a record of an unknown kind
+ * (skipped), which sends all of it the general way. Their rings hold byte-identical records
+ * (sequences included) and their state entries are identical, across adds at levels above and
+ * below the entry's depth, executions with and without a trade, cancels, deletes, replaces (two
+ * orders in one event), trades alone, two orders in one event, and stale flags.
+ */
+static void test_order_path_matches_general_path(void **state)
+{
+    struct fixture *f = *state;
+    char instance[64];
+    snprintf(instance, sizeof(instance), "tptestpubg%d", (int)getpid());
+    struct tp_bus_writer bus;
+    assert_int_equal(test_bus_writer_open(&bus, instance), 0);
+    struct tp_publisher_params pp = {
+        .bus = &bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
+    struct tp_publisher *pub = aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
+    assert_non_null(pub);
+    assert_int_equal(tp_publisher_init(pub, &pp), 0);
+    tp_publisher_select(pub, 1, 7);
+    struct tp_feed_sink sink = tp_publisher_sink(pub);
+    static uint8_t batch[1 << 16];
+    struct tp_ring_reader reader;
+    assert_int_equal(tp_ring_reader_init(&reader, bus.ring.shared, batch, sizeof(batch)), 0);
+    f->sink.instrument(f->sink.ctx, 0);
+    sink.instrument(sink.ctx, 0);
+
+    static struct script_event script[32];
+    int events = run_script(f->books, script);
+    /* Six bid levels (the entry holds four): adds at levels 5 and 6, then above them. */
+    for (int i = 0; i < 6; i++, events++)
+        script[events].n =
+            test_books_add(f->books, 20 + (uint64_t)i, 0, 97000000000 - (int64_t)i * 1000000000,
+                           1 + i, script[events].c);
+    script[events].n = test_books_add(f->books, 30, 0, 99500000000, 4, script[events].c);
+    events++;
+    script[events].n = test_books_delete(f->books, 25, script[events].c);
+    events++;
+
+    static uint8_t got[1 << 16], want[1 << 16];
+    uint64_t order_depth_records = 0, orders = 0;
+    for (int e = 0; e < events; e++)
+        for (int i = 0; i < script[e].n; i++)
+            orders += script[e].c[i].kind == TP_CHANGE_ORDER;
+    for (int e = 0; e <= events; e++) {
+        if (e == events - 2) { /* the last two events of a stale instrument */
+            tp_publisher_set_flags(f->pub, 0, TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
+            tp_publisher_set_flags(pub, 0, TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
+        }
+        if (e == events) /* the state entries after a last event with stale flags cleared */
+            break;
+        struct tp_feed_info info = {
+            .rx_tsc = 500 + (uint64_t)e, .packet_seq = 90 + (uint64_t)e, .venue_time = 3 * e};
+        struct tp_book_change general[1 + 3 * TP_BOOK_CHANGES_MAX];
+        memset(&general[0], 0, sizeof(general[0]));
+        general[0].kind = 0x7f; /* no such kind: skipped, and the rest goes the general way */
+        memcpy(&general[1], script[e].c, (size_t)script[e].n * sizeof(general[0]));
+        f->sink.changes(f->sink.ctx, &info, script[e].c, (uint32_t)script[e].n);
+        f->sink.end_of_event(f->sink.ctx, &info);
+        sink.changes(sink.ctx, &info, general, (uint32_t)script[e].n + 1);
+        sink.end_of_event(sink.ctx, &info);
+
+        uint32_t n_got, n_want;
+        size_t got_len = drain_records(&f->reader, got, sizeof(got), &n_got);
+        size_t want_len = drain_records(&reader, want, sizeof(want), &n_want);
+        assert_true(n_got > 0);
+        assert_int_equal(n_got, n_want);
+        assert_int_equal(got_len, want_len);
+        assert_memory_equal(got, want, got_len);
+        for (size_t at = 0; at < got_len;) {
+            const struct tp_ring_record *rec = (const void *)(got + at + sizeof(uint32_t));
+            order_depth_records += rec->topic == TP_RECORD_ORDER_DEPTH;
+            at += sizeof(uint32_t) + rec->length;
+        }
+
+        struct tp_instrument_state a, b;
+        memset(&a, 0, sizeof(a));
+        memset(&b, 0, sizeof(b));
+        assert_int_equal(tp_state_read(f->bus.state, 0, &a, 10), 0);
+        assert_int_equal(tp_state_read(bus.state, 0, &b, 10), 0);
+        assert_memory_equal(&a, &b, sizeof(a));
+    }
+    expect_state_mirrors_books(f);
+    /* Every order of the script had its level: each went as one record. */
+    assert_int_equal(order_depth_records, orders);
+    assert_true(orders >= 20);
+    assert_int_equal(tp_publisher_counters(pub)->skipped, (uint64_t)events);
+    assert_int_equal(tp_publisher_counters(f->pub)->skipped, 0);
+    free(pub);
+    tp_bus_writer_close(&bus, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1091,6 +1202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_sampling, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_path_matches_general_path, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
