@@ -95,12 +95,9 @@ static inline int tp_mold_next(struct tp_mold_packet *p, const uint8_t **msg, ui
     return 1;
 }
 
-/*
- * Checks the blocks tp_mold_next has yet to return in one pass, without returning them: 0 when
- * tp_mold_next would return them all and then 0, -EBADMSG when it would fail on the way. A packet
- * that passed may be walked with tp_mold_next_framed while its bytes stay unchanged.
- */
-static inline int tp_mold_check(const struct tp_mold_packet *p)
+/* The walk of tp_mold_frame and tp_mold_check; `store` is a constant in each (forced inline). */
+static inline __attribute__((always_inline)) int
+tp_mold_walk(const struct tp_mold_packet *p, const uint8_t **msgs, uint16_t *lens, const int store)
 {
     size_t left = (size_t)(p->end - p->next);
     const uint8_t *at = p->next;
@@ -108,19 +105,47 @@ static inline int tp_mold_check(const struct tp_mold_packet *p)
     for (uint32_t i = 0; i < blocks; i++) {
         if (left < 2)
             return -EBADMSG;
-        size_t block = 2 + (size_t)tp_load_be16(at);
+        uint16_t n = tp_load_be16(at);
+        size_t block = 2 + (size_t)n;
         if (block > left)
             return -EBADMSG;
+        if (store) {
+            msgs[i] = at + 2;
+            lens[i] = n;
+        }
         at += block;
         left -= block;
     }
-    return left == 0 ? 0 : -EBADMSG;
+    return left == 0 ? (int)blocks : -EBADMSG;
 }
 
 /*
- * The next block of a packet tp_mold_check accepted: the message, its length in *len. No bounds
- * checks (the check made them once); the caller stops after p->count blocks (a control packet
- * has none). Only for bytes that have not changed since the check.
+ * Checks the blocks tp_mold_next has yet to return in one pass and returns them: the number of
+ * blocks when tp_mold_next would return them all and then 0, -EBADMSG when it would fail on the
+ * way. Block i's message and length go to msgs[i] and lens[i] once the block is checked (a
+ * failure leaves the entries written before it meaningless): room for min(blocks left, bytes
+ * left / 2) entries, as a block takes at least 2 bytes. A packet that passed may be walked again
+ * with tp_mold_next_framed while its bytes stay unchanged.
+ */
+static inline int tp_mold_frame(const struct tp_mold_packet *p, const uint8_t **msgs,
+                                uint16_t *lens)
+{
+    return tp_mold_walk(p, msgs, lens, 1);
+}
+
+/*
+ * tp_mold_frame without the blocks: 0 when tp_mold_next would return them all and then 0,
+ * -EBADMSG when it would fail on the way.
+ */
+static inline int tp_mold_check(const struct tp_mold_packet *p)
+{
+    return tp_mold_walk(p, NULL, NULL, 0) < 0 ? -EBADMSG : 0;
+}
+
+/*
+ * The next block of a packet tp_mold_check (or tp_mold_frame) accepted: the message, its length in
+ * *len. No bounds checks (the check made them once); the caller stops after p->count blocks (a
+ * control packet has none). Only for bytes that have not changed since the check.
  */
 static inline const uint8_t *tp_mold_next_framed(struct tp_mold_packet *p, uint16_t *len)
 {

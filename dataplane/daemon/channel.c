@@ -29,6 +29,22 @@ static struct tp_arb_params arb_params(const struct tp_channel_params *p)
     };
 }
 
+/*
+ * The ITCH stage: the blocks of any payload (a block takes at least 2 bytes) fit in
+ * STAGE_PACKET_MAX entries. The pending packets keep at most that many (more are applied at
+ * once), so the blocks of the next packet always fit behind them without a test.
+ */
+#define STAGE_PACKET_MAX (UINT16_MAX / 2)
+#define STAGE_MAX        (2 * STAGE_PACKET_MAX)
+
+/* The ITCH stage: STAGE_MAX message pointers, then as many lengths. */
+static size_t stage_size(const struct tp_channel_params *p)
+{
+    if (p->protocol != TP_CHANNEL_ITCH)
+        return 0;
+    return align64(STAGE_MAX * sizeof(const uint8_t *)) + align64(STAGE_MAX * sizeof(uint16_t));
+}
+
 static size_t mdp3_state_size(const struct tp_channel_params *p)
 {
     if (p->protocol != TP_CHANNEL_MDP3)
@@ -40,7 +56,8 @@ static size_t mdp3_state_size(const struct tp_channel_params *p)
 size_t tp_channel_memsize(const struct tp_channel_params *p)
 {
     struct tp_arb_params a = arb_params(p);
-    return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + mdp3_state_size(p);
+    return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + stage_size(p) +
+           mdp3_state_size(p);
 }
 
 /* Names this channel to the publisher (venue 1 nasdaq, 0 cme) for the events that follow. */
@@ -90,73 +107,104 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
     if (rc != 0)
         return rc;
     tp_mold_recovery_init(&ch->mold, &p->mold);
+    uint8_t *after_arb = (uint8_t *)ch->arb + align64(tp_arb_memsize(&a));
     if (p->protocol == TP_CHANNEL_ITCH) {
+        ch->stage_msgs = (const uint8_t **)after_arb;
+        ch->stage_lens = (uint16_t *)(after_arb + align64(STAGE_MAX * sizeof(const uint8_t *)));
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
         return tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
     }
-    return mdp3_init(ch, (uint8_t *)ch->arb + align64(tp_arb_memsize(&a)));
+    return mdp3_init(ch, after_arb);
 }
 
 /* ---- MoldUDP64 / ITCH --------------------------------------------------------------------- */
 
 /*
- * Checks every block once: true when the packet frames exactly (see moldudp64.h). Packets are
- * applied from the same bytes later (tp_mold_next_framed), held or not, without checks.
+ * Checks a packet's framing and writes its blocks after those the stage keeps (kept in turn
+ * only if the packet is delivered: mold_stage_keep): the number of blocks (0 for control
+ * packets), or -EBADMSG when the packet does not frame exactly (see moldudp64.h). There is
+ * room: the stage keeps at most STAGE_PACKET_MAX blocks between packets.
  */
-static bool mold_frames(const uint8_t *payload, uint16_t len, struct tp_mold_packet *p, int *kind)
+static inline int mold_frame(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
+                             struct tp_mold_packet *p, int *kind)
 {
     *kind = tp_mold_parse(p, payload, len);
-    return *kind >= 0 && tp_mold_check(p) == 0;
-}
-
-/* Messages handed to the feed in one call: a burst's, in chunks (the feed prefetches ahead). */
-#define MOLD_APPLY_CHUNK 256
-
-static void mold_feed(struct tp_channel *ch, const uint8_t **msgs, const uint16_t *lens,
-                      uint32_t *n, struct tp_feed_info *info)
-{
-    ch->counters.feed_errors += tp_itch_feed_sequenced(&ch->itch, msgs, lens, *n, info);
-    *n = 0;
+    if (*kind < 0)
+        return -EBADMSG;
+    return tp_mold_frame(p, ch->stage_msgs + ch->n_staged, ch->stage_lens + ch->n_staged);
 }
 
 /*
- * Applies the messages of every pending packet in order, in as few feed calls as their receive
- * times and sequence numbers allow (one per rx burst in the common case).
+ * Stages the blocks of a packet that was held behind a gap, as mold_frame did when it was
+ * offered (its bytes are as then: no checks), and returns how many; *seq: the first one's.
+ */
+static uint32_t mold_stage_held(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
+                                uint64_t *seq)
+{
+    struct tp_mold_packet p;
+    int kind = tp_mold_parse(&p, payload, len);
+    *seq = p.sequence;
+    if (kind != TP_MOLD_MESSAGES)
+        return 0;
+    for (uint32_t i = 0; i < p.count; i++)
+        ch->stage_msgs[ch->n_staged + i] =
+            tp_mold_next_framed(&p, &ch->stage_lens[ch->n_staged + i]);
+    return p.count;
+}
+
+/*
+ * Keeps `count` staged blocks from stage index `from` for a delivered packet: they follow the
+ * blocks kept before. They sit further on when an overlapping copy applied the packet's first
+ * ones, or a flush emptied the stage after they were staged (a reset: on_reset).
+ */
+static inline void mold_stage_keep(struct tp_channel *ch, uint32_t from, uint32_t count)
+{
+    if (from != ch->n_staged) {
+        memmove(ch->stage_msgs + ch->n_staged, ch->stage_msgs + from,
+                count * sizeof(*ch->stage_msgs));
+        memmove(ch->stage_lens + ch->n_staged, ch->stage_lens + from,
+                count * sizeof(*ch->stage_lens));
+    }
+    ch->n_staged += count;
+}
+
+static void mold_feed(struct tp_channel *ch, uint32_t first, uint32_t n, struct tp_feed_info *info)
+{
+    ch->counters.feed_errors +=
+        tp_itch_feed_sequenced(&ch->itch, ch->stage_msgs + first, ch->stage_lens + first, n, info);
+}
+
+/*
+ * Applies the staged messages of every pending packet in order, in as few feed calls as their
+ * receive times and sequence numbers allow (one per rx burst in the common case).
  */
 static void mold_flush(struct tp_channel *ch)
 {
     select_publisher(ch);
-    const uint8_t *msgs[MOLD_APPLY_CHUNK];
-    uint16_t lens[MOLD_APPLY_CHUNK];
-    uint32_t n = 0;
     struct tp_feed_info info = {0};
     const uint8_t *session = NULL; /* one for all: a new session flushes the old one's first */
+    uint32_t first = 0, n = 0;     /* the feed call being gathered: stage [first, first + n) */
+    ch->counters.messages += ch->n_staged;
     for (uint32_t i = 0; i < ch->n_pending; i++) {
         const struct tp_channel_pending *pk = &ch->pending[i];
-        struct tp_mold_packet p;
-        if (tp_mold_parse(&p, pk->payload, pk->len) != TP_MOLD_MESSAGES)
-            continue;
-        session = p.session;
+        if (pk->count == 0)
+            continue; /* heartbeat, end of session */
+        session = pk->payload;
         /* A feed call covers messages numbered one after the other, received at one time. */
-        uint64_t first = p.sequence + pk->skip;
-        if (n > 0 && (pk->rx_tsc != info.rx_tsc || first != info.packet_seq + n))
-            mold_feed(ch, msgs, lens, &n, &info);
+        if (n > 0 && (pk->rx_tsc != info.rx_tsc || pk->seq != info.packet_seq + n)) {
+            mold_feed(ch, first, n, &info);
+            first += n;
+            n = 0;
+        }
         if (n == 0) {
             info.rx_tsc = pk->rx_tsc;
-            info.packet_seq = first;
+            info.packet_seq = pk->seq;
         }
-        /* The packet framed exactly when it was offered (mold_frames): its bytes are as then. */
-        uint16_t len;
-        while (p.index < pk->skip && p.index < p.count)
-            tp_mold_next_framed(&p, &len);
-        ch->counters.messages += (uint32_t)(p.count - p.index);
-        while (p.index < p.count) {
-            msgs[n] = tp_mold_next_framed(&p, &lens[n]);
-            if (++n == MOLD_APPLY_CHUNK)
-                mold_feed(ch, msgs, lens, &n, &info); /* leaves info.packet_seq n further */
-        }
+        n += pk->count;
     }
-    mold_feed(ch, msgs, lens, &n, &info);
+    if (n > 0)
+        mold_feed(ch, first, n, &info);
+    ch->n_staged = 0;
     if (session != NULL)
         memcpy(ch->session, session, TP_ARB_SESSION_LEN);
 }
@@ -224,25 +272,35 @@ static void end_of_burst(void *ctx)
 }
 
 /*
- * A packet in sequence (MoldUDP64: its first `skip` messages already applied): kept for the end
- * of the rx burst when the publisher is inside one, applied now otherwise. `owned`: the channel
- * held the packet already (it releases it once applied). Returns true when the channel now keeps
- * a packet the caller gave it.
+ * A packet in sequence: kept for the end of the rx burst when the publisher is inside one,
+ * applied now otherwise. ITCH (`itch`: a constant where the caller knows it): pk->count messages
+ * numbered from pk->seq, staged from stage index `staged`. `owned`: the channel held the packet
+ * already (it releases it once applied). Returns true when the channel now keeps a packet the
+ * caller gave it.
  */
-static inline bool deliver(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
-                           uint32_t skip, uint64_t rx_tsc, void *handle, bool owned)
+static inline __attribute__((always_inline)) bool deliver(struct tp_channel *ch,
+                                                          const struct tp_channel_pending *pk,
+                                                          uint32_t staged, bool owned, bool itch)
 {
-    if (ch->n_pending == TP_CHANNEL_PENDING_MAX)
-        flush_pending(ch);
+    if (itch)
+        mold_stage_keep(ch, staged, pk->count);
     if (!ch->flush_due)
         ch->flush_due = tp_publisher_defer(ch->params.publisher, end_of_burst, ch);
-    ch->pending[ch->n_pending++] = (struct tp_channel_pending){.payload = payload,
-                                                               .handle = handle,
-                                                               .rx_tsc = rx_tsc,
-                                                               .skip = skip,
-                                                               .len = len,
-                                                               .release = owned || ch->flush_due};
-    if (!ch->flush_due)
+    /* Field by field: gcc copied a whole struct through the stack. */
+    struct tp_channel_pending *to = &ch->pending[ch->n_pending++];
+    to->payload = pk->payload;
+    to->handle = pk->handle;
+    to->rx_tsc = pk->rx_tsc;
+    if (itch) {
+        to->seq = pk->seq;
+        to->count = pk->count;
+    }
+    to->len = pk->len;
+    to->release = owned || ch->flush_due;
+    /* Applied now outside a burst, and inside one when the channel keeps all the packets, or
+     * stages all the blocks, it can (see STAGE_PACKET_MAX): in order all the same. */
+    if (!ch->flush_due || ch->n_pending == TP_CHANNEL_PENDING_MAX ||
+        (itch && ch->n_staged > STAGE_PACKET_MAX))
         flush_pending(ch);
     return ch->flush_due && !owned;
 }
@@ -312,20 +370,29 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     mdp3_membership(ch);
 }
 
-/* Applies every held packet that is now in sequence (most packets find none held). */
-static inline void drain(struct tp_channel *ch)
+/* Applies every held packet that is now in sequence. */
+static void drain_held(struct tp_channel *ch)
 {
     void *handle;
     uint32_t skip;
-    if (!tp_arb_holding(ch->arb))
-        return;
     while (tp_arb_next_ready(ch->arb, &handle, &skip)) {
-        const uint8_t *payload;
-        uint16_t len;
-        uint64_t rx_tsc;
-        ch->params.io.view(ch->params.io.ctx, handle, &payload, &len, &rx_tsc);
-        deliver(ch, payload, len, skip, rx_tsc, handle, true);
+        struct tp_channel_pending pk = {.handle = handle};
+        ch->params.io.view(ch->params.io.ctx, handle, &pk.payload, &pk.len, &pk.rx_tsc);
+        bool itch = ch->params.protocol == TP_CHANNEL_ITCH;
+        if (itch) {
+            uint32_t blocks = mold_stage_held(ch, pk.payload, pk.len, &pk.seq);
+            pk.count = blocks > skip ? blocks - skip : 0;
+            pk.seq += skip;
+        }
+        deliver(ch, &pk, ch->n_staged + skip, true, itch);
     }
+}
+
+/* drain_held when the arbiter holds packets (most packets find none held: no call). */
+static inline void drain(struct tp_channel *ch)
+{
+    if (tp_arb_holding(ch->arb))
+        drain_held(ch);
 }
 
 /*
@@ -382,6 +449,41 @@ static inline bool session_unknown(const struct tp_channel *ch)
 }
 
 /*
+ * Arbitrates a packet whose framing passed and delivers it (ITCH: its `blocks` staged from stage
+ * index `staged`). Forced inline into each protocol's path with `itch` a constant.
+ */
+static inline __attribute__((always_inline)) bool
+arbitrate(struct tp_channel *ch, enum tp_line_role role, const struct tp_arb_pkt *pkt,
+          const uint8_t *payload, uint16_t len, void *handle, uint64_t rx_tsc, uint32_t blocks,
+          uint32_t staged, bool itch)
+{
+    enum tp_line line = role == TP_ROLE_RETRANS  ? TP_LINE_RECOVERY
+                        : role == TP_ROLE_INCR_B ? TP_LINE_B
+                                                 : TP_LINE_A;
+    uint32_t skip;
+    enum tp_arb_verdict v = tp_arb_offer(ch->arb, line, pkt, handle, rx_tsc, &skip);
+    if (v == TP_ARB_RESET) {
+        on_reset(ch, rx_tsc);
+        v = tp_arb_offer(ch->arb, line, pkt, handle, rx_tsc, &skip);
+    }
+    if (v == TP_ARB_HELD)
+        return true;
+    bool kept = false;
+    if (v == TP_ARB_DELIVER) {
+        /* A heartbeat has no blocks; a packet delivered has more than it skips. */
+        struct tp_channel_pending pk = {.payload = payload,
+                                        .handle = handle,
+                                        .rx_tsc = rx_tsc,
+                                        .seq = pkt->seq + skip,
+                                        .count = blocks - skip,
+                                        .len = len};
+        kept = deliver(ch, &pk, staged + skip, false, itch);
+        drain(ch);
+    }
+    return kept;
+}
+
+/*
  * The publisher is selected where the channel publishes (flushes, resets, MDP3 side lines), not
  * for every packet: most packets only wait for the end of the burst.
  */
@@ -389,11 +491,12 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
     ch->counters.packets++;
-    struct tp_arb_pkt pkt;
     if (ch->params.protocol == TP_CHANNEL_ITCH) {
         struct tp_mold_packet p;
         int kind;
-        if (!mold_frames(payload, len, &p, &kind)) {
+        uint32_t staged = ch->n_staged; /* where its blocks go (kept if it is delivered) */
+        int blocks = mold_frame(ch, payload, len, &p, &kind);
+        if (blocks < 0) {
             ch->counters.malformed++;
             return false;
         }
@@ -401,39 +504,24 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
          * the session of what it receives. */
         if (session_unknown(ch))
             memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
-        pkt = (struct tp_arb_pkt){.seq = p.sequence,
-                                  .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
-                                  .session = p.session};
-    } else {
-        /* Checked once here: the feed walks the messages of a delivered packet unchecked. */
-        if (!tp_mdp3_packet_frames(payload, len)) {
-            ch->counters.malformed++;
-            return false;
-        }
-        uint32_t seq = mktdata_load_u32(payload); /* MsgSeqNum */
-        if (role != TP_ROLE_INCR_A && role != TP_ROLE_INCR_B) {
-            mdp3_side_packet(ch, role, payload, len, rx_tsc);
-            return false;
-        }
-        pkt = (struct tp_arb_pkt){.seq = seq, .count = 1};
+        struct tp_arb_pkt pkt = {.seq = p.sequence,
+                                 .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
+                                 .session = p.session};
+        return arbitrate(ch, role, &pkt, payload, len, handle, rx_tsc, (uint32_t)blocks, staged,
+                         true);
     }
-    enum tp_line line = role == TP_ROLE_RETRANS  ? TP_LINE_RECOVERY
-                        : role == TP_ROLE_INCR_B ? TP_LINE_B
-                                                 : TP_LINE_A;
-    uint32_t skip;
-    enum tp_arb_verdict v = tp_arb_offer(ch->arb, line, &pkt, handle, rx_tsc, &skip);
-    if (v == TP_ARB_RESET) {
-        on_reset(ch, rx_tsc);
-        v = tp_arb_offer(ch->arb, line, &pkt, handle, rx_tsc, &skip);
+    /* Checked once here: the feed walks the messages of a delivered packet unchecked. */
+    if (!tp_mdp3_packet_frames(payload, len)) {
+        ch->counters.malformed++;
+        return false;
     }
-    if (v == TP_ARB_HELD)
-        return true;
-    bool kept = false;
-    if (v == TP_ARB_DELIVER) {
-        kept = deliver(ch, payload, len, skip, rx_tsc, handle, false);
-        drain(ch);
+    uint32_t seq = mktdata_load_u32(payload); /* MsgSeqNum */
+    if (role != TP_ROLE_INCR_A && role != TP_ROLE_INCR_B) {
+        mdp3_side_packet(ch, role, payload, len, rx_tsc);
+        return false;
     }
-    return kept;
+    struct tp_arb_pkt pkt = {.seq = seq, .count = 1};
+    return arbitrate(ch, role, &pkt, payload, len, handle, rx_tsc, 0, 0, false);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */

@@ -105,7 +105,8 @@ struct tp_channel_pending {
     const uint8_t *payload;
     void *handle;
     uint64_t rx_tsc;
-    uint32_t skip; /* ITCH: messages already applied from an overlapping copy */
+    uint64_t seq;   /* ITCH: sequence number of its first staged message */
+    uint32_t count; /* ITCH: its messages staged (not those an overlapping copy applied) */
     uint16_t len;
     bool release; /* the channel owns the handle: io.release once applied */
 };
@@ -128,6 +129,12 @@ struct tp_channel {
     bool flush_due; /* registered with the publisher for the end of the burst */
     uint32_t n_pending;
     struct tp_channel_pending pending[TP_CHANNEL_PENDING_MAX];
+    /* ITCH: the messages of the pending packets, in order, as the framing check found them
+     * (the feed takes them from here: the blocks are walked once). In the channel's memory
+     * after the arbiter, room for every block of the largest payload; NULL for MDP3. */
+    const uint8_t **stage_msgs;
+    uint16_t *stage_lens;
+    uint32_t n_staged;
 };
 
 size_t tp_channel_memsize(const struct tp_channel_params *params);

@@ -176,10 +176,12 @@ static inline enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line 
                                                const struct tp_arb_pkt *pkt, void *handle,
                                                uint64_t now_tsc, uint32_t *skip)
 {
+    /* Read once: the stores below could alias *pkt as far as the compiler knows. */
+    uint64_t seq = pkt->seq, end = seq + pkt->count;
     /* expected == horizon: nothing beyond it was seen (no gap, nothing left to hold the packet
-     * behind); seq > 1: no MDP3 restart; seq + count > seq: messages, and no overflow. */
-    bool in_order = pkt->seq == arb->expected && arb->expected == arb->horizon && !arb->gap_open &&
-                    pkt->seq + pkt->count > pkt->seq && pkt->seq > 1 && line <= TP_LINE_B;
+     * behind); seq > 1: no MDP3 restart; end > seq: messages, and no overflow. */
+    bool in_order = seq == arb->expected && arb->expected == arb->horizon && !arb->gap_open &&
+                    end > seq && seq > 1 && line <= TP_LINE_B;
     if (__builtin_expect(!in_order, 0))
         return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
     struct tp_arb_line_state *ls = &arb->line[line];
@@ -188,13 +190,13 @@ static inline enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line 
             return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
     } else if (!ls->seen || ls->epoch != arb->epoch) {
         return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
-    } else if (pkt->seq > ls->last_seq) {
-        ls->last_seq = pkt->seq;
+    } else if (seq > ls->last_seq) {
+        ls->last_seq = seq;
     }
     *skip = 0;
     arb->now = now_tsc;
     arb->last_delivery = now_tsc;
-    arb->expected = arb->horizon = pkt->seq + pkt->count;
+    arb->expected = arb->horizon = end;
     arb->counters.line[line].packets++;
     arb->counters.line[line].delivered++;
     return TP_ARB_DELIVER;

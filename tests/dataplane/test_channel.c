@@ -420,6 +420,58 @@ static void test_many_packets_in_one_burst(void **state)
         assert_int_equal(seqs[i], 2 + i);
 }
 
+/* A MoldUDP64 packet at `seq` of `n` empty blocks (framed, refused by the feed); its length. */
+static uint16_t empty_blocks(uint8_t *buf, uint64_t seq, uint16_t n)
+{
+    memcpy(buf, "SESSION001", 10);
+    tp_store_be64(buf + 10, seq);
+    tp_store_be16(buf + 18, n);
+    memset(buf + 20, 0, 2 * (size_t)n);
+    return (uint16_t)(20 + 2 * n);
+}
+
+/*
+ * The channel stages the blocks of the packets it keeps for the end of the burst; once it stages
+ * more than any one payload can hold, the packets it keeps are applied at once, in order, and
+ * every message is applied once with its own sequence number.
+ */
+static void test_stage_full_applies_what_came_before(void **state)
+{
+    struct fixture *f = *state;
+    enum { EMPTY = 30000 }; /* two packets of them hold more blocks than any payload can */
+    static uint8_t big[2][20 + 2 * EMPTY];
+    struct held p[2];
+    uint16_t big_len0 = empty_blocks(big[0], 1, EMPTY);
+    packet(&p[0], "SESSION001", EMPTY + 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    add(put(&p[0], ADD_LEN), 1, 1900000);
+    uint16_t big_len1 = empty_blocks(big[1], EMPTY + 3, EMPTY);
+    packet(&p[1], "SESSION001", 2 * EMPTY + 3);
+    add(put(&p[1], ADD_LEN), 2, 1910000);
+    tp_publisher_begin_burst(f->pub);
+    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_A, big[0], big_len0, big[0], 5));
+    assert_true(offer(f, &p[0]));
+    assert_int_equal(f->released, 0);
+    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_A, big[1], big_len1, big[1], 5));
+    assert_int_equal(f->released, 3); /* more blocks than a payload holds: applied */
+    assert_int_equal(f->ch->counters.messages, 2 * EMPTY + 2);
+    assert_true(offer(f, &p[1]));
+    tp_publisher_end_burst(f->pub);
+    assert_int_equal(f->ch->counters.messages, 2 * EMPTY + 3);
+    assert_int_equal(f->ch->counters.feed_errors, 2 * EMPTY);
+    assert_int_equal(f->released, 4);
+    assert_int_equal(f->released_handles[0], (uintptr_t)big[0]);
+    assert_int_equal(f->released_handles[1], (uintptr_t)&p[0]);
+    assert_int_equal(f->released_handles[2], (uintptr_t)big[1]);
+    assert_int_equal(f->released_handles[3], (uintptr_t)&p[1]);
+    uint64_t seqs[4];
+    assert_int_equal(order_sequences(seqs, 4), 2);
+    assert_int_equal(seqs[0], EMPTY + 2);
+    assert_int_equal(seqs[1], 2 * EMPTY + 3);
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 2);
+}
+
 static void test_stop_inside_burst(void **state)
 {
     struct fixture *f = *state;
@@ -556,6 +608,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_event_names_its_channel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stage_full_applies_what_came_before, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_give_up_marks_instruments_defined_since,
                                         setup_give_up, teardown),
