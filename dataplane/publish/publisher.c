@@ -739,42 +739,51 @@ __attribute__((noinline)) static void on_any_changes(struct tp_publisher *pub,
     }
 }
 
+/* Whether record c is an order of a known instrument whose depth is its aggregated orders. */
+static inline bool order_of_order_book(const struct tp_publisher *pub,
+                                       const struct tp_book_change *c)
+{
+    return c->kind == TP_CHANGE_ORDER && c->instrument < pub->known_instruments &&
+           pub->depth_kind[c->instrument] == DEPTH_ORDERS;
+}
+
 /*
- * Whether ORDER record c goes on on_changes' own path: ITCH's commonest record, an order of a known
- * instrument the bus wants, whose depth is its aggregated orders, followed by the one level
- * record it changed (order_levels 1).
+ * Whether such an order (order_of_order_book) goes on on_changes' own path: ITCH's commonest
+ * record, an order the bus wants, followed by the one level record it changed (order_levels 1).
  */
 static inline bool order_with_one_level(const struct tp_publisher *pub,
                                         const struct tp_book_change *c,
                                         const struct tp_book_change *end)
 {
-    uint32_t id = c->instrument;
-    return c->kind == TP_CHANGE_ORDER && id < pub->known_instruments &&
-           pub->depth_kind[id] == DEPTH_ORDERS && pub->params.bus->interest[id] != 0 &&
-           c->action < sizeof(order_action) && c + 1 < end && order_level(c, c + 1) &&
-           (c + 2 == end || !order_level(c, c + 2));
+    return pub->params.bus->interest[c->instrument] != 0 && c->action < sizeof(order_action) &&
+           c + 1 < end && order_level(c, c + 1) && (c + 2 == end || !order_level(c, c + 2));
 }
 
 /*
  * ITCH's orders, each with the one level it changed (order_with_one_level), one OrderEvent each,
- * from c on; the records from the first other one on go to on_any_changes. Its own function, so
- * gcc keeps this path's values in registers and its sizes constant.
+ * from c on (order_of_order_book is true of c); the records from the first other one on go to
+ * on_any_changes. Its own function, so gcc keeps this path's values in registers and its sizes
+ * constant.
  */
 __attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
                                                 const struct tp_feed_info *info,
                                                 const struct tp_book_change *c, uint32_t n)
 {
     const struct tp_book_change *end = c + n;
-    for (; c < end && order_with_one_level(pub, c, end); c += 2) {
+    while (order_with_one_level(pub, c, end)) {
         uint32_t id = c->instrument;
         uint8_t *b =
             claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
                          GROUP_HDR + LEVEL_ENTRY, TP_RECORD_ORDER_DEPTH, pub->flags[id], info);
         write_order_event(pub, b, c, 1, true);
         mark_tracked(pub, id);
+        c += 2;
+        if (c == end)
+            return;
+        if (!order_of_order_book(pub, c))
+            break;
     }
-    if (c < end)
-        on_any_changes(pub, info, c, (uint32_t)(end - c));
+    on_any_changes(pub, info, c, (uint32_t)(end - c));
 }
 
 /*
@@ -785,8 +794,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
                        uint32_t n)
 {
     struct tp_publisher *pub = ctx;
-    if (n != 0 && c->kind == TP_CHANGE_ORDER && c->instrument < pub->known_instruments &&
-        pub->depth_kind[c->instrument] == DEPTH_ORDERS)
+    if (n != 0 && order_of_order_book(pub, c))
         on_orders(pub, info, c, n);
     else
         on_any_changes(pub, info, c, n);
