@@ -1580,9 +1580,10 @@ static void check_memory(struct loader *ld)
     uint64_t need = tp_config_memory_estimate(cfg);
     uint64_t have = (uint64_t)cfg->eal.memory_mb << 20;
     if (need > have)
-        tp_jw_error(ld->errs, cfg->eal.explicit_args ? "eal.args" : "eal.memory_mb",
-                    "%u MB is too small: mbuf pools, books and instruments need about %llu MB",
-                    cfg->eal.memory_mb, (unsigned long long)((need + (1u << 20) - 1) >> 20));
+        tp_jw_error(
+            ld->errs, cfg->eal.explicit_args ? "eal.args" : "eal.memory_mb",
+            "%u MB is too small: mbuf pools, books, instruments and channels need about %llu MB",
+            cfg->eal.memory_mb, (unsigned long long)((need + (1u << 20) - 1) >> 20));
 }
 
 static void load_root(struct loader *ld, const json_t *root)
@@ -1827,12 +1828,35 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
            recent * recent_slot_bytes;
 }
 
+/*
+ * Sizes behind the channel estimate, as dataplane/daemon/channel.c lays a channel out with the
+ * parameters channels.c gives it (tests/control/test_memory_estimate.c holds the estimate to
+ * tp_channel_memsize): the channel record (about 11 KiB), its arbiter's held packets (at most 4096
+ * of 32 bytes); an ITCH channel's stage of 65,534 message pointers and lengths; an MDP3 channel's
+ * 8-byte RptSeq state per instrument id of the capacity and its 4 MiB buffer of incrementals
+ * kept for replay after a snapshot.
+ */
+uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
+{
+    const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32,
+                   itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 8,
+                   mdp3_replay_bytes = 4u << 20;
+    uint64_t total = channel_bytes + held_bytes;
+    if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH)
+        total += itch_stage_bytes;
+    else
+        total += mdp3_state_bytes * cfg->instruments.capacity + mdp3_replay_bytes;
+    return total;
+}
+
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
 {
     const uint64_t mbuf_bytes = 2432, eal_bytes = 48ull << 20;
     uint64_t total = eal_bytes;
     for (unsigned p = 0; p < cfg->n_ports; p++)
         total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
+    for (unsigned c = 0; c < cfg->n_channels; c++)
+        total += tp_config_channel_estimate(cfg, c);
     /* Every data lcore has its own books for its window of ids, and its own order table. */
     unsigned lcores = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
     for (unsigned l = 0; l < lcores; l++)

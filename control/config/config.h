@@ -345,10 +345,13 @@ const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
 
 /*
  * Estimate of the DPDK memory (bytes) the daemon needs for this config: mbuf pools, books,
- * instrument tables and a fixed EAL overhead. Validation rejects a config whose estimate exceeds
- * eal.memory_mb. The bus lives in its own files and is not counted.
+ * instrument tables, channels and a fixed EAL overhead. Validation rejects a config whose
+ * estimate exceeds eal.memory_mb. The bus lives in its own files and is not counted.
  */
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
+
+/* The part of the estimate channel c adds: its arbiter, ITCH staging or MDP3 recovery state. */
+uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c);
 
 /*
  * The part of the estimate data lcore l adds: the books and registry of its window of instrument

@@ -751,8 +751,9 @@ static void test_bad_memory_budget(void **state)
     (void)state;
     assert_int_equal(load_mutated(2, "eal.memory_mb", "128", "books.max_orders", "1000000"),
                      -EINVAL);
-    expect_error(1, "eal.memory_mb",
-                 "128 MB is too small: mbuf pools, books and instruments need about 166 MB");
+    expect_error(
+        1, "eal.memory_mb",
+        "128 MB is too small: mbuf pools, books, instruments and channels need about 171 MB");
 }
 
 static void test_bad_mode_world_writable(void **state)

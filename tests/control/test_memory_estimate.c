@@ -9,10 +9,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "channel.h"
 #include "config.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
@@ -175,12 +177,61 @@ static void test_estimate_per_lcore(void **state)
     assert_int_equal(tp_config_memory_estimate(&cfg), rest + sized[0] + sized[1] + sized[2]);
 }
 
+/*
+ * Each channel's own memory, as dataplane/daemon/channels.c allocates it (tp_channel_memsize with
+ * at most TP_ARB_HELD_LIMIT held packets and a 4 MiB replay buffer for MDP3, whose RptSeq state
+ * follows the registry's capacity): the channel estimate never below it, not far above, and the
+ * whole estimate grows by it for every channel of the config.
+ */
+static void test_estimate_covers_the_channels(void **state)
+{
+    (void)state;
+    static const uint32_t capacities[] = {64, 4096, 65536, 1u << 20};
+    static struct tp_config cfg;
+
+    for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++) {
+        struct tp_instruments_params ip = {.capacity = capacities[c], .itch_venues = 1};
+        void *mem = aligned_alloc(64, (tp_instruments_memsize(&ip) + 63) & ~(size_t)63);
+        assert_non_null(mem);
+        assert_int_equal(tp_instruments_init(mem, &ip), 0);
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.instruments.capacity = capacities[c];
+        cfg.books.levels_per_side = 10;
+        cfg.n_lcores = 1;
+        cfg.n_channels = 2;
+        cfg.channels[0].protocol = TP_CFG_PROTO_ITCH;
+        cfg.channels[1].protocol = TP_CFG_PROTO_MDP3;
+        for (unsigned ch = 0; ch < cfg.n_channels; ch++) {
+            struct tp_channel_params chp = {
+                .protocol = ch == 0 ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
+                .held_max = TP_ARB_HELD_LIMIT,
+                .registry = mem,
+                .replay_bytes = 4u << 20,
+            };
+            uint64_t need = tp_channel_memsize(&chp);
+            uint64_t estimate = tp_config_channel_estimate(&cfg, ch);
+            if (estimate < need || estimate > need + need / 8 + (64u << 10))
+                fail_msg("capacity %u, %s channel: estimate %llu bytes, the channel takes %llu",
+                         capacities[c], ch == 0 ? "ITCH" : "MDP3", (unsigned long long)estimate,
+                         (unsigned long long)need);
+        }
+        /* A second MDP3 channel adds its own (an ITCH one would add a locate map too). */
+        uint64_t one = tp_config_memory_estimate(&cfg);
+        cfg.n_channels = 3;
+        cfg.channels[2].protocol = TP_CFG_PROTO_MDP3;
+        assert_int_equal(tp_config_memory_estimate(&cfg) - one,
+                         tp_config_channel_estimate(&cfg, 2));
+        free(mem);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_covers_the_tables),
         cmocka_unit_test(test_estimate_covers_a_window_asked_for),
         cmocka_unit_test(test_estimate_per_lcore),
+        cmocka_unit_test(test_estimate_covers_the_channels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
