@@ -14,25 +14,11 @@
 #include "net_bytes.h"
 #include "net_parse.h"
 #include "replay_input.h"
+#include "table_memory.h"
 
 #define PCAP_GLOBAL_HDR        24
 #define PCAP_RECORD_HDR        16
 #define PCAP_LINKTYPE_ETHERNET 1
-
-/*
- * Zeroed memory for the tables, on transparent huge pages when the kernel allows (madvise mode):
- * the order table is probed at random, and 2 MB pages keep those probes out of TLB misses, as
- * the daemon's hugepage memory does.
- */
-static void *tables_alloc(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, size, MADV_HUGEPAGE);
-    return p;
-}
 
 static int is_pcap(const uint8_t *d, size_t len)
 {
@@ -125,7 +111,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     if (reg_size == 0 || books_size == 0)
         return -EINVAL;
     r->table_bytes = reg_rounded + books_rounded + tp_mdp3_feed_memsize(p->instruments);
-    r->mem = tables_alloc(r->table_bytes);
+    r->mem = tp_table_memory(r->table_bytes, true);
     if (!r->mem)
         return -ENOMEM;
     r->registry = r->mem;

@@ -59,6 +59,7 @@
 
 #include "binaryfile.h"
 #include "itch50.h"
+#include "table_memory.h"
 #include "tp_books.h"
 #include "tp_books_impl.h"
 
@@ -569,17 +570,6 @@ static double now_seconds(clockid_t clock)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Zeroed table memory on transparent huge pages where allowed, as the replay's tables. */
-static void *table_alloc(size_t size)
-{
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, size, MADV_HUGEPAGE);
-    return p;
-}
-
 /*
  * The books' window geometry for these sizes: real books are set up once (their window size is
  * theirs to compute), and only tp_recent_slot() of them is used.
@@ -618,9 +608,9 @@ static int floor_init(struct floor *f, uint32_t ahead, uint32_t instruments, uin
     f->compact_shift = 64u - (unsigned)__builtin_ctzll(slots);
     f->compact_bytes = slots * sizeof(struct compact_order);
     f->level_bytes = (size_t)instruments * 2 * f->level_stride * sizeof(struct tp_order_level);
-    f->window = table_alloc(f->window_bytes);
-    f->compact = table_alloc(f->compact_bytes);
-    f->levels = table_alloc(f->level_bytes);
+    f->window = tp_table_memory(f->window_bytes, true);
+    f->compact = tp_table_memory(f->compact_bytes, true);
+    f->levels = tp_table_memory(f->level_bytes, true);
     return f->window && f->compact && f->levels ? 0 : -ENOMEM;
 }
 

@@ -37,6 +37,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "publisher.h"
+#include "table_memory.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
 #include "util/histogram.h"
@@ -113,14 +114,9 @@ static double median(double *v, int n)
  * daemon's DPDK hugepage memory gives it in production) unless --pages 4k (as with --no-huge). */
 static bool huge_pages = true;
 
-/* Zeroed, page-aligned memory (anonymous mappings are zero-filled). */
 static void *zalloc(size_t n)
 {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    madvise(p, n, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-    return p;
+    return tp_table_memory(n, huge_pages);
 }
 
 /* Reads every frame of the capture into one arena (frames never move, as held mbufs do not). */
