@@ -402,6 +402,12 @@ static inline void write_level(uint8_t *e, uint8_t side, uint8_t level, uint8_t 
     tpout_store_u64(e + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET, (uint64_t)qty);
 }
 
+/* The levels group header of the BookUpdate claimed at b, for `entries` entries. */
+static inline void write_level_group(uint8_t *b, unsigned entries)
+{
+    tpout_store_u32(b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH, LEVEL_ENTRY | entries << 16);
+}
+
 __attribute__((always_inline)) static inline uint8_t *book_update(struct tp_publisher *pub,
                                                                   uint32_t id, unsigned entries,
                                                                   uint8_t flags,
@@ -409,11 +415,8 @@ __attribute__((always_inline)) static inline uint8_t *book_update(struct tp_publ
 {
     uint8_t *b = claim(pub, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID, TPOUT_BOOK_UPDATE_BLOCK_LENGTH,
                        GROUP_HDR + entries * LEVEL_ENTRY, TP_TOPIC_DEPTH, flags, info);
-    if (b != NULL) {
-        uint8_t *g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
-        tpout_group_size_encoding_set_block_length(g, LEVEL_ENTRY);
-        tpout_group_size_encoding_set_num_in_group(g, (uint16_t)entries);
-    }
+    if (b != NULL)
+        write_level_group(b, entries);
     return b;
 }
 
@@ -423,6 +426,14 @@ static inline uint8_t out_level_action(uint8_t action)
     return action == TP_LEVEL_NEW      ? OUT_LEVEL_NEW
            : action == TP_LEVEL_DELETE ? OUT_LEVEL_DELETE
                                        : OUT_LEVEL_CHANGE; /* change, overlay */
+}
+
+/* The first entry of the BookUpdate claimed at b: a NEW, CHANGE, DELETE or OVERLAY of a level (at
+ * most 255). */
+static inline void write_one_level(uint8_t *b, const struct tp_book_change *c)
+{
+    write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, 0), c->side == TP_SIDE_ASK ? 1 : 0,
+                (uint8_t)c->level, out_level_action(c->action), c->price, c->qty, c->count);
 }
 
 static void publish_level(struct tp_publisher *pub, const struct tp_book_change *c,
@@ -453,8 +464,7 @@ static void publish_level(struct tp_publisher *pub, const struct tp_book_change 
     default:
         b = book_update(pub, c->instrument, 1, flags, info);
         if (b != NULL)
-            write_level(level_entry(b, TPOUT_BOOK_UPDATE_BLOCK_LENGTH, 0), side, (uint8_t)c->level,
-                        out_level_action(c->action), c->price, c->qty, c->count);
+            write_one_level(b, c);
         return;
     }
 }
@@ -787,8 +797,80 @@ __attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
 }
 
 /*
+ * Whether record c is a level of a venue's own book (MDP3's outright or implied levels) that
+ * publish_level sends as a BookUpdate of one entry, of a known instrument the bus wants.
+ */
+static inline bool venue_level(const struct tp_publisher *pub, const struct tp_book_change *c)
+{
+    return c->kind == TP_CHANGE_LEVEL && c->book != TP_BOOK_ORDERS &&
+           c->action != TP_LEVEL_DELETE_THRU && c->action != TP_LEVEL_DELETE_FROM &&
+           c->level <= 255 && c->instrument < pub->known_instruments &&
+           pub->params.bus->interest[c->instrument] != 0;
+}
+
+/*
+ * Whether record c is an order of a book whose depth is its venue levels (MDP3's MBO orders), of
+ * a known instrument the bus wants: publish_order sends it with no level entries (order_levels 0).
+ */
+static inline bool venue_order(struct tp_publisher *pub, const struct tp_book_change *c)
+{
+    return c->kind == TP_CHANGE_ORDER && c->instrument < pub->known_instruments &&
+           c->action < sizeof(order_action) && pub->params.bus->interest[c->instrument] != 0 &&
+           !orders_are_depth(pub, c->instrument);
+}
+
+/*
+ * Whether record c is a level aggregated from the orders of a known instrument whose depth is its
+ * venue levels (MDP3's MBO books): not published (on_any_changes skips it too).
+ */
+static inline bool aggregated_level_of_venue_book(struct tp_publisher *pub,
+                                                  const struct tp_book_change *c)
+{
+    return c->kind == TP_CHANGE_LEVEL && c->book == TP_BOOK_ORDERS &&
+           c->instrument < pub->known_instruments && !orders_are_depth(pub, c->instrument);
+}
+
+/*
+ * MDP3's records: venue levels (venue_level), one BookUpdate each, and orders of books with
+ * venue levels (venue_order), one OrderEvent each without levels, skipping the levels aggregated
+ * from those orders, from c on; the records from the first other one on go to on_any_changes. The
+ * same records, bytes and state notes as the general loop, with the sizes constant, the bounds and
+ * interest tested once and no kind dispatch.
+ */
+__attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
+                                                       const struct tp_feed_info *info,
+                                                       const struct tp_book_change *c, uint32_t n)
+{
+    for (const struct tp_book_change *end = c + n; c < end; c++) {
+        uint32_t id = c->instrument;
+        if (venue_level(pub, c)) {
+            uint8_t flags = (c->book == TP_BOOK_IMPLIED ? TP_PUB_F_IMPLIED : 0) | pub->flags[id];
+            uint8_t *b =
+                claim_wanted(pub, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID, TPOUT_BOOK_UPDATE_BLOCK_LENGTH,
+                             GROUP_HDR + LEVEL_ENTRY, TP_TOPIC_DEPTH, flags, info);
+            if (b != NULL) {
+                write_level_group(b, 1);
+                write_one_level(b, c);
+            }
+            pub->parts[id] |= level_parts(pub, c);
+        } else if (venue_order(pub, c)) {
+            uint8_t *b =
+                claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
+                             GROUP_HDR, TP_TOPIC_ORDERS, pub->flags[id], info);
+            write_order_event(pub, b, c, 0, false);
+        } else if (aggregated_level_of_venue_book(pub, c)) {
+            continue; /* consumers get the venue's levels */
+        } else {
+            on_any_changes(pub, info, c, (uint32_t)(end - c));
+            return;
+        }
+        mark_tracked(pub, id);
+    }
+}
+
+/*
  * The sink's changes callback: a call that starts with an order of an order-only book goes to
- * on_orders (ITCH's), the others (MDP3's) to on_any_changes, each jumped to with no frame here.
+ * on_orders (ITCH's), the others (MDP3's) to on_venue_records, each jumped to with no frame here.
  */
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
@@ -797,7 +879,7 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
     if (n != 0 && order_of_order_book(pub, c))
         on_orders(pub, info, c, n);
     else
-        on_any_changes(pub, info, c, n);
+        on_venue_records(pub, info, c, n);
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */

@@ -7,12 +7,16 @@
 #include "tp_books.h"
 #include "tp_instruments.h"
 #include "tp_mbo.h"
+#include "tp_mbp.h"
 
 void test_books_make(struct tp_books **books, struct tp_instruments **registry)
 {
     struct tp_instruments_params ip = {.capacity = 16, .itch_venues = 1};
-    struct tp_books_params bp = {
-        .instruments = 16, .max_orders = 1024, .levels_per_side = 64, .mbp_depth = 10};
+    struct tp_books_params bp = {.instruments = 16,
+                                 .max_orders = 1024,
+                                 .levels_per_side = 64,
+                                 .mbp_depth = 10,
+                                 .implied_depth = 2};
     *registry = aligned_alloc(64, (tp_instruments_memsize(&ip) + 63) & ~(size_t)63);
     *books = aligned_alloc(64, (tp_books_memsize(&bp) + 63) & ~(size_t)63);
     tp_instruments_init(*registry, &ip);
@@ -96,5 +100,13 @@ int test_books_retype(struct tp_books *books, int order_and_venue_levels)
 {
     return tp_books_configure(books, 0,
                               order_and_venue_levels ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBO,
-                              order_and_venue_levels ? 10 : 0, 0);
+                              order_and_venue_levels ? 10 : 0, order_and_venue_levels ? 2 : 0);
+}
+
+int test_books_venue_level(struct tp_books *books, int implied, int ask, int action, unsigned level,
+                           int64_t price, int64_t qty, uint32_t count, struct tp_book_change *out)
+{
+    return tp_mbp_update(books, 0, implied ? TP_BOOK_IMPLIED : TP_BOOK_DIRECT,
+                         ask ? TP_SIDE_ASK : TP_SIDE_BID, (enum tp_level_action)action, level,
+                         price, qty, count, out);
 }

@@ -45,8 +45,13 @@ int test_books_stat(struct tp_books *books, int kind, int64_t price, int64_t qty
 unsigned test_books_side(const struct tp_books *books, int ask, int64_t *price, int64_t *qty,
                          uint32_t *count, unsigned max);
 
-/* Configures instrument 0's book anew: order book only (0) or venue levels and orders (1).
- * Returns what tp_books_configure returns. */
+/* Configures instrument 0's book anew: order book only (0) or venue levels (10 outright, 2
+ * implied) and orders (1). Returns what tp_books_configure returns. */
 int test_books_retype(struct tp_books *books, int order_and_venue_levels);
+
+/* A venue's book entry for instrument 0 (a book with venue levels: test_books_retype(books, 1)):
+ * implied or outright, action a tp_level_action (DELETE_FROM: `level` levels from the best). */
+int test_books_venue_level(struct tp_books *books, int implied, int ask, int action, unsigned level,
+                           int64_t price, int64_t qty, uint32_t count, struct tp_book_change *out);
 
 #endif

@@ -1091,17 +1091,18 @@ static size_t drain_records(struct tp_ring_reader *r, uint8_t *buf, size_t cap, 
 }
 
 /*
- * on_changes publishes an order of an order-only book with the one level it changed on a path of
- * its own; every other record goes the general way. Two publishers, on two buses, over the same
- * books: each event goes to one as it is, and to the other after a record of an unknown kind
- * (skipped), which sends all of it the general way. Their rings hold byte-identical records
- * (sequences included) and their state entries are identical, across adds at levels above and
- * below the entry's depth, executions with and without a trade, cancels, deletes, replaces (two
- * orders in one event), trades alone, two orders in one event, and stale flags.
+ * Two publishers, on two buses, over the same books: the fixture's gets each of the events that
+ * `next` writes (changing the books as it goes) as it is (its own paths: on_orders,
+ * on_venue_records), the other after a record of an unknown kind (skipped), which sends all of it
+ * the general way (on_any_changes); the last two events with instrument 0 stale. After every event
+ * their rings hold byte-identical records (sequences included) and their state entries are
+ * identical. Returns how many records had topic `topic`.
  */
-static void test_order_path_matches_general_path(void **state)
+static uint64_t expect_paths_identical(struct fixture *f, int events,
+                                       int (*next)(struct fixture *f, void *ctx, int e,
+                                                   struct tp_book_change *out),
+                                       void *ctx, uint16_t topic)
 {
-    struct fixture *f = *state;
     char instance[64];
     snprintf(instance, sizeof(instance), "tptestpubg%d", (int)getpid());
     struct tp_bus_writer bus;
@@ -1119,23 +1120,8 @@ static void test_order_path_matches_general_path(void **state)
     f->sink.instrument(f->sink.ctx, 0);
     sink.instrument(sink.ctx, 0);
 
-    static struct script_event script[32];
-    int events = run_script(f->books, script);
-    /* Six bid levels (the entry holds four): adds at levels 5 and 6, then above them. */
-    for (int i = 0; i < 6; i++, events++)
-        script[events].n =
-            test_books_add(f->books, 20 + (uint64_t)i, 0, 97000000000 - (int64_t)i * 1000000000,
-                           1 + i, script[events].c);
-    script[events].n = test_books_add(f->books, 30, 0, 99500000000, 4, script[events].c);
-    events++;
-    script[events].n = test_books_delete(f->books, 25, script[events].c);
-    events++;
-
     static uint8_t got[1 << 16], want[1 << 16];
-    uint64_t order_depth_records = 0, orders = 0;
-    for (int e = 0; e < events; e++)
-        for (int i = 0; i < script[e].n; i++)
-            orders += script[e].c[i].kind == TP_CHANGE_ORDER;
+    uint64_t with_topic = 0;
     for (int e = 0; e <= events; e++) {
         if (e == events - 2) { /* the last two events of a stale instrument */
             tp_publisher_set_flags(f->pub, 0, TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
@@ -1148,10 +1134,11 @@ static void test_order_path_matches_general_path(void **state)
         struct tp_book_change general[1 + 3 * TP_BOOK_CHANGES_MAX];
         memset(&general[0], 0, sizeof(general[0]));
         general[0].kind = 0x7f; /* no such kind: skipped, and the rest goes the general way */
-        memcpy(&general[1], script[e].c, (size_t)script[e].n * sizeof(general[0]));
-        f->sink.changes(f->sink.ctx, &info, script[e].c, (uint32_t)script[e].n);
+        int n = next(f, ctx, e, &general[1]);
+        assert_true(n > 0 && n <= 3 * TP_BOOK_CHANGES_MAX);
+        f->sink.changes(f->sink.ctx, &info, &general[1], (uint32_t)n);
         f->sink.end_of_event(f->sink.ctx, &info);
-        sink.changes(sink.ctx, &info, general, (uint32_t)script[e].n + 1);
+        sink.changes(sink.ctx, &info, general, (uint32_t)n + 1);
         sink.end_of_event(sink.ctx, &info);
 
         uint32_t n_got, n_want;
@@ -1165,7 +1152,7 @@ static void test_order_path_matches_general_path(void **state)
             /* Copied out: drain_records packs records without their alignment. */
             struct tp_ring_record rec;
             memcpy(&rec, got + at + sizeof(uint32_t), sizeof(rec));
-            order_depth_records += rec.topic == TP_RECORD_ORDER_DEPTH;
+            with_topic += rec.topic == topic;
             at += sizeof(uint32_t) + rec.length;
         }
 
@@ -1176,14 +1163,173 @@ static void test_order_path_matches_general_path(void **state)
         assert_int_equal(tp_state_read(bus.state, 0, &b, 10), 0);
         assert_memory_equal(&a, &b, sizeof(a));
     }
+    /* The general way skipped the unknown record of each event, and whatever the other did. */
+    assert_int_equal(tp_publisher_counters(pub)->skipped,
+                     (uint64_t)events + tp_publisher_counters(f->pub)->skipped);
+    free(pub);
+    tp_bus_writer_close(&bus, 1);
+    return with_topic;
+}
+
+/* expect_paths_identical's events from a script already applied to the books. */
+static int script_copy(struct fixture *f, void *ctx, int e, struct tp_book_change *out)
+{
+    (void)f;
+    const struct script_event *script = ctx;
+    memcpy(out, script[e].c, (size_t)script[e].n * sizeof(*out));
+    return script[e].n;
+}
+
+/*
+ * on_changes publishes an order of an order-only book with the one level it changed on a path of
+ * its own (on_orders); expect_paths_identical holds it to the general way across adds at levels
+ * above and below the entry's depth, executions with and without a trade, cancels, deletes,
+ * replaces (two orders in one event), trades alone, two orders in one event, and stale flags.
+ */
+static void test_order_path_matches_general_path(void **state)
+{
+    struct fixture *f = *state;
+    static struct script_event script[32];
+    int events = run_script(f->books, script);
+    /* Six bid levels (the entry holds four): adds at levels 5 and 6, then above them. */
+    for (int i = 0; i < 6; i++, events++)
+        script[events].n =
+            test_books_add(f->books, 20 + (uint64_t)i, 0, 97000000000 - (int64_t)i * 1000000000,
+                           1 + i, script[events].c);
+    script[events].n = test_books_add(f->books, 30, 0, 99500000000, 4, script[events].c);
+    events++;
+    script[events].n = test_books_delete(f->books, 25, script[events].c);
+    events++;
+
+    uint64_t orders = 0;
+    for (int e = 0; e < events; e++)
+        for (int i = 0; i < script[e].n; i++)
+            orders += script[e].c[i].kind == TP_CHANGE_ORDER;
+    uint64_t order_depth_records =
+        expect_paths_identical(f, events, script_copy, script, TP_RECORD_ORDER_DEPTH);
     expect_state_mirrors_books(f);
     /* Every order of the script had its level: each went as one record. */
     assert_int_equal(order_depth_records, orders);
     assert_true(orders >= 20);
-    assert_int_equal(tp_publisher_counters(pub)->skipped, (uint64_t)events);
     assert_int_equal(tp_publisher_counters(f->pub)->skipped, 0);
-    free(pub);
-    tp_bus_writer_close(&bus, 1);
+}
+
+/* Records of expect_paths_identical's venue events (venue_event). */
+struct venue_counts {
+    uint64_t levels, aggregated;
+};
+
+/*
+ * Event e of the venue-levels script, applied to the books now (so each state entry is written
+ * from the books as they are after its own event): levels of both sides (new, changed, deleted,
+ * overlaid, several in one event, implied, below the entry's four, an empty slot), orders with
+ * their aggregated levels, a trade and a statistic between levels, DELETE_FROM, DELETE_THRU and a
+ * level deeper than 255, which the books never write but a feed could.
+ */
+static int venue_event(struct fixture *f, void *ctx, int e, struct tp_book_change *out)
+{
+    const int64_t px = 1000000000; /* 1.0 in price9 */
+    int n = 0;
+#define LEVEL(implied, ask, action, level, price, qty, count)                                      \
+    (n += test_books_venue_level(f->books, implied, ask, action, level, (price)*px, qty, count,    \
+                                 out + n))
+    switch (e) {
+    case 0:
+        LEVEL(0, 0, TP_LEVEL_NEW, 1, 100, 10, 2);
+        break;
+    case 1:
+        LEVEL(0, 1, TP_LEVEL_NEW, 1, 101, 5, 1);
+        LEVEL(0, 0, TP_LEVEL_NEW, 2, 99, 7, 3);
+        LEVEL(0, 0, TP_LEVEL_CHANGE, 1, 100, 12, 3);
+        break;
+    case 2:
+        LEVEL(1, 0, TP_LEVEL_NEW, 1, 100, 4, 0);
+        LEVEL(1, 1, TP_LEVEL_NEW, 1, 101, 6, 0);
+        break;
+    case 3:
+        for (unsigned l = 3; l <= 6; l++)
+            LEVEL(0, 0, TP_LEVEL_NEW, l, 99 - (int64_t)l, (int64_t)l, l);
+        break;
+    case 4:
+        n = test_books_add(f->books, 1, 0, 98 * px, 3, out);
+        break;
+    case 5:
+        n = test_books_add(f->books, 2, 1, 101 * px, 2, out);
+        LEVEL(0, 1, TP_LEVEL_CHANGE, 1, 101, 7, 2);
+        n += test_books_trade(f->books, 101 * px, 1, out + n);
+        n += test_books_add(f->books, 3, 1, 102 * px, 4, out + n);
+        LEVEL(0, 1, TP_LEVEL_NEW, 2, 102, 4, 1);
+        out[n] = out[2]; /* the level change above, too deep for any consumer book: skipped */
+        out[n++].level = 300;
+        break;
+    case 6:
+        LEVEL(0, 0, TP_LEVEL_DELETE, 2, 99, 0, 0);
+        LEVEL(0, 1, TP_LEVEL_OVERLAY, 1, 101, 9, 3);
+        break;
+    case 7:
+        n = test_books_stat(f->books, TEST_STAT_CLOSE, 100 * px, 0, out);
+        LEVEL(0, 0, TP_LEVEL_CHANGE, 1, 100, 11, 2);
+        break;
+    case 8:
+        LEVEL(0, 0, TP_LEVEL_DELETE_FROM, 2, 0, 0, 0);
+        LEVEL(0, 1, TP_LEVEL_NEW, 3, 103, 1, 1);
+        break;
+    case 9:
+        LEVEL(0, 1, TP_LEVEL_DELETE_THRU, 0, 0, 0, 0);
+        LEVEL(0, 0, TP_LEVEL_NEW, 2, 99, 2, 1);
+        break;
+    case 10: /* and the asks' second slot left empty */
+        LEVEL(0, 0, TP_LEVEL_NEW, 1, 100, 1, 1);
+        LEVEL(0, 1, TP_LEVEL_NEW, 1, 101, 1, 1);
+        LEVEL(0, 1, TP_LEVEL_NEW, 3, 103, 3, 2);
+        break;
+    default:
+        LEVEL(0, 0, TP_LEVEL_CHANGE, 1, 100, 2, 1);
+        LEVEL(1, 0, TP_LEVEL_DELETE, 1, 100, 0, 0);
+        break;
+    }
+#undef LEVEL
+    struct venue_counts *counts = ctx;
+    for (int i = 0; i < n; i++) {
+        counts->levels += out[i].kind == TP_CHANGE_LEVEL && out[i].book != TP_BOOK_ORDERS;
+        counts->aggregated += out[i].kind == TP_CHANGE_LEVEL && out[i].book == TP_BOOK_ORDERS;
+    }
+    return n;
+}
+
+/*
+ * A book with venue levels (MDP3's): on_changes publishes its outright and implied levels and its
+ * orders on a path of their own (on_venue_records), skipping the levels aggregated from the
+ * orders; expect_paths_identical holds it to the general way over venue_event's script, with
+ * stale flags in its last two events.
+ */
+static void test_venue_path_matches_general_path(void **state)
+{
+    struct fixture *f = *state;
+    assert_int_equal(test_books_retype(f->books, 1), 0);
+    struct venue_counts counts = {0};
+    uint64_t depth_records = expect_paths_identical(f, 12, venue_event, &counts, TP_TOPIC_DEPTH);
+    /* Each venue level went as one BookUpdate but the one deeper than 255; the levels aggregated
+     * from the three orders went nowhere. */
+    assert_int_equal(depth_records, counts.levels - 1);
+    assert_int_equal(counts.aggregated, 3);
+    assert_int_equal(tp_publisher_counters(f->pub)->skipped, 1);
+    /* The entry holds the best four of the five outright bid levels (100 x 2, then 95, 99, 94:
+     * as the venue placed them), and the two ask levels set after the asks were cleared, with
+     * the empty slot between them closed up. */
+    struct tp_instrument_state st;
+    const int64_t px = 1000000000;
+    assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+    assert_int_equal(st.book.bid_levels, 4);
+    assert_int_equal(st.bids[0].price, 100 * px);
+    assert_int_equal(st.bids[0].qty, 2);
+    assert_int_equal(st.bids[1].price, 95 * px);
+    assert_int_equal(st.bids[3].price, 94 * px);
+    assert_int_equal(st.book.ask_levels, 2);
+    assert_int_equal(st.asks[0].price, 101 * px);
+    assert_int_equal(st.asks[1].price, 103 * px);
+    assert_int_equal(st.asks[1].qty, 3);
+    assert_int_equal(st.asks[1].orders, 2);
 }
 
 int main(void)
@@ -1205,6 +1351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_sampling, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_path_matches_general_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_venue_path_matches_general_path, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
