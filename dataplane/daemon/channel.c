@@ -271,6 +271,23 @@ static void end_of_burst(void *ctx)
     flush_pending(ch);
 }
 
+/* Adds a packet to the pending list (ITCH: with its first sequence and count). */
+static inline __attribute__((always_inline)) void
+add_pending(struct tp_channel *ch, const struct tp_channel_pending *pk, bool release, bool itch)
+{
+    /* Field by field: gcc copied a whole struct through the stack. */
+    struct tp_channel_pending *to = &ch->pending[ch->n_pending++];
+    to->payload = pk->payload;
+    to->handle = pk->handle;
+    to->rx_tsc = pk->rx_tsc;
+    if (itch) {
+        to->seq = pk->seq;
+        to->count = pk->count;
+    }
+    to->len = pk->len;
+    to->release = release;
+}
+
 /*
  * A packet in sequence: kept for the end of the rx burst when the publisher is inside one,
  * applied now otherwise. ITCH (`itch`: a constant where the caller knows it): pk->count messages
@@ -286,17 +303,7 @@ static inline __attribute__((always_inline)) bool deliver(struct tp_channel *ch,
         mold_stage_keep(ch, staged, pk->count);
     if (!ch->flush_due)
         ch->flush_due = tp_publisher_defer(ch->params.publisher, end_of_burst, ch);
-    /* Field by field: gcc copied a whole struct through the stack. */
-    struct tp_channel_pending *to = &ch->pending[ch->n_pending++];
-    to->payload = pk->payload;
-    to->handle = pk->handle;
-    to->rx_tsc = pk->rx_tsc;
-    if (itch) {
-        to->seq = pk->seq;
-        to->count = pk->count;
-    }
-    to->len = pk->len;
-    to->release = owned || ch->flush_due;
+    add_pending(ch, pk, owned || ch->flush_due, itch);
     /* Applied now outside a burst, and inside one when the channel keeps all the packets, or
      * stages all the blocks, it can (see STAGE_PACKET_MAX): in order all the same. */
     if (!ch->flush_due || ch->n_pending == TP_CHANNEL_PENDING_MAX ||
@@ -464,7 +471,7 @@ arbitrate(struct tp_channel *ch, enum tp_line_role role, const struct tp_arb_pkt
     enum tp_arb_verdict v = tp_arb_offer(ch->arb, line, pkt, handle, rx_tsc, &skip);
     if (v == TP_ARB_RESET) {
         on_reset(ch, rx_tsc);
-        v = tp_arb_offer(ch->arb, line, pkt, handle, rx_tsc, &skip);
+        v = tp_arb_offer_slow(ch->arb, line, pkt, handle, rx_tsc, &skip); /* rare: no inline */
     }
     if (v == TP_ARB_HELD)
         return true;
@@ -484,11 +491,13 @@ arbitrate(struct tp_channel *ch, enum tp_line_role role, const struct tp_arb_pkt
 }
 
 /*
- * The publisher is selected where the channel publishes (flushes, resets, MDP3 side lines), not
- * for every packet: most packets only wait for the end of the burst.
+ * Every packet but the common one (in_order). The publisher is selected where the
+ * channel publishes (flushes, resets, MDP3 side lines), not for every packet: most packets only
+ * wait for the end of the burst.
  */
-bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
-                       uint16_t len, void *handle, uint64_t rx_tsc)
+static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum tp_line_role role,
+                                                     const uint8_t *payload, uint16_t len,
+                                                     void *handle, uint64_t rx_tsc)
 {
     ch->counters.packets++;
     if (ch->params.protocol == TP_CHANNEL_ITCH) {
@@ -522,6 +531,65 @@ bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint
     }
     struct tp_arb_pkt pkt = {.seq = seq, .count = 1};
     return arbitrate(ch, role, &pkt, payload, len, handle, rx_tsc, 0, 0, false);
+}
+
+/*
+ * The common packet inside an rx burst: of line A or B (MDP3: an incremental line), well framed,
+ * next in sequence of the current stream, with nothing held and room to keep it for the end of
+ * the burst. It is kept with exactly channel_packet's effects, and with no call: the general
+ * path's calls made every packet save and restore six registers. Any other packet returns false
+ * before anything the general path reads is changed (ITCH: its blocks are staged past those
+ * kept, and staged again there). `itch`: a constant in each caller.
+ */
+static inline __attribute__((always_inline)) bool in_order(struct tp_channel *ch,
+                                                           enum tp_line_role role,
+                                                           const uint8_t *payload, uint16_t len,
+                                                           void *handle, uint64_t rx_tsc, bool itch)
+{
+    struct tp_arb *arb = ch->arb;
+    if (!ch->flush_due || ch->n_pending >= TP_CHANNEL_PENDING_MAX - 1 || tp_arb_holding(arb) ||
+        (role != TP_ROLE_INCR_A && role != TP_ROLE_INCR_B))
+        return false;
+    enum tp_line line = role == TP_ROLE_INCR_B ? TP_LINE_B : TP_LINE_A;
+    struct tp_channel_pending pk = {
+        .payload = payload, .handle = handle, .rx_tsc = rx_tsc, .len = len};
+    struct tp_mold_packet p;
+    if (itch) {
+        if (session_unknown(ch) || tp_mold_parse(&p, payload, len) != TP_MOLD_MESSAGES ||
+            !tp_arb_in_order(arb, TP_SEQ_MOLDUDP64, line, p.sequence, p.sequence + p.count,
+                             p.session))
+            return false;
+        int blocks =
+            tp_mold_frame(&p, ch->stage_msgs + ch->n_staged, ch->stage_lens + ch->n_staged);
+        if (blocks < 0 || ch->n_staged + (uint32_t)blocks > STAGE_PACKET_MAX)
+            return false;
+        pk.seq = p.sequence;
+        pk.count = (uint32_t)blocks;
+        ch->n_staged += pk.count;
+    } else {
+        /* The sequence is read once the header is known to be there. */
+        if (len < TP_MDP3_PACKET_HEADER_LEN)
+            return false;
+        pk.seq = mktdata_load_u32(payload); /* MsgSeqNum */
+        pk.count = 1;
+        if (!tp_arb_in_order(arb, TP_SEQ_MDP3, line, pk.seq, pk.seq + 1, NULL) ||
+            !tp_mdp3_packet_frames(payload, len))
+            return false;
+    }
+    ch->counters.packets++;
+    tp_arb_deliver_in_order(arb, itch ? TP_SEQ_MOLDUDP64 : TP_SEQ_MDP3, line, pk.seq,
+                            pk.seq + pk.count, rx_tsc);
+    add_pending(ch, &pk, true, itch);
+    return true;
+}
+
+bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
+                       uint16_t len, void *handle, uint64_t rx_tsc)
+{
+    bool kept = ch->params.protocol == TP_CHANNEL_ITCH
+                    ? in_order(ch, role, payload, len, handle, rx_tsc, true)
+                    : in_order(ch, role, payload, len, handle, rx_tsc, false);
+    return kept || channel_packet(ch, role, payload, len, handle, rx_tsc);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */

@@ -164,41 +164,61 @@ static inline bool tp_arb_holding(const struct tp_arb *arb)
 }
 
 /*
- * Offers one packet received on `line` at `now_tsc`. For TP_ARB_DELIVER and TP_ARB_RESET the
- * caller applies the packet's messages after the first *skip, then calls tp_arb_next_ready()
- * until it returns false (nothing to do unless tp_arb_holding()). For TP_ARB_HELD the arbiter
- * now owns `handle`.
- *
- * Inline: the common packet, the next one in sequence on line A or B of the current stream with
- * no gap open and nothing held, is delivered here with exactly the slow path's effects.
+ * Whether tp_arb_offer delivers this packet on its inline path: the next one in sequence
+ * ([seq, end), end > seq) on line A or B of the current stream, with no gap open and nothing
+ * beyond it seen. `rules`: the arbiter's (a constant where the caller knows it). No stores: a
+ * caller may test this, decline the packet for its own reasons, and offer it later.
  */
-static inline enum tp_arb_verdict tp_arb_offer(struct tp_arb *arb, enum tp_line line,
-                                               const struct tp_arb_pkt *pkt, void *handle,
-                                               uint64_t now_tsc, uint32_t *skip)
+static inline __attribute__((always_inline)) bool
+tp_arb_in_order(const struct tp_arb *arb, enum tp_seq_rules rules, enum tp_line line, uint64_t seq,
+                uint64_t end, const uint8_t *session)
 {
-    /* Read once: the stores below could alias *pkt as far as the compiler knows. */
-    uint64_t seq = pkt->seq, end = seq + pkt->count;
     /* expected == horizon: nothing beyond it was seen (no gap, nothing left to hold the packet
      * behind); seq > 1: no MDP3 restart; end > seq: messages, and no overflow. */
-    bool in_order = seq == arb->expected && arb->expected == arb->horizon && !arb->gap_open &&
-                    end > seq && seq > 1 && line <= TP_LINE_B;
-    if (__builtin_expect(!in_order, 0))
-        return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
-    struct tp_arb_line_state *ls = &arb->line[line];
-    if (arb->params.rules == TP_SEQ_MOLDUDP64) {
-        if (pkt->session == NULL || memcmp(pkt->session, arb->session, TP_ARB_SESSION_LEN) != 0)
-            return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
-    } else if (!ls->seen || ls->epoch != arb->epoch) {
-        return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
-    } else if (seq > ls->last_seq) {
-        ls->last_seq = seq;
-    }
-    *skip = 0;
+    if (!(seq == arb->expected && arb->expected == arb->horizon && !arb->gap_open && end > seq &&
+          seq > 1 && line <= TP_LINE_B))
+        return false;
+    if (rules == TP_SEQ_MOLDUDP64)
+        return session != NULL && memcmp(session, arb->session, TP_ARB_SESSION_LEN) == 0;
+    const struct tp_arb_line_state *ls = &arb->line[line];
+    return ls->seen && ls->epoch == arb->epoch;
+}
+
+/* Delivers a packet tp_arb_in_order accepted (with the same arguments), as tp_arb_offer does. */
+static inline __attribute__((always_inline)) void
+tp_arb_deliver_in_order(struct tp_arb *arb, enum tp_seq_rules rules, enum tp_line line,
+                        uint64_t seq, uint64_t end, uint64_t now_tsc)
+{
+    if (rules == TP_SEQ_MDP3 && seq > arb->line[line].last_seq)
+        arb->line[line].last_seq = seq;
     arb->now = now_tsc;
     arb->last_delivery = now_tsc;
     arb->expected = arb->horizon = end;
     arb->counters.line[line].packets++;
     arb->counters.line[line].delivered++;
+}
+
+/*
+ * Offers one packet received on `line` at `now_tsc`. For TP_ARB_DELIVER and TP_ARB_RESET the
+ * caller applies the packet's messages after the first *skip, then calls tp_arb_next_ready()
+ * until it returns false (nothing to do unless tp_arb_holding()). For TP_ARB_HELD the arbiter
+ * now owns `handle`.
+ *
+ * Inline: the common packet (tp_arb_in_order) is delivered here with exactly the slow path's
+ * effects. Forced inline: gcc kept it a function of its own, and the call spilled the caller's
+ * registers.
+ */
+static inline __attribute__((always_inline)) enum tp_arb_verdict
+tp_arb_offer(struct tp_arb *arb, enum tp_line line, const struct tp_arb_pkt *pkt, void *handle,
+             uint64_t now_tsc, uint32_t *skip)
+{
+    /* Read once: the stores below could alias *pkt as far as the compiler knows. */
+    uint64_t seq = pkt->seq, end = seq + pkt->count;
+    enum tp_seq_rules rules = arb->params.rules;
+    if (__builtin_expect(!tp_arb_in_order(arb, rules, line, seq, end, pkt->session), 0))
+        return tp_arb_offer_slow(arb, line, pkt, handle, now_tsc, skip);
+    *skip = 0;
+    tp_arb_deliver_in_order(arb, rules, line, seq, end, now_tsc);
     return TP_ARB_DELIVER;
 }
 

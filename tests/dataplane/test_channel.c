@@ -420,6 +420,58 @@ static void test_many_packets_in_one_burst(void **state)
         assert_int_equal(seqs[i], 2 + i);
 }
 
+/*
+ * Inside a burst the common packet (line A or B, in order, nothing held) is kept without the
+ * general path, the others take it: both count alike. Line B's copies are duplicates, a
+ * malformed packet and a retransmission are refused or held as before, and what is kept is
+ * applied once, in order, with every handle back.
+ */
+static void test_common_and_general_packets_count_alike(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = 12 };
+    static struct held p[N], bad;
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    for (int i = 1; i < N; i++) {
+        packet(&p[i], "SESSION001", (uint64_t)i + 1);
+        add(put(&p[i], ADD_LEN), (uint64_t)i, 1900000 + (uint32_t)i * 100);
+    }
+    bad = p[3];
+    bad.len--; /* its last block runs past the end */
+    tp_publisher_begin_burst(f->pub);
+    for (int i = 0; i < N; i++) {
+        if (i == 5)
+            continue; /* lost on line A: 6 onwards wait behind the gap */
+        assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_A, p[i].bytes, p[i].len, &p[i], 5));
+        if (i % 2 == 0) /* line B's copy of every other packet */
+            assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[i].bytes, p[i].len, NULL, 6));
+        if (i == 3)
+            assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, bad.bytes, bad.len, &bad, 5));
+    }
+    /* Line B fills the gap; the packets held behind it follow. */
+    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[5].bytes, p[5].len, &p[5], 6));
+    tp_publisher_end_burst(f->pub);
+    const struct tp_arb_counters *c = tp_arb_counters(f->ch->arb);
+    assert_int_equal(c->line[TP_LINE_A].packets, N - 1); /* bad never reaches the arbiter */
+    assert_int_equal(f->ch->counters.malformed, 1);
+    assert_int_equal(f->ch->counters.packets, (N - 1) + 1 + N / 2 + 1);
+    assert_int_equal(c->line[TP_LINE_A].delivered, N - 1);
+    assert_int_equal(c->line[TP_LINE_A].held, N - 6);
+    assert_int_equal(c->line[TP_LINE_B].packets, N / 2 + 1);
+    assert_int_equal(c->line[TP_LINE_B].duplicates, N / 2);
+    assert_int_equal(c->line[TP_LINE_B].delivered, 1);
+    assert_int_equal(c->gap_filled, 1);
+    assert_int_equal(f->ch->counters.messages, N);
+    assert_int_equal(f->released, N);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(f->released_handles[i], (uintptr_t)&p[i]);
+    uint64_t seqs[N];
+    assert_int_equal(order_sequences(seqs, N), N - 1);
+    for (int i = 0; i < N - 1; i++)
+        assert_int_equal(seqs[i], 2 + i);
+}
+
 /* A MoldUDP64 packet at `seq` of `n` empty blocks (framed, refused by the feed); its length. */
 static uint16_t empty_blocks(uint8_t *buf, uint64_t seq, uint16_t n)
 {
@@ -609,6 +661,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reset_event_names_its_channel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_packets_in_one_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stage_full_applies_what_came_before, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_common_and_general_packets_count_alike, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_stop_inside_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_give_up_marks_instruments_defined_since,
                                         setup_give_up, teardown),
