@@ -90,9 +90,12 @@ static void copy_side(const struct tp_books *books, uint32_t id, enum tp_book_ki
         *n = (uint16_t)got; /* aggregated order levels are never empty */
         return;
     }
-    /* MBP books may have empty slots inside their depth: close them up. */
-    unsigned k = 0;
-    for (uint32_t i = 0; i < got; i++)
+    /* MBP books may have empty slots inside their depth: close them up. The levels before the
+     * first empty slot (usually all of them) stay where they are. */
+    uint32_t k = 0;
+    while (k < got && lv[k].qty != 0)
+        k++;
+    for (uint32_t i = k + 1; i < got; i++)
         if (lv[i].qty != 0)
             lv[k++] = lv[i];
     *n = (uint16_t)k;

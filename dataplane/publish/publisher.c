@@ -420,12 +420,11 @@ __attribute__((always_inline)) static inline uint8_t *book_update(struct tp_publ
     return b;
 }
 
-/* tpout LevelAction of a NEW, CHANGE, DELETE or OVERLAY record (the others have their own). */
+/* tpout LevelAction of a NEW, CHANGE, DELETE or OVERLAY record (the others have their own): the
+ * first three have their tpout values (asserted with order_level), an overlay is a change. */
 static inline uint8_t out_level_action(uint8_t action)
 {
-    return action == TP_LEVEL_NEW      ? OUT_LEVEL_NEW
-           : action == TP_LEVEL_DELETE ? OUT_LEVEL_DELETE
-                                       : OUT_LEVEL_CHANGE; /* change, overlay */
+    return action < 3 ? action : OUT_LEVEL_CHANGE;
 }
 
 /* The first entry of the BookUpdate claimed at b: a NEW, CHANGE, DELETE or OVERLAY of a level (at

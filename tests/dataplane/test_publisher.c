@@ -207,6 +207,44 @@ static void test_level_actions_mapping(void **state)
     assert_int_equal(g[4 + 24 + TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET], 1);
     assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
     expect_empty(f);
+
+    /* NEW, CHANGE, DELETE and OVERLAY of venue levels: one BookUpdate of one entry each, an
+     * overlay as a change; the implied one flagged. */
+    static const uint8_t actions[] = {TP_LEVEL_NEW, TP_LEVEL_CHANGE, TP_LEVEL_DELETE,
+                                      TP_LEVEL_OVERLAY};
+    static const uint8_t out_actions[] = {0, 1, 2, 1};
+    struct tp_book_change v[4];
+    for (int i = 0; i < 4; i++)
+        v[i] = (struct tp_book_change){.instrument = 0,
+                                       .kind = TP_CHANGE_LEVEL,
+                                       .book = i == 3 ? TP_BOOK_IMPLIED : TP_BOOK_DIRECT,
+                                       .side = i == 1 ? TP_SIDE_ASK : TP_SIDE_BID,
+                                       .action = actions[i],
+                                       .level = (uint16_t)(2 + i),
+                                       .count = (uint32_t)i,
+                                       .price = 100 + i,
+                                       .qty = 10 + i};
+    f->sink.changes(f->sink.ctx, &info, v, 4);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    for (int i = 0; i < 4; i++) {
+        b = next_record(f, &tid, &rflags);
+        assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+        assert_int_equal(b[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & TP_PUB_F_IMPLIED,
+                         i == 3 ? TP_PUB_F_IMPLIED : 0);
+        g = b + TPOUT_BOOK_UPDATE_BLOCK_LENGTH;
+        assert_int_equal(tpout_load_u16(g), TPOUT_BOOK_UPDATE_LEVELS_BLOCK_LENGTH);
+        assert_int_equal(tpout_load_u16(g + 2), 1);
+        g += 4;
+        assert_int_equal(g[TPOUT_BOOK_UPDATE_LEVELS_SIDE_OFFSET], i == 1 ? 1 : 0);
+        assert_int_equal(g[TPOUT_BOOK_UPDATE_LEVELS_LEVEL_OFFSET], 2 + i);
+        assert_int_equal(g[TPOUT_BOOK_UPDATE_LEVELS_ACTION_OFFSET], out_actions[i]);
+        assert_int_equal(tpout_load_u32(g + TPOUT_BOOK_UPDATE_LEVELS_ORDER_COUNT_OFFSET),
+                         i == 0 ? (uint32_t)TPOUT_COUNT_NULL_VALUE : (uint32_t)i);
+        assert_int_equal(tpout_load_u64(g + TPOUT_BOOK_UPDATE_LEVELS_PRICE_OFFSET), 100 + i);
+        assert_int_equal(tpout_load_u64(g + TPOUT_BOOK_UPDATE_LEVELS_QUANTITY_OFFSET), 10 + i);
+        assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, i == 3 ? TP_PUB_F_END_OF_EVENT : 0);
+    }
+    expect_empty(f);
 }
 
 static void test_flags_and_interest(void **state)
