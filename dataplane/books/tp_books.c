@@ -30,7 +30,9 @@ static int params_valid(const struct tp_books_params *p)
            (uint64_t)p->instruments * 2 * (TP_LEVEL_SENTINELS + p->levels_per_side) <= UINT32_MAX &&
            p->implied_depth <= UINT8_MAX && p->max_orders <= (1u << 31) &&
            p->recent_orders <= TP_RECENT_ORDERS_LIMIT &&
-           (p->max_orders == 0 || p->levels_per_side > 0);
+           /* an order's tag holds the instrument's id (tp_books_impl.h) */
+           (p->max_orders == 0 ||
+            (p->levels_per_side > 0 && p->first_id + p->instruments <= TP_ORDER_ID_MASK + 1));
 }
 
 /*
@@ -126,10 +128,19 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
     b->recent_slots = recent_slots(p);
     b->recent_magic = UINT64_MAX / b->recent_slots + 1;
     b->spilled = (uint8_t *)(base + l.spilled);
+    /*
+     * Stale entries (tp_mbo.c): at most half of max_orders, and a sweep that passes over both
+     * tables while clears make half of that many stale.
+     */
+    b->stale_limit = p->max_orders / 2;
+    uint64_t limit = b->stale_limit ? b->stale_limit : 1;
+    b->sweep_rate = (2 * (b->recent_slots + b->order_mask + 1) + limit - 1) / limit;
     b->order_levels = (struct tp_order_level *)(base + l.order_levels);
     b->mbp_levels = (struct tp_level *)(base + l.mbp_levels);
     for (uint32_t i = 0; i < p->instruments; i++) {
-        b->hot[i].emit = 1;
+        /* Every instrument emits, and has no order-level book yet (generation bits 0). */
+        b->hot[i].owner = TP_MBO_EMIT | ((p->first_id + i) & TP_ORDER_ID_MASK);
+        b->books[i].order_gen = 1;
         b->hot[i].level_base = i * 2 * b->level_stride + TP_LEVEL_SENTINELS;
         for (unsigned side = 0; side < 2 && p->max_orders; side++)
             for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
@@ -166,7 +177,10 @@ int tp_books_configure(struct tp_books *b, uint32_t instr, uint8_t type, uint8_t
         return 0;
     tp_books_clear(b, instr, 1, ignored);
     bk->type = type;
-    tp_hot_of(b, instr)->mbo = (type & TP_BOOK_TYPE_MBO) != 0;
+    /* An order-level book's orders take its generation (tp_order_tag); other books none. */
+    tp_hot_of(b, instr)->owner = (tp_hot_of(b, instr)->owner & ~TP_ORDER_GEN_BITS) |
+                                 ((type & TP_BOOK_TYPE_MBO) ? (uint32_t)bk->order_gen : 0)
+                                     << TP_ORDER_ID_BITS;
     bk->depth = depth;
     bk->implied_depth = implied_depth;
     return 0;
@@ -260,7 +274,8 @@ int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit)
 {
     if (!tp_books_has(b, instr))
         return -EINVAL;
-    tp_hot_of(b, instr)->emit = emit != 0;
+    tp_hot_of(b, instr)->owner =
+        (tp_hot_of(b, instr)->owner & ~TP_MBO_EMIT) | (emit ? TP_MBO_EMIT : 0);
     return 0;
 }
 
@@ -278,7 +293,7 @@ int tp_books_mark_for_clear(struct tp_books *b, uint32_t instr)
 {
     if (!tp_books_has(b, instr))
         return -EINVAL;
-    tp_hot_of(b, instr)->drop = 1;
+    tp_mbo_mark_orders(b, instr);
     return 0;
 }
 

@@ -124,7 +124,12 @@ struct tp_book {
     uint8_t mbp_levels[2]; /* MBP outright: highest non-empty index per side */
     uint8_t implied_levels[2];
     uint8_t last_aggressor; /* enum tp_side */
-    uint8_t reserved[7];
+    /* Order-level book: the generation of its live orders (1..127; a clear starts the next). */
+    uint8_t order_gen;
+    uint8_t reserved[2];
+    /* Order-level book: entries of its older generations the order tables have not reclaimed
+     * yet (they are not orders any more: tp_books_orders does not count them). */
+    uint32_t stale_orders;
     int64_t last_price; /* last trade */
     int64_t last_qty;
     int64_t volume;  /* traded quantity this session (printable trades) */
@@ -217,18 +222,19 @@ uint64_t tp_books_recent_orders(const struct tp_books *b);
 /*
  * Empties every book of the instrument (snapshot about to be applied, channel reset): levels,
  * orders, last trade and statistics are kept only if `keep_session` is non-zero. Writes one
- * TP_CHANGE_CLEAR record.
+ * TP_CHANGE_CLEAR record. The orders are not looked for: the instrument's order-level book starts
+ * a new generation and the old one's table slots are reclaimed a little at a time (tp_mbo.c), so a
+ * clear costs about what the instrument held, not what the order tables hold.
  */
 int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session,
                    struct tp_book_change *out);
 
 /*
- * Clearing many instruments at once (a channel stopped or reset): tp_books_clear finds an
- * instrument's orders by scanning the order tables, up to all of them, so clearing thousands of
- * instruments one by one took a minute at production sizing (8,000 instruments, 8 Mi orders).
- * Mark each instrument, drop the marked ones' orders and levels in one pass over the tables, then
- * call tp_books_clear on each as before: it finds no orders left and writes its CLEAR record.
- * tp_books_mark_for_clear: 0, or -EINVAL for an instrument these books do not serve.
+ * Clearing many instruments at once (a channel stopped or reset): mark each instrument (its
+ * orders and levels go at once), reclaim the table slots of all the marked ones' orders in one
+ * pass over the tables, then call tp_books_clear on each as before: it finds no orders left and
+ * writes its CLEAR record. tp_books_mark_for_clear: 0, or -EINVAL for an instrument these books
+ * do not serve.
  */
 int tp_books_mark_for_clear(struct tp_books *b, uint32_t instr);
 void tp_books_drop_marked_orders(struct tp_books *b);

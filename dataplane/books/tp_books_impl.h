@@ -4,22 +4,37 @@
 #ifndef TP_BOOKS_IMPL_H
 #define TP_BOOKS_IMPL_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tp_books.h"
 
 /*
- * One live order: 32 bytes, two per cache line. `key` is the level sort key (tp_level_key), so
- * the level of an order is found without looking at its side again. qty == 0 marks a free slot
- * (in either order table).
+ * One order: 32 bytes, two per cache line. `key` is the level sort key (tp_level_key), so the
+ * level of an order is found without looking at its side again. qty == 0 marks a free slot (in
+ * either order table). An order is live only while its tag is its instrument's current one
+ * (tp_order_tag): clearing an instrument starts a new generation instead of finding its orders,
+ * and the older generation's entries ("stale") are reclaimed later (tp_mbo.c).
  */
 struct tp_order {
     uint64_t id;
     int64_t key;
     uint64_t priority;
     uint32_t qty;
-    uint32_t instr_side; /* instrument << 1 | side */
+    uint32_t instr_side; /* tag << 1 | side */
 };
+
+/*
+ * An order's tag: its instrument's generation (1..TP_ORDER_GEN_MAX) above the instrument's
+ * instance id. Books with an order table serve ids below 2^24 (the configuration allows 16 Mi
+ * instruments); the 7 bits above them, in the 31 bits instr_side has, hold the generation.
+ */
+#define TP_ORDER_ID_BITS  24
+#define TP_ORDER_ID_MASK  ((1u << TP_ORDER_ID_BITS) - 1)
+#define TP_ORDER_GEN_MAX  127u
+#define TP_ORDER_GEN_BITS (TP_ORDER_GEN_MAX << TP_ORDER_ID_BITS)
+#define TP_ORDER_TAG_MASK (TP_ORDER_GEN_BITS | TP_ORDER_ID_MASK)
 
 /*
  * What the order-level hot path reads and writes per instrument, 16 bytes in a dense array: a few
@@ -29,10 +44,13 @@ struct tp_order {
  */
 struct tp_mbo_hot {
     uint16_t levels[2]; /* order-level price levels per side (TP_SIDE_BID, TP_SIDE_ASK) */
-    uint8_t mbo;        /* non-zero: the instrument takes order-level updates */
-    uint8_t emit;       /* non-zero: mutating calls write change records (the default) */
-    uint8_t drop;       /* non-zero: tp_books_drop_marked_orders empties the order book */
-    uint8_t reserved;
+    /*
+     * TP_MBO_EMIT | the tag of the instrument's live orders (tp_order_tag), whose generation
+     * bits are 0 when the instrument takes no order-level updates: one word that a lookup
+     * compares with an order's, an add stores in the order, and whose bits say whether the
+     * instrument has an order-level book and writes change records.
+     */
+    uint32_t owner;
     uint32_t live_orders; /* this instrument's orders in the order table */
     /*
      * Index in order_levels of level 0 of the bid side (the ask side's is level_stride further):
@@ -91,6 +109,16 @@ struct tp_books {
     uint64_t recent_slots;   /* window slots (prime) */
     uint64_t recent_magic;   /* UINT64_MAX / recent_slots + 1: id modulo slots by multiplications */
     uint64_t spilled_max_id; /* no id above this one ever went to the overflow table */
+    /*
+     * Stale orders (of an older generation than their instrument's) still in the tables, and the
+     * reclaiming sweep (tp_mbo.c): its next slot (window slots first, then the overflow
+     * table's), the slots it visits per order a clear makes stale, and the most stale orders
+     * allowed before a clear sweeps the whole tables. Per instrument: tp_book.stale_orders.
+     */
+    uint64_t stale_orders;
+    uint64_t sweep_next;
+    uint64_t sweep_rate;
+    uint64_t stale_limit;
     struct tp_books_totals totals; /* live orders, moves, refusals (tp_books.h) */
     uint32_t mbp_stride;           /* levels per instrument in mbp_levels: 2 * (depth + implied) */
     uint32_t level_stride;   /* levels per side in order_levels: sentinels + levels_per_side */
@@ -122,14 +150,14 @@ static inline uint64_t tp_recent_slot(const struct tp_books *b, uint64_t id)
 /*
  * Home slot of an order in the overflow table (hash_shift: 64 - log2 of its slots): Fibonacci
  * hashing (multiply by 2^64 / golden ratio, keep the top bits) of the order id mixed with its
- * instrument. An order is known by (instrument, id), because the venues number orders
- * independently: an ITCH and an MDP3 order-level channel both start at 1. The orders that reach
- * this table are the survivors of many ids; scattering them keeps the probe runs short at any
+ * tag (instrument and generation). An order is known by (instrument, id), because the venues number
+ * orders independently: an ITCH and an MDP3 order-level channel both start at 1. The orders that
+ * reach this table are the survivors of many ids; scattering them keeps the probe runs short at any
  * load and for any id pattern (sparse, strided).
  */
-static inline uint64_t tp_order_home(uint32_t instr, uint64_t id, unsigned hash_shift)
+static inline uint64_t tp_order_home(uint32_t tag, uint64_t id, unsigned hash_shift)
 {
-    return ((id ^ instr * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> hash_shift;
+    return ((id ^ tag * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull) >> hash_shift;
 }
 
 /*
@@ -174,6 +202,33 @@ static inline struct tp_mbo_hot *tp_hot_of(const struct tp_books *b, uint32_t in
     return &b->hot[tp_books_index(b, instr)];
 }
 
+/* tp_mbo_hot.owner: the instrument's mutating calls write change records (the default). */
+#define TP_MBO_EMIT (1u << 31)
+
+/* The tag of the instrument's live orders: compared with an order's on every lookup. */
+static inline uint32_t tp_order_tag(const struct tp_mbo_hot *h)
+{
+    return h->owner & TP_ORDER_TAG_MASK;
+}
+
+/* Whether the instrument takes order-level updates. */
+static inline bool tp_mbo_is_book(const struct tp_mbo_hot *h)
+{
+    return (h->owner & TP_ORDER_GEN_BITS) != 0;
+}
+
+/* Whether the instrument's mutating calls write change records. */
+static inline bool tp_mbo_emits(const struct tp_mbo_hot *h)
+{
+    return (h->owner & TP_MBO_EMIT) != 0;
+}
+
+/* The instance id an order's tag names. */
+static inline uint32_t tp_tag_instrument(uint32_t tag)
+{
+    return tag & TP_ORDER_ID_MASK;
+}
+
 /* Level 0 (the worst) of one side of the order-level book whose hot state is h. */
 static inline struct tp_order_level *tp_mbo_side_levels(const struct tp_books *b,
                                                         const struct tp_mbo_hot *h, unsigned side)
@@ -212,7 +267,7 @@ static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
 /* Whether the instrument's mutating calls write change records (instr checked by the caller). */
 static inline int tp_books_emits(const struct tp_books *b, uint32_t instr)
 {
-    return tp_hot_of(b, instr)->emit;
+    return tp_mbo_emits(tp_hot_of(b, instr));
 }
 
 /* Fills a change record's common fields; the caller sets the kind-specific ones. */
@@ -233,7 +288,13 @@ static inline int tp_books_refuse_level(struct tp_books *b, uint32_t instr)
     return -ENOSPC;
 }
 
-/* Order-level part of tp_books_clear(): drops the instrument's orders and levels. */
+/*
+ * Order-level part of tp_books_clear(): drops the instrument's orders and levels, at a cost that
+ * follows the orders it had (tp_mbo.c).
+ */
 void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr);
+
+/* tp_books_mark_for_clear's part: drops the orders and levels, leaving the reclaiming to later. */
+void tp_mbo_mark_orders(struct tp_books *b, uint32_t instr);
 
 #endif /* TP_BOOKS_IMPL_H */

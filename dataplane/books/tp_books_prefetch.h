@@ -42,7 +42,7 @@ TP_BOOKS_HINT void tp_books_hint_order(const struct tp_books *b, uint32_t instr,
     __builtin_prefetch(&b->recent[s], 1);
     /* As may_have_spilled (tp_mbo_ops.h): young ids skip the load of the spilled count. */
     if (order_id <= b->spilled_max_id && b->spilled[s] != 0) {
-        home = tp_order_home(instr, order_id, 64 - b->order_shift);
+        home = tp_order_home(tp_order_tag(tp_hot_of(b, instr)), order_id, 64 - b->order_shift);
         __builtin_prefetch(&b->orders[home], 1);
         __builtin_prefetch(&b->orders[(home + 1) & b->order_mask], 1);
     }

@@ -47,9 +47,9 @@ static inline struct order_table order_table(const struct tp_books *b)
 }
 
 /* Home slot of an order in the overflow table (tp_order_home). */
-static inline uint64_t order_home(struct order_table ot, uint32_t instr, uint64_t id)
+static inline uint64_t order_home(struct order_table ot, uint32_t tag, uint64_t id)
 {
-    return tp_order_home(instr, id, ot.hash_shift);
+    return tp_order_home(tag, id, ot.hash_shift);
 }
 
 /* How far the order in slot j sits from its home slot. */
@@ -66,13 +66,13 @@ static inline uint64_t order_distance(struct order_table ot, uint64_t j)
  * two.
  */
 
-struct tp_order *tp_mbo_overflow_find(const struct tp_books *b, uint32_t instr, uint64_t id)
+struct tp_order *tp_mbo_overflow_find(const struct tp_books *b, uint32_t tag, uint64_t id)
 {
     struct order_table ot = order_table(b);
-    uint64_t i = order_home(ot, instr, id);
+    uint64_t i = order_home(ot, tag, id);
 
     for (uint64_t d = 0; ot.t[i].qty; d++, i = (i + 1) & ot.mask) {
-        if (ot.t[i].id == id && ot.t[i].instr_side >> 1 == instr)
+        if (ot.t[i].id == id && ot.t[i].instr_side >> 1 == tag)
             return &ot.t[i];
         if (order_distance(ot, i) < d)
             break;
@@ -114,10 +114,82 @@ static void overflow_remove(struct order_table ot, uint64_t i)
     ot.t[i].qty = 0;
 }
 
+/*
+ * Clearing one instrument. MDP3 recovery clears instruments one at a time on the data lcore
+ * (each order book snapshot, and snapshot52 for an order-level book), and finding an
+ * instrument's orders meant scanning both tables: about 40 ms of CPU per clear at production
+ * sizing (8 Mi orders, 550 MB of tables; tools/bench/books/bench_clear.c), seconds per recovery
+ * cycle while the lcore's other channels dropped packets. Of the ways to make a clear cost what the
+ * instrument holds, a generation per instrument costs a lookup one instruction: the tag a lookup
+ * compares was the instrument id, and is now the id with the generation above it, kept with the
+ * instrument's flags in one word of its hot state (tp_mbo_hot.owner). Counting each instrument's
+ * orders in the overflow table would still scan the window, and not help MDP3, whose sparse ids
+ * live in the overflow table; lists per instrument would need stable slots, which backward-shift
+ * deletion does not give.
+ *
+ * So a clear does not look for the orders: it starts the instrument's next generation, and every
+ * entry with the old tag stops matching a lookup ("stale"; counted per instrument and in total).
+ * Stale entries still take slots until reclaimed: when a new order claims a stale window slot
+ * (tp_mbo_spill), and by a sweep that each clear advances over the tables in proportion to the
+ * orders it made stale. The sweep's rate is such that it passes over the whole tables while clears
+ * make at most half of stale_limit orders stale; should stale entries pass stale_limit anyway, the
+ * clear sweeps everything. The overflow table then holds at most max_orders live and stale_limit
+ * (max_orders / 2) stale entries: it stays at most 3/4 full and its probes short.
+ * Generations are 7 bits: the rare clear that would reuse a generation while the instrument still
+ * has stale entries frees them all first (purge_instrument, the old scan).
+ */
+
+/* Whether the entry in slot o (qty != 0) is of an older generation than its instrument's. */
+static inline bool order_stale(const struct tp_books *b, const struct tp_order *o)
+{
+    uint32_t tag = o->instr_side >> 1;
+
+    return (tag ^ tp_hot_of(b, tp_tag_instrument(tag))->owner) & TP_ORDER_GEN_BITS;
+}
+
+/* Frees the slot of a stale entry. */
+static void stale_reclaim(struct tp_books *b, struct tp_order *o)
+{
+    tp_book_of(b, tp_tag_instrument(o->instr_side >> 1))->stale_orders--;
+    b->stale_orders--;
+    order_free_slot(b, o);
+}
+
+/* Slots of both tables: the sweep's cycle. */
+static uint64_t table_slots(const struct tp_books *b)
+{
+    return b->params.max_orders ? b->recent_slots + b->order_mask + 1 : 0;
+}
+
+/*
+ * Visits `budget` slots from where the sweep stopped (window, then overflow table, round), and
+ * reclaims the stale entries met. A removal from the overflow table shifts the rest of its probe
+ * run back onto the slot, which is visited again.
+ */
+static void sweep_stale(struct tp_books *b, uint64_t budget)
+{
+    uint64_t slots = table_slots(b), i = b->sweep_next;
+
+    for (; budget && b->stale_orders; budget--) {
+        struct tp_order *o = i < b->recent_slots ? &b->recent[i] : &b->orders[i - b->recent_slots];
+        if (o->qty && order_stale(b, o)) {
+            stale_reclaim(b, o);
+            if (i >= b->recent_slots)
+                continue;
+        }
+        i = i + 1 == slots ? 0 : i + 1;
+    }
+    b->sweep_next = i;
+}
+
 void tp_mbo_spill(struct tp_books *b, uint64_t s)
 {
     const struct tp_order *slot = &b->recent[s];
 
+    if (order_stale(b, slot)) {
+        stale_reclaim(b, &b->recent[s]);
+        return;
+    }
     overflow_place(order_table(b), *slot);
     b->totals.orders_spilled++;
     b->spilled[s] += b->spilled[s] < UINT8_MAX;
@@ -177,7 +249,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         return -EINVAL;
     if (!order_values_ok(&tp_book_of(b, instr)->counters, price, qty))
         return -EINVAL;
-    o = mbo_lookup(b, instr, order_id);
+    o = mbo_lookup(b, instr, tp_order_tag(h), order_id);
     if (!o)
         return -ENOENT;
     side = o->instr_side & 1u;
@@ -193,7 +265,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
         lv[p].size += (uint64_t)(qty - (int64_t)o->qty) << TP_LEVEL_COUNT_BITS;
         o->qty = (uint32_t)qty;
         o->priority = priority;
-        if (!h->emit)
+        if (!tp_mbo_emits(h))
             return 0;
         level_record(out + 1, instr, side, TP_LEVEL_CHANGE, nl - p, tp_level_count(lv[p].size),
                      price, tp_level_qty(lv[p].size));
@@ -222,7 +294,7 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
     o->key = key;
     o->qty = (uint32_t)qty;
     o->priority = priority;
-    if (!h->emit)
+    if (!tp_mbo_emits(h))
         return 0;
     /* The order's level is the one it joined (the last LEVEL record). */
     write_record(out, instr, TP_CHANGE_ORDER, side, TP_ORDER_MODIFY,
@@ -237,7 +309,7 @@ int tp_mbo_order(const struct tp_books *b, uint32_t instr, uint64_t order_id, en
 
     if (b->params.max_orders == 0 || !tp_books_has(b, instr))
         return -ENOENT;
-    o = order_find(b, instr, order_id);
+    o = order_find(b, tp_order_tag(tp_hot_of(b, instr)), order_id);
     if (!o)
         return -ENOENT;
     if (side)
@@ -259,68 +331,86 @@ void tp_mbo_prefetch(const struct tp_books *b, uint32_t instr, uint64_t order_id
     tp_books_hint_order(b, instr, order_id);
 }
 
-void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
+/*
+ * Frees every slot of the instrument (its live orders and stale entries), and the stale entries
+ * of others met on the way: one pass over both tables, for the rare clear that cannot start a new
+ * generation. Backward-shift removal only moves entries towards lower slots (or across the wrap
+ * onto the end), so re-examining slot i after a removal visits every order exactly once.
+ */
+static void purge_instrument(struct tp_books *b, uint32_t instr)
 {
     struct tp_mbo_hot *h = tp_hot_of(b, instr);
-    uint64_t i;
+    struct tp_book *bk = tp_book_of(b, instr);
+    uint64_t slots = table_slots(b), i = 0;
 
-    for (i = 0; h->live_orders && b->params.max_orders && i < b->recent_slots; i++) {
-        if (b->recent[i].qty && (b->recent[i].instr_side >> 1) == instr) {
-            order_remove(b, &b->recent[i]);
+    while (i < slots && (h->live_orders || bk->stale_orders)) {
+        struct tp_order *o = i < b->recent_slots ? &b->recent[i] : &b->orders[i - b->recent_slots];
+        bool freed = false;
+        if (o->qty && order_stale(b, o)) {
+            stale_reclaim(b, o);
+            freed = true;
+        } else if (o->qty && tp_tag_instrument(o->instr_side >> 1) == instr) {
+            order_remove(b, o);
             h->live_orders--;
+            freed = true;
         }
+        if (!freed || i < b->recent_slots)
+            i++;
     }
-    /*
-     * Backward-shift removal only moves entries towards lower slots (or across the wrap onto the
-     * end), so re-examining slot i after a removal visits every order exactly once.
-     */
-    i = 0;
-    while (h->live_orders && b->params.max_orders && i <= b->order_mask) {
-        if (b->orders[i].qty && (b->orders[i].instr_side >> 1) == instr) {
-            order_remove(b, &b->orders[i]);
-            h->live_orders--;
-            continue;
-        }
-        i++;
-    }
-    h->levels[0] = h->levels[1] = 0;
 }
 
-/* Removes o if its instrument is marked; true if it did. */
-static bool drop_if_marked(struct tp_books *b, struct tp_order *o, uint64_t *marked_live)
+/*
+ * Starts the instrument's next generation: its live orders become stale entries, and its levels
+ * go. Returns the number of orders that became stale.
+ */
+static uint64_t next_generation(struct tp_books *b, uint32_t instr)
 {
-    struct tp_mbo_hot *h;
+    struct tp_mbo_hot *h = tp_hot_of(b, instr);
+    struct tp_book *bk = tp_book_of(b, instr);
+    uint32_t next = bk->order_gen % TP_ORDER_GEN_MAX + 1;
+    uint64_t dropped = h->live_orders;
 
-    if (!o->qty)
-        return false;
-    h = tp_hot_of(b, o->instr_side >> 1);
-    if (!h->drop)
-        return false;
-    order_remove(b, o);
-    h->live_orders--;
-    (*marked_live)--;
-    return true;
+    h->levels[0] = h->levels[1] = 0;
+    if (dropped == 0)
+        return 0;
+    if (next == 1 && bk->stale_orders) {
+        /*
+         * The generations wrapped and entries of older ones, maybe of the next, are still in the
+         * tables: free them all (at most once in 127 clears). No entry of the instrument is
+         * left, so each generation number is used once more before the next wrap.
+         */
+        purge_instrument(b, instr);
+        dropped = 0;
+    } else {
+        bk->stale_orders += (uint32_t)dropped;
+        b->stale_orders += dropped;
+        b->totals.live_orders -= dropped;
+        h->live_orders = 0;
+    }
+    bk->order_gen = (uint8_t)next;
+    /* Only an order-level book has orders: its generation bits are not 0. */
+    h->owner = (h->owner & ~TP_ORDER_GEN_BITS) | next << TP_ORDER_ID_BITS;
+    return dropped;
 }
 
-/* tp_books.h: one pass over both order tables. */
+void tp_mbo_drop_orders(struct tp_books *b, uint32_t instr)
+{
+    uint64_t dropped = next_generation(b, instr);
+
+    sweep_stale(b, dropped * b->sweep_rate);
+    if (b->stale_orders > b->stale_limit)
+        sweep_stale(b, table_slots(b) + b->stale_orders);
+}
+
+void tp_mbo_mark_orders(struct tp_books *b, uint32_t instr)
+{
+    next_generation(b, instr);
+}
+
+/* tp_books.h: the marks started new generations; one pass over the tables frees the stale. */
 void tp_books_drop_marked_orders(struct tp_books *b)
 {
-    uint64_t marked_live = 0, i;
-
-    for (i = 0; i < b->params.instruments; i++)
-        marked_live += b->hot[i].drop ? b->hot[i].live_orders : 0;
-    for (i = 0; marked_live && i < b->recent_slots; i++)
-        drop_if_marked(b, &b->recent[i], &marked_live);
-    /* As in tp_mbo_drop_orders: a removal shifts later entries back onto slot i. */
-    i = 0;
-    while (marked_live && b->params.max_orders && i <= b->order_mask)
-        if (!drop_if_marked(b, &b->orders[i], &marked_live))
-            i++;
-    for (i = 0; i < b->params.instruments; i++) {
-        if (b->hot[i].drop)
-            b->hot[i].levels[0] = b->hot[i].levels[1] = 0;
-        b->hot[i].drop = 0;
-    }
+    sweep_stale(b, table_slots(b) + b->stale_orders);
 }
 
 int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out)
@@ -330,7 +420,7 @@ int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out)
     if (!h)
         return -EINVAL;
     tp_mbo_drop_orders(b, instr);
-    if (!h->emit)
+    if (!tp_mbo_emits(h))
         return 0;
     tp_change(out, instr, TP_CHANGE_CLEAR, TP_BOOK_ORDERS, TP_SIDE_NONE, 0);
     return 1;

@@ -57,7 +57,9 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
 
 /*
  * Empties the order-level book of one instrument (an order book snapshot follows), leaving its
- * price-level books alone. Writes one CLEAR record with book TP_BOOK_ORDERS.
+ * price-level books alone, at a cost that follows the orders it held (tp_books_clear). Its old
+ * order ids are unknown afterwards and can be added again. Writes one CLEAR record with book
+ * TP_BOOK_ORDERS.
  */
 int tp_mbo_clear(struct tp_books *b, uint32_t instr, struct tp_book_change *out);
 

@@ -19,10 +19,13 @@
 
 /* The overflow table's part (tp_mbo.c): calls, taken on the rare paths below. */
 
-/* A live order of an instrument in the overflow table, or NULL. */
-struct tp_order *tp_mbo_overflow_find(const struct tp_books *b, uint32_t instr, uint64_t id);
+/* A live order (its instrument's current tag, tp_order_tag) in the overflow table, or NULL. */
+struct tp_order *tp_mbo_overflow_find(const struct tp_books *b, uint32_t tag, uint64_t id);
 
-/* Moves the live order of window slot s to the overflow table (room checked). */
+/*
+ * Frees window slot s for a new order: moves its order to the overflow table (room checked), or
+ * reclaims it if it is stale.
+ */
 void tp_mbo_spill(struct tp_books *b, uint64_t s);
 
 /* Removes a live order that is in the overflow table. */
@@ -39,10 +42,13 @@ void tp_mbo_overflow_remove(struct tp_books *b, struct tp_order *o);
 #define LEVEL_SCAN 4
 _Static_assert(LEVEL_SCAN <= TP_LEVEL_SENTINELS, "the search reads LEVEL_SCAN levels below n");
 
-/* Whether slot o holds the live order (instr, id); computed without branches. */
-static inline bool order_is(const struct tp_order *o, uint32_t instr, uint64_t id)
+/*
+ * Whether slot o holds the live order (tag, id); computed without branches. An entry of an older
+ * generation of the instrument has another tag: it is not found.
+ */
+static inline bool order_is(const struct tp_order *o, uint32_t tag, uint64_t id)
 {
-    return (o->id == id) & (o->instr_side >> 1 == instr) & (o->qty != 0);
+    return (o->id == id) & (o->instr_side >> 1 == tag) & (o->qty != 0);
 }
 
 /*
@@ -56,22 +62,22 @@ static inline bool may_have_spilled(const struct tp_books *b, uint64_t s, uint64
 }
 
 /*
- * A live order of an instrument, or NULL; s is the id's window slot (tp_recent_slot), which an
- * add computes once for this search and the store that follows.
+ * A live order of an instrument (tag: tp_order_tag), or NULL; s is the id's window slot
+ * (tp_recent_slot), which an add computes once for this search and the store that follows.
  */
-static inline struct tp_order *order_find_at(const struct tp_books *b, uint64_t s, uint32_t instr,
+static inline struct tp_order *order_find_at(const struct tp_books *b, uint64_t s, uint32_t tag,
                                              uint64_t id)
 {
     struct tp_order *o = &b->recent[s];
 
-    if (order_is(o, instr, id))
+    if (order_is(o, tag, id))
         return o;
-    return may_have_spilled(b, s, id) ? tp_mbo_overflow_find(b, instr, id) : NULL;
+    return may_have_spilled(b, s, id) ? tp_mbo_overflow_find(b, tag, id) : NULL;
 }
 
-static inline struct tp_order *order_find(const struct tp_books *b, uint32_t instr, uint64_t id)
+static inline struct tp_order *order_find(const struct tp_books *b, uint32_t tag, uint64_t id)
 {
-    return order_find_at(b, tp_recent_slot(b, id), instr, id);
+    return order_find_at(b, tp_recent_slot(b, id), tag, id);
 }
 
 /*
@@ -80,17 +86,16 @@ static inline struct tp_order *order_find(const struct tp_books *b, uint32_t ins
  * went to the overflow table) is one test that nearly always goes the same way; the full search
  * runs only when either part fails (order_find_at tests the slot, then the id, then the count).
  */
-static inline bool order_exists_at(const struct tp_books *b, uint64_t s, uint32_t instr,
-                                   uint64_t id)
+static inline bool order_exists_at(const struct tp_books *b, uint64_t s, uint32_t tag, uint64_t id)
 {
     bool maybe = (b->recent[s].id == id) | (id <= b->spilled_max_id);
 
-    return maybe && order_find_at(b, s, instr, id) != NULL;
+    return maybe && order_find_at(b, s, tag, id) != NULL;
 }
 
 /*
  * Stores an order whose (instrument, id) is not live (room checked) in its window slot s, moving
- * the order there, if any, to the overflow table.
+ * the live order there, if any, to the overflow table (a stale one is reclaimed).
  */
 static inline void order_place(struct tp_books *b, uint64_t s, struct tp_order o)
 {
@@ -101,13 +106,19 @@ static inline void order_place(struct tp_books *b, uint64_t s, struct tp_order o
     *slot = o;
 }
 
-/* Removes a live order from whichever table holds it. */
-static inline void order_remove(struct tp_books *b, struct tp_order *o)
+/* Frees the slot of an order (live or stale) in whichever table holds it. */
+static inline void order_free_slot(struct tp_books *b, struct tp_order *o)
 {
     if (o >= b->recent && o < b->recent + b->recent_slots)
         o->qty = 0;
     else
         tp_mbo_overflow_remove(b, o);
+}
+
+/* Removes a live order from whichever table holds it. */
+static inline void order_remove(struct tp_books *b, struct tp_order *o)
+{
+    order_free_slot(b, o);
     b->totals.live_orders--;
 }
 
@@ -238,7 +249,7 @@ static inline __attribute__((always_inline)) int level_add(struct tp_books *b, s
         index = n + 1 - p;
         action = TP_LEVEL_NEW;
     }
-    if (!h->emit)
+    if (!tp_mbo_emits(h))
         return 0;
     level_record(out, instr, side, action, index, tp_level_count(lv[p].size), price,
                  tp_level_qty(lv[p].size));
@@ -267,7 +278,7 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
     /* The order's qty and count are part of the level's: no borrow crosses the fields. */
     lv[p].size -= tp_level_size(qty, whole_order ? 1 : 0);
     if (tp_level_count(lv[p].size) > 0) {
-        if (!h->emit)
+        if (!tp_mbo_emits(h))
             return 0;
         level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, tp_level_count(lv[p].size), price,
                      tp_level_qty(lv[p].size));
@@ -276,7 +287,7 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
     for (uint32_t i = p; i + 1 < n; i++)
         lv[i] = lv[i + 1];
     h->levels[side] = (uint16_t)(n - 1);
-    if (!h->emit)
+    if (!tp_mbo_emits(h))
         return 0;
     level_record(out, instr, side, TP_LEVEL_DELETE, n - p, 0, price, 0);
     return (int)(n - p);
@@ -292,7 +303,7 @@ static inline int order_record(const struct tp_mbo_hot *h, struct tp_book_change
                                int64_t qty, uint32_t count, uint64_t id, uint64_t priority,
                                int level)
 {
-    if (!h->emit)
+    if (!tp_mbo_emits(h))
         return 0;
     write_record(out, instr, TP_CHANGE_ORDER, side, action, (uint32_t)level, 0, count, price, qty,
                  id, priority);
@@ -304,19 +315,20 @@ static inline struct tp_mbo_hot *mbo_book(struct tp_books *b, uint32_t instr)
 {
     if (!tp_books_has(b, instr))
         return NULL;
-    if (tp_hot_of(b, instr)->mbo)
+    if (tp_mbo_is_book(tp_hot_of(b, instr)))
         return tp_hot_of(b, instr);
     tp_book_of(b, instr)->counters.bad_input++;
     return NULL;
 }
 
 /*
- * Finds a live order of instrument `instr`. Unknown ids and ids of another instrument are
- * counted on the instrument and give NULL.
+ * Finds a live order of instrument `instr` (tag: its orders', tp_order_tag). Unknown ids, ids of
+ * another instrument and orders dropped by a clear are counted on the instrument and give NULL.
  */
-static inline struct tp_order *mbo_lookup(struct tp_books *b, uint32_t instr, uint64_t id)
+static inline struct tp_order *mbo_lookup(struct tp_books *b, uint32_t instr, uint32_t tag,
+                                          uint64_t id)
 {
-    struct tp_order *o = order_find(b, instr, id);
+    struct tp_order *o = order_find(b, tag, id);
 
     if (!o)
         tp_book_of(b, instr)->counters.unknown_order++;
@@ -342,11 +354,12 @@ static inline bool order_values_ok(struct tp_book_counters *counters, int64_t pr
 
 /*
  * Inserts a new order whose checks the caller made (side, values, not live, room in the table):
- * `h` is the instrument's MBO state and s the id's window slot. Shared by add and replace.
+ * `h` is the instrument's MBO state, tag its orders' and s the id's window slot. Shared by add and
+ * replace.
  */
 static inline __attribute__((always_inline)) int
-order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t s, uint64_t id,
-             unsigned side, int64_t price, int64_t qty, uint64_t priority,
+order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint32_t tag, uint64_t s,
+             uint64_t id, unsigned side, int64_t price, int64_t qty, uint64_t priority,
              struct tp_book_change *out)
 {
     int64_t key = tp_level_key(side, price);
@@ -359,7 +372,7 @@ order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint64_t 
                                   .key = key,
                                   .priority = priority,
                                   .qty = (uint32_t)qty,
-                                  .instr_side = instr << 1 | side});
+                                  .instr_side = tag << 1 | side});
     /* A maximum without a branch: whether a new peak is reached is data, mispredicted. */
     b->totals.live_orders++;
     b->totals.peak_live_orders = b->totals.live_orders > b->totals.peak_live_orders
@@ -393,6 +406,7 @@ TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t ord
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_book_counters *counters;
+    uint32_t tag;
     uint64_t s;
 
     if (!h)
@@ -405,7 +419,8 @@ TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t ord
     if (!order_values_ok(counters, price, qty))
         return -EINVAL;
     s = tp_recent_slot(b, order_id);
-    if (order_exists_at(b, s, instr, order_id)) {
+    tag = tp_order_tag(h);
+    if (order_exists_at(b, s, tag, order_id)) {
         counters->duplicate_order++;
         return -EEXIST;
     }
@@ -414,7 +429,7 @@ TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t ord
         b->totals.order_capacity++;
         return -ENOSPC;
     }
-    return order_insert(b, h, instr, s, order_id, side, price, qty, priority, out);
+    return order_insert(b, h, instr, tag, s, order_id, side, price, qty, priority, out);
 }
 
 /*
@@ -460,7 +475,7 @@ static inline struct tp_order *order_to_reduce(struct tp_books *b, uint32_t inst
         tp_book_of(b, instr)->counters.bad_quantity++;
         return NULL;
     }
-    o = mbo_lookup(b, instr, order_id);
+    o = mbo_lookup(b, instr, tp_order_tag(*h), order_id);
     *rc = -ENOENT;
     return o;
 }
@@ -515,7 +530,7 @@ TP_MBO_OP int tp_mbo_delete_inline(struct tp_books *b, uint32_t instr, uint64_t 
 
     if (!h)
         return -EINVAL;
-    o = mbo_lookup(b, instr, order_id);
+    o = mbo_lookup(b, instr, tp_order_tag(h), order_id);
     if (!o)
         return -ENOENT;
     return order_erase(b, h, instr, o, TP_ORDER_DELETE, 0, out);
@@ -528,6 +543,7 @@ TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_order *o;
     unsigned side;
+    uint32_t tag;
     uint64_t s;
     int n, m;
 
@@ -535,11 +551,12 @@ TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t
         return -EINVAL;
     if (!order_values_ok(&tp_book_of(b, instr)->counters, price, qty))
         return -EINVAL;
-    o = mbo_lookup(b, instr, old_id);
+    tag = tp_order_tag(h);
+    o = mbo_lookup(b, instr, tag, old_id);
     if (!o)
         return -ENOENT;
     s = tp_recent_slot(b, new_id);
-    if (new_id != old_id && order_exists_at(b, s, instr, new_id)) {
+    if (new_id != old_id && order_exists_at(b, s, tag, new_id)) {
         tp_book_of(b, instr)->counters.duplicate_order++;
         return -EEXIST;
     }
@@ -549,7 +566,7 @@ TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t
      * The new id is not live (checked above, or it is the id just removed) and the freed slot
      * makes room in the table; a full level array may still refuse.
      */
-    m = order_insert(b, h, instr, s, new_id, side, price, qty, priority, out + n);
+    m = order_insert(b, h, instr, tag, s, new_id, side, price, qty, priority, out + n);
     return m < 0 ? n : n + m;
 }
 

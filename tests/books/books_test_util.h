@@ -37,6 +37,24 @@ static inline struct tp_books *test_books(uint32_t instruments, uint32_t max_ord
     return mem;
 }
 
+/* Books of these params whose instruments all have an order-level book, or NULL. */
+static inline struct tp_books *test_mbo_books(const struct tp_books_params *p)
+{
+    void *mem = test_zalloc(tp_books_memsize(p));
+
+    if (!mem || tp_books_init(mem, p) != 0) {
+        free(mem);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < p->instruments; i++) {
+        if (tp_books_configure(mem, p->first_id + i, TP_BOOK_TYPE_MBO, 0, 0) != 0) {
+            free(mem);
+            return NULL;
+        }
+    }
+    return mem;
+}
+
 static inline struct tp_instruments *test_registry(uint32_t capacity, uint16_t itch_venues)
 {
     struct tp_instruments_params p = {.capacity = capacity, .itch_venues = itch_venues};

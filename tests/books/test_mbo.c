@@ -458,15 +458,8 @@ static struct tp_books *window_books(uint32_t instruments, uint32_t max_orders,
                                 .max_orders = max_orders,
                                 .recent_orders = recent_orders,
                                 .levels_per_side = 4};
-    void *mem = test_zalloc(tp_books_memsize(&p));
 
-    if (!mem || tp_books_init(mem, &p) != 0) {
-        free(mem);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < instruments; i++)
-        assert_int_equal(tp_books_configure(mem, i, TP_BOOK_TYPE_MBO, 0, 0), 0);
-    return mem;
+    return test_mbo_books(&p);
 }
 
 /*
