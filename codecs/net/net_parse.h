@@ -35,6 +35,9 @@
 
 /* Flags for tp_net_parse_udp. */
 #define TP_NET_CHECK_IP_CSUM 1u
+/* Only the flow key, payload and payload_len need be filled (the rest of the view may be left as
+ * it was): the per-frame path of the classifier, which reads nothing else. */
+#define TP_NET_KEY_ONLY 2u
 
 /* Why a frame was refused (all negative). */
 enum tp_net_error {
@@ -185,11 +188,13 @@ static inline int tp_net_parse_udp(const uint8_t *frame, size_t len, unsigned fl
             out->key.dst_ip = tp_load_be32(ip + 16);
             out->key.dst_port = tp_load_be16(udp + 2);
             out->key.vlan = vid;
-            out->src_ip = tp_load_be32(ip + 12);
-            out->src_port = tp_load_be16(udp);
-            out->outer_vlan = vid;
-            out->vlan_count = off != TP_ETHER_HDR_LEN;
-            out->ip_offset = (uint16_t)off;
+            if (!(flags & TP_NET_KEY_ONLY)) {
+                out->src_ip = tp_load_be32(ip + 12);
+                out->src_port = tp_load_be16(udp);
+                out->outer_vlan = vid;
+                out->vlan_count = off != TP_ETHER_HDR_LEN;
+                out->ip_offset = (uint16_t)off;
+            }
             out->payload = udp + TP_UDP_HDR_LEN;
             out->payload_len = (uint16_t)(udp_len - TP_UDP_HDR_LEN);
             return 0;

@@ -105,9 +105,10 @@ uint32_t tp_classifier_unparsed(struct tp_classifier *cls, int rc)
 }
 
 /* RFC 768: a zero checksum means none was computed; otherwise it must match the datagram's. */
-uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line,
-                                const struct tp_udp_view *v)
+uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line, const uint8_t *frame,
+                                size_t len, struct tp_udp_view *v)
 {
+    tp_net_parse_udp(frame, len, 0, v); /* parsed before: now with the source address */
     const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
     uint16_t stored = tp_load_be16(udp + 6);
     if (stored != 0 && stored != tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
@@ -122,7 +123,9 @@ uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line,
 uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size_t len,
                            struct tp_udp_view *view)
 {
-    return tp_classify_frame_offload(cls, frame, len, false, view);
+    uint32_t line = tp_classify_frame_offload(cls, frame, len, false, view);
+    tp_net_parse_udp(frame, len, 0, view); /* the whole view: the per-frame path fills a part */
+    return line;
 }
 
 const struct tp_classifier_counters *tp_classifier_counters(const struct tp_classifier *cls)

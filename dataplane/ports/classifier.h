@@ -105,11 +105,12 @@ static inline uint32_t tp_classifier_lookup_inline(const struct tp_classifier *c
 }
 
 /* The per-frame path's rare outcomes, out of line: a frame tp_net_parse_udp refused (rc:
- * counted, TP_CLASSIFY_NONE), and a matched frame's checksum summed in software (returns its
- * line, or TP_CLASSIFY_NONE when the checksum is wrong). */
+ * counted, TP_CLASSIFY_NONE), and a matched frame's checksum summed in software (the frame is
+ * parsed again into *v, sources too; returns its line, or TP_CLASSIFY_NONE when the checksum is
+ * wrong). */
 uint32_t tp_classifier_unparsed(struct tp_classifier *cls, int rc);
-uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line,
-                                const struct tp_udp_view *v);
+uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line, const uint8_t *frame,
+                                size_t len, struct tp_udp_view *v);
 
 size_t tp_classifier_memsize(const struct tp_classifier_params *params);
 /* 0 or -EINVAL; mem holds tp_classifier_memsize() bytes, 64-byte aligned. */
@@ -140,14 +141,16 @@ uint32_t tp_classify_frame(struct tp_classifier *cls, const uint8_t *frame, size
  * tp_classify_frame for a frame whose UDP checksum the receiving NIC has verified when
  * udp_checksum_good is true (DPDK: RTE_MBUF_F_RX_L4_CKSUM_GOOD, or _NONE: the data is known
  * intact though the field is not): the checksum is then not computed again. Inline: it runs
- * for every frame the data lcore receives.
+ * for every frame the data lcore receives. Of *view it fills what the data lcore reads, the flow
+ * key, payload and payload_len (all of it where the checksum is summed in software, or the frame
+ * is not of the common shape: see net_parse.h); tp_classify_frame fills all of it.
  */
 static inline uint32_t tp_classify_frame_offload(struct tp_classifier *cls, const uint8_t *frame,
                                                  size_t len, bool udp_checksum_good,
                                                  struct tp_udp_view *view)
 {
     cls->counters.frames++;
-    int rc = tp_net_parse_udp(frame, len, 0, view);
+    int rc = tp_net_parse_udp(frame, len, TP_NET_KEY_ONLY, view);
     if (__builtin_expect(rc != 0, 0))
         return tp_classifier_unparsed(cls, rc);
     uint32_t line = tp_classifier_lookup_inline(cls, &view->key);
@@ -157,7 +160,7 @@ static inline uint32_t tp_classify_frame_offload(struct tp_classifier *cls, cons
     }
     if (cls->verify_udp_checksum) {
         if (!udp_checksum_good)
-            return tp_classifier_checksum(cls, line, view);
+            return tp_classifier_checksum(cls, line, frame, len, view);
         cls->counters.nic_checksum++;
     }
     cls->counters.matched++;

@@ -276,6 +276,31 @@ static void test_udp_checksum_offload(void **state)
     free(cls);
 }
 
+/*
+ * What the per-frame path fills of the view: the key and payload the data lcore reads; where it
+ * sums the checksum, the sources too (it parses the frame again for them).
+ */
+static void test_offload_view(void **state)
+{
+    (void)state;
+    uint8_t buf[256];
+    struct tp_udp_view view;
+    size_t len;
+    struct tp_classifier *cls = checksummed_frame(buf, sizeof(buf), &len);
+    memset(&view, 0, sizeof(view));
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, true, &view), 1);
+    assert_int_equal(view.key.dst_ip, GROUP(224, 0, 31, 1));
+    assert_int_equal(view.key.dst_port, 14310);
+    assert_ptr_equal(view.payload + view.payload_len, buf + len);
+    assert_int_equal(view.payload_len, 41);
+    memset(&view, 0, sizeof(view));
+    assert_int_equal(tp_classify_frame_offload(cls, buf, len, false, &view), 1);
+    assert_int_equal(view.src_port, 5000);
+    assert_int_equal(view.src_ip, GROUP(10, 0, 0, 1));
+    assert_ptr_equal(view.payload + view.payload_len, buf + len);
+    free(cls);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_frames_counted_by_reason),
         cmocka_unit_test(test_udp_checksum),
         cmocka_unit_test(test_udp_checksum_offload),
+        cmocka_unit_test(test_offload_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

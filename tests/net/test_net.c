@@ -218,11 +218,16 @@ static void test_common_shape_path_agrees_with_general(void **state)
                 if (k < sizeof(values))
                     frame[at] = values[k];
                 for (size_t len = (size_t)n - 2; len <= (size_t)n + 2; len++) {
-                    struct tp_udp_view fast, general;
+                    struct tp_udp_view fast, general, key_only;
                     int rc = tp_net_parse_udp(frame, len, 0, &fast);
                     assert_int_equal(rc, tp_net_parse_udp_any(frame, len, 0, &general));
+                    /* TP_NET_KEY_ONLY: the same outcome, key and payload. */
+                    assert_int_equal(rc, tp_net_parse_udp(frame, len, TP_NET_KEY_ONLY, &key_only));
                     if (rc == 0) {
                         assert_same_view(&fast, &general);
+                        assert_true(tp_flow_key_equal(&key_only.key, &general.key));
+                        assert_ptr_equal(key_only.payload, general.payload);
+                        assert_int_equal(key_only.payload_len, general.payload_len);
                         accepted++;
                     }
                     agreed++;
