@@ -393,6 +393,93 @@ static int book_entry(char type, enum tp_book_kind *book, enum tp_side *side)
     }
 }
 
+/*
+ * 46 and 47, the messages of nearly every packet, are read at their fields' schema offsets, not
+ * through the generated wrap/next calls, whose cursor structs (stored and reloaded for every
+ * entry) cost more than the reads. Their groups have fixed-size entries; each is checked once,
+ * exactly as the generated decoder checks it: a root or an entry shorter than its last field, a
+ * dimension or entries past the message's end make the message malformed (the apply pass) or
+ * give no hints (the prefetch pass), and nothing outside the message is read.
+ */
+#define B46(F)     MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_##F##_OFFSET
+#define B46_MD(F)  MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_NO_MD_ENTRIES_##F##_OFFSET
+#define B46_OID(F) MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_NO_ORDER_ID_ENTRIES_##F##_OFFSET
+#define B47(F)     MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_##F##_OFFSET
+#define B47_MD(F)  MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_NO_MD_ENTRIES_##F##_OFFSET
+
+/* The shortest root blocks and entries the generated decoder accepts: their last field's end. */
+#define B46_ROOT_MIN (B46(MATCH_EVENT_INDICATOR) + 1)
+#define B46_MD_MIN   (B46_MD(MD_ENTRY_TYPE) + 1)
+#define B46_OID_MIN  (B46_OID(ORDER_UPDATE_ACTION) + 1)
+#define B47_ROOT_MIN (B47(MATCH_EVENT_INDICATOR) + 1)
+#define B47_MD_MIN   (B47_MD(MD_ENTRY_TYPE) + 1)
+
+_Static_assert(sizeof(mktdata_group_size_num_in_group(NULL)) == 1,
+               "46 indexes its entries by ReferenceID in 256 slots: NumInGroup must be a uint8");
+
+/* A group of fixed-size entries. */
+struct group {
+    const uint8_t *entry; /* entry 0 */
+    uint32_t count;
+    uint16_t entry_len;
+};
+
+/*
+ * The first group of a message: where it starts, or NULL when the root block is shorter than
+ * min_len or longer than the message.
+ */
+static inline const uint8_t *root_block(const struct tp_mdp3_msg *msg, uint16_t min_len)
+{
+    if (msg->block_length > msg->body_len || msg->block_length < min_len)
+        return NULL;
+    return msg->body + msg->block_length;
+}
+
+/*
+ * The group whose dimension (dim_len bytes, giving entry_len and count) starts at `at`, in a
+ * message ending at `end`: where the group ends (the next group), or NULL if it does not fit or
+ * its entries are shorter than min_len.
+ */
+static inline const uint8_t *group_of(const uint8_t *at, const uint8_t *end, size_t dim_len,
+                                      uint16_t entry_len, uint32_t count, uint16_t min_len,
+                                      struct group *g)
+{
+    at += dim_len;
+    if (entry_len < min_len || (size_t)count * entry_len > (size_t)(end - at))
+        return NULL;
+    g->entry = at;
+    g->entry_len = entry_len;
+    g->count = count;
+    return at + (size_t)count * entry_len;
+}
+
+/* A group with the 3-byte dimension (groupSize). */
+static inline const uint8_t *group3(const uint8_t *at, const uint8_t *end, uint16_t min_len,
+                                    struct group *g)
+{
+    if (!at || (size_t)(end - at) < MKTDATA_GROUP_SIZE_ENCODED_LENGTH)
+        return NULL;
+    return group_of(at, end, MKTDATA_GROUP_SIZE_ENCODED_LENGTH, mktdata_group_size_block_length(at),
+                    mktdata_group_size_num_in_group(at), min_len, g);
+}
+
+/* A group with the 8-byte dimension (groupSize8Byte). */
+static inline const uint8_t *group8(const uint8_t *at, const uint8_t *end, uint16_t min_len,
+                                    struct group *g)
+{
+    if (!at || (size_t)(end - at) < MKTDATA_GROUP_SIZE8_BYTE_ENCODED_LENGTH)
+        return NULL;
+    return group_of(at, end, MKTDATA_GROUP_SIZE8_BYTE_ENCODED_LENGTH,
+                    mktdata_group_size8_byte_block_length(at),
+                    mktdata_group_size8_byte_num_in_group(at), min_len, g);
+}
+
+/* A message's end. */
+static inline const uint8_t *end_of(const struct tp_mdp3_msg *msg)
+{
+    return msg->body + msg->body_len;
+}
+
 /* An order entry (46 NoOrderIDEntries, 47) applied to the order-level book. */
 static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, uint64_t id,
                         enum tp_side side, int64_t price, int32_t qty, uint64_t priority)
@@ -422,32 +509,26 @@ static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, 
 
 static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
-    struct mktdata_md_incremental_refresh_book46 m;
-    struct mktdata_md_incremental_refresh_book46_no_md_entries g;
-    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+    const uint8_t *end = end_of(msg), *at, *e;
+    struct group g, o;
 
-    if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
-            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
-        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
+    at = group3(root_block(msg, B46_ROOT_MIN), end, B46_MD_MIN, &g);
+    if (!at)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_book46_transact_time(&m);
-    while (g.index < g.count) {
+    f->info.venue_time = mktdata_load_u64(msg->body + B46(TRANSACT_TIME));
+    e = g.entry;
+    for (uint32_t i = 1; i <= g.count; i++, e += g.entry_len) {
         enum tp_book_kind book = TP_BOOK_DIRECT;
         enum tp_side side = TP_SIDE_NONE;
-        struct tp_mdp3_entry_ref *ref;
-        if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
-            return -EBADMSG;
-        ref = &f->refs[g.index & 0xff];
-        ref->instrument =
-            instrument_of(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
-        ref->price = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_px_mantissa(&g);
+        struct tp_mdp3_entry_ref *ref = &f->refs[i];
+        ref->instrument = instrument_of(f, mktdata_load_i32(e + B46_MD(SECURITY_ID)));
+        ref->price = mktdata_load_i64(e + B46_MD(MD_ENTRY_PX));
         ref->side = TP_SIDE_NONE;
-        char type = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_type(&g);
+        char type = (char)e[B46_MD(MD_ENTRY_TYPE)];
         if (book_entry(type, &book, &side))
             ref->side = (uint8_t)side;
         if (ref->instrument == TP_INSTRUMENT_NONE ||
-            !rpt_seq_accept(f, ref->instrument,
-                            mktdata_md_incremental_refresh_book46_no_md_entries_rpt_seq(&g)))
+            !rpt_seq_accept(f, ref->instrument, mktdata_load_u32(e + B46_MD(RPT_SEQ))))
             continue;
         if (type == 'J') { /* book reset */
             took(f, tp_books_clear(f->books, ref->instrument, 1, room(f)));
@@ -457,75 +538,61 @@ static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             f->counters.rejected++;
             continue;
         }
-        int32_t orders = mktdata_md_incremental_refresh_book46_no_md_entries_number_of_orders(&g);
-        int32_t size = mktdata_md_incremental_refresh_book46_no_md_entries_md_entry_size(&g);
+        int32_t orders = mktdata_load_i32(e + B46_MD(NUMBER_OF_ORDERS));
+        int32_t size = mktdata_load_i32(e + B46_MD(MD_ENTRY_SIZE));
         took(f, tp_mbp_update(
-                    f->books, ref->instrument, book, side,
-                    mktdata_md_incremental_refresh_book46_no_md_entries_md_update_action(&g),
-                    mktdata_md_incremental_refresh_book46_no_md_entries_md_price_level(&g),
-                    ref->price, size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
+                    f->books, ref->instrument, book, side, e[B46_MD(MD_UPDATE_ACTION)],
+                    e[B46_MD(MD_PRICE_LEVEL)], ref->price,
+                    size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
                     orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0 ? 0 : (uint32_t)orders,
                     room(f)));
     }
     /* Order entries name their price level entry by ReferenceID (1-based). */
-    if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
+    if (!group8(at, end, B46_OID_MIN, &o))
         return -EBADMSG;
-    while (o.index < o.count) {
-        if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
-            return -EBADMSG;
-        uint8_t refid = mktdata_md_incremental_refresh_book46_no_order_id_entries_reference_id(&o);
-        int32_t qty = mktdata_md_incremental_refresh_book46_no_order_id_entries_md_display_qty(&o);
+    e = o.entry;
+    for (uint32_t i = 0; i < o.count; i++, e += o.entry_len) {
+        uint8_t refid = e[B46_OID(REFERENCE_ID)];
+        int32_t qty = mktdata_load_i32(e + B46_OID(MD_DISPLAY_QTY));
         if (refid == 0 || refid > g.count || f->refs[refid].instrument == TP_INSTRUMENT_NONE ||
             f->refs[refid].side == TP_SIDE_NONE) {
             f->counters.rejected++;
             continue;
         }
-        order_entry(
-            f, f->refs[refid].instrument,
-            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_update_action(&o),
-            mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o),
-            (enum tp_side)f->refs[refid].side, f->refs[refid].price,
-            qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
-            mktdata_md_incremental_refresh_book46_no_order_id_entries_md_order_priority(&o));
+        order_entry(f, f->refs[refid].instrument, e[B46_OID(ORDER_UPDATE_ACTION)],
+                    mktdata_load_u64(e + B46_OID(ORDER_ID)), (enum tp_side)f->refs[refid].side,
+                    f->refs[refid].price, qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
+                    mktdata_load_u64(e + B46_OID(MD_ORDER_PRIORITY)));
     }
-    return mktdata_md_incremental_refresh_book46_match_event_indicator(&m);
+    return msg->body[B46(MATCH_EVENT_INDICATOR)];
 }
 
 static int order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
-    struct mktdata_md_incremental_refresh_order_book47 m;
-    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+    const uint8_t *e;
+    struct group g;
 
-    if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
-            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
-        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_decode(&m, &g) < 0)
+    if (!group3(root_block(msg, B47_ROOT_MIN), end_of(msg), B47_MD_MIN, &g))
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_order_book47_transact_time(&m);
-    while (g.index < g.count) {
+    f->info.venue_time = mktdata_load_u64(msg->body + B47(TRANSACT_TIME));
+    e = g.entry;
+    for (uint32_t i = 0; i < g.count; i++, e += g.entry_len) {
         enum tp_book_kind book;
         enum tp_side side;
-        if (mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g) < 0)
-            return -EBADMSG;
-        uint32_t instr = instrument_of(
-            f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g));
+        uint32_t instr = instrument_of(f, mktdata_load_i32(e + B47_MD(SECURITY_ID)));
         if (instr == TP_INSTRUMENT_NONE)
             continue;
-        if (!book_entry(mktdata_md_incremental_refresh_order_book47_no_md_entries_md_entry_type(&g),
-                        &book, &side) ||
-            book != TP_BOOK_DIRECT) {
+        if (!book_entry((char)e[B47_MD(MD_ENTRY_TYPE)], &book, &side) || book != TP_BOOK_DIRECT) {
             f->counters.rejected++;
             continue;
         }
-        int32_t qty = mktdata_md_incremental_refresh_order_book47_no_md_entries_md_display_qty(&g);
-        order_entry(
-            f, instr,
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_update_action(&g),
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g), side,
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_entry_px_mantissa(&g),
-            qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
-            mktdata_md_incremental_refresh_order_book47_no_md_entries_md_order_priority(&g));
+        int32_t qty = mktdata_load_i32(e + B47_MD(MD_DISPLAY_QTY));
+        order_entry(f, instr, e[B47_MD(MD_UPDATE_ACTION)], mktdata_load_u64(e + B47_MD(ORDER_ID)),
+                    side, mktdata_load_i64(e + B47_MD(MD_ENTRY_PX)),
+                    qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
+                    mktdata_load_u64(e + B47_MD(MD_ORDER_PRIORITY)));
     }
-    return mktdata_md_incremental_refresh_order_book47_match_event_indicator(&m);
+    return msg->body[B47(MATCH_EVENT_INDICATOR)];
 }
 
 /* ---- trades, statistics, status ----------------------------------------------------------- */
@@ -953,58 +1020,46 @@ static inline void prefetch_order(const struct tp_mdp3_feed *f, uint32_t instr, 
 
 static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg, int orders)
 {
-    struct mktdata_md_incremental_refresh_book46 m;
-    struct mktdata_md_incremental_refresh_book46_no_md_entries g;
-    struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
-    uint32_t instr[256]; /* by ReferenceID (1-based): NumInGroup is a uint8 */
+    const uint8_t *end = end_of(msg), *at, *e;
+    uint32_t instr[256]; /* by ReferenceID (1-based) */
     uint32_t prev = TP_INSTRUMENT_NONE;
+    struct group g, o;
 
-    if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
-            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
-        mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
+    at = group3(root_block(msg, B46_ROOT_MIN), end, B46_MD_MIN, &g);
+    if (!at)
         return;
-    while (g.index < g.count && g.index < 255) {
-        if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
-            return;
-        instr[g.index] =
-            lookup(f, mktdata_md_incremental_refresh_book46_no_md_entries_security_id(&g));
-        if (instr[g.index] != prev)
-            prefetch_instrument(f, instr[g.index]);
-        prev = instr[g.index];
+    e = g.entry;
+    for (uint32_t i = 1; i <= g.count; i++, e += g.entry_len) {
+        instr[i] = lookup(f, mktdata_load_i32(e + B46_MD(SECURITY_ID)));
+        if (instr[i] != prev)
+            prefetch_instrument(f, instr[i]);
+        prev = instr[i];
     }
-    if (!orders ||
-        mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) < 0)
+    if (!orders || !group8(at, end, B46_OID_MIN, &o))
         return;
     prev = TP_INSTRUMENT_NONE;
-    while (o.index < o.count) {
-        if (mktdata_md_incremental_refresh_book46_no_order_id_entries_next(&o) < 0)
-            return;
-        uint8_t refid = mktdata_md_incremental_refresh_book46_no_order_id_entries_reference_id(&o);
-        if (refid == 0 || refid > g.index)
+    e = o.entry;
+    for (uint32_t i = 0; i < o.count; i++, e += o.entry_len) {
+        uint8_t refid = e[B46_OID(REFERENCE_ID)];
+        if (refid == 0 || refid > g.count)
             continue;
-        prefetch_order(f, instr[refid], prev,
-                       mktdata_md_incremental_refresh_book46_no_order_id_entries_order_id(&o));
+        prefetch_order(f, instr[refid], prev, mktdata_load_u64(e + B46_OID(ORDER_ID)));
         prev = instr[refid];
     }
 }
 
 static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
-    struct mktdata_md_incremental_refresh_order_book47 m;
-    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+    const uint8_t *e;
     uint32_t prev = TP_INSTRUMENT_NONE;
+    struct group g;
 
-    if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
-            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
-        mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_decode(&m, &g) < 0)
+    if (!group3(root_block(msg, B47_ROOT_MIN), end_of(msg), B47_MD_MIN, &g))
         return;
-    while (g.index < g.count) {
-        if (mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g) < 0)
-            return;
-        uint32_t instr =
-            lookup(f, mktdata_md_incremental_refresh_order_book47_no_md_entries_security_id(&g));
-        prefetch_order(f, instr, prev,
-                       mktdata_md_incremental_refresh_order_book47_no_md_entries_order_id(&g));
+    e = g.entry;
+    for (uint32_t i = 0; i < g.count; i++, e += g.entry_len) {
+        uint32_t instr = lookup(f, mktdata_load_i32(e + B47_MD(SECURITY_ID)));
+        prefetch_order(f, instr, prev, mktdata_load_u64(e + B47_MD(ORDER_ID)));
         prev = instr;
     }
 }

@@ -976,6 +976,131 @@ static void test_burst_inside_a_burst(void **state)
     assert_int_equal(f->feed.counters.rpt_seq_gaps + f->feed.counters.duplicates, 0);
 }
 
+/* Applied-callback of test_46_47_refused_as_the_generated_decoder_does: each packet's result in
+ * turn. */
+static void record_rc(void *ctx, const struct tp_mdp3_feed_pkt *pkt, int rc)
+{
+    int *rcs = ctx;
+
+    (void)pkt;
+    rcs[rcs[3]++] = rc;
+}
+
+/*
+ * Whether the generated decoder accepts every 46 and 47 of a packet: root block, groups and
+ * entries (the feed reads them at their offsets and must refuse exactly what this refuses).
+ */
+static int generated_decoder_accepts(const uint8_t *data, size_t len)
+{
+    struct tp_mdp3_packet p;
+    struct tp_mdp3_msg msg;
+    int rc;
+
+    if (tp_mdp3_packet_init(&p, data, len) < 0)
+        return 0;
+    while ((rc = tp_mdp3_packet_next(&p, &msg)) == 1) {
+        if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID) {
+            struct mktdata_md_incremental_refresh_book46 m;
+            struct mktdata_md_incremental_refresh_book46_no_md_entries g;
+            struct mktdata_md_incremental_refresh_book46_no_order_id_entries o;
+            if (mktdata_md_incremental_refresh_book46_wrap_for_decode(
+                    &m, msg.body, msg.body_len, msg.block_length, msg.version) < 0 ||
+                mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_decode(&m, &g) < 0)
+                return 0;
+            while (g.index < g.count)
+                if (mktdata_md_incremental_refresh_book46_no_md_entries_next(&g) < 0)
+                    return 0;
+            if (mktdata_md_incremental_refresh_book46_no_order_id_entries_wrap_for_decode(&m, &o) <
+                0)
+                return 0;
+        } else if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID) {
+            struct mktdata_md_incremental_refresh_order_book47 m;
+            struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+            if (mktdata_md_incremental_refresh_order_book47_wrap_for_decode(
+                    &m, msg.body, msg.body_len, msg.block_length, msg.version) < 0 ||
+                mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_decode(&m, &g) <
+                    0)
+                return 0;
+        }
+    }
+    return rc == 0;
+}
+
+/*
+ * The feed reads 46 and 47 at their fields' offsets (both passes), not through the generated
+ * decoder: every value of each byte of the SBE block length and of the group dimensions (46:
+ * level and order groups; 47) of the middle packet of a three-packet burst, every packet in a
+ * buffer of exactly its length (ASan sees any read past it), with order-level books so that the
+ * prefetch pass walks the order groups too. The middle packet is malformed exactly when the
+ * generated decoder refuses it, alone or in the burst, and the packets around it are applied.
+ */
+static void test_46_47_refused_as_the_generated_decoder_does(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_mdp3_feed_pkt pkts[3];
+    uint8_t *bufs[3];
+    size_t pos[32], n_pos = 0;
+    int malformed = 0, fine = 0;
+    const struct order one[] = {{.id = 77, .qty = 1, .refid = 1}};
+
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, NULL),
+                     0);
+    for (uint32_t i = 0; i < 3; i++) {
+        packet_begin(f);
+        add_book46_orders(f, EOE,
+                          (struct entry[]){{1001, 1, 1, TP_LEVEL_OVERLAY, '0', PX(4000), 10, 2},
+                                           {1002, 1, 1, TP_LEVEL_OVERLAY, '1', PX(15000), 3, 1}},
+                          2, one, 1);
+        add_order_book47(f, 1001, PX(3999), one, 1);
+        bufs[i] = malloc(f->w.len);
+        memcpy(bufs[i], f->pkt, f->w.len);
+        pkts[i] = (struct tp_mdp3_feed_pkt){.data = bufs[i], .len = f->w.len};
+    }
+    /* The bytes to vary: the SBE block length and the group dimensions of each message. */
+    size_t m46 = TP_MDP3_PACKET_HEADER_LEN + TP_MDP3_MSG_SIZE_LEN;
+    size_t g46 = m46 + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                 MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_BLOCK_LENGTH;
+    size_t o46 = g46 + MKTDATA_GROUP_SIZE_ENCODED_LENGTH +
+                 2 * MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_NO_MD_ENTRIES_BLOCK_LENGTH;
+    size_t m47 = TP_MDP3_PACKET_HEADER_LEN + tp_mdp3_le16(bufs[1] + TP_MDP3_PACKET_HEADER_LEN) +
+                 TP_MDP3_MSG_SIZE_LEN;
+    size_t g47 = m47 + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                 MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_BLOCK_LENGTH;
+    for (size_t i = 0; i < 2; i++)
+        pos[n_pos++] = m46 + i, pos[n_pos++] = m47 + i;
+    for (size_t i = 0; i < MKTDATA_GROUP_SIZE_ENCODED_LENGTH; i++)
+        pos[n_pos++] = g46 + i, pos[n_pos++] = g47 + i;
+    for (size_t i = 0; i < MKTDATA_GROUP_SIZE8_BYTE_ENCODED_LENGTH; i++)
+        pos[n_pos++] = o46 + i;
+    assert_true(pos[n_pos - 1] < pkts[1].len);
+
+    for (size_t p = 0; p < n_pos; p++) {
+        uint8_t was = bufs[1][pos[p]];
+        for (int v = 0; v < 256; v++) {
+            int rcs[4] = {0, 0, 0, 0};
+            uint64_t packets = f->feed.counters.packets;
+            bufs[1][pos[p]] = (uint8_t)v;
+            uint32_t bad = tp_mdp3_feed_burst(&f->feed, pkts, 3, record_rc, rcs);
+            assert_int_equal(rcs[3], 3);
+            assert_int_equal(rcs[0], 0);
+            assert_int_equal(rcs[2], 0);
+            assert_int_equal(bad, rcs[1] != 0);
+            assert_int_equal(rcs[1],
+                             generated_decoder_accepts(bufs[1], pkts[1].len) ? 0 : -EBADMSG);
+            assert_int_equal(tp_mdp3_feed_packet(&f->feed, bufs[1], pkts[1].len, 0), rcs[1]);
+            assert_int_equal(f->feed.counters.packets, packets + 4);
+            malformed += rcs[1] != 0;
+            fine += rcs[1] == 0;
+        }
+        bufs[1][pos[p]] = was;
+    }
+    /* Both kinds were seen: the varied bytes did reach the decoder's checks. */
+    assert_true(malformed > 0 && fine > 0);
+    for (uint32_t i = 0; i < 3; i++)
+        free(bufs[i]);
+}
+
 /*
  * Every registry read of the test and the feed goes through here (the test links with
  * -Wl,--wrap=tp_instruments_get): the lowest id asked for since the test reset it.
@@ -1084,6 +1209,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prefetch_miss_then_defined, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bursts_with_price_level_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_inside_a_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_46_47_refused_as_the_generated_decoder_does, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
