@@ -857,6 +857,9 @@ __attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
                 claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
                              GROUP_HDR, TP_TOPIC_ORDERS, pub->flags[id], info);
             write_order_event(pub, b, c, 0, false);
+            /* The aggregated levels it changed follow it: skipped, as below, with no more tests
+             * of the instrument (venue_order made them). */
+            c += levels_after(c, end);
         } else if (aggregated_level_of_venue_book(pub, c)) {
             continue; /* consumers get the venue's levels */
         } else {
