@@ -141,6 +141,7 @@ int tp_books_init(void *mem, const struct tp_books_params *p)
         /* Every instrument emits, and has no order-level book yet (generation bits 0). */
         b->hot[i].owner = TP_MBO_EMIT | ((p->first_id + i) & TP_ORDER_ID_MASK);
         b->books[i].order_gen = 1;
+        b->books[i].emit = 1;
         b->hot[i].level_base = i * 2 * b->level_stride + TP_LEVEL_SENTINELS;
         for (unsigned side = 0; side < 2 && p->max_orders; side++)
             for (int k = 1; k <= TP_LEVEL_SENTINELS; k++)
@@ -276,6 +277,7 @@ int tp_books_set_emit(struct tp_books *b, uint32_t instr, int emit)
         return -EINVAL;
     tp_hot_of(b, instr)->owner =
         (tp_hot_of(b, instr)->owner & ~TP_MBO_EMIT) | (emit ? TP_MBO_EMIT : 0);
+    tp_book_of(b, instr)->emit = emit != 0;
     return 0;
 }
 

@@ -126,7 +126,10 @@ struct tp_book {
     uint8_t last_aggressor; /* enum tp_side */
     /* Order-level book: the generation of its live orders (1..127; a clear starts the next). */
     uint8_t order_gen;
-    uint8_t reserved[2];
+    /* Non-zero: mutating calls write change records (tp_books_set_emit); the order-level hot
+     * path reads its copy in the instrument's hot state instead. */
+    uint8_t emit;
+    uint8_t reserved;
     /* Order-level book: entries of its older generations the order tables have not reclaimed
      * yet (they are not orders any more: tp_books_orders does not count them). */
     uint32_t stale_orders;

@@ -264,10 +264,13 @@ static inline struct tp_book *tp_books_book(struct tp_books *b, uint32_t instr)
     return tp_books_has(b, instr) ? tp_book_of(b, instr) : NULL;
 }
 
-/* Whether the instrument's mutating calls write change records (instr checked by the caller). */
+/*
+ * Whether the instrument's mutating calls write change records (instr checked by the caller):
+ * for the price-level and session calls, which change struct tp_book and find the flag on it.
+ */
 static inline int tp_books_emits(const struct tp_books *b, uint32_t instr)
 {
-    return tp_mbo_emits(tp_hot_of(b, instr));
+    return tp_book_of(b, instr)->emit;
 }
 
 /* Fills a change record's common fields; the caller sets the kind-specific ones. */
