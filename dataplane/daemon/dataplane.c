@@ -325,6 +325,7 @@ int tp_dp_lcore_main(void *arg)
             read_nic_clocks(lc);
             lc->stats.ticks++;
             export_counters(lc);
+            atomic_store_explicit(&lc->last_poll_tsc, now, memory_order_relaxed);
             next_counters = now + counter_period;
         }
     }

@@ -83,8 +83,10 @@ struct tp_dp_lcore {
     struct tp_publisher *publisher;
     struct tp_histogram latency; /* rx -> publish, TSC ticks */
     uint64_t tsc_hz;
-    /* Written by this lcore, read by main (relaxed): when the last feed frame arrived. */
+    /* Written by this lcore, read by main (relaxed): when the last feed frame arrived, and when
+     * it last polled (stored every counter period: it was running then, not preempted). */
     _Atomic uint64_t last_rx_tsc;
+    _Atomic uint64_t last_poll_tsc;
     uint64_t first_rx_tsc; /* the first feed frame (throughput over the busy span) */
     _Atomic uint64_t rx_packets;
     /* Subscriptions: commands from the control socket, applied here (the only writer). */

@@ -76,7 +76,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: tickplane --config FILE [--idle-exit-ms N] [--unlink-bus] "
                  "[--start-after FILE]\n"
                  "  --config FILE      the instance's JSON config (docs/CONFIG.md)\n"
-                 "  --idle-exit-ms N   exit N ms after the last packet (replayed captures)\n"
+                 "  --idle-exit-ms N   exit once every data lcore has polled N ms without a\n"
+                 "                     feed packet (the end of a replayed capture)\n"
                  "  --unlink-bus       remove the bus segments on exit\n"
                  "  --start-after FILE start receiving once FILE exists (at most 30 s), so\n"
                  "                     consumers can attach to the bus before the first event\n");
@@ -650,14 +651,19 @@ static void control_loop(struct tp_daemon *d, const struct options *o)
         wait_a_tick(d);
         if (o->idle_exit_ms == 0)
             continue;
-        uint64_t now = rte_rdtsc(), last = 0;
-        for (unsigned l = 0; l < d->n_lcores; l++) {
-            uint64_t t = atomic_load_explicit(&d->lcores[l].lc.last_rx_tsc, memory_order_relaxed);
-            last = t > last ? t : last;
+        /* Idle: every data lcore has polled for idle_exit_ms since its last feed frame. Its own
+         * poll time, not the clock: a loaded host that preempts the lcore for seconds in the
+         * middle of a capture must not end the run. */
+        uint64_t idle_ticks = o->idle_exit_ms * hz / 1000;
+        bool idle = true;
+        for (unsigned l = 0; idle && l < d->n_lcores; l++) {
+            const struct tp_dp_lcore *lc = &d->lcores[l].lc;
+            uint64_t rx = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
+            uint64_t poll = atomic_load_explicit(&lc->last_poll_tsc, memory_order_relaxed);
+            uint64_t since = rx > start ? rx : start;
+            idle = poll > since && poll - since >= idle_ticks;
         }
-        if (last == 0)
-            last = start;
-        if (now > last && (now - last) * 1000 / hz >= o->idle_exit_ms)
+        if (idle)
             atomic_store(&quit, true);
     }
 }
