@@ -37,6 +37,14 @@ struct tp_feed_sink {
      * `expected` to `got`), or is trusted again (`stale` == 0, after a snapshot).
      */
     void (*stale)(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got);
+    /*
+     * Optional: the change records of a whole venue event (n >= 1) and its end in one call, the
+     * same as changes(c, n) then end_of_event. A feed whose messages are each an event (ITCH)
+     * calls it when it is set, and changes + end_of_event when it is NULL; the other feeds
+     * (MDP3) never call it, so a sink that sets it must set those two as well.
+     */
+    void (*event_changes)(void *ctx, const struct tp_feed_info *info,
+                          const struct tp_book_change *c, uint32_t n);
 };
 
 #endif /* TP_FEED_SINK_H */

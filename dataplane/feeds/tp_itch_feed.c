@@ -249,9 +249,16 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
         f->counters.rejected++;
         return n;
     }
-    if (n > 0 && f->sink.changes)
+    if (n == 0)
+        return 0;
+    /* Each message is its own event: one call for both when the sink takes it. */
+    if (f->sink.event_changes) {
+        f->sink.event_changes(f->sink.ctx, info, f->changes, (uint32_t)n);
+        return 0;
+    }
+    if (f->sink.changes)
         f->sink.changes(f->sink.ctx, info, f->changes, (uint32_t)n);
-    if (n > 0 && f->sink.end_of_event)
+    if (f->sink.end_of_event)
         f->sink.end_of_event(f->sink.ctx, info);
     return 0;
 }

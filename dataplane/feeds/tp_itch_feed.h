@@ -55,7 +55,8 @@ struct tp_itch_feed {
 
 /*
  * Prepares a feed over a registry (with at least channel + 1 locate maps) and books. The sink is
- * copied; filter may be NULL. Returns 0 or -EINVAL.
+ * copied (each message that changed something is one event: event_changes when the sink sets it,
+ * else changes then end_of_event); filter may be NULL. Returns 0 or -EINVAL.
  */
 int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
                       struct tp_books *books, const struct tp_instrument_filter *filter,

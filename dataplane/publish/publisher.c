@@ -183,11 +183,18 @@ static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
  * state entries of the event are written, so an entry's bus_sequence never falls behind a record
  * a reader may have consumed at its cursor.
  */
+/* Moves the ring's shared tail outside an rx burst. Out of line: inside one (the data path) it
+ * is a test, and inlined it cost its callers' frames registers. */
+__attribute__((noinline)) static void flush_outside_burst(struct tp_publisher *pub)
+{
+    tp_bus_flush(pub->params.bus);
+}
+
 static void end_event_records(struct tp_publisher *pub)
 {
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
     if (!pub->in_burst)
-        tp_bus_flush(pub->params.bus);
+        flush_outside_burst(pub);
 }
 
 void tp_publisher_begin_burst(struct tp_publisher *pub)
@@ -769,6 +776,24 @@ static inline bool order_with_one_level(const struct tp_publisher *pub,
 }
 
 /*
+ * The OrderEvent of order c (order_with_one_level) with the level record after it, its state note
+ * and mark; `end_flags` are added to the record's flags (TP_PUB_F_END_OF_EVENT: the event's last,
+ * flagged as it is claimed). Returns whether the record was claimed.
+ */
+__attribute__((always_inline)) static inline bool
+publish_order_with_level(struct tp_publisher *pub, const struct tp_book_change *c,
+                         uint8_t end_flags, const struct tp_feed_info *info)
+{
+    uint32_t id = c->instrument;
+    uint8_t *b = claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                              TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
+                              TP_RECORD_ORDER_DEPTH, pub->flags[id] | end_flags, info);
+    write_order_event(pub, b, c, 1, true);
+    mark_tracked(pub, id);
+    return b != NULL;
+}
+
+/*
  * ITCH's orders, each with the one level it changed (order_with_one_level), one OrderEvent each,
  * from c on (order_of_order_book is true of c); the records from the first other one on go to
  * on_any_changes. Its own function, so gcc keeps this path's values in registers and its sizes
@@ -780,12 +805,7 @@ __attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
 {
     const struct tp_book_change *end = c + n;
     while (order_with_one_level(pub, c, end)) {
-        uint32_t id = c->instrument;
-        uint8_t *b =
-            claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
-                         GROUP_HDR + LEVEL_ENTRY, TP_RECORD_ORDER_DEPTH, pub->flags[id], info);
-        write_order_event(pub, b, c, 1, true);
-        mark_tracked(pub, id);
+        publish_order_with_level(pub, c, 0, info);
         c += 2;
         if (c == end)
             return;
@@ -1027,11 +1047,13 @@ __attribute__((noinline, cold)) static void sample_latency(struct tp_publisher *
         tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
 }
 
-static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
+/*
+ * What follows the commit of an event's last record (`published`: the event had one): the log of
+ * ended events, the state entries outside a burst, the latency sample.
+ */
+__attribute__((always_inline)) static inline void
+event_ended(struct tp_publisher *pub, const struct tp_feed_info *info, bool published)
 {
-    struct tp_publisher *pub = ctx;
-    int published = pub->pending != NULL;
-    end_event_records(pub);
     /* Inside an rx burst the entries are written at its end, once per instrument (the state
      * table is a conflated view: the burst's events of an instrument give one entry), or when
      * the log of ended events is full. */
@@ -1045,6 +1067,35 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
         write_due_states(pub);
     if (published && --pub->latency_countdown == 0)
         sample_latency(pub, info);
+}
+
+static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
+{
+    struct tp_publisher *pub = ctx;
+    bool published = pub->pending != NULL;
+    end_event_records(pub);
+    event_ended(pub, info, published);
+}
+
+/*
+ * The sink's event_changes callback (ITCH: every message is an event): on_changes then
+ * on_end_of_event. An event of one order with its one level, ITCH's commonest, has its record
+ * claimed with the end-of-event flag and committed at once, with nothing rewritten.
+ */
+static void on_event_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_book_change *c, uint32_t n)
+{
+    struct tp_publisher *pub = ctx;
+    if (n == 2 && order_of_order_book(pub, c) && order_with_one_level(pub, c, c + 2)) {
+        bool published = publish_order_with_level(pub, c, TP_PUB_F_END_OF_EVENT, info);
+        commit_pending(pub, 0); /* flagged already: end_event_records without the rewrite */
+        if (!pub->in_burst)
+            flush_outside_burst(pub);
+        event_ended(pub, info, published);
+        return;
+    }
+    on_changes(ctx, info, c, n);
+    on_end_of_event(ctx, info);
 }
 
 static void on_instrument(void *ctx, uint32_t id)
@@ -1125,7 +1176,8 @@ struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub)
                                  .changes = on_changes,
                                  .end_of_event = on_end_of_event,
                                  .instrument = on_instrument,
-                                 .stale = on_stale};
+                                 .stale = on_stale,
+                                 .event_changes = on_event_changes};
 }
 
 void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_event type,

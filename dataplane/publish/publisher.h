@@ -82,7 +82,8 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *params);
 /* 0 or -EINVAL; mem holds tp_publisher_memsize() bytes, 64-byte aligned. */
 int tp_publisher_init(void *mem, const struct tp_publisher_params *params);
 
-/* The sink to give the feed handler (ctx points at the publisher). */
+/* The sink to give the feed handler (ctx points at the publisher; every callback set, event_changes
+ * included). */
 struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub);
 
 /*

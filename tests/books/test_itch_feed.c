@@ -29,6 +29,8 @@ struct fixture {
     uint64_t event_seq[64]; /* packet_seq of the first events */
     struct tp_book_change last[TP_BOOK_CHANGES_MAX];
     uint32_t last_n;
+    uint64_t record_hash; /* FNV-1a over the bytes of every record the sink was given */
+    uint32_t one_calls;   /* event_changes calls */
     uint8_t msg[TP_ITCH_MAX_MESSAGE_LEN];
 };
 
@@ -41,6 +43,8 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
     f->changes += n;
     f->last_n = n;
     memcpy(f->last, c, n * sizeof(*c));
+    for (size_t i = 0; i < n * sizeof(*c); i++) /* the record has no padding */
+        f->record_hash = (f->record_hash ^ ((const uint8_t *)c)[i]) * 0x100000001b3ull;
 }
 
 static void on_event(void *ctx, const struct tp_feed_info *info)
@@ -50,6 +54,28 @@ static void on_event(void *ctx, const struct tp_feed_info *info)
     if (f->events < sizeof(f->event_seq) / sizeof(f->event_seq[0]))
         f->event_seq[f->events] = info->packet_seq;
     f->events++;
+}
+
+/* A sink's event_changes: what changes then end_of_event would have been given. */
+static void on_event_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_book_change *c, uint32_t n)
+{
+    ((struct fixture *)ctx)->one_calls++;
+    on_changes(ctx, info, c, n);
+    on_event(ctx, info);
+}
+
+static void changes_not_expected(void *ctx, const struct tp_feed_info *info,
+                                 const struct tp_book_change *c, uint32_t n)
+{
+    (void)ctx, (void)info, (void)c, (void)n;
+    fail_msg("changes called with event_changes set");
+}
+
+static void end_not_expected(void *ctx, const struct tp_feed_info *info)
+{
+    (void)ctx, (void)info;
+    fail_msg("end_of_event called with event_changes set");
 }
 
 static void on_instrument(void *ctx, uint32_t id)
@@ -391,6 +417,52 @@ static void test_burst_matches_one_by_one(void **state)
 }
 
 /*
+ * A sink that sets event_changes gets one call per message that changed something, with the
+ * records and info changes + end_of_event get from a sink without it, and neither of those two.
+ */
+static void test_event_changes_replaces_both_calls(void **state)
+{
+    struct fixture *f = *state, *g;
+    struct message_list *l = calloc(1, sizeof(*l));
+
+    assert_non_null(l);
+    assert_int_equal(setup((void **)&g), 0);
+    struct tp_feed_sink one = {.ctx = g,
+                               .changes = changes_not_expected,
+                               .end_of_event = end_not_expected,
+                               .instrument = on_instrument,
+                               .event_changes = on_event_changes};
+    g->feed.sink = one; /* after setup's stock directories, which tp_itch_feed_init copies */
+    for (uint64_t i = 0; i < 12; i++)
+        LIST(l, add_order, .stock_locate = i % 2 ? 7 : 9, .order_ref = 1000 + i,
+             .side = i % 3 ? 'B' : 'S', .shares = 100 + (uint32_t)i, .price = P4(10 + i % 5),
+             .timestamp = 34200000000000ull + i);
+    LIST(l, order_executed, .stock_locate = 7, .order_ref = 1001, .executed_shares = 30,
+         .match_number = 5);
+    LIST(l, order_replace, .stock_locate = 9, .original_order_ref = 1002, .new_order_ref = 3000,
+         .shares = 70, .price = P4(11));
+    LIST(l, trade, .stock_locate = 7, .side = 'B', .shares = 10, .price = P4(12));
+    LIST(l, order_delete, .stock_locate = 7, .order_ref = 1003);
+    LIST(l, order_delete, .stock_locate = 7, .order_ref = 999); /* unknown order: no call */
+    LIST(l, system_event, .event_code = 'O');                   /* nothing to apply: no call */
+
+    f->info.packet_seq = g->info.packet_seq = 40;
+    uint32_t skipped = tp_itch_feed_sequenced(&f->feed, l->msgs, l->lens, l->n, &f->info);
+    assert_int_equal(tp_itch_feed_sequenced(&g->feed, l->msgs, l->lens, l->n, &g->info), skipped);
+    assert_int_equal(g->one_calls, 16);
+    assert_int_equal(g->events, f->events);
+    assert_int_equal(g->changes, f->changes);
+    assert_true(f->changes > 2 * 16);
+    assert_int_equal(g->record_hash, f->record_hash);
+    assert_memory_equal(g->event_seq, f->event_seq, sizeof(f->event_seq));
+    assert_int_equal(g->last_n, f->last_n);
+    assert_memory_equal(g->last, f->last, f->last_n * sizeof(f->last[0]));
+    assert_memory_equal(&f->feed.counters, &g->feed.counters, sizeof(f->feed.counters));
+    teardown((void **)&g);
+    free(l);
+}
+
+/*
  * The sequenced burst (a MoldUDP64 packet): each message is applied with its own sequence, a
  * skipped message still takes its number, and info is left past the last one.
  */
@@ -470,6 +542,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_malformed_and_hostile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timestamp_and_side_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_changes_replaces_both_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequenced_burst_numbers_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_locate_rebound, setup, teardown),
     };

@@ -1128,18 +1128,26 @@ static size_t drain_records(struct tp_ring_reader *r, uint8_t *buf, size_t cap, 
     return at;
 }
 
+/* How expect_paths_identical hands the fixture's publisher each event. */
+enum {
+    PATHS_TWO_CALLS = 0, /* changes, then end_of_event */
+    PATHS_ONE_CALL = 1,  /* event_changes */
+    PATHS_IN_BURST = 2,  /* each event inside an rx burst (both publishers) */
+};
+
 /*
  * Two publishers, on two buses, over the same books: the fixture's gets each of the events that
  * `next` writes (changing the books as it goes) as it is (its own paths: on_orders,
- * on_venue_records), the other after a record of an unknown kind (skipped), which sends all of it
- * the general way (on_any_changes); the last two events with instrument 0 stale. After every event
- * their rings hold byte-identical records (sequences included) and their state entries are
- * identical. Returns how many records had topic `topic`.
+ * on_venue_records, and with PATHS_ONE_CALL on_event_changes), the other after a record of an
+ * unknown kind (skipped), which sends all of it the general way (on_any_changes) in two calls;
+ * the last two events with instrument 0 stale. After every event their rings hold
+ * byte-identical records (sequences included) and their state entries are identical. Returns how
+ * many records had topic `topic`.
  */
 static uint64_t expect_paths_identical(struct fixture *f, int events,
                                        int (*next)(struct fixture *f, void *ctx, int e,
                                                    struct tp_book_change *out),
-                                       void *ctx, uint16_t topic)
+                                       void *ctx, uint16_t topic, unsigned how)
 {
     char instance[64];
     snprintf(instance, sizeof(instance), "tptestpubg%d", (int)getpid());
@@ -1174,10 +1182,22 @@ static uint64_t expect_paths_identical(struct fixture *f, int events,
         general[0].kind = 0x7f; /* no such kind: skipped, and the rest goes the general way */
         int n = next(f, ctx, e, &general[1]);
         assert_true(n > 0 && n <= 3 * TP_BOOK_CHANGES_MAX);
-        f->sink.changes(f->sink.ctx, &info, &general[1], (uint32_t)n);
-        f->sink.end_of_event(f->sink.ctx, &info);
+        if (how & PATHS_IN_BURST) {
+            tp_publisher_begin_burst(f->pub);
+            tp_publisher_begin_burst(pub);
+        }
+        if (how & PATHS_ONE_CALL) {
+            f->sink.event_changes(f->sink.ctx, &info, &general[1], (uint32_t)n);
+        } else {
+            f->sink.changes(f->sink.ctx, &info, &general[1], (uint32_t)n);
+            f->sink.end_of_event(f->sink.ctx, &info);
+        }
         sink.changes(sink.ctx, &info, general, (uint32_t)n + 1);
         sink.end_of_event(sink.ctx, &info);
+        if (how & PATHS_IN_BURST) {
+            tp_publisher_end_burst(f->pub);
+            tp_publisher_end_burst(pub);
+        }
 
         uint32_t n_got, n_want;
         size_t got_len = drain_records(&f->reader, got, sizeof(got), &n_got);
@@ -1219,15 +1239,11 @@ static int script_copy(struct fixture *f, void *ctx, int e, struct tp_book_chang
 }
 
 /*
- * on_changes publishes an order of an order-only book with the one level it changed on a path of
- * its own (on_orders); expect_paths_identical holds it to the general way across adds at levels
- * above and below the entry's depth, executions with and without a trade, cancels, deletes,
- * replaces (two orders in one event), trades alone, two orders in one event, and stale flags.
+ * The order script (run_script, then adds and a delete around the entry's depth), applied to the
+ * books; returns its events.
  */
-static void test_order_path_matches_general_path(void **state)
+static int order_script(struct fixture *f, struct script_event *script)
 {
-    struct fixture *f = *state;
-    static struct script_event script[32];
     int events = run_script(f->books, script);
     /* Six bid levels (the entry holds four): adds at levels 5 and 6, then above them. */
     for (int i = 0; i < 6; i++, events++)
@@ -1237,19 +1253,56 @@ static void test_order_path_matches_general_path(void **state)
     script[events].n = test_books_add(f->books, 30, 0, 99500000000, 4, script[events].c);
     events++;
     script[events].n = test_books_delete(f->books, 25, script[events].c);
-    events++;
+    return events + 1;
+}
 
-    uint64_t orders = 0;
-    for (int e = 0; e < events; e++)
+/* expect_paths_identical over the order script, handing it the fixture's way `how`. */
+static void expect_order_paths_identical(struct fixture *f, unsigned how)
+{
+    static struct script_event script[32];
+    int events = order_script(f, script);
+    uint64_t orders = 0, one_order_events = 0;
+    for (int e = 0; e < events; e++) {
         for (int i = 0; i < script[e].n; i++)
             orders += script[e].c[i].kind == TP_CHANGE_ORDER;
+        one_order_events += script[e].n == 2 && script[e].c[0].kind == TP_CHANGE_ORDER;
+    }
     uint64_t order_depth_records =
-        expect_paths_identical(f, events, script_copy, script, TP_RECORD_ORDER_DEPTH);
+        expect_paths_identical(f, events, script_copy, script, TP_RECORD_ORDER_DEPTH, how);
     expect_state_mirrors_books(f);
     /* Every order of the script had its level: each went as one record. */
     assert_int_equal(order_depth_records, orders);
     assert_true(orders >= 20);
+    assert_true(one_order_events >= 10); /* on_event_changes' own case, with PATHS_ONE_CALL */
     assert_int_equal(tp_publisher_counters(f->pub)->skipped, 0);
+    assert_int_equal(tp_publisher_counters(f->pub)->events, (uint64_t)events);
+}
+
+/*
+ * on_changes publishes an order of an order-only book with the one level it changed on a path of
+ * its own (on_orders); expect_paths_identical holds it to the general way across adds at levels
+ * above and below the entry's depth, executions with and without a trade, cancels, deletes,
+ * replaces (two orders in one event), trades alone, two orders in one event, and stale flags.
+ */
+static void test_order_path_matches_general_path(void **state)
+{
+    expect_order_paths_identical(*state, PATHS_TWO_CALLS);
+}
+
+/*
+ * The sink's event_changes (what the ITCH feed calls for each message) gives the same ring bytes
+ * and state entries as changes then end_of_event: an event of one order and its level is claimed
+ * already flagged as the event's end and committed at once, the others go the two calls' way.
+ */
+static void test_one_call_matches_two_calls(void **state)
+{
+    expect_order_paths_identical(*state, PATHS_ONE_CALL);
+}
+
+/* The same inside rx bursts (the tail moves and the entries are written at each burst's end). */
+static void test_one_call_matches_two_calls_in_bursts(void **state)
+{
+    expect_order_paths_identical(*state, PATHS_ONE_CALL | PATHS_IN_BURST);
 }
 
 /* Records of expect_paths_identical's venue events (venue_event). */
@@ -1346,7 +1399,8 @@ static void test_venue_path_matches_general_path(void **state)
     struct fixture *f = *state;
     assert_int_equal(test_books_retype(f->books, 1), 0);
     struct venue_counts counts = {0};
-    uint64_t depth_records = expect_paths_identical(f, 12, venue_event, &counts, TP_TOPIC_DEPTH);
+    uint64_t depth_records =
+        expect_paths_identical(f, 12, venue_event, &counts, TP_TOPIC_DEPTH, PATHS_TWO_CALLS);
     /* Each venue level went as one BookUpdate but the one deeper than 255; the levels aggregated
      * from the three orders went nowhere. */
     assert_int_equal(depth_records, counts.levels - 1);
@@ -1389,6 +1443,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_sampling, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_path_matches_general_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_call_matches_two_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_call_matches_two_calls_in_bursts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_venue_path_matches_general_path, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
