@@ -177,12 +177,6 @@ static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
     pub->counters.records++;
 }
 
-/*
- * Commits the event's last record, flagged, and moves the ring's shared tail: now, or inside an
- * rx burst once at its end. Either way the record is complete (its sequence stored) before the
- * state entries of the event are written, so an entry's bus_sequence never falls behind a record
- * a reader may have consumed at its cursor.
- */
 /* Moves the ring's shared tail outside an rx burst. Out of line: inside one (the data path) it
  * is a test, and inlined it cost its callers' frames registers. */
 __attribute__((noinline)) static void flush_outside_burst(struct tp_publisher *pub)
@@ -190,6 +184,12 @@ __attribute__((noinline)) static void flush_outside_burst(struct tp_publisher *p
     tp_bus_flush(pub->params.bus);
 }
 
+/*
+ * Commits the event's last record, flagged, and moves the ring's shared tail: now, or inside an
+ * rx burst once at its end. Either way the record is complete (its sequence stored) before the
+ * state entries of the event are written, so an entry's bus_sequence never falls behind a record
+ * a reader may have consumed at its cursor.
+ */
 static void end_event_records(struct tp_publisher *pub)
 {
     commit_pending(pub, TP_PUB_F_END_OF_EVENT);
