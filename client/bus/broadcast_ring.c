@@ -9,8 +9,7 @@
 /* A refill that keeps being lapped gives up after this many tries (the caller polls again). */
 #define LAP_RETRIES 4
 
-/* The tail intent is announced this far ahead (at most capacity / 16); the writer zeroes each
- * chunk as it announces it, so a reader never mistakes last lap's bytes for a new record. */
+/* The tail intent is announced this far ahead (at most capacity / 16). */
 #define INTENT_CHUNK_MAX 4096u
 
 /* The sequence word is written last by the writer (release) and polled by readers (acquire):
@@ -79,30 +78,26 @@ void tp_ring_writer_init(struct tp_ring_writer *w, void *mem)
     /* limit stays 0: the first claim takes tp_ring_claim_slow, which sets it. */
 }
 
-/* Zero ring bytes for positions [from, to) (less than a capacity), wrapping at the end. */
-static void zero_range(struct tp_ring_writer *w, uint64_t from, uint64_t to)
-{
-    uint64_t off = from & w->mask, n = to - from;
-    uint64_t first = n < w->capacity - off ? n : w->capacity - off;
-    memset(w->shared->data + off, 0, first);
-    memset(w->shared->data, 0, n - first);
-}
-
 /*
  * Announce that bytes below `end` may change, before changing them: a chunk ahead, so this
- * happens once per chunk. The announced chunk is zeroed after the announcement (readers that
- * still read those bytes from the last lap see the intent and discard what they copied).
+ * happens once per chunk.
  */
 static inline void announce(struct tp_ring_writer *w, uint64_t end)
 {
     if (end <= w->intent)
         return;
-    uint64_t old = w->intent;
     w->intent = end + w->intent_chunk;
     atomic_store_explicit(&w->shared->tail_intent, w->intent, memory_order_relaxed);
     /* Orders the intent store before the stores that follow (a compiler barrier on x86). */
     atomic_thread_fence(memory_order_release);
-    zero_range(w, old > w->tail ? old : w->tail, w->intent);
+}
+
+/* Where the record after one ending at position end starts: there, or at the start of the next
+ * lap when fewer than TP_RING_RECORD_HEADER bytes remain (the implicit padding). */
+static uint64_t next_record_at(const struct tp_ring_writer *w, uint64_t end)
+{
+    uint64_t to_end = w->capacity - (end & w->mask);
+    return to_end < TP_RING_RECORD_HEADER ? end + to_end : end;
 }
 
 void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
@@ -113,10 +108,14 @@ void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
     uint64_t aligned = ALIGN_UP(length);
     uint64_t pos = w->tail;
     uint64_t to_end = w->capacity - (pos & w->mask);
-
-    if (aligned > to_end) {
-        /* The record does not fit before the end: pad to the end and start at offset 0. */
-        announce(w, pos + to_end + aligned);
+    /* A record that does not fit before the end of the data area starts the next lap. */
+    uint64_t start = aligned > to_end ? pos + to_end : pos;
+    uint64_t next = next_record_at(w, start + aligned);
+    announce(w, next + TP_RING_RECORD_HEADER);
+    if (start != pos) {
+        /* Readers go from the padding to the lap's start: its sequence word must not be last
+         * lap's when they see the padding's. */
+        tp_ring_clear_sequence(w->shared->data + (start & w->mask));
         if (to_end >= TP_RING_RECORD_HEADER) {
             struct tp_ring_record *pad =
                 (struct tp_ring_record *)(w->shared->data + (pos & w->mask));
@@ -128,19 +127,17 @@ void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len)
             /* Padding carries the sequence of the record after it (it consumes none). */
             store_sequence(pad, w->next_sequence);
         }
-        pos += to_end;
         w->padded += to_end;
-    } else {
-        announce(w, pos + aligned);
     }
-    w->claim_pos = pos;
-    w->claim_end = pos + aligned;
+    tp_ring_clear_sequence(w->shared->data + (next & w->mask));
+    w->claim_pos = start;
+    w->claim_end = start + aligned;
     w->claim_length = length;
-    /* Claims below the announced chunk and the end of this lap of the data area take the
-     * inline path. */
-    uint64_t lap_end = (pos & ~w->mask) + w->capacity;
-    w->limit = w->intent < lap_end ? w->intent : lap_end;
-    return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
+    /* Claims that end, with the next record's header, below the announced chunk and the end of
+     * this lap of the data area take the inline path. */
+    uint64_t lap_end = (start & ~w->mask) + w->capacity;
+    w->limit = (w->intent < lap_end ? w->intent : lap_end) - TP_RING_RECORD_HEADER;
+    return w->shared->data + (start & w->mask) + TP_RING_RECORD_HEADER;
 }
 
 void tp_ring_flush(struct tp_ring_writer *w)

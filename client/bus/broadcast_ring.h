@@ -24,12 +24,17 @@
  *
  * Two ways to find new records. A reader that follows closely polls the header at its cursor: the
  * writer stores a record's sequence last (release), so seeing the expected sequence there means
- * the record is complete, and the data arrives with the signal in one cache-line transfer (the
- * announced chunk was zeroed, so stale bytes never look like a record). A reader that is behind,
- * or does not know what sequence to expect, reads the tail and copies a whole run of records.
+ * the record is complete, and the data arrives with the signal in one cache-line transfer. Stale
+ * bytes never look like a record: before it completes a record the writer zeroes the sequence
+ * word where the next one will start (and, before it pads, the lap's first), so a reader that
+ * reached a position by a record's sequence finds zero there until the next record is complete.
+ * (Zeroing each announced chunk did the same for 4 KiB of stores per chunk, and the data area is
+ * larger than the caches.) A reader that is behind, or does not know what sequence to expect,
+ * reads the tail and copies a whole run of records.
  *
- * Memory ordering (x86 and ARM): the writer stores tail_intent, issues a release fence, zeroes
- * and writes records, stores each sequence with release, and publishes tail with a release store.
+ * Memory ordering (x86 and ARM): the writer stores tail_intent, issues a release fence, writes
+ * records and the next record's zero sequence word, stores each sequence with release, and
+ * publishes tail with a release store.
  * The reader loads a sequence or the tail with acquire, copies, issues an acquire fence, then
  * loads tail_intent. The copy races with the writer by design (as in any sequence lock);
  * validation after the copy makes the race harmless.
@@ -94,7 +99,8 @@ struct tp_ring_writer {
     uint64_t padded;        /* bytes skipped at the end of the data area so far (padding) */
     uint64_t claim_pos;     /* position of the claimed record, valid between claim and commit */
     uint64_t claim_end;     /* claim_pos plus the record's aligned length */
-    uint64_t limit;         /* claims ending at or below it need no announcement and do not wrap */
+    uint64_t limit;         /* claims ending at or below it need no announcement, do not wrap and
+                             * leave room for the next record's header in this lap */
     uint32_t claim_length;
     uint32_t max_record;
 };
@@ -141,6 +147,13 @@ void tp_ring_writer_init(struct tp_ring_writer *w, void *mem);
 
 #define TP_RING_ALIGN_UP(x) (((x) + (TP_RING_ALIGN - 1)) & ~(uint64_t)(TP_RING_ALIGN - 1))
 
+/* Zeroes the sequence word of the record header at rec (a position no reader has seen complete
+ * in this lap). */
+static inline void tp_ring_clear_sequence(uint8_t *rec)
+{
+    __atomic_store_n(&((struct tp_ring_record *)rec)->sequence, 0, __ATOMIC_RELAXED);
+}
+
 /* The part of tp_ring_claim that announces the next chunk or wraps (once per chunk). */
 void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len);
 
@@ -158,7 +171,11 @@ static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len
     w->claim_pos = pos;
     w->claim_end = end;
     w->claim_length = length;
-    return w->shared->data + (pos & w->mask) + TP_RING_RECORD_HEADER;
+    uint8_t *rec = w->shared->data + (pos & w->mask);
+    /* Where the next record starts (limit leaves room for its header): zero until it is complete,
+     * for readers that get there by this record's sequence. */
+    tp_ring_clear_sequence(rec + (end - pos));
+    return rec + TP_RING_RECORD_HEADER;
 }
 
 /* The header of a claimed record: the caller may still change its flags before the commit. */
