@@ -475,6 +475,105 @@ static void parse_eal(struct loader *ld, const json_t *root)
 
 /* -------------------------------------------------------------- ports */
 
+/*
+ * What dataplane/ports/preload.c allocates for a preloaded frame of `bytes`: an mbuf whose data
+ * room is the headroom (128) and the frame rounded up to 128 bytes, in a mempool object of a
+ * cache-line header, the two-line mbuf header and the room, which the mempool makes an odd number
+ * of lines (it spreads objects over memory channels); 8 bytes in its pool's ring and in the
+ * port's ring, each at most twice that for the rounding to a power of two.
+ */
+static uint64_t preload_frame_bytes(uint32_t bytes)
+{
+    const uint64_t line = 64, headroom = 128, step = 128;
+    uint64_t room = (headroom + bytes + step - 1) / step * step;
+    uint64_t lines = (line + 2 * line + room + line - 1) / line;
+    return (lines | 1) * line + 2 * 16;
+}
+
+/*
+ * Frames of a classic pcap file (either byte order, micro- or nanosecond stamps), its largest
+ * frame's captured bytes and the memory the preload takes (preload_frame_bytes each, and 2 MiB
+ * for each pool: one per size class of 128 bytes, the header with its per-lcore caches), reading
+ * record headers only. NULL, or why the file cannot be preloaded.
+ */
+static const char *scan_pcap(const char *file, uint32_t *frames, uint32_t *max_frame,
+                             uint64_t *bytes)
+{
+    const uint64_t pool_bytes = 2u << 20;
+    static bool class_used[TP_CFG_PRELOAD_FRAME_MAX / 128 + 2];
+    memset(class_used, 0, sizeof(class_used));
+    *bytes = 0;
+    FILE *f = fopen(file, "rb");
+    if (f == NULL)
+        return strerror(errno);
+    uint8_t hdr[24];
+    const char *why = NULL;
+    bool swapped = false;
+    if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr)) {
+        why = "shorter than a pcap file header";
+    } else {
+        uint32_t magic = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
+                         (uint32_t)hdr[3] << 24;
+        swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
+        if (!swapped && magic != 0xa1b2c3d4u && magic != 0xa1b23c4du)
+            why = "not a classic pcap file (pcapng is not preloaded)";
+    }
+    *frames = 0;
+    *max_frame = 0;
+    uint8_t rec[16];
+    size_t got = 0;
+    while (why == NULL && (got = fread(rec, 1, sizeof(rec), f)) == sizeof(rec)) {
+        uint32_t caplen = swapped ? (uint32_t)rec[8] << 24 | (uint32_t)rec[9] << 16 |
+                                        (uint32_t)rec[10] << 8 | rec[11]
+                                  : (uint32_t)rec[8] | (uint32_t)rec[9] << 8 |
+                                        (uint32_t)rec[10] << 16 | (uint32_t)rec[11] << 24;
+        if (caplen > TP_CFG_PRELOAD_FRAME_MAX)
+            why = "a frame is larger than 65,000 bytes";
+        else if (*frames == TP_CFG_PRELOAD_FRAMES_MAX)
+            why = "more than 16,777,216 frames";
+        else if (fseek(f, (long)caplen, SEEK_CUR) != 0)
+            why = strerror(errno);
+        (*frames)++;
+        *max_frame = caplen > *max_frame ? caplen : *max_frame;
+        *bytes += preload_frame_bytes(caplen);
+        if (why == NULL && !class_used[(caplen + 127) / 128]) {
+            class_used[(caplen + 127) / 128] = true;
+            *bytes += pool_bytes;
+        }
+    }
+    /* A partial record header, or a frame cut short (fseek goes past the end without complaint). */
+    long end = why == NULL ? ftell(f) : 0;
+    if (why == NULL && (got != 0 || fseek(f, 0, SEEK_END) != 0 || ftell(f) != end))
+        why = "truncated (its last frame is cut short)";
+    fclose(f);
+    if (why == NULL && *frames == 0)
+        why = "has no frames";
+    return why;
+}
+
+/* "preload": a pcap port only, one rx queue (one ring), a readable capture. */
+static void parse_preload(struct loader *ld, const char *path, struct tp_cfg_port *port,
+                          unsigned index)
+{
+    char child[TP_JW_PATH_MAX];
+    tp_jw_path_key(child, path, "preload");
+    if (port->kind != TP_CFG_PORT_PCAP) {
+        tp_jw_error(ld->errs, child, "only a \"pcap\" port can be preloaded");
+        return;
+    }
+    if (port->rx_queues != 1)
+        tp_jw_error(ld->errs, child, "a preloaded port has one rx queue, not %u", port->rx_queues);
+    if (port->pcap[0] == '\0')
+        return;
+    /* The daemon creates it with rte_eth_from_rings, which names it "net_ring_<name>". */
+    snprintf(port->dev_name, sizeof(port->dev_name), "net_ring_preload%u", index);
+    port->device[0] = '\0';
+    const char *why = scan_pcap(port->pcap, &port->preload_frames, &port->preload_max_frame,
+                                &port->preload_bytes);
+    if (why != NULL)
+        tp_jw_error(ld->errs, child, "cannot preload \"%s\": %s", port->pcap, why);
+}
+
 static void parse_port(struct loader *ld, const char *path, const json_t *obj, unsigned index)
 {
     static const char *const keys[] = {"name",
@@ -490,6 +589,7 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
                                        "promiscuous",
                                        "nic_timestamps",
                                        "ipv4",
+                                       "preload",
                                        NULL};
     struct tp_cfg_port *port = &ld->cfg->ports[index];
     /* Field by field on zeroed memory: reload compares sections with memcmp, padding included. */
@@ -532,6 +632,8 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
         if (get_path(ld, path, obj, "pcap", true, false, file, sizeof(file))) {
             snprintf(port->dev_name, sizeof(port->dev_name), "net_pcap%u", index);
             snprintf(port->device, sizeof(port->device), "net_pcap%u,rx_pcap=%s", index, file);
+            /* Only up to the NUL: reload compares ports with memcmp, and file is on the stack. */
+            snprintf(port->pcap, sizeof(port->pcap), "%s", file);
         }
     }
 
@@ -577,6 +679,9 @@ static void parse_port(struct loader *ld, const char *path, const json_t *obj, u
                     port->mbuf_pool_size, port->rx_queues, port->rx_descriptors,
                     (unsigned long long)needed);
     }
+    tp_jw_bool(ld->errs, path, obj, "preload", false, &port->preload);
+    if (port->preload)
+        parse_preload(ld, path, port, index);
 }
 
 /* One ports[] element, checked against the ports before it. */
@@ -1579,6 +1684,19 @@ static void check_memory(struct loader *ld)
         return;
     uint64_t need = tp_config_memory_estimate(cfg);
     uint64_t have = (uint64_t)cfg->eal.memory_mb << 20;
+    /* A preloaded capture is usually what does not fit: say how much of the need is its own. */
+    for (unsigned p = 0; need > have && p < cfg->n_ports; p++) {
+        uint64_t mbufs = tp_config_preload_estimate(&cfg->ports[p]);
+        char path[TP_JW_PATH_MAX];
+        snprintf(path, sizeof(path), "ports[%u].preload", p);
+        if (mbufs > 0)
+            tp_jw_error(ld->errs, path,
+                        "the capture needs %llu MiB of mbufs (%u frames of up to %u bytes), "
+                        "eal.memory_mb gives %u",
+                        (unsigned long long)((mbufs + (1u << 20) - 1) >> 20),
+                        cfg->ports[p].preload_frames, cfg->ports[p].preload_max_frame,
+                        cfg->eal.memory_mb);
+    }
     if (need > have)
         tp_jw_error(
             ld->errs, cfg->eal.explicit_args ? "eal.args" : "eal.memory_mb",
@@ -1849,12 +1967,18 @@ uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
     return total;
 }
 
+uint64_t tp_config_preload_estimate(const struct tp_cfg_port *port)
+{
+    return port->preload ? port->preload_bytes : 0;
+}
+
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg)
 {
     const uint64_t mbuf_bytes = 2432, eal_bytes = 48ull << 20;
     uint64_t total = eal_bytes;
     for (unsigned p = 0; p < cfg->n_ports; p++)
-        total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes;
+        total += (uint64_t)cfg->ports[p].mbuf_pool_size * mbuf_bytes +
+                 tp_config_preload_estimate(&cfg->ports[p]);
     for (unsigned c = 0; c < cfg->n_channels; c++)
         total += tp_config_channel_estimate(cfg, c);
     /* Every data lcore has its own books for its window of ids, and its own order table. */

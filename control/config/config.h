@@ -43,6 +43,9 @@
 #define TP_CFG_ORDER_LEVELS_MIN 256
 #define TP_CFG_MAX_VENUES       8
 #define TP_CFG_MAX_RULES        32 /* entitlement rules */
+/* A preloaded port's capture (ports[].preload): bytes of a frame (an mbuf's data room), frames. */
+#define TP_CFG_PRELOAD_FRAME_MAX  65000
+#define TP_CFG_PRELOAD_FRAMES_MAX 16777216
 
 /* Wire protocol of a channel. */
 enum tp_cfg_protocol {
@@ -107,7 +110,8 @@ struct tp_cfg_eal {
 enum tp_cfg_port_kind {
     TP_CFG_PORT_PCI = 1,  /* pci: "0000:3b:00.0" */
     TP_CFG_PORT_VDEV = 2, /* vdev: a full DPDK device spec, e.g. "net_af_packet0,iface=veth1" */
-    TP_CFG_PORT_PCAP = 3, /* pcap: a capture file, replayed via net_pcap (device spec built) */
+    TP_CFG_PORT_PCAP = 3, /* pcap: a capture file, replayed via net_pcap (device spec built), or
+                             preloaded into mbufs behind a net_ring device (preload) */
 };
 
 struct tp_cfg_port {
@@ -125,6 +129,17 @@ struct tp_cfg_port {
     bool promiscuous;               /* default false */
     bool nic_timestamps; /* default true: the NIC's receive times where the device stamps */
     uint32_t ipv4; /* source of re-requests, ARP/IGMP replies; 0 = none (af_packet: the iface's) */
+    /*
+     * Kind PCAP with "preload": the daemon reads the capture (pcap, the resolved path) into mbufs
+     * at start and serves it from a net_ring device named dev_name, created by the daemon (no
+     * --vdev, device ""). Frames and the largest frame's bytes are read when the config is
+     * loaded, for the memory estimate.
+     */
+    bool preload;
+    uint32_t preload_frames;
+    uint32_t preload_max_frame;
+    uint64_t preload_bytes; /* the memory estimate of its mbufs, pools and ring */
+    char pcap[TP_CFG_PATH_MAX];
 };
 
 /* One (port, queue) pair polled by a data lcore. */
@@ -349,6 +364,9 @@ const char *tp_config_parse_lcores(const char *text, struct tp_cfg_eal *eal);
  * estimate exceeds eal.memory_mb. The bus lives in its own files and is not counted.
  */
 uint64_t tp_config_memory_estimate(const struct tp_config *cfg);
+
+/* The part of the estimate a preloaded port's capture takes (its mbufs and rings); 0 for others. */
+uint64_t tp_config_preload_estimate(const struct tp_cfg_port *port);
 
 /* The part of the estimate channel c adds: its arbiter, ITCH staging or MDP3 recovery state. */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c);

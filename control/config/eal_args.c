@@ -66,9 +66,11 @@ int tp_config_eal_argv(const struct tp_config *cfg, const char *prog, char **arg
             rc |= push(argv, &argc, max, eal->pci_allow[i]);
         }
     }
-    /* Ports bring their own devices, in either mode. */
+    /* Ports bring their own devices, in either mode; the daemon creates a preloaded port's. */
     for (unsigned p = 0; p < cfg->n_ports; p++) {
         const struct tp_cfg_port *port = &cfg->ports[p];
+        if (port->preload)
+            continue;
         rc |= push(argv, &argc, max, port->kind == TP_CFG_PORT_PCI ? "-a" : "--vdev");
         rc |= push(argv, &argc, max, port->kind == TP_CFG_PORT_PCI ? port->pci : port->device);
     }

@@ -37,6 +37,7 @@
 #include "control_plane.h"
 #include "interest.h"
 #include "config.h"
+#include "preload.h"
 #include "daemon.h"
 #include "dataplane.h"
 #include "hostcheck_config.h"
@@ -180,10 +181,32 @@ unsigned tp_daemon_port_groups(const struct tp_config *cfg, unsigned pi, uint32_
     return n;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Preloaded ports' captures (ports/preload.h), by port index; freed after the ports close. */
+static struct tp_preload preloads[TP_CFG_MAX_PORTS];
+
 static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uint64_t tsc_hz)
 {
     for (unsigned i = 0; i < cfg->n_ports; i++) {
         const struct tp_cfg_port *cp = &cfg->ports[i];
+        char err[256];
+        if (cp->preload) {
+            double t0 = mono_s();
+            int rc = tp_preload_open(&preloads[i], cp->dev_name, cp->pcap, (int)rte_socket_id(),
+                                     err, sizeof(err));
+            if (rc != 0) {
+                fprintf(stderr, "tickplane: %s\n", err);
+                return rc;
+            }
+            fprintf(stderr, "tickplane: port %s: %u frames of up to %u bytes preloaded in %.2f s\n",
+                    cp->name, preloads[i].frames, preloads[i].max_frame, mono_s() - t0);
+        }
         struct tp_port_setup setup = {
             .dev_name = cp->dev_name,
             .rx_queues = cp->rx_queues,
@@ -197,7 +220,6 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             .nic_timestamps = cp->nic_timestamps,
         };
         setup.n_groups = tp_daemon_port_groups(cfg, i, setup.groups, 0, TP_PORT_MAX_GROUPS);
-        char err[256];
         int rc = tp_port_open(&ports[i].port, &setup, err, sizeof(err));
         if (rc != 0) {
             fprintf(stderr, "tickplane: %s\n", err);
@@ -622,13 +644,6 @@ static int build_lcores(struct tp_daemon *d)
     return tp_daemon_start_channels(d);
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /*
  * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
  * bus's heartbeat, by which strategies tell a live daemon from a killed one.
@@ -817,8 +832,10 @@ static int build_control(struct tp_daemon *d)
 
 static void teardown(struct tp_daemon *d, bool unlink_bus)
 {
-    for (unsigned i = 0; i < d->n_ports_open; i++)
+    for (unsigned i = 0; i < d->n_ports_open; i++) {
         tp_port_close(&d->ports[i].port);
+        tp_preload_close(&preloads[i]);
+    }
     tp_daemon_bus_close(d->bus, unlink_bus);
 }
 

@@ -659,6 +659,160 @@ static void test_bad_lcore_is_main(void **state)
                  "lcore 0 is the main lcore (control plane); data lcores must differ");
 }
 
+/* --------------------------------------------------------- preload */
+
+/*
+ * Writes a classic pcap file of frames of these lengths (zero bytes) in byte order `swapped` (a
+ * capture written on a big-endian host), or only `cut` bytes of it when cut > 0. Returns the path
+ * (static storage, a fresh file each call).
+ */
+static const char *write_capture(const uint32_t *lens, unsigned n, bool swapped, long cut)
+{
+    static char path[64];
+    static unsigned serial;
+    snprintf(path, sizeof(path), "/tmp/tp-test-preload-%d-%u.pcap", (int)getpid(), serial++);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    uint32_t hdr[6] = {0xa1b23c4du, 2 | 4u << 16, 0, 0, 65535, 1};
+    for (unsigned i = 0; swapped && i < 6; i++)
+        hdr[i] = __builtin_bswap32(hdr[i]);
+    if (swapped) /* the version's two 16-bit halves are each swapped, not exchanged */
+        hdr[1] = __builtin_bswap16(2) | (uint32_t)__builtin_bswap16(4) << 16;
+    fwrite(hdr, sizeof(hdr), 1, f);
+    static const uint8_t zeros[2048];
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t rec[4] = {0, 0, lens[i], lens[i]};
+        for (unsigned k = 0; swapped && k < 4; k++)
+            rec[k] = __builtin_bswap32(rec[k]);
+        fwrite(rec, sizeof(rec), 1, f);
+        fwrite(zeros, 1, lens[i], f);
+    }
+    assert_int_equal(fclose(f), 0);
+    if (cut > 0)
+        assert_int_equal(truncate(path, cut), 0);
+    return path;
+}
+
+static int load_preload(const char *path, const char *extra)
+{
+    char port[512];
+    snprintf(port, sizeof(port), "{\"name\": \"p0\", \"pcap\": \"%s\", \"preload\": true%s}", path,
+             extra);
+    return load_mutated(1, "ports[0]", port);
+}
+
+/*
+ * A preloaded port: a net_ring device the daemon creates (no --vdev), the capture's frames and
+ * largest frame, and the estimate of its mbufs: per frame an odd number of cache lines (object
+ * header, mbuf header, headroom + frame rounded to 128 bytes) and 32 bytes of rings, and 2 MiB a
+ * size class.
+ */
+static void test_preload_port(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0]", "{\"name\": \"p0\", \"pcap\": \"/x.pcap\"}"), 0);
+    uint64_t without = tp_config_memory_estimate(cfg);
+    const uint32_t lens[] = {60, 200, 1400, 100};
+    for (int swapped = 0; swapped < 2; swapped++) {
+        const char *path = write_capture(lens, 4, swapped, 0);
+        int rc = load_preload(path, "");
+        if (rc != 0)
+            print_errors();
+        assert_int_equal(rc, 0);
+        const struct tp_cfg_port *p = &cfg->ports[0];
+        assert_int_equal(p->kind, TP_CFG_PORT_PCAP);
+        assert_true(p->preload);
+        assert_string_equal(p->pcap, path);
+        assert_string_equal(p->dev_name, "net_ring_preload0");
+        assert_string_equal(p->device, "");
+        assert_int_equal(p->preload_frames, 4);
+        assert_int_equal(p->preload_max_frame, 1400);
+        /* 60 and 100: room 256, 7 lines; 200: room 384, 9 lines; 1400: room 1536, 27 lines. */
+        uint64_t mbufs = 2 * (7 * 64 + 32) + (9 * 64 + 32) + (27 * 64 + 32) + 3 * (2u << 20);
+        assert_int_equal(tp_config_preload_estimate(p), mbufs);
+        assert_int_equal(tp_config_memory_estimate(cfg), without + mbufs);
+        char *argv[64];
+        int argc = tp_config_eal_argv(cfg, "tickplane", argv, 64);
+        assert_int_equal(argc, 10);
+        for (int i = 0; i < argc; i++)
+            assert_string_not_equal(argv[i], "--vdev");
+        unlink(path);
+    }
+    assert_int_equal(load_mutated(1, "ports[0]", "{\"name\": \"p0\", \"pcap\": \"/x.pcap\"}"), 0);
+    assert_false(cfg->ports[0].preload);
+    assert_int_equal(tp_config_preload_estimate(&cfg->ports[0]), 0);
+}
+
+static void test_bad_preload(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "ports[0].preload", "true"), -EINVAL);
+    expect_error(1, "ports[0].preload", "only a \"pcap\" port can be preloaded");
+
+    const uint32_t lens[] = {60, 70};
+    const char *path = write_capture(lens, 2, false, 0);
+    assert_int_equal(load_preload(path, ", \"rx_queues\": 2"), -EINVAL);
+    expect_error(1, "ports[0].preload", "a preloaded port has one rx queue, not 2");
+    unlink(path);
+
+    char want[256];
+    struct {
+        unsigned n;
+        long cut;
+        const char *why;
+    } cases[] = {
+        {2, 24 + 16 + 60 + 16 + 69, "truncated (its last frame is cut short)"},
+        {2, 24 + 16 + 60 + 8, "truncated (its last frame is cut short)"},
+        {0, 0, "has no frames"},
+        {2, 20, "shorter than a pcap file header"},
+    };
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        path = write_capture(lens, cases[i].n, false, cases[i].cut);
+        assert_int_equal(load_preload(path, ""), -EINVAL);
+        snprintf(want, sizeof(want), "cannot preload \"%s\": %s", path, cases[i].why);
+        expect_error(1, "ports[0].preload", want);
+        unlink(path);
+    }
+    assert_int_equal(load_preload("/nonexistent/x.pcap", ""), -EINVAL);
+    expect_error(1, "ports[0].preload",
+                 "cannot preload \"/nonexistent/x.pcap\": No such file or directory");
+    path = "/tmp/tp-test-preload-not-pcap";
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fprintf(f, "\x0a\x0d\x0d\x0a and the rest of a pcapng section header");
+    fclose(f);
+    assert_int_equal(load_preload(path, ""), -EINVAL);
+    snprintf(want, sizeof(want), "cannot preload \"%s\": %s", path,
+             "not a classic pcap file (pcapng is not preloaded)");
+    expect_error(1, "ports[0].preload", want);
+    unlink(path);
+}
+
+/* A capture that does not fit eal.memory_mb is named with its own need, beside the total's. */
+static void test_preload_memory(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    uint64_t base_mb = (tp_config_memory_estimate(cfg) >> 20) + 2;
+    static uint32_t lens[5000];
+    for (unsigned i = 0; i < 5000; i++)
+        lens[i] = 1400;
+    const char *path = write_capture(lens, 5000, false, 0);
+    char mb[32];
+    snprintf(mb, sizeof(mb), "%llu", (unsigned long long)base_mb);
+    char port[512];
+    snprintf(port, sizeof(port), "{\"name\": \"p0\", \"pcap\": \"%s\", \"preload\": true}", path);
+    assert_int_equal(load_mutated(2, "ports[0]", port, "eal.memory_mb", mb), -EINVAL);
+    /* 5000 x (27 lines + 32 bytes) + one 2 MiB class: 10.4 MiB, rounded up. */
+    char want[160];
+    snprintf(want, sizeof(want),
+             "the capture needs 11 MiB of mbufs (5000 frames of up to 1400 bytes), "
+             "eal.memory_mb gives %llu",
+             (unsigned long long)base_mb);
+    expect_error(2, "ports[0].preload", want);
+    unlink(path);
+}
+
 static void test_bad_missing_eal(void **state)
 {
     (void)state;
@@ -1096,6 +1250,9 @@ int main(void)
         cmocka_unit_test(test_relative_paths_resolve_against_config_dir),
         cmocka_unit_test(test_config_dir_too_long),
         cmocka_unit_test(test_eal_argv),
+        cmocka_unit_test(test_preload_port),
+        cmocka_unit_test(test_bad_preload),
+        cmocka_unit_test(test_preload_memory),
         cmocka_unit_test(test_explicit_eal_args),
         cmocka_unit_test(test_instrument_filter),
         cmocka_unit_test(test_topics),
