@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -282,6 +283,29 @@ static inline bool handle_frame(struct tp_dp_lcore *lc, struct tp_dp_port *p, st
     return false;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * At a counter period after feed frames (a system call every 10 ms at most): the CPU time since
+ * the first, less the time since the last (this thread was running then: it polls, and polling
+ * is not busy).
+ */
+static void note_busy_cpu(struct tp_dp_lcore *lc, uint64_t now, uint64_t previous_tick)
+{
+    uint64_t last = atomic_load_explicit(&lc->last_rx_tsc, memory_order_relaxed);
+    if (lc->first_rx_tsc == 0 || last < previous_tick)
+        return;
+    uint64_t idle_ns = (now - last) * 1000000000u / lc->tsc_hz;
+    uint64_t cpu = thread_cpu_ns() - lc->first_rx_cpu_ns;
+    atomic_store_explicit(&lc->busy_cpu_ns, cpu > idle_ns ? cpu - idle_ns : 0,
+                          memory_order_relaxed);
+}
+
 int tp_dp_lcore_main(void *arg)
 {
     struct tp_dp_lcore *lc = arg;
@@ -310,8 +334,10 @@ int tp_dp_lcore_main(void *arg)
             tp_publisher_end_burst(lc->publisher);
             /* Only feed traffic counts as activity (the idle exit of replays). */
             if (feed) {
-                if (lc->first_rx_tsc == 0)
+                if (lc->first_rx_tsc == 0) {
                     lc->first_rx_tsc = now;
+                    lc->first_rx_cpu_ns = thread_cpu_ns();
+                }
                 atomic_store_explicit(&lc->last_rx_tsc, rte_rdtsc(), memory_order_relaxed);
             }
             atomic_store_explicit(&lc->rx_packets, lc->stats.rx_packets, memory_order_relaxed);
@@ -325,6 +351,7 @@ int tp_dp_lcore_main(void *arg)
             read_nic_clocks(lc);
             lc->stats.ticks++;
             export_counters(lc);
+            note_busy_cpu(lc, now, atomic_load_explicit(&lc->last_poll_tsc, memory_order_relaxed));
             atomic_store_explicit(&lc->last_poll_tsc, now, memory_order_relaxed);
             next_counters = now + counter_period;
         }

@@ -88,6 +88,13 @@ struct tp_dp_lcore {
     _Atomic uint64_t last_rx_tsc;
     _Atomic uint64_t last_poll_tsc;
     uint64_t first_rx_tsc; /* the first feed frame (throughput over the busy span) */
+    /*
+     * This lcore thread's CPU time (ns) at the first feed frame, and over its busy span as of the
+     * last counter period with feed frames: the span less what the host's scheduler gave other
+     * tasks, which a shared benchmark host makes most of a wall-clock span's noise.
+     */
+    uint64_t first_rx_cpu_ns;
+    _Atomic uint64_t busy_cpu_ns;
     _Atomic uint64_t rx_packets;
     /* Subscriptions: commands from the control socket, applied here (the only writer). */
     struct rte_ring *commands; /* struct tp_ctl_cmd elements, control plane -> this lcore */

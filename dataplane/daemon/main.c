@@ -361,7 +361,7 @@ struct tp_channel *tp_daemon_channel(const struct tp_daemon *d, unsigned c)
 
 /* Sums of the lcores' counters for the summary. */
 struct lcore_totals {
-    uint64_t rx_packets, tx_frames, records, events, skipped, first_rx, last_rx;
+    uint64_t rx_packets, tx_frames, records, events, skipped, first_rx, last_rx, busy_cpu_ns;
     struct tp_classifier_counters classify;
     struct tp_histogram latency;
 };
@@ -389,6 +389,7 @@ static void sum_lcores(const struct tp_daemon *d, struct lcore_totals *t)
             t->first_rx = lc->first_rx_tsc;
         if (last > t->last_rx)
             t->last_rx = last;
+        t->busy_cpu_ns += atomic_load_explicit(&lc->busy_cpu_ns, memory_order_relaxed);
         tp_hist_merge(&t->latency, &lc->latency);
     }
 }
@@ -407,10 +408,13 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
     for (unsigned c = 0; c < cfg->n_channels; c++)
         if (tp_daemon_channel(d, c) != NULL)
             messages += tp_daemon_channel(d, c)->counters.messages;
+    /* The data lcores' CPU time over their busy spans: what the work cost on a shared host. */
+    double busy_cpu_s = (double)t.busy_cpu_ns / 1e9;
     printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
-           "\"messages_per_s\":%.0f,\"rx_packets\":%lu,\"tx_frames\":%lu",
-           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0, t.rx_packets,
-           t.tx_frames);
+           "\"messages_per_s\":%.0f,\"busy_cpu_s\":%.6f,\"messages_per_cpu_s\":%.0f,"
+           "\"rx_packets\":%lu,\"tx_frames\":%lu",
+           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0, busy_cpu_s,
+           busy_cpu_s > 0 ? (double)messages / busy_cpu_s : 0.0, t.rx_packets, t.tx_frames);
     const struct tp_classifier_counters *cc = &t.classify;
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
            "\"bad_checksum\":%lu}",

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The whole daemon on one data lcore, traffic preloaded: a tickplane-sim ITCH capture in /dev/shm
-# replayed by net_pcap (no hugepages), a consumer attached to the bus before the first packet.
+# The whole daemon on one data lcore: a tickplane-sim ITCH capture in /dev/shm replayed by
+# net_pcap (no hugepages; the PMD reads and copies every frame on the data lcore, which
+# bench_ring.py's preloaded net_ring port does not), a consumer attached to the bus before the
+# first packet.
 # Prints the daemon's summary (busy-span messages/s, rx_burst -> publish latency) and the
 # consumer's rx_burst -> callback latency, one JSON object per line.
 #
