@@ -534,6 +534,21 @@ static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum
 }
 
 /*
+ * MDP3: the framing check is the first to read a payload past its headers, one message length
+ * after the other; each read waits for the one before it, and on a payload not yet in cache
+ * (an MDP3 message spans a line or more) each was a miss of its own. The payload's further
+ * lines are asked for first, so their misses overlap (its first line is the one the classifier
+ * read). On ITCH payloads (messages of ~30 bytes) it measured no faster and cost instructions:
+ * MDP3 only.
+ */
+static inline void prefetch_payload(const uint8_t *payload, uint16_t len)
+{
+    uintptr_t end = (uintptr_t)payload + len;
+    for (uintptr_t line = ((uintptr_t)payload | 63) + 1; line < end; line += 64)
+        __builtin_prefetch((const void *)line);
+}
+
+/*
  * The common packet inside an rx burst: of line A or B (MDP3: an incremental line), well framed,
  * next in sequence of the current stream, with nothing held and room to keep it for the end of
  * the burst. It is kept with exactly channel_packet's effects, and with no call: the general
@@ -583,13 +598,35 @@ static inline __attribute__((always_inline)) bool in_order(struct tp_channel *ch
     return true;
 }
 
+/*
+ * Each protocol's packet path is a function of its own (tp_channel_packet jumps to it): in one
+ * function, the MDP3 path's prefetch loop made gcc spill three registers in every turn of the
+ * ITCH framing loop, and gcc saves the registers of a whole function before its first test, so
+ * the path that jumps out of the other's function would save six registers twice.
+ */
+static __attribute__((noinline)) bool itch_packet(struct tp_channel *ch, enum tp_line_role role,
+                                                  const uint8_t *payload, uint16_t len,
+                                                  void *handle, uint64_t rx_tsc)
+{
+    return in_order(ch, role, payload, len, handle, rx_tsc, true) ||
+           channel_packet(ch, role, payload, len, handle, rx_tsc);
+}
+
+static __attribute__((noinline)) bool mdp3_packet(struct tp_channel *ch, enum tp_line_role role,
+                                                  const uint8_t *payload, uint16_t len,
+                                                  void *handle, uint64_t rx_tsc)
+{
+    prefetch_payload(payload, len); /* for in_order's framing check or channel_packet's */
+    return in_order(ch, role, payload, len, handle, rx_tsc, false) ||
+           channel_packet(ch, role, payload, len, handle, rx_tsc);
+}
+
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
-    bool kept = ch->params.protocol == TP_CHANNEL_ITCH
-                    ? in_order(ch, role, payload, len, handle, rx_tsc, true)
-                    : in_order(ch, role, payload, len, handle, rx_tsc, false);
-    return kept || channel_packet(ch, role, payload, len, handle, rx_tsc);
+    return ch->params.protocol == TP_CHANNEL_ITCH
+               ? itch_packet(ch, role, payload, len, handle, rx_tsc)
+               : mdp3_packet(ch, role, payload, len, handle, rx_tsc);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */
