@@ -83,7 +83,9 @@ def config(instance, protocol, memory_mb):
         "channels": [CHANNELS[protocol]],
         "instruments": {"capacity": 1024},
         "books": {"max_orders": 1048576, "levels_per_side": 10},
-        "bus": {"ring_bytes": 67108864},
+        # A ring larger than everything a run publishes: a consumer the host deschedules for a
+        # while is never lapped (it would lose events, which is not the daemon's loss).
+        "bus": {"ring_bytes": 1 << 29},
         "control": {"socket": "control.sock"},
     }
 
@@ -94,17 +96,22 @@ def histogram(h):
 
 def daemon_run(work, instance, frames):
     """One daemon run; returns its figures after the zero-loss checks."""
-    ready = os.path.join(work, "ready")
-    if os.path.exists(ready):
-        os.unlink(ready)
+    ready, until = os.path.join(work, "ready"), os.path.join(work, "until")
+    for f in (ready, until):
+        if os.path.exists(f):
+            os.unlink(f)
+    # The consumer compares once the daemon has exited (--until): on a loaded host a quiet
+    # spell mid-run would otherwise end its run early and fail the comparison.
     consumer = subprocess.Popen(
         ["taskset", "-c", "0", CONSUMER, "--instance", instance, "--truth",
-         os.path.join(work, "truth.json"), "--ready", ready, "--latency", "--idle-ms", "4000",
-         "--timeout-s", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         os.path.join(work, "truth.json"), "--ready", ready, "--until", until, "--latency",
+         "--idle-ms", "1000", "--timeout-s", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     daemon = subprocess.run(
         [TICKPLANE, "--config", os.path.join(work, "config.json"), "--idle-exit-ms", "3000",
          "--unlink-bus", "--start-after", ready], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, timeout=300)
+    open(until, "w").close()
     out, err = consumer.communicate(timeout=200)
     if daemon.returncode != 0:
         fail("daemon exit %d: %s" % (daemon.returncode, daemon.stderr[-2000:]))
