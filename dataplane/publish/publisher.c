@@ -50,6 +50,11 @@ struct tp_pub_event_info {
     uint64_t rx_tsc;
 };
 
+/* dirty_event of an instrument whose last event was one order that event_changes published and
+ * ended in the same call: its venue fields are in one_call[id], not in the log (events are
+ * numbered from 1). */
+#define ONE_CALL_EVENT 0u
+
 /* The one level change the current event made to a side (PART_LEVEL_*). */
 struct tp_pub_inplace {
     int64_t price;
@@ -77,7 +82,7 @@ struct tp_publisher {
     bool in_burst; /* between tp_publisher_begin_burst and tp_publisher_end_burst */
     uint32_t channel_id;
     uint64_t last_sequence;     /* ring sequence of the latest commit */
-    uint64_t event;             /* the current venue event's number: events ended + 1 */
+    uint64_t event;             /* the current event's number: two-call events ended + 1 */
     uint32_t latency_countdown; /* published events until the next latency sample */
     uint64_t *dirty_event;      /* per instrument: the event that last marked it */
     /*
@@ -85,7 +90,9 @@ struct tp_publisher {
      * are written at the end of the event outside an rx burst, at the burst's end inside one
      * (write_due_states). An instrument's entry takes the venue fields of its last event,
      * dirty_event[id], from the log of the events ended since the list was last written
-     * (ended[dirty_event[id] - ended_base]): nothing is copied per instrument per event.
+     * (ended[dirty_event[id] - ended_base]), or for an event of one call (ONE_CALL_EVENT, ITCH's
+     * commonest) from one_call[id], which that call writes as it marks the instrument: the
+     * event's fields are copied once either way, and only two-call events fill the log.
      */
     uint64_t listing; /* times the list was written, to list instruments once each time */
     uint32_t n_due;
@@ -97,8 +104,9 @@ struct tp_publisher {
     uint8_t *parts;      /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;    /* per instrument: reference data already in its state entry */
     uint8_t *depth_kind; /* per instrument: DEPTH_* (whose levels its depth is), cached */
-    struct tp_pub_inplace *inplace; /* per instrument and side: the event's one level change */
-    uint32_t n_deferred;            /* work registered for the end of the burst */
+    struct tp_pub_inplace *inplace;     /* per instrument and side: the event's one level change */
+    struct tp_pub_event_info *one_call; /* per instrument: its last ONE_CALL_EVENT's fields */
+    uint32_t n_deferred;                /* work registered for the end of the burst */
     struct {
         void (*fn)(void *ctx);
         void *ctx;
@@ -117,7 +125,8 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
         return 0;
     return align64(sizeof(struct tp_publisher)) + align64(p->instruments * sizeof(uint32_t)) +
            2 * align64(p->instruments * sizeof(uint64_t)) + 4 * align64(p->instruments) +
-           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace));
+           align64(p->instruments * 2 * sizeof(struct tp_pub_inplace)) +
+           align64(p->instruments * sizeof(struct tp_pub_event_info));
 }
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
@@ -153,6 +162,8 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     at += align64(p->instruments * sizeof(uint32_t));
     pub->listed = (uint64_t *)at;
     at += align64(p->instruments * sizeof(uint64_t));
+    pub->one_call = (struct tp_pub_event_info *)at;
+    at += align64(p->instruments * sizeof(struct tp_pub_event_info));
     pub->event = 1;
     pub->ended_base = 1;
     pub->latency_countdown = 1; /* the first published event, then one in TP_PUB_LATENCY_EVERY */
@@ -222,7 +233,9 @@ static void write_due_states(struct tp_publisher *pub)
             pub->listed[id] = pub->listing;
             continue;
         }
-        write_state(pub, id, &pub->ended[event - pub->ended_base], 0);
+        write_state(
+            pub, id,
+            event == ONE_CALL_EVENT ? &pub->one_call[id] : &pub->ended[event - pub->ended_base], 0);
     }
     pub->n_due = kept;
     pub->ended_base = pub->event;
@@ -351,12 +364,13 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
     return orders_are_depth_lookup(pub, id);
 }
 
-/* Notes that the current event changed instrument id (< params.instruments). */
-__attribute__((always_inline)) static inline void mark_tracked(struct tp_publisher *pub,
-                                                               uint32_t id)
+/* Notes that event `event` (the current one, or ONE_CALL_EVENT) changed instrument id
+ * (< params.instruments). */
+__attribute__((always_inline)) static inline void mark_event(struct tp_publisher *pub, uint32_t id,
+                                                             uint64_t event)
 {
     /* Stored, not tested first: a load of a line out of L1 stalls, a store does not. */
-    pub->dirty_event[id] = pub->event;
+    pub->dirty_event[id] = event;
     if (pub->listed[id] == pub->listing)
         return;
     pub->listed[id] = pub->listing;
@@ -365,6 +379,13 @@ __attribute__((always_inline)) static inline void mark_tracked(struct tp_publish
      * so the miss overlaps the encoding of the event's records. */
     if (id < pub->state_instruments)
         __builtin_prefetch(tp_state_entry_at(pub->state, id), 1);
+}
+
+/* Notes that the current event changed instrument id (< params.instruments). */
+__attribute__((always_inline)) static inline void mark_tracked(struct tp_publisher *pub,
+                                                               uint32_t id)
+{
+    mark_event(pub, id, pub->event);
 }
 
 static inline void mark_dirty(struct tp_publisher *pub, uint32_t id)
@@ -777,19 +798,20 @@ static inline bool order_with_one_level(const struct tp_publisher *pub,
 
 /*
  * The OrderEvent of order c (order_with_one_level) with the level record after it, its state note
- * and mark; `end_flags` are added to the record's flags (TP_PUB_F_END_OF_EVENT: the event's last,
- * flagged as it is claimed). Returns whether the record was claimed.
+ * and mark (mark_event with `event`); `end_flags` are added to the record's flags
+ * (TP_PUB_F_END_OF_EVENT: the event's last, flagged as it is claimed). Returns whether the record
+ * was claimed.
  */
 __attribute__((always_inline)) static inline bool
 publish_order_with_level(struct tp_publisher *pub, const struct tp_book_change *c,
-                         uint8_t end_flags, const struct tp_feed_info *info)
+                         uint8_t end_flags, uint64_t event, const struct tp_feed_info *info)
 {
     uint32_t id = c->instrument;
     uint8_t *b = claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
                               TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
                               TP_RECORD_ORDER_DEPTH, pub->flags[id] | end_flags, info);
     write_order_event(pub, b, c, 1, true);
-    mark_tracked(pub, id);
+    mark_event(pub, id, event);
     return b != NULL;
 }
 
@@ -805,7 +827,7 @@ __attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
 {
     const struct tp_book_change *end = c + n;
     while (order_with_one_level(pub, c, end)) {
-        publish_order_with_level(pub, c, 0, info);
+        publish_order_with_level(pub, c, 0, pub->event, info);
         c += 2;
         if (c == end)
             return;
@@ -1047,26 +1069,38 @@ __attribute__((noinline, cold)) static void sample_latency(struct tp_publisher *
         tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
 }
 
+static inline struct tp_pub_event_info event_info(const struct tp_feed_info *info)
+{
+    return (struct tp_pub_event_info){
+        .venue_seq = info->packet_seq, .venue_time = info->venue_time, .rx_tsc = info->rx_tsc};
+}
+
 /*
- * What follows the commit of an event's last record (`published`: the event had one): the log of
- * ended events, the state entries outside a burst, the latency sample.
+ * What follows the end of an event whose venue fields are kept (`published`: the event had a
+ * record): the state entries outside a burst, the latency sample. Inside an rx burst the entries
+ * are written at its end, once per instrument (the state table is a conflated view: the burst's
+ * events of an instrument give one entry).
  */
 __attribute__((always_inline)) static inline void
-event_ended(struct tp_publisher *pub, const struct tp_feed_info *info, bool published)
+event_done(struct tp_publisher *pub, const struct tp_feed_info *info, bool published)
 {
-    /* Inside an rx burst the entries are written at its end, once per instrument (the state
-     * table is a conflated view: the burst's events of an instrument give one entry), or when
-     * the log of ended events is full. */
-    if (pub->n_ended == TP_PUB_EVENT_LOG)
-        write_due_states(pub);
-    pub->ended[pub->n_ended++] = (struct tp_pub_event_info){
-        .venue_seq = info->packet_seq, .venue_time = info->venue_time, .rx_tsc = info->rx_tsc};
-    pub->event++;
     pub->counters.events++;
     if (!pub->in_burst)
         write_due_states(pub);
     if (published && --pub->latency_countdown == 0)
         sample_latency(pub, info);
+}
+
+/* What follows the commit of a numbered event's last record: the log of its venue fields (the
+ * entries are written now when the log is full), then event_done. */
+__attribute__((always_inline)) static inline void
+event_ended(struct tp_publisher *pub, const struct tp_feed_info *info, bool published)
+{
+    if (pub->n_ended == TP_PUB_EVENT_LOG)
+        write_due_states(pub);
+    pub->ended[pub->n_ended++] = event_info(info);
+    pub->event++;
+    event_done(pub, info, published);
 }
 
 static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
@@ -1080,18 +1114,21 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 /*
  * The sink's event_changes callback (ITCH: every message is an event): on_changes then
  * on_end_of_event. An event of one order with its one level, ITCH's commonest, has its record
- * claimed with the end-of-event flag and committed at once, with nothing rewritten.
+ * claimed with the end-of-event flag and committed at once, with nothing rewritten, and its venue
+ * fields go straight to its instrument's one_call (ONE_CALL_EVENT), not through the log.
  */
 static void on_event_changes(void *ctx, const struct tp_feed_info *info,
                              const struct tp_book_change *c, uint32_t n)
 {
     struct tp_publisher *pub = ctx;
     if (n == 2 && order_of_order_book(pub, c) && order_with_one_level(pub, c, c + 2)) {
-        bool published = publish_order_with_level(pub, c, TP_PUB_F_END_OF_EVENT, info);
+        bool published =
+            publish_order_with_level(pub, c, TP_PUB_F_END_OF_EVENT, ONE_CALL_EVENT, info);
+        pub->one_call[c->instrument] = event_info(info);
         commit_pending(pub, 0); /* flagged already: end_event_records without the rewrite */
         if (!pub->in_burst)
             flush_outside_burst(pub);
-        event_ended(pub, info, published);
+        event_done(pub, info, published);
         return;
     }
     on_changes(ctx, info, c, n);

@@ -20,7 +20,8 @@
  *    touched; inside a burst (tp_publisher_begin_burst) once per instrument at the burst's end,
  *    for all the burst's ended events of that instrument (an instrument still inside an open
  *    event then waits for a later burst's end or its event's end), and earlier in a burst that
- *    ends more than TP_PUB_EVENT_LOG events (the log of their venue fields is full). An entry's
+ *    ends more than TP_PUB_EVENT_LOG events of two calls (the log of their venue fields is full;
+ *    event_changes' events of one order keep theirs per instrument). An entry's
  * bus_sequence is the last record committed when it is written, all of whose instrument's records
  * it reflects. Only the parts of the entry the events changed (levels of a side, last trade,
  * session status) are rewritten. A side of an order book with one level change since the entry was
@@ -103,9 +104,10 @@ void tp_publisher_begin_burst(struct tp_publisher *pub);
 void tp_publisher_end_burst(struct tp_publisher *pub);
 
 /*
- * Events an rx burst may end before the state entries are written anyway (the log of their venue
- * fields is full). A burst of 32 full packets carries up to ~3,300 of the smallest ITCH messages
- * (events): below that, peak traffic would write the entries several times a burst.
+ * Events of two calls (changes, end_of_event) an rx burst may end before the state entries are
+ * written anyway (the log of their venue fields is full). A burst of 32 full packets carries up
+ * to ~3,300 of the smallest ITCH messages (events): below that, peak traffic of such events would
+ * write the entries several times a burst.
  */
 #define TP_PUB_EVENT_LOG 4096u
 

@@ -1305,6 +1305,46 @@ static void test_one_call_matches_two_calls_in_bursts(void **state)
     expect_order_paths_identical(*state, PATHS_ONE_CALL | PATHS_IN_BURST);
 }
 
+/*
+ * Inside rx bursts, an entry takes the venue fields of its instrument's last event whichever way
+ * each event came: event_changes' orders of one call (their fields kept per instrument) and
+ * orders of two calls (changes, end_of_event: the log), one after the other in both orders.
+ */
+static void test_entry_takes_last_event_fields(void **state)
+{
+    struct fixture *f = *state;
+    f->sink.instrument(f->sink.ctx, 0);
+    enum { END = 0, ONE = 1, TWO = 2 };
+    static const int bursts[][4] = {
+        {ONE, TWO, ONE, END}, {ONE, ONE, TWO, END}, {TWO, ONE, END}, {ONE, END}, {TWO, END}};
+    uint64_t e = 0;
+    for (size_t b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
+        tp_publisher_begin_burst(f->pub);
+        for (int i = 0; bursts[b][i] != END; i++, e++) {
+            struct tp_feed_info info = {
+                .rx_tsc = 700 + e, .packet_seq = 40 + e, .venue_time = 11 * e + 1};
+            struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+            int n = test_books_add(f->books, 100 + e, (int)(e & 1),
+                                   (int64_t)(90 + 3 * e) * 1000000000, 5, c);
+            assert_int_equal(n, 2); /* the order and its new level: event_changes' own case */
+            if (bursts[b][i] == ONE) {
+                f->sink.event_changes(f->sink.ctx, &info, c, (uint32_t)n);
+            } else {
+                f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+                f->sink.end_of_event(f->sink.ctx, &info);
+            }
+        }
+        tp_publisher_end_burst(f->pub);
+        struct tp_instrument_state st;
+        assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
+        assert_int_equal(st.book.venue_seq, 40 + e - 1);
+        assert_int_equal(st.book.venue_time_ns, 11 * (e - 1) + 1);
+        assert_int_equal(st.book.recv_tsc, 700 + e - 1);
+        expect_state_mirrors_books(f);
+    }
+    assert_int_equal(tp_publisher_counters(f->pub)->events, e);
+}
+
 /* Records of expect_paths_identical's venue events (venue_event). */
 struct venue_counts {
     uint64_t levels, aggregated;
@@ -1445,6 +1485,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_order_path_matches_general_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_call_matches_two_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_call_matches_two_calls_in_bursts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_takes_last_event_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_venue_path_matches_general_path, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
