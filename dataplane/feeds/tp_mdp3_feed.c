@@ -1008,59 +1008,19 @@ static inline void prefetch_instrument(const struct tp_mdp3_feed *f, uint32_t in
     tp_books_hint_book(f->books, instr);
 }
 
-/* An order entry's order-table slots, and its instrument's order-level state if it is new. */
-static inline void prefetch_order(const struct tp_mdp3_feed *f, uint32_t instr, uint32_t prev,
-                                  uint64_t order_id)
+static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
-    if (!tp_books_has(f->books, instr))
-        return;
-    if (instr != prev)
-        tp_books_hint_hot(f->books, instr);
-    tp_books_hint_order(f->books, instr, order_id);
-}
-
-static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg, int orders)
-{
-    const uint8_t *end = end_of(msg), *at, *e;
-    uint32_t instr[256]; /* by ReferenceID (1-based) */
     uint32_t prev = TP_INSTRUMENT_NONE;
-    struct group g, o;
-
-    at = group3(root_block(msg, B46_ROOT_MIN), end, B46_MD_MIN, &g);
-    if (!at)
-        return;
-    e = g.entry;
-    for (uint32_t i = 1; i <= g.count; i++, e += g.entry_len) {
-        instr[i] = lookup(f, mktdata_load_i32(e + B46_MD(SECURITY_ID)));
-        if (instr[i] != prev)
-            prefetch_instrument(f, instr[i]);
-        prev = instr[i];
-    }
-    if (!orders || !group8(at, end, B46_OID_MIN, &o))
-        return;
-    prev = TP_INSTRUMENT_NONE;
-    e = o.entry;
-    for (uint32_t i = 0; i < o.count; i++, e += o.entry_len) {
-        uint8_t refid = e[B46_OID(REFERENCE_ID)];
-        if (refid == 0 || refid > g.count)
-            continue;
-        prefetch_order(f, instr[refid], prev, mktdata_load_u64(e + B46_OID(ORDER_ID)));
-        prev = instr[refid];
-    }
-}
-
-static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
-{
     const uint8_t *e;
-    uint32_t prev = TP_INSTRUMENT_NONE;
     struct group g;
 
-    if (!group3(root_block(msg, B47_ROOT_MIN), end_of(msg), B47_MD_MIN, &g))
+    if (!group3(root_block(msg, B46_ROOT_MIN), end_of(msg), B46_MD_MIN, &g))
         return;
     e = g.entry;
     for (uint32_t i = 0; i < g.count; i++, e += g.entry_len) {
-        uint32_t instr = lookup(f, mktdata_load_i32(e + B47_MD(SECURITY_ID)));
-        prefetch_order(f, instr, prev, mktdata_load_u64(e + B47_MD(ORDER_ID)));
+        uint32_t instr = lookup(f, mktdata_load_i32(e + B46_MD(SECURITY_ID)));
+        if (instr != prev)
+            prefetch_instrument(f, instr);
         prev = instr;
     }
 }
@@ -1076,31 +1036,26 @@ static inline size_t whole_messages(const struct tp_mdp3_feed_pkt *pkt)
 
 /*
  * A first pass over a packet, run PREFETCH_AHEAD packets before it is applied: it prefetches the
- * RptSeq state and book of every price-level entry's instrument (46) and, with order-level
- * books, the order-table slot of every order entry (46 by ReferenceID, 47), so their cache
- * misses overlap the packets applied meanwhile instead of each stalling the entry that needs it
- * (the order table is far larger than the caches and the ids are scattered). Hints only:
- * nothing is checked or counted here (the registry may change before the packet is applied); the
- * apply pass does that. Its lookups leave the last SecurityID found remembered, which only
- * spares the apply pass a lookup.
+ * RptSeq state and book of every price-level entry's instrument (46), so that with more
+ * instruments than the caches hold their misses overlap the packets applied meanwhile. Order
+ * entries get no hints: on the Zen 4 machine of session 10 the order-table hints (46 by
+ * ReferenceID, 47) cost more than they saved on 200 and 4,000 instruments alike, and a delete
+ * stalled on its order's slot as often with them as without (docs/BENCHMARKS.md, session 10).
+ * Hints only: nothing is checked or counted here (the registry may change before the packet is
+ * applied); the apply pass does that. Its lookups leave the last SecurityID found remembered,
+ * which only spares the apply pass a lookup.
  */
 static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;
-    int orders = f->book_type == TP_BOOK_TYPE_MBP_MBO;
 
     if (tp_mdp3_packet_init(&p, pkt->data, whole_messages(pkt)) < 0)
         return;
-    while (tp_mdp3_packet_next_framed(&p, &msg) == 1) {
-        if (msg.schema_id != MKTDATA_SCHEMA_ID)
-            continue;
-        if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
-            prefetch_book46(f, &msg, orders);
-        else if (orders &&
-                 msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID)
-            prefetch_order_book47(f, &msg);
-    }
+    while (tp_mdp3_packet_next_framed(&p, &msg) == 1)
+        if (msg.schema_id == MKTDATA_SCHEMA_ID &&
+            msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
+            prefetch_book46(f, &msg);
 }
 
 /* Applies one message; returns its MatchEventIndicator (>= 0) or -EBADMSG. */
@@ -1191,12 +1146,7 @@ uint32_t tp_mdp3_feed_burst(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pk
 {
     uint32_t bad = 0;
 
-    /*
-     * The first packets get their pass just before they are applied: that still overlaps the
-     * misses of a packet's order entries, but the other lines would be waited for anyway.
-     */
-    for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD && f->book_type == TP_BOOK_TYPE_MBP_MBO; i++)
-        prefetch_packet(f, &pkts[i]);
+    /* The first packets get no pass: just before they are applied, it would save no wait. */
     for (uint32_t i = 0; i < n; i++) {
         if (i + PREFETCH_AHEAD < n)
             prefetch_packet(f, &pkts[i + PREFETCH_AHEAD]);

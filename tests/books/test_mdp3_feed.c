@@ -827,10 +827,10 @@ static void test_instrument_defined_within_a_burst(void **state)
 }
 
 /*
- * With order-level books every packet of a burst gets its prefetch pass before any is applied.
- * A definition and entries of its instrument in the same packet, and in the next one: the
- * prefetch pass misses the instrument both times, and the apply pass, once the definition is
- * applied, finds it (a miss is never taken as found: not remembered, not handed on).
+ * The second packet of a burst gets its prefetch pass before the first is applied. A definition
+ * and entries of its instrument in the first packet, and more in the second: the prefetch pass
+ * misses the instrument, and the apply pass, once the definition is applied, finds it (a miss is
+ * never taken as found: not remembered, not handed on).
  */
 static void test_prefetch_miss_then_defined(void **state)
 {
@@ -897,9 +897,9 @@ static void keep_entries(struct fixture *f, uint8_t bufs[][1400], struct tp_mdp3
 }
 
 /*
- * With price-level books the first packet of a burst gets no prefetch pass, and 47 is not
- * walked by it: the first packet of a second burst (NQ) takes nothing the previous burst's
- * prefetch pass found (ES), and the 46 entries after a 47 each reach their own instrument.
+ * The first packet of a burst gets no prefetch pass, and 47 is not walked by it: the first packet
+ * of a second burst (NQ) takes nothing the previous burst's prefetch pass found (ES), and the 46
+ * entries after a 47 each reach their own instrument.
  */
 static void test_bursts_with_price_level_books(void **state)
 {
@@ -1027,11 +1027,11 @@ static int generated_decoder_accepts(const uint8_t *data, size_t len)
 }
 
 /*
- * The feed reads 46 and 47 at their fields' offsets (both passes), not through the generated
- * decoder: every value of each byte of the SBE block length and of the group dimensions (46:
- * level and order groups; 47) of the middle packet of a three-packet burst, every packet in a
- * buffer of exactly its length (ASan sees any read past it), with order-level books so that the
- * prefetch pass walks the order groups too. The middle packet is malformed exactly when the
+ * The feed reads 46 and 47 at their fields' offsets (the prefetch pass 46's level group too), not
+ * through the generated decoder: every value of each byte of the SBE block length and of the
+ * group dimensions (46: level and order groups; 47) of the middle packet of a three-packet burst,
+ * every packet in a buffer of exactly its length (ASan sees any read past it), with order-level
+ * books so that the order groups are applied. The middle packet is malformed exactly when the
  * generated decoder refuses it, alone or in the burst, and the packets around it are applied.
  */
 static void test_46_47_refused_as_the_generated_decoder_does(void **state)
