@@ -238,8 +238,8 @@ static void mdp3_flush(struct tp_channel *ch)
                                             .len = ch->pending[i].len,
                                             .rx_tsc = ch->pending[i].rx_tsc,
                                             .framed = true}; /* by tp_channel_packet */
-    ch->counters.messages += ch->n_pending;
     tp_mdp3_feed_burst(&ch->mdp3, pkts, ch->n_pending, mdp3_applied, ch);
+    ch->counters.messages = ch->mdp3.counters.messages;
     mdp3_membership(ch);
 }
 
@@ -314,12 +314,20 @@ static inline __attribute__((always_inline)) bool deliver(struct tp_channel *ch,
 
 /* ---- MDP3 side lines ----------------------------------------------------------------------- */
 
+/* Applies one packet outside the incremental burst. MDP3's messages are the feed's SBE messages,
+ * every line's (a packet carries several). */
+static void mdp3_feed_one(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
+                          uint64_t rx_tsc)
+{
+    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+        ch->counters.feed_errors++;
+    ch->counters.messages = ch->mdp3.counters.messages;
+}
+
 /* Replays a buffered incremental (the feed skips what it already has by RptSeq). */
 static void mdp3_replay(void *ctx, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
 {
-    struct tp_channel *ch = ctx;
-    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
-        ch->counters.feed_errors++;
+    mdp3_feed_one(ctx, payload, len, rx_tsc);
 }
 
 /* Joins the snapshot lines while recovery needs them, leaves them when done. */
@@ -361,8 +369,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
         ch->def_last_seq = p.seq;
         flush_pending(ch); /* the incrementals received before it come first */
         select_publisher(ch);
-        if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
-            ch->counters.feed_errors++;
+        mdp3_feed_one(ch, payload, len, rx_tsc);
         return;
     }
     /* Incrementals received before it come first: they may also make the channel join. */
@@ -371,8 +378,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
         return; /* not listening, or the other line's copy */
     ch->snap_last_seq = p.seq;
     select_publisher(ch);
-    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
-        ch->counters.feed_errors++;
+    mdp3_feed_one(ch, payload, len, rx_tsc);
     tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
     mdp3_membership(ch);
 }

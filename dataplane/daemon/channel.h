@@ -93,7 +93,7 @@ struct tp_channel_params {
 struct tp_channel_counters {
     uint64_t packets;     /* payloads offered */
     uint64_t malformed;   /* framing that does not add up: dropped before arbitration */
-    uint64_t messages;    /* venue messages applied */
+    uint64_t messages;    /* venue messages applied (MDP3: SBE messages, every line's) */
     uint64_t feed_errors; /* messages the feed refused (counted in detail by the feed) */
     uint64_t stale_marks; /* ITCH losses (give-ups, gaps a new session ended) that marked the
                              channel's instruments stale */

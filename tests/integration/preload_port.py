@@ -80,7 +80,8 @@ def run(workdir, protocol):
              (protocol, verdict["lost"], verdict["stale"]))
 
     with open(report) as f:
-        sent = json.load(f)["lines"]["A"]["sent"]
+        sim_report = json.load(f)
+    sent = sim_report["lines"]["A"]["sent"]
     frames, heartbeats = capture_frames(pcap, protocol)
     ch = summary["channels"][0]
     a = next(d for d in ch["detail"] if d.get("line") == "a")
@@ -94,6 +95,13 @@ def run(workdir, protocol):
     for what, got, want in checks:
         if got != want:
             fail("%s: %s %d, expected %d" % (protocol, what, got, want))
+    if protocol == "mdp3":
+        # The channel counts SBE messages: at least every book and trade incremental sent (46, 47,
+        # 48), at most every message of every line (snapshots apply only while recovering).
+        templates = sim_report["mdp3"]["templates"]
+        least, most = sum(templates[t] for t in ("46", "47", "48")), sum(templates.values())
+        if not least <= ch["messages"] <= most:
+            fail("mdp3: %d messages applied, expected %d to %d" % (ch["messages"], least, most))
     print("%s: %d frames preloaded and received in order, %d line A packets; consumer %s" %
           (protocol, frames, sent, out.strip()))
 

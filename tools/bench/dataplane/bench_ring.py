@@ -17,7 +17,7 @@ no event lost, the daemon received every frame of the capture, and its channel h
 skipped nothing and applied as many messages as bench_pipeline. A failed check ends the
 benchmark with exit 1.
 
-MDP3 messages are SBE messages (bench_pipeline's count; the daemon's summary counts packets).
+MDP3 messages are SBE messages, in the daemon's summary as in bench_pipeline.
 
 Prints one JSON line per run ({"shape", "run", "daemon": {...}, "pipeline": {...}}) and one per
 shape with the medians ({"shape", "median": {...}}): daemon busy-span messages/s (first to last
@@ -160,13 +160,6 @@ def shape_runs(shape):
         for r in range(RUNS):
             d = daemon_run(work, instance, frames)
             p = pipeline_run(work, protocol)
-            # The daemon's summary counts an MDP3 channel's packets as its messages; the figure
-            # here is SBE messages, as bench_pipeline counts them, over the daemon's busy span.
-            if protocol == "mdp3":
-                d["packets_per_s"] = d["messages_per_s"]
-                d["messages"] = p["messages"]
-                d["messages_per_s"] = round(p["messages"] / d["busy_s"])
-                d["messages_per_cpu_s"] = round(p["messages"] / d["busy_cpu_s"])
             if d["messages"] != p["messages"]:
                 fail("%s: the daemon applied %d messages, bench_pipeline %d" %
                      (shape, d["messages"], p["messages"]))
