@@ -23,7 +23,8 @@
 #include <sys/types.h>
 
 /* Capacities of the fixed arrays (a config needing more is rejected with a clear error). */
-#define TP_CFG_NAME_MAX        64  /* names: ports, channels, venues, groups (incl. NUL) */
+#define TP_CFG_NAME_MAX        64  /* names: ports, channels, groups (incl. NUL) */
+#define TP_CFG_VENUE_MAX       32  /* venue names (incl. NUL): they travel in fixed-size commands */
 #define TP_CFG_PATH_MAX        256 /* file and socket paths (incl. NUL) */
 #define TP_CFG_ARG_MAX         512 /* one EAL argument or device spec (incl. NUL) */
 #define TP_CFG_PATTERN_MAX     64  /* one instrument glob (incl. NUL) */
@@ -173,9 +174,9 @@ enum { TP_CFG_LINE_A = 0, TP_CFG_LINE_B = 1 };
 struct tp_cfg_channel {
     char name[TP_CFG_NAME_MAX];
     enum tp_cfg_protocol protocol;
-    char venue[TP_CFG_NAME_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch); entitlements use it */
-    uint32_t venue_channel_id;   /* CME channel id (e.g. 310); 0 = none */
-    struct tp_cfg_line lines[2]; /* incremental / live feed, A and B (B optional) */
+    char venue[TP_CFG_VENUE_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch); entitlements use it */
+    uint32_t venue_channel_id;    /* CME channel id (e.g. 310); 0 = none */
+    struct tp_cfg_line lines[2];  /* incremental / live feed, A and B (B optional) */
 
     /* Recovery. MDP3: snapshot and instrument-definition lines. ITCH: MoldUDP64 re-request. */
     struct tp_cfg_line snapshot[2];

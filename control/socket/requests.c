@@ -183,6 +183,7 @@ static void do_subscribe(struct request *r)
                 break;
             struct ctl_sub *s = &planned[n_planned++];
             s->topics = topics;
+            _Static_assert(TP_CFG_VENUE_MAX <= TP_CTL_VENUE_MAX, "a venue name fits a command");
             snprintf(s->venue, sizeof(s->venue), "%s", srv->venues[v]);
             snprintf(s->pattern, sizeof(s->pattern), "%s", patterns[i]);
         }

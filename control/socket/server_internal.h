@@ -48,7 +48,7 @@ struct tp_ctl_server {
     struct tp_cfg_control cfg;
     struct tp_cfg_entitlements ent;
     unsigned n_venues;
-    char venues[TP_CFG_MAX_CHANNELS][TP_CFG_NAME_MAX];
+    char venues[TP_CFG_MAX_CHANNELS][TP_CFG_VENUE_MAX];
     struct tp_ctl_ops ops;
     struct ctl_client *clients; /* cfg.max_clients slots */
     unsigned n_slots;

@@ -950,6 +950,15 @@ static void test_bad_venue_name(void **state)
                  "unknown venue \"CMX\" (did you mean \"CME\"?)");
 }
 
+/* Venue names travel in the control socket's fixed-size commands: a longer one would be cut. */
+static void test_bad_venue_too_long(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "channels[1].venue", "\"NASDAQ-TOTALVIEW-ITCH-FIVE-POINT\""),
+                     -EINVAL);
+    expect_error(1, "channels[1].venue", "is 32 bytes long, the limit is 31");
+}
+
 static void test_bad_rule_without_who(void **state)
 {
     (void)state;
@@ -1289,6 +1298,7 @@ int main(void)
         cmocka_unit_test(test_bad_socket_path_too_long),
         cmocka_unit_test(test_bad_topic_name),
         cmocka_unit_test(test_bad_venue_name),
+        cmocka_unit_test(test_bad_venue_too_long),
         cmocka_unit_test(test_bad_rule_without_who),
         cmocka_unit_test(test_bad_unknown_user),
         cmocka_unit_test(test_bad_type),
