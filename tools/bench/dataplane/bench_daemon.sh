@@ -28,15 +28,18 @@ cat >"$work/config.json" <<JSON
                           "b": {"group": "233.49.196.111", "port": 26477}}}],
   "instruments": {"capacity": 1024},
   "books": {"max_orders": 1048576, "levels_per_side": 10},
-  "bus": {"ring_bytes": 67108864},
+  "bus": {"ring_bytes": 536870912},
   "control": {"socket": "control.sock"}
 }
 JSON
 # The consumer busy-polls on CPU 0 (the main lcore's, which sleeps); the data lcore owns CPU 1.
+# It compares with the truth once the daemon has exited (--until: a loaded host's quiet spells
+# do not end its run early), on a ring larger than the run publishes (it is never lapped).
 taskset -c 0 "$CONSUMER" --instance "$instance" --truth "$work/truth.json" --ready "$work/ready" --latency \
-    --idle-ms 4000 >"$work/consumer.out" 2>"$work/consumer.err" &
+    --until "$work/until" --idle-ms 1000 >"$work/consumer.out" 2>"$work/consumer.err" &
 consumer=$!
 "$TICKPLANE" --config "$work/config.json" --idle-exit-ms 3000 --unlink-bus \
     --start-after "$work/ready" 2>/dev/null | tail -1
+touch "$work/until"
 wait "$consumer" || { echo "consumer: books differ from the truth" >&2; cat "$work/consumer.out" >&2; exit 1; }
 cat "$work/consumer.out"
