@@ -49,6 +49,16 @@ TP_BOOKS_HINT void tp_books_hint_order(const struct tp_books *b, uint32_t instr,
 }
 
 /*
+ * The window slot of an order id, the line its lookup reads first, for a caller that issues the
+ * prefetch later (the MDP3 feed spaces its hints out: issued back to back, most never arrived).
+ * An order in the overflow table is not covered: it outlived a window of newer ids.
+ */
+TP_BOOKS_HINT const void *tp_books_order_line(const struct tp_books *b, uint64_t order_id)
+{
+    return &b->recent[tp_recent_slot(b, order_id)];
+}
+
+/*
  * The lines the search from the best level of one side reads: levels n-5..n-1, the 80 bytes
  * that end with the best level. Levels are 16 bytes and never straddle a line, so these are
  * always two lines: the best level's and the one 64 bytes below (with 24-byte levels it took

@@ -20,6 +20,12 @@
  */
 #define PREFETCH_AHEAD 1
 
+/*
+ * Order hints issued per order entry and per message applied: two per entry keep the ring
+ * draining when the next packet has more order entries than the current one.
+ */
+#define HINTS_PER_ENTRY 2
+
 /* Normalized status of an MDP3 SecurityTradingStatus; TP_STATUS_UNKNOWN means "no change". */
 static uint8_t mdp3_status(uint8_t s)
 {
@@ -481,6 +487,23 @@ static inline const uint8_t *end_of(const struct tp_mdp3_msg *msg)
     return msg->body + msg->body_len;
 }
 
+/* ---- spaced order hints (tp_mdp3_feed.hints) ---------------------------------------------- */
+
+/* Keeps the order-table line of an order id to prefetch later. */
+static inline void queue_hint(struct tp_mdp3_feed *f, uint64_t order_id)
+{
+    f->hints[f->hint_head++ % TP_MDP3_FEED_HINTS] = tp_books_order_line(f->books, order_id);
+    if (f->hint_head - f->hint_tail > TP_MDP3_FEED_HINTS)
+        f->hint_tail = f->hint_head - TP_MDP3_FEED_HINTS;
+}
+
+/* Prefetches the oldest line kept, if any. */
+static inline void issue_hint(struct tp_mdp3_feed *f)
+{
+    if (f->hint_tail != f->hint_head)
+        __builtin_prefetch(f->hints[f->hint_tail++ % TP_MDP3_FEED_HINTS], 1);
+}
+
 /* An order entry (46 NoOrderIDEntries, 47) applied to the order-level book. */
 static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, uint64_t id,
                         enum tp_side side, int64_t price, int32_t qty, uint64_t priority)
@@ -493,6 +516,8 @@ static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, 
         f->counters.stale_skipped++;
         return;
     }
+    for (int i = 0; i < HINTS_PER_ENTRY; i++)
+        issue_hint(f);
     switch (action) {
     case 0: /* New */
         took(f, tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f)));
@@ -1008,13 +1033,24 @@ static inline void prefetch_instrument(const struct tp_mdp3_feed *f, uint32_t in
     tp_books_hint_book(f->books, instr);
 }
 
-static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+/*
+ * Keeps the order-table line of an order entry that looks up a resting order (Change, Delete): a
+ * New's id is the venue's next one, whose window slot is next to those just added, in cache.
+ */
+static inline void queue_order_hint(struct tp_mdp3_feed *f, uint8_t action, uint64_t order_id)
 {
-    uint32_t prev = TP_INSTRUMENT_NONE;
-    const uint8_t *e;
-    struct group g;
+    if (action != 0)
+        queue_hint(f, order_id);
+}
 
-    if (!group3(root_block(msg, B46_ROOT_MIN), end_of(msg), B46_MD_MIN, &g))
+static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg, int orders)
+{
+    const uint8_t *end = end_of(msg), *at, *e;
+    uint32_t prev = TP_INSTRUMENT_NONE;
+    struct group g, o;
+
+    at = group3(root_block(msg, B46_ROOT_MIN), end, B46_MD_MIN, &g);
+    if (!at)
         return;
     e = g.entry;
     for (uint32_t i = 0; i < g.count; i++, e += g.entry_len) {
@@ -1023,6 +1059,24 @@ static void prefetch_book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *ms
             prefetch_instrument(f, instr);
         prev = instr;
     }
+    if (!orders || !group8(at, end, B46_OID_MIN, &o))
+        return;
+    e = o.entry;
+    for (uint32_t i = 0; i < o.count; i++, e += o.entry_len)
+        queue_order_hint(f, e[B46_OID(ORDER_UPDATE_ACTION)],
+                         mktdata_load_u64(e + B46_OID(ORDER_ID)));
+}
+
+static void prefetch_order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
+{
+    const uint8_t *e;
+    struct group g;
+
+    if (!group3(root_block(msg, B47_ROOT_MIN), end_of(msg), B47_MD_MIN, &g))
+        return;
+    e = g.entry;
+    for (uint32_t i = 0; i < g.count; i++, e += g.entry_len)
+        queue_order_hint(f, e[B47_MD(MD_UPDATE_ACTION)], mktdata_load_u64(e + B47_MD(ORDER_ID)));
 }
 
 /*
@@ -1036,26 +1090,33 @@ static inline size_t whole_messages(const struct tp_mdp3_feed_pkt *pkt)
 
 /*
  * A first pass over a packet, run PREFETCH_AHEAD packets before it is applied: it prefetches the
- * RptSeq state and book of every price-level entry's instrument (46), so that with more
- * instruments than the caches hold their misses overlap the packets applied meanwhile. Order
- * entries get no hints: on the Zen 4 machine of session 10 the order-table hints (46 by
- * ReferenceID, 47) cost more than they saved on 200 and 4,000 instruments alike, and a delete
- * stalled on its order's slot as often with them as without (docs/BENCHMARKS.md, session 10).
- * Hints only: nothing is checked or counted here (the registry may change before the packet is
- * applied); the apply pass does that. Its lookups leave the last SecurityID found remembered,
- * which only spares the apply pass a lookup.
+ * RptSeq state and book of every price-level entry's instrument (46), and with order-level books
+ * keeps the order-table line of every order entry that looks up a resting order (46, 47) in the
+ * feed's hint ring, which the apply pass prefetches a few at a time (issue_hint): on the Zen 4
+ * machine of session 10 a packet's order hints issued together did not warm the lines (a
+ * delete's first load took as long as with no hint), the same hints spaced out did
+ * (docs/BENCHMARKS.md, session 10). So the misses overlap the packets applied meanwhile instead
+ * of each stalling the entry that needs it. Hints only: nothing is checked or counted here (the
+ * registry may change before the packet is applied); the apply pass does that. Its lookups leave
+ * the last SecurityID found remembered, which only spares the apply pass a lookup.
  */
 static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;
+    int orders = f->book_type == TP_BOOK_TYPE_MBP_MBO;
 
     if (tp_mdp3_packet_init(&p, pkt->data, whole_messages(pkt)) < 0)
         return;
-    while (tp_mdp3_packet_next_framed(&p, &msg) == 1)
-        if (msg.schema_id == MKTDATA_SCHEMA_ID &&
-            msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
-            prefetch_book46(f, &msg);
+    while (tp_mdp3_packet_next_framed(&p, &msg) == 1) {
+        if (msg.schema_id != MKTDATA_SCHEMA_ID)
+            continue;
+        if (msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID)
+            prefetch_book46(f, &msg, orders);
+        else if (orders &&
+                 msg.template_id == MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID)
+            prefetch_order_book47(f, &msg);
+    }
 }
 
 /* Applies one message; returns its MatchEventIndicator (>= 0) or -EBADMSG. */
@@ -1119,6 +1180,7 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
             f->counters.other_schema++;
             continue;
         }
+        issue_hint(f);
         mei = apply(f, &msg);
         if (mei < 0) {
             /* Entries before the malformed part stay applied, as the venue sent them. */
@@ -1155,6 +1217,8 @@ uint32_t tp_mdp3_feed_burst(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pk
         if (applied)
             applied(ctx, &pkts[i], rc);
     }
+    /* The lines left were the last packet's own: a later burst has other packets. */
+    f->hint_tail = f->hint_head;
     return bad;
 }
 

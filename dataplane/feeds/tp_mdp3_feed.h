@@ -78,6 +78,9 @@ struct tp_mdp3_entry_ref {
 /* Told when an instrument goes stale (stale != 0) or is trusted again: see tp_mdp3_feed_watch. */
 typedef void (*tp_mdp3_feed_stale_fn)(void *ctx, int stale);
 
+/* Order-table lines a burst keeps to prefetch (a power of two). */
+#define TP_MDP3_FEED_HINTS 64
+
 struct tp_mdp3_feed {
     struct tp_instruments *registry;
     struct tp_books *books;
@@ -102,6 +105,13 @@ struct tp_mdp3_feed {
     uint32_t n_changes;
     struct tp_book_change changes[TP_MDP3_FEED_CHANGES];
     struct tp_mdp3_entry_ref refs[256];
+    /*
+     * Order-table lines the prefetch pass found for the next packet's order entries, prefetched
+     * a few at a time while the current packet is applied (tp_mdp3_feed_burst): issued together,
+     * most of them never arrived. A ring of TP_MDP3_FEED_HINTS; when full the oldest go.
+     */
+    uint32_t hint_head, hint_tail;
+    const void *hints[TP_MDP3_FEED_HINTS];
 };
 
 /* Bytes of per-instrument state for a registry of `instruments`. */
@@ -147,7 +157,7 @@ typedef void (*tp_mdp3_feed_applied_fn)(void *ctx, const struct tp_mdp3_feed_pkt
 /*
  * Applies n packets in order, exactly as n tp_mdp3_feed_packet calls would (tp_mdp3_feed_packet
  * is the burst of one), calling applied(ctx, ...) (if not NULL) after each, before the next is
- * applied. Meanwhile it prefetches the state the next packets' entries will touch (instrument
+ * applied. Meanwhile it prefetches the state the next packet's entries will touch (instrument
  * RptSeq state, books, order-table slots), so a burst hides cache misses one packet cannot.
  * Returns the number of packets with something malformed.
  */

@@ -880,6 +880,54 @@ static void test_prefetch_miss_then_defined(void **state)
 }
 
 /*
+ * The prefetch pass keeps a line for each order entry that looks up a resting order (Change,
+ * Delete: 47 and 46 by ReferenceID), none for a New nor for the first packet (no pass), and the
+ * burst leaves the ring empty; the orders are applied all the same. A burst of adds (first
+ * packet), a packet of adds and changes, and two of deletes (47, then 46 order entries).
+ */
+static void test_order_hints_kept_for_resting_orders(void **state)
+{
+    struct fixture *f = *state;
+    static uint8_t bufs[4][1400];
+    struct tp_mdp3_feed_pkt pkts[4];
+    struct order adds[20], more[20], dels[20];
+    const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70), 1, 1};
+
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, NULL),
+                     0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    for (uint32_t i = 0; i < 20; i++) {
+        adds[i] = (struct order){.id = 100 + i, .qty = 1};
+        /* 10 News, 10 Changes of the first adds. */
+        more[i] = i < 10 ? (struct order){.id = 200 + i, .qty = 1}
+                         : (struct order){.id = 100 + i - 10, .qty = 2, .action = 1};
+        dels[i] = (struct order){.id = 100 + i, .action = 2, .refid = 1};
+    }
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), adds, 20);
+    keep_packet(f, bufs, pkts, 0);
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), more, 20);
+    keep_packet(f, bufs, pkts, 1);
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), dels, 12);
+    keep_packet(f, bufs, pkts, 2);
+    packet_begin(f);
+    add_book46_orders(f, EOE, &level, 1, dels + 12, 8);
+    keep_packet(f, bufs, pkts, 3);
+    assert_int_equal(tp_mdp3_feed_burst(&f->feed, pkts, 4, NULL, NULL), 0);
+    assert_int_equal(f->feed.hint_head, 10 + 12 + 8);
+    assert_int_equal(f->feed.hint_tail, f->feed.hint_head);
+    assert_int_equal(f->feed.counters.rejected, 0);
+    /* Left: the 10 adds of the second packet, and the level 46 made. */
+    assert_int_equal(tp_books_orders(f->books, cl), 10);
+}
+
+/*
  * n packets of one entry each for instrument secid at level 1 of `type`'s side: RptSeq 1..n, the
  * level new and then changed, sizes size0, size0 + 1, ...
  */
@@ -1027,11 +1075,11 @@ static int generated_decoder_accepts(const uint8_t *data, size_t len)
 }
 
 /*
- * The feed reads 46 and 47 at their fields' offsets (the prefetch pass 46's level group too), not
- * through the generated decoder: every value of each byte of the SBE block length and of the
- * group dimensions (46: level and order groups; 47) of the middle packet of a three-packet burst,
- * every packet in a buffer of exactly its length (ASan sees any read past it), with order-level
- * books so that the order groups are applied. The middle packet is malformed exactly when the
+ * The feed reads 46 and 47 at their fields' offsets (both passes), not through the generated
+ * decoder: every value of each byte of the SBE block length and of the group dimensions (46:
+ * level and order groups; 47) of the middle packet of a three-packet burst, every packet in a
+ * buffer of exactly its length (ASan sees any read past it), with order-level books so that the
+ * prefetch pass walks the order groups too. The middle packet is malformed exactly when the
  * generated decoder refuses it, alone or in the burst, and the packets around it are applied.
  */
 static void test_46_47_refused_as_the_generated_decoder_does(void **state)
@@ -1207,6 +1255,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_instrument_defined_within_a_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_packet_of_many_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prefetch_miss_then_defined, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_hints_kept_for_resting_orders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bursts_with_price_level_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_inside_a_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_46_47_refused_as_the_generated_decoder_does, setup,
