@@ -713,21 +713,6 @@ static void on_lap(struct tp_client *c, unsigned k, uint64_t lost)
     start_resync(c);
 }
 
-/*
- * A reader that has caught up waits at the header of the next record, so that line arrives as
- * soon as the writer completes the record; the rest of a record longer than a line (a 104-byte
- * trade spans two or three) would follow in a second round of transfers between the cores. Asking
- * for the next two lines while waiting brings them in the same round (in the slow vCPU placement
- * of the bench host, p50 503 -> 393 ns). Only a hint: a prefetch never faults, and the ring reader
- * validates whatever it copies.
- */
-static inline void prefetch_next_record(const struct tp_ring_reader *r)
-{
-    const uint8_t *next = r->shared->data + (r->cursor & r->mask);
-    __builtin_prefetch(next + 64);
-    __builtin_prefetch(next + 128);
-}
-
 int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events)
 {
     /* A closed writer's last records are complete: they are delivered before -ESTALE. */
@@ -759,7 +744,6 @@ int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events
             c->ring_stats[k].records++;
             delivered += dispatch(c, rec, fn, user, &filtered, &malformed);
         } else if (rc == TP_RING_EMPTY) {
-            prefetch_next_record(&c->rings[k]);
             if (++empty >= c->n_rings) {
                 drained = true;
                 break;

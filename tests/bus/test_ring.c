@@ -25,6 +25,8 @@ static struct fixture *make(uint64_t capacity, uint32_t max_record, uint32_t bat
     size_t size = tp_ring_memsize(&p);
     assert_true(size > 0);
     f->mem = aligned_alloc(64, (size + 63) / 64 * 64);
+    /* Zeroed, as a new shared-memory segment is: tests compare whole data areas. */
+    memset(f->mem, 0, size);
     assert_int_equal(tp_ring_init(f->mem, &p), 0);
     assert_int_equal(tp_ring_validate(f->mem, size), 0);
     tp_ring_writer_init(&f->w, f->mem);
@@ -67,14 +69,29 @@ static void check(const struct tp_ring_record *rec, uint64_t seq)
         assert_int_equal(p[i], (uint8_t)(seq + i));
 }
 
-static uint64_t publish(struct fixture *f, uint64_t seq)
+static void claim_and_fill(struct fixture *f, uint64_t seq)
 {
     uint32_t len = payload_len(seq);
     uint8_t *dst = tp_ring_claim(&f->w, len);
     assert_non_null(dst);
     assert_int_equal((uintptr_t)dst % 8, 0);
     fill(dst, seq, len);
+}
+
+/* Record seq, committed and flushed. */
+static uint64_t publish(struct fixture *f, uint64_t seq)
+{
+    claim_and_fill(f, seq);
     return tp_ring_commit(&f->w, TP_REC_RAW, (uint16_t)(seq % 6), (uint32_t)(seq % 1000), 0);
+}
+
+/* Record seq, committed without moving the shared tail (as within a burst). */
+static void deferred(struct fixture *f, uint64_t seq)
+{
+    claim_and_fill(f, seq);
+    assert_int_equal(
+        tp_ring_commit_deferred(&f->w, TP_REC_RAW, (uint16_t)(seq % 6), (uint32_t)(seq % 1000), 0),
+        seq);
 }
 
 static void test_in_order_across_wraps(void **state)
@@ -234,13 +251,8 @@ static void test_deferred_commits_move_tail_at_flush(void **state)
     struct fixture *f = make(4096, 256, 8192);
     const struct tp_ring_record *rec;
     uint64_t lost;
-    for (uint64_t s = 1; s <= 5; s++) {
-        uint32_t len = payload_len(s);
-        fill(tp_ring_claim(&f->w, len), s, len);
-        assert_int_equal(
-            tp_ring_commit_deferred(&f->w, TP_REC_RAW, (uint16_t)(s % 6), (uint32_t)(s % 1000), 0),
-            s);
-    }
+    for (uint64_t s = 1; s <= 5; s++)
+        deferred(f, s);
     struct tp_ring_shared *sh = f->mem;
     assert_int_equal(atomic_load(&sh->tail), 0);
     /* A reader that follows at its cursor sees complete records before the flush. */
@@ -253,6 +265,42 @@ static void test_deferred_commits_move_tail_at_flush(void **state)
     assert_int_equal(atomic_load(&sh->tail), f->w.tail);
     assert_int_equal(atomic_load(&sh->next_sequence), 6);
     assert_int_equal(tp_ring_lag(&f->r), 0);
+    destroy(f);
+}
+
+/*
+ * A reader level with the tail takes the first records of a burst at its cursor; past the tail it
+ * leaves the lines the writer is still writing alone and takes the rest of the burst at the flush.
+ * Readers that kept polling the cursor made the writer fetch back every line it wrote.
+ */
+static void test_reader_past_the_tail_waits_for_the_flush(void **state)
+{
+    (void)state;
+    struct fixture *f = make(1 << 16, 256, 8192);
+    const struct tp_ring_record *rec;
+    uint64_t lost, s = 0;
+    for (int burst = 0; burst < 3; burst++) {
+        uint64_t first = s + 1;
+        deferred(f, ++s);
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+        check(rec, first);
+        for (int k = 0; k < 4; k++)
+            deferred(f, ++s);
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+        tp_ring_flush(&f->w);
+        for (uint64_t want = first + 1; want <= s; want++) {
+            assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+            check(rec, want);
+        }
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_EMPTY);
+    }
+    /* A writer that flushes every record keeps its reader at the cursor. */
+    for (uint64_t k = 0; k < 5; k++) {
+        publish(f, ++s);
+        assert_int_equal(tp_ring_read(&f->r, &rec, &lost), TP_RING_RECORD);
+        check(rec, s);
+    }
+    assert_int_equal(f->r.lost, 0);
     destroy(f);
 }
 
@@ -283,17 +331,23 @@ static void test_header_at_claim_matches_commit_deferred(void **state)
             tp_ring_flush(&a->w);
             tp_ring_flush(&b->w);
         }
-        assert_int_equal(tp_ring_read(&a->r, &rec, &lost), TP_RING_RECORD);
-        check(rec, s);
-        assert_int_equal(rec->flags, flags);
-        assert_int_equal(tp_ring_read(&b->r, &rec, &lost), TP_RING_RECORD);
-        assert_int_equal(rec->flags, flags);
+        /* Both readers see the same records: at the cursor, or all of a burst at its flush. */
+        while (tp_ring_read(&a->r, &rec, &lost) == TP_RING_RECORD) {
+            check(rec, a->r.read_sequence);
+            assert_int_equal(rec->flags, (uint32_t)(rec->sequence % 5 == 0));
+            assert_int_equal(tp_ring_read(&b->r, &rec, &lost), TP_RING_RECORD);
+            check(rec, a->r.read_sequence);
+            assert_int_equal(rec->flags, (uint32_t)(rec->sequence % 5 == 0));
+        }
+        assert_int_equal(tp_ring_read(&b->r, &rec, &lost), TP_RING_EMPTY);
         assert_memory_equal(((struct tp_ring_shared *)a->mem)->data,
                             ((struct tp_ring_shared *)b->mem)->data, 4096);
     }
     assert_true(a->w.tail > 10 * 4096); /* really wrapped */
     assert_int_equal(a->w.tail, b->w.tail);
     assert_int_equal(a->w.latest, b->w.latest);
+    /* Everything up to the last flush, and the first record after it (at the cursor). */
+    assert_int_equal(a->r.read_sequence, 2000 - 2000 % 7 + 1);
     assert_int_equal(a->r.malformed + a->r.lost, 0);
     destroy(a);
     destroy(b);
@@ -397,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_copied_batch_survives_a_lap),
         cmocka_unit_test(test_cursor_run_bounded_by_batch),
         cmocka_unit_test(test_deferred_commits_move_tail_at_flush),
+        cmocka_unit_test(test_reader_past_the_tail_waits_for_the_flush),
         cmocka_unit_test(test_header_at_claim_matches_commit_deferred),
         cmocka_unit_test(test_claim_too_large_is_refused),
         cmocka_unit_test(test_bad_parameters),
