@@ -8,23 +8,26 @@ For each capture shape (tickplane-sim, seed 1, 200 symbols, line A only):
   itch-peak  ITCH peak shape (--packet-bytes 1400: full packets)
   mdp3       MDP3 main shape (incremental, snapshot and definition lines)
   mdp3-peak  MDP3 peak shape (--packet-bytes 1400)
-it alternates RUNS daemon runs with RUNS bench_pipeline runs on the same capture (the same
-channel code fed from memory, without PMD, mbufs or the lcore loop; software UDP checksums, as
-net_ring gives no offload), both on CPU 1, the consumer on CPU 0.
+each of its RUNS rounds runs the daemon with a consumer, the daemon alone (no reader on the bus)
+and bench_pipeline on the same capture (the same channel code fed from memory, without PMD,
+mbufs or the lcore loop; software UDP checksums, as net_ring gives no offload), the data lcore
+and bench_pipeline on CPU 1, the consumer on CPU 0. The daemon alone against the daemon with a
+consumer is what a busy-polling reader costs the data lcore, measured in one round.
 
 Zero loss is checked on every daemon run: the consumer's books equal the simulator's truth with
-no event lost, the daemon received every frame of the capture, and its channel had no gap,
-skipped nothing and applied as many messages as bench_pipeline. A failed check ends the
-benchmark with exit 1.
+no event lost (runs with a consumer), the daemon received every frame of the capture, and its
+channel had no gap, skipped nothing and applied as many messages as bench_pipeline. A failed
+check ends the benchmark with exit 1.
 
 MDP3 messages are SBE messages, in the daemon's summary as in bench_pipeline.
 
-Prints one JSON line per run ({"shape", "run", "daemon": {...}, "pipeline": {...}}) and one per
-shape with the medians ({"shape", "median": {...}}): daemon busy-span messages/s (first to last
-feed burst: messages_per_s over the wall clock, messages_per_cpu_s over the data lcore's CPU time,
-which leaves out what a shared host's scheduler gave other tasks), rx_burst -> publish histogram
-(daemon), rx_burst -> consumer callback histogram (p50, p99, p99.9, max in ns), bench_pipeline's
-messages/s (wall and CPU), and the ratios.
+Prints one JSON line per round ({"shape", "run", "daemon": {...}, "daemon_alone": {...},
+"pipeline": {...}}) and one per shape with the medians ({"shape", "median": {...}}): daemon
+busy-span messages/s (first to last feed burst: messages_per_s over the wall clock,
+messages_per_cpu_s over the data lcore's CPU time, which leaves out what a shared host's
+scheduler gave other tasks), rx_burst -> publish histogram (daemon), rx_burst -> consumer
+callback histogram (p50, p99, p99.9, max in ns), bench_pipeline's messages/s (wall and CPU), and
+the ratios (the daemon with a consumer over the pipeline and over the daemon alone).
 
 usage: bench_ring.py TICKPLANE SIM CONSUMER BENCH_PIPELINE [MESSAGES] [RUNS] [SHAPES]
        (defaults 1000000, 5, itch,itch-peak,mdp3,mdp3-peak)
@@ -94,42 +97,54 @@ def histogram(h):
     return {k: h[k] for k in PERCENTILES}
 
 
-def daemon_run(work, instance, frames):
-    """One daemon run; returns its figures after the zero-loss checks."""
+def daemon_run(work, instance, frames, with_consumer):
+    """One daemon run, with a consumer or alone; returns its figures after the zero-loss checks."""
     ready, until = os.path.join(work, "ready"), os.path.join(work, "until")
     for f in (ready, until):
         if os.path.exists(f):
             os.unlink(f)
-    # The consumer compares once the daemon has exited (--until): on a loaded host a quiet
-    # spell mid-run would otherwise end its run early and fail the comparison.
-    consumer = subprocess.Popen(
-        ["taskset", "-c", "0", CONSUMER, "--instance", instance, "--truth",
-         os.path.join(work, "truth.json"), "--ready", ready, "--until", until, "--latency",
-         "--idle-ms", "1000", "--timeout-s", "300"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    daemon = subprocess.run(
-        [TICKPLANE, "--config", os.path.join(work, "config.json"), "--idle-exit-ms", "3000",
-         "--unlink-bus", "--start-after", ready], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, timeout=300)
+    command = [TICKPLANE, "--config", os.path.join(work, "config.json"), "--idle-exit-ms", "3000",
+               "--unlink-bus"]
+    consumer = None
+    if with_consumer:
+        # The consumer compares once the daemon has exited (--until): on a loaded host a quiet
+        # spell mid-run would otherwise end its run early and fail the comparison.
+        consumer = subprocess.Popen(
+            ["taskset", "-c", "0", CONSUMER, "--instance", instance, "--truth",
+             os.path.join(work, "truth.json"), "--ready", ready, "--until", until, "--latency",
+             "--idle-ms", "1000", "--timeout-s", "300"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        command += ["--start-after", ready]
+    daemon = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            timeout=300)
     open(until, "w").close()
-    out, err = consumer.communicate(timeout=200)
     if daemon.returncode != 0:
+        if consumer:
+            consumer.kill()
         fail("daemon exit %d: %s" % (daemon.returncode, daemon.stderr[-2000:]))
     summary = json.loads(daemon.stdout.strip().splitlines()[-1])["summary"]
-    if consumer.returncode != 0:
-        fail("consumer: books differ from the truth: %s %s" % (out, err[-2000:]))
-    lines = out.strip().splitlines()
-    verdict, latency = json.loads(lines[0]), json.loads(lines[1])["rx_burst_to_consumer_ns"]
+    lost = 0
+    figures = {}
+    if consumer:
+        out, err = consumer.communicate(timeout=200)
+        if consumer.returncode != 0:
+            fail("consumer: books differ from the truth: %s %s" % (out, err[-2000:]))
+        lines = out.strip().splitlines()
+        verdict = json.loads(lines[0])
+        lost = verdict["lost"]
+        figures["rx_burst_to_consumer_ns"] = histogram(
+            json.loads(lines[1])["rx_burst_to_consumer_ns"])
     ch = summary["channels"][0]
-    if verdict["lost"] != 0 or summary["rx_packets"] != frames or ch["gaps"] != 0 or \
+    if lost != 0 or summary["rx_packets"] != frames or ch["gaps"] != 0 or \
             ch["skipped_msgs"] != 0 or ch["malformed"] != 0:
-        fail("loss: consumer %s, daemon rx_packets %d of %d frames, gaps %d, skipped %d" %
-             (verdict, summary["rx_packets"], frames, ch["gaps"], ch["skipped_msgs"]))
-    return {"messages": summary["messages"], "busy_s": summary["busy_s"],
-            "messages_per_s": summary["messages_per_s"], "busy_cpu_s": summary["busy_cpu_s"],
-            "messages_per_cpu_s": summary["messages_per_cpu_s"],
-            "rx_to_publish_ns": histogram(summary["rx_to_publish_ns"]),
-            "rx_burst_to_consumer_ns": histogram(latency)}
+        fail("loss: consumer lost %d, daemon rx_packets %d of %d frames, gaps %d, skipped %d" %
+             (lost, summary["rx_packets"], frames, ch["gaps"], ch["skipped_msgs"]))
+    figures.update({"messages": summary["messages"], "busy_s": summary["busy_s"],
+                    "messages_per_s": summary["messages_per_s"],
+                    "busy_cpu_s": summary["busy_cpu_s"],
+                    "messages_per_cpu_s": summary["messages_per_cpu_s"],
+                    "rx_to_publish_ns": histogram(summary["rx_to_publish_ns"])})
+    return figures
 
 
 def pipeline_run(work, protocol):
@@ -158,26 +173,32 @@ def shape_runs(shape):
             json.dump(config(instance, protocol, 4096), f)
         runs = []
         for r in range(RUNS):
-            d = daemon_run(work, instance, frames)
+            d = daemon_run(work, instance, frames, True)
+            alone = daemon_run(work, instance, frames, False)
             p = pipeline_run(work, protocol)
-            if d["messages"] != p["messages"]:
-                fail("%s: the daemon applied %d messages, bench_pipeline %d" %
-                     (shape, d["messages"], p["messages"]))
-            runs.append((d, p))
+            if d["messages"] != p["messages"] or alone["messages"] != p["messages"]:
+                fail("%s: the daemon applied %d messages (%d alone), bench_pipeline %d" %
+                     (shape, d["messages"], alone["messages"], p["messages"]))
+            runs.append((d, alone, p))
             print(json.dumps({"shape": shape, "run": r, "frames": frames, "daemon": d,
-                              "pipeline": p}), flush=True)
+                              "daemon_alone": alone, "pipeline": p}), flush=True)
         med = lambda xs: statistics.median(xs)
         median = {"runs": RUNS, "frames": frames, "messages": runs[0][0]["messages"]}
         for key in ("messages_per_s", "messages_per_cpu_s"):
-            dm = med([d[key] for d, _ in runs])
-            pm = med([p[key] for _, p in runs])
-            median.update({"daemon_" + key: dm, "pipeline_" + key: pm,
-                           "daemon_over_pipeline_" + key.replace("messages_", ""):
-                           round(dm / pm, 3)})
+            dm = med([d[key] for d, _, _ in runs])
+            am = med([a[key] for _, a, _ in runs])
+            pm = med([p[key] for _, _, p in runs])
+            rate = key.replace("messages_", "")
+            median.update({"daemon_" + key: dm, "daemon_alone_" + key: am, "pipeline_" + key: pm,
+                           "daemon_over_pipeline_" + rate: round(dm / pm, 3),
+                           # paired within rounds: the spread between rounds cancels
+                           "daemon_over_daemon_alone_" + rate:
+                           round(med([d[key] / a[key] for d, a, _ in runs]), 3)})
         for key in ("rx_to_publish_ns", "rx_burst_to_consumer_ns"):
-            median["daemon_" + key] = {k: med([d[key][k] for d, _ in runs]) for k in PERCENTILES}
+            median["daemon_" + key] = {k: med([d[key][k] for d, _, _ in runs])
+                                       for k in PERCENTILES}
         median["pipeline_rx_to_publish_ns"] = {
-            k: med([p["rx_to_publish_ns"][k] for _, p in runs]) for k in PERCENTILES}
+            k: med([p["rx_to_publish_ns"][k] for _, _, p in runs]) for k in PERCENTILES}
         print(json.dumps({"shape": shape, "median": median}), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
