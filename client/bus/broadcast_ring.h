@@ -35,7 +35,7 @@
  * A writer that publishes the tail once per burst (commit_deferred, then flush) is also writing
  * the lines after the cursor of a reader that has caught up: if that reader kept polling them,
  * every line the writer stores to would first be taken back from the reader's core, which cost
- * the daemon's data lcore 10-15% of its rate with one busy reader. So a reader polls at its cursor
+ * the daemon's data lcore 6-10% of its rate with one busy reader. So a reader polls at its cursor
  * only while it is level with the published tail: it takes the first records of a burst as soon
  * as they are complete, then, past the tail, waits on the tail line (which moves once per burst)
  * and copies the rest of the burst when the writer flushes. A writer that flushes every record
