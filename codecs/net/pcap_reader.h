@@ -1,0 +1,88 @@
+/*
+ * pcap_reader.h - reading classic pcap files without libpcap.
+ *
+ * For code that must not link libpcap or DPDK: control/config's check of a preloaded capture
+ * (built into fuzz targets) and dataplane/ports/preload.c, which both scan the same file and must
+ * see the same frames. Uses stdio on a stream the caller opened (fopen, or fmemopen for bytes in
+ * memory) and closes. Start-up and tools only.
+ *
+ * Promises:
+ *  - The file header is one of the four classic ones: microsecond (0xa1b2c3d4) or nanosecond
+ *    (0xa1b23c4d) stamps, written in either byte order, version 2.4. Anything else is refused
+ *    with its reason, a pcapng file with its own; versions 2.0-2.3 (which keep the two lengths
+ *    in the other order) are refused rather than misread.
+ *  - tp_pcap_reader_next gives every record in file order with its captured length and its
+ *    bytes, having read the whole record: a file that ends inside a record header or inside a
+ *    frame is refused as truncated, never given short. The clean end is TP_PCAP_END, or
+ *    TP_PCAP_EEMPTY when the file had no record at all.
+ *  - A record whose captured length is above max_frame, and the record after max_frames, are
+ *    refused before anything of them is read: the reader never holds more than max_frame bytes,
+ *    whatever the file says.
+ *  - After a refusal every further call gives the same status.
+ *  - Timestamps, original lengths, the snapshot length and the link type are not interpreted.
+ */
+#ifndef TP_PCAP_READER_H
+#define TP_PCAP_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* What tp_pcap_reader_open and tp_pcap_reader_next return. */
+enum tp_pcap_status {
+    TP_PCAP_OK = 0,          /* a record (next), a classic pcap file header (open) */
+    TP_PCAP_END = 1,         /* no more records, after at least one */
+    TP_PCAP_EIO = -1,        /* the stream could not be read (the errno is kept) */
+    TP_PCAP_ENOMEM = -2,     /* no memory for a frame of max_frame bytes */
+    TP_PCAP_EHEADER = -3,    /* shorter than a file header */
+    TP_PCAP_EPCAPNG = -4,    /* a pcapng file */
+    TP_PCAP_EMAGIC = -5,     /* not a pcap file */
+    TP_PCAP_EVERSION = -6,   /* a classic pcap file of a version other than 2.4 */
+    TP_PCAP_ERECORD = -7,    /* ends inside a record header */
+    TP_PCAP_EFRAME = -8,     /* ends inside a frame */
+    TP_PCAP_ETOO_LARGE = -9, /* a frame above max_frame */
+    TP_PCAP_ETOO_MANY = -10, /* more than max_frames records */
+    TP_PCAP_EEMPTY = -11,    /* no record */
+};
+
+struct tp_pcap_reader {
+    FILE *file;
+    uint8_t *frame; /* max_frame bytes: the current record's */
+    uint32_t max_frame;
+    uint32_t max_frames;
+    uint32_t frames; /* records given so far */
+    bool big_endian; /* the file's byte order (the writer host's) */
+    bool nanoseconds;
+    int status;      /* TP_PCAP_OK, or the refusal every later call repeats */
+    uint32_t caplen; /* the last record's (the refused one's after EFRAME or ETOO_LARGE) */
+    size_t got;      /* bytes of a header or frame found before EHEADER, ERECORD or EFRAME */
+    uint16_t version_major, version_minor; /* after EVERSION */
+    int err_no;                            /* after EIO */
+};
+
+/* One record: valid until the next call to tp_pcap_reader_next or tp_pcap_reader_close. */
+struct tp_pcap_record {
+    uint32_t caplen;
+    const uint8_t *data;
+};
+
+/*
+ * Reads and checks the file header of f (at its start), frames of at most max_frame bytes and at
+ * most max_frames of them. TP_PCAP_OK or a refusal; either way tp_pcap_reader_close after.
+ */
+int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, uint32_t max_frames);
+
+/* The next record: TP_PCAP_OK with *rec filled, TP_PCAP_END, or a refusal. */
+int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec);
+
+/* Frees the frame buffer; the stream stays open (it is the caller's). */
+void tp_pcap_reader_close(struct tp_pcap_reader *r);
+
+/*
+ * Why the reader stopped, as a sentence without a subject ("truncated: ..."), with the numbers
+ * involved (the record, its length, the limit); "ok" or "at the end" otherwise. Returns buf.
+ */
+const char *tp_pcap_reader_why(const struct tp_pcap_reader *r, char *buf, size_t len);
+
+#endif /* TP_PCAP_READER_H */
