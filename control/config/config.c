@@ -16,6 +16,7 @@
 
 #include "cme_channels.h"
 #include "json_walk.h"
+#include "preload_plan.h"
 #include "../util/glob.h"
 
 struct loader {
@@ -476,79 +477,22 @@ static void parse_eal(struct loader *ld, const json_t *root)
 /* -------------------------------------------------------------- ports */
 
 /*
- * What dataplane/ports/preload.c allocates for a preloaded frame of `bytes`: an mbuf whose data
- * room is the headroom (128) and the frame rounded up to 128 bytes, in a mempool object of a
- * cache-line header, the two-line mbuf header and the room, which the mempool makes an odd number
- * of lines (it spreads objects over memory channels); 8 bytes in its pool's ring and in the
- * port's ring, each at most twice that for the rounding to a power of two.
+ * A capture to preload: its frames, its largest frame's bytes and the memory the preload takes
+ * (preload_plan.h, the rule dataplane/ports/preload.c creates its pools by). NULL, or why it
+ * cannot be preloaded (in why).
  */
-static uint64_t preload_frame_bytes(uint32_t bytes)
+static const char *scan_pcap(struct tp_cfg_port *port, char *why, size_t why_len)
 {
-    const uint64_t line = 64, headroom = 128, step = 128;
-    uint64_t room = (headroom + bytes + step - 1) / step * step;
-    uint64_t lines = (line + 2 * line + room + line - 1) / line;
-    return (lines | 1) * line + 2 * 16;
-}
-
-/*
- * Frames of a classic pcap file (either byte order, micro- or nanosecond stamps), its largest
- * frame's captured bytes and the memory the preload takes (preload_frame_bytes each, and 2 MiB
- * for each pool: one per size class of 128 bytes, the header with its per-lcore caches), reading
- * record headers only. NULL, or why the file cannot be preloaded.
- */
-static const char *scan_pcap(const char *file, uint32_t *frames, uint32_t *max_frame,
-                             uint64_t *bytes)
-{
-    const uint64_t pool_bytes = 2u << 20;
-    static bool class_used[TP_CFG_PRELOAD_FRAME_MAX / 128 + 2];
-    memset(class_used, 0, sizeof(class_used));
-    *bytes = 0;
-    FILE *f = fopen(file, "rb");
+    FILE *f = fopen(port->pcap, "rb");
     if (f == NULL)
         return strerror(errno);
-    uint8_t hdr[24];
-    const char *why = NULL;
-    bool swapped = false;
-    if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr)) {
-        why = "shorter than a pcap file header";
-    } else {
-        uint32_t magic = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
-                         (uint32_t)hdr[3] << 24;
-        swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
-        if (!swapped && magic != 0xa1b2c3d4u && magic != 0xa1b23c4du)
-            why = "not a classic pcap file (pcapng is not preloaded)";
-    }
-    *frames = 0;
-    *max_frame = 0;
-    uint8_t rec[16];
-    size_t got = 0;
-    while (why == NULL && (got = fread(rec, 1, sizeof(rec), f)) == sizeof(rec)) {
-        uint32_t caplen = swapped ? (uint32_t)rec[8] << 24 | (uint32_t)rec[9] << 16 |
-                                        (uint32_t)rec[10] << 8 | rec[11]
-                                  : (uint32_t)rec[8] | (uint32_t)rec[9] << 8 |
-                                        (uint32_t)rec[10] << 16 | (uint32_t)rec[11] << 24;
-        if (caplen > TP_CFG_PRELOAD_FRAME_MAX)
-            why = "a frame is larger than 65,000 bytes";
-        else if (*frames == TP_CFG_PRELOAD_FRAMES_MAX)
-            why = "more than 16,777,216 frames";
-        else if (fseek(f, (long)caplen, SEEK_CUR) != 0)
-            why = strerror(errno);
-        (*frames)++;
-        *max_frame = caplen > *max_frame ? caplen : *max_frame;
-        *bytes += preload_frame_bytes(caplen);
-        if (why == NULL && !class_used[(caplen + 127) / 128]) {
-            class_used[(caplen + 127) / 128] = true;
-            *bytes += pool_bytes;
-        }
-    }
-    /* A partial record header, or a frame cut short (fseek goes past the end without complaint). */
-    long end = why == NULL ? ftell(f) : 0;
-    if (why == NULL && (got != 0 || fseek(f, 0, SEEK_END) != 0 || ftell(f) != end))
-        why = "truncated (its last frame is cut short)";
+    struct tp_preload_plan plan;
+    int rc = tp_preload_plan_scan(&plan, f, why, why_len);
     fclose(f);
-    if (why == NULL && *frames == 0)
-        why = "has no frames";
-    return why;
+    port->preload_frames = plan.frames;
+    port->preload_max_frame = plan.max_frame;
+    port->preload_bytes = tp_preload_plan_bytes(&plan);
+    return rc == 0 ? NULL : why;
 }
 
 /* "preload": a pcap port only, one rx queue (one ring), a readable capture. */
@@ -568,8 +512,8 @@ static void parse_preload(struct loader *ld, const char *path, struct tp_cfg_por
     /* The daemon creates it with rte_eth_from_rings, which names it "net_ring_<name>". */
     snprintf(port->dev_name, sizeof(port->dev_name), "net_ring_preload%u", index);
     port->device[0] = '\0';
-    const char *why = scan_pcap(port->pcap, &port->preload_frames, &port->preload_max_frame,
-                                &port->preload_bytes);
+    char why_buf[160];
+    const char *why = scan_pcap(port, why_buf, sizeof(why_buf));
     if (why != NULL)
         tp_jw_error(ld->errs, child, "cannot preload \"%s\": %s", port->pcap, why);
 }

@@ -44,9 +44,6 @@
 #define TP_CFG_ORDER_LEVELS_MIN 256
 #define TP_CFG_MAX_VENUES       8
 #define TP_CFG_MAX_RULES        32 /* entitlement rules */
-/* A preloaded port's capture (ports[].preload): bytes of a frame (an mbuf's data room), frames. */
-#define TP_CFG_PRELOAD_FRAME_MAX  65000
-#define TP_CFG_PRELOAD_FRAMES_MAX 16777216
 
 /* Wire protocol of a channel. */
 enum tp_cfg_protocol {
@@ -134,7 +131,8 @@ struct tp_cfg_port {
      * Kind PCAP with "preload": the daemon reads the capture (pcap, the resolved path) into mbufs
      * at start and serves it from a net_ring device named dev_name, created by the daemon (no
      * --vdev, device ""). Frames and the largest frame's bytes are read when the config is
-     * loaded, for the memory estimate.
+     * loaded, for the memory estimate (preload_plan.h: at most TP_PRELOAD_FRAMES_MAX frames of
+     * at most TP_PRELOAD_FRAME_MAX bytes).
      */
     bool preload;
     uint32_t preload_frames;

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "config_mutate.h"
+#include "preload_plan.h"
 
 static const char *base_json =
     "{"
@@ -730,6 +731,16 @@ static void test_preload_port(void **state)
         /* 60 and 100: room 256, 7 lines; 200: room 384, 9 lines; 1400: room 1536, 27 lines. */
         uint64_t mbufs = 2 * (7 * 64 + 32) + (9 * 64 + 32) + (27 * 64 + 32) + 3 * (2u << 20);
         assert_int_equal(tp_config_preload_estimate(p), mbufs);
+        /* The plan dataplane/ports/preload.c creates its pools from. */
+        struct tp_preload_plan plan;
+        char why[160];
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        assert_int_equal(tp_preload_plan_scan(&plan, f, why, sizeof(why)), 0);
+        fclose(f);
+        assert_int_equal(tp_preload_plan_bytes(&plan), mbufs);
+        assert_int_equal(plan.frames, p->preload_frames);
+        assert_int_equal(plan.max_frame, p->preload_max_frame);
         assert_int_equal(tp_config_memory_estimate(cfg), without + mbufs);
         char *argv[64];
         int argc = tp_config_eal_argv(cfg, "tickplane", argv, 64);
@@ -761,10 +772,10 @@ static void test_bad_preload(void **state)
         long cut;
         const char *why;
     } cases[] = {
-        {2, 24 + 16 + 60 + 16 + 69, "truncated (its last frame is cut short)"},
-        {2, 24 + 16 + 60 + 8, "truncated (its last frame is cut short)"},
+        {2, 24 + 16 + 60 + 16 + 69, "truncated: frame 2 has 69 of its 70 bytes"},
+        {2, 24 + 16 + 60 + 8, "truncated: record 2's header has 8 of its 16 bytes"},
         {0, 0, "has no frames"},
-        {2, 20, "shorter than a pcap file header"},
+        {2, 20, "shorter than a pcap file header (20 of its 24 bytes)"},
     };
     for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         path = write_capture(lens, cases[i].n, false, cases[i].cut);
@@ -783,7 +794,7 @@ static void test_bad_preload(void **state)
     fclose(f);
     assert_int_equal(load_preload(path, ""), -EINVAL);
     snprintf(want, sizeof(want), "cannot preload \"%s\": %s", path,
-             "not a classic pcap file (pcapng is not preloaded)");
+             "a pcapng file (only classic pcap files are read)");
     expect_error(1, "ports[0].preload", want);
     unlink(path);
 }
