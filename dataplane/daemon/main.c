@@ -205,7 +205,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
                 return rc;
             }
             fprintf(stderr, "tickplane: port %s: %u frames of up to %u bytes preloaded in %.2f s\n",
-                    cp->name, preloads[i].frames, preloads[i].max_frame, mono_s() - t0);
+                    cp->name, preloads[i].plan.frames, preloads[i].plan.max_frame, mono_s() - t0);
         }
         struct tp_port_setup setup = {
             .dev_name = cp->dev_name,

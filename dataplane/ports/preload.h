@@ -11,9 +11,12 @@
  *    only rx queue and a small tx ring. tp_port_open then opens it like any other device.
  *  - The mbufs come from pools sized to the capture: one per size class of data room (headroom +
  *    frame, rounded up to TP_PRELOAD_ROOM_STEP bytes) that has frames, exactly as many mbufs as
- *    it has frames. One pool with every mbuf sized for the largest frame would take 4 times the
- *    memory on a capture of small packets with a few full ones (itch1m: 119 bytes on average,
- *    1,435 at most). Freed mbufs go back to their own pool.
+ *    it has frames: the plan control/config's memory estimate counts (preload_plan.h). One pool
+ *    with every mbuf sized for the largest frame would take 4 times the memory on a capture of
+ *    small packets with a few full ones (itch1m: 119 bytes on average, 1,435 at most). Freed
+ *    mbufs go back to their own pool.
+ *  - The capture is a classic pcap file read with codecs/net's pcap_reader (no libpcap), the
+ *    reader the config's check uses: a capture the config accepted is read the same way here.
  *  - The ring is never refilled: once the lcore has drained it, rx_burst returns nothing and the
  *    lcore idles (the daemon's --idle-exit-ms ends the run).
  *  - What the data plane sends on the port (IGMP reports at join, ARP replies) stays in the tx
@@ -27,23 +30,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "preload_plan.h"
+
 struct rte_mempool;
 struct rte_ring;
 
 /* Frames the data plane may send on a preloaded port before the tx ring refuses them. */
 #define TP_PRELOAD_TX_RING 1024
-/* Data rooms are multiples of this (control/config's memory estimate follows the same rule). */
-#define TP_PRELOAD_ROOM_STEP 128
-/* Size classes up to the largest data room an mbuf has (uint16_t). */
-#define TP_PRELOAD_CLASSES (65535 / TP_PRELOAD_ROOM_STEP)
 
 struct tp_preload {
-    struct rte_mempool *pools[TP_PRELOAD_CLASSES]; /* by data room / TP_PRELOAD_ROOM_STEP - 1 */
-    uint32_t class_frames[TP_PRELOAD_CLASSES];
+    struct rte_mempool *pools[TP_PRELOAD_CLASSES]; /* by size class (tp_preload_class) */
+    struct tp_preload_plan plan;                   /* frames preloaded, per class, the largest */
     struct rte_ring *rx;
     struct rte_ring *tx;
-    uint32_t frames;    /* frames preloaded */
-    uint32_t max_frame; /* bytes of the largest */
 };
 
 /*
