@@ -22,14 +22,10 @@ for tool in meson ninja dpkg-deb dpkg-shlibdeps dpkg-architecture python3; do
 done
 
 if [ ! -f "$build/build.ninja" ]; then
-    # -O2 as everywhere else in the project (debugoptimized), with link-time optimization: the
-    # feed, books and publisher are separate libraries whose calls LTO inlines across (the
-    # daemon 1.5-4.8% faster on the preloaded benchmark, docs/BENCHMARKS.md "Session 12"); the
-    # development build leaves it out, as it doubles a full build's time. The debug info is
-    # stripped at install. Debian paths: /usr, /etc, /var, /usr/libexec/tickplane for the
-    # helper scripts.
+    # -O2 as everywhere else in the project (debugoptimized); the debug info is stripped at
+    # install. Debian paths: /usr, /etc, /var, /usr/libexec/tickplane for the helper scripts.
     meson setup "$build" "$top" --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
-        --buildtype=debugoptimized -Db_lto=true
+        --buildtype=debugoptimized
 fi
 # Only what gets installed (tests and benchmarks are not part of the package). Regenerate the
 # build first, so the list of targets knows about files added since the last configure.
