@@ -164,6 +164,17 @@ static inline void tp_ring_clear_sequence(uint8_t *rec)
     __atomic_store_n(&((struct tp_ring_record *)rec)->sequence, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * How far ahead of a claim the writer asks for its line, for write. The lines it writes were last
+ * written a lap ago and are in no cache: without the hint each new line's read-for-ownership
+ * holds up the stores behind it, and the hardware's stream prefetcher restarts at every 4 KiB
+ * page. 2 KiB is ~25 records, ~2 us ahead at full rate (the daemon alone on a preloaded port,
+ * alternated pairs: MDP3 peak shape 1.037-1.128, ITCH peak 1.025-1.074 in three sets;
+ * docs/BENCHMARKS.md, session 12). Readers are not slowed: the line is past every record they
+ * can read, but for a reader about to be lapped.
+ */
+#define TP_RING_WRITE_AHEAD 2048u
+
 /* The part of tp_ring_claim that announces the next chunk or wraps (once per chunk). */
 void *tp_ring_claim_slow(struct tp_ring_writer *w, uint32_t payload_len);
 
@@ -185,6 +196,7 @@ static inline void *tp_ring_claim(struct tp_ring_writer *w, uint32_t payload_len
     /* Where the next record starts (limit leaves room for its header): zero until it is complete,
      * for readers that get there by this record's sequence. */
     tp_ring_clear_sequence(rec + (end - pos));
+    __builtin_prefetch(w->shared->data + ((pos + TP_RING_WRITE_AHEAD) & w->mask), 1);
     return rec + TP_RING_RECORD_HEADER;
 }
 
