@@ -8,11 +8,13 @@ runs of a round share the spell, so the median of the paired ratios is what comp
   daemon    the daemon alone (no reader) on the shape's capture preloaded in a net_ring port,
             the data lcore's messages per CPU second of its busy span; every run passes
             bench_ring.py's zero-loss checks, and both builds must apply as many messages
+  consumer  the same with CONSUMER (tests/integration/bus_consumer) attached before the first
+            packet and its books checked against the truth, as in bench_ring.py
   pipeline  bench_pipeline on the same capture (CPU messages/s of one pass)
 
-usage: bench_pair.py daemon|pipeline OLD NEW SIM [SHAPES] [ROUNDS] [MESSAGES]
-       OLD, NEW: two tickplane (daemon) or bench_pipeline (pipeline) binaries; SIM: tickplane-sim
-       (defaults: mdp3-peak,itch-peak, 10 rounds, 1000000 messages)
+usage: bench_pair.py daemon|consumer|pipeline OLD NEW SIM [SHAPES] [ROUNDS] [MESSAGES] [CONSUMER]
+       OLD, NEW: two tickplane (daemon, consumer) or bench_pipeline (pipeline) binaries; SIM:
+       tickplane-sim (defaults: mdp3-peak,itch-peak, 10 rounds, 1000000 messages)
 
 Prints one JSON line per round ({"shape", "round", "old", "new": messages per CPU second}) and
 one per shape: {"shape", "kind", "rounds", "old_median", "new_median", "new_over_old" (the
@@ -24,16 +26,19 @@ import sys
 
 from preload_runs import Shape, daemon_run, fail, pipeline_run
 
-if len(sys.argv) < 5 or sys.argv[1] not in ("daemon", "pipeline"):
+KIND = sys.argv[1] if len(sys.argv) > 1 else ""
+if len(sys.argv) < 5 or KIND not in ("daemon", "consumer", "pipeline") or \
+        (KIND == "consumer" and len(sys.argv) < 9):
     fail(__doc__.split("usage: ")[1].split("\n\n")[0])
-KIND, OLD, NEW, SIM = sys.argv[1:5]
+OLD, NEW, SIM = sys.argv[2:5]
 SHAPE_NAMES = (sys.argv[5] if len(sys.argv) > 5 else "mdp3-peak,itch-peak").split(",")
 ROUNDS = int(sys.argv[6]) if len(sys.argv) > 6 else 10
 MESSAGES = int(sys.argv[7]) if len(sys.argv) > 7 else 1000000
+CONSUMER = sys.argv[8] if KIND == "consumer" else None
 
 
 def one(binary, shape):
-    run = daemon_run(binary, shape) if KIND == "daemon" else pipeline_run(binary, shape)
+    run = pipeline_run(binary, shape) if KIND == "pipeline" else daemon_run(binary, shape, CONSUMER)
     return run["messages"], run["messages_per_cpu_s"]
 
 
