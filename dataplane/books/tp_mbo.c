@@ -135,8 +135,11 @@ static void overflow_remove(struct order_table ot, uint64_t i)
  * make at most half of stale_limit orders stale; should stale entries pass stale_limit anyway, the
  * clear sweeps everything. The overflow table then holds at most max_orders live and stale_limit
  * (max_orders / 2) stale entries: it stays at most 3/4 full and its probes short.
- * Generations are 7 bits: the rare clear that would reuse a generation while the instrument still
- * has stale entries frees them all first (purge_instrument, the old scan).
+ * Generations are 7 bits: the clear that wraps an instrument's generation (one in 127 of its
+ * clears) frees all its entries instead, live and stale (purge_instrument, the old scan). Then each
+ * generation number is used once per wrap, and no entry of an earlier use can come back as live.
+ * Whatever the stale count: the orders the wrapping clear would make stale carry the last number,
+ * which the instrument takes again 126 clears later, maybe before the sweep reached them.
  */
 
 /* Whether the entry in slot o (qty != 0) is of an older generation than its instrument's. */
@@ -373,12 +376,8 @@ static uint64_t next_generation(struct tp_books *b, uint32_t instr)
     h->levels[0] = h->levels[1] = 0;
     if (dropped == 0)
         return 0;
-    if (next == 1 && bk->stale_orders) {
-        /*
-         * The generations wrapped and entries of older ones, maybe of the next, are still in the
-         * tables: free them all (at most once in 127 clears). No entry of the instrument is
-         * left, so each generation number is used once more before the next wrap.
-         */
+    if (next == 1) {
+        /* The generations wrap: free the instrument's entries, live and stale (see above). */
         purge_instrument(b, instr);
         dropped = 0;
     } else {

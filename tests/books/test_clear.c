@@ -307,6 +307,53 @@ static void test_generations_wrap(void **state)
 }
 
 /*
+ * The clear that wraps the generation when the instrument has no stale entry: the order it
+ * clears, in a window slot just behind the sweep, carries generation 127, which comes back 126
+ * clears later; the sweep, one order's worth of slots a clear, has not reached it by then. It must
+ * not be live again (it was, and the instrument's count of live orders then went below zero).
+ */
+static void test_wrap_with_no_stale_entry(void **state)
+{
+    struct tp_books *b = clear_books(0, 1, 4096, 1021);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    uint64_t id = 1;
+
+    (void)state;
+    assert_non_null(b);
+    /* Up to the last generation, each clear's stale order reclaimed at once by a full pass. */
+    while (b->books[0].order_gen != TP_ORDER_GEN_MAX) {
+        assert_int_equal(tp_mbo_add(b, 0, id++, TP_SIDE_BID, PX(2), 1, 1, c), 2);
+        assert_int_equal(tp_books_mark_for_clear(b, 0), 0);
+        tp_books_drop_marked_orders(b);
+    }
+    assert_int_equal(b->stale_orders, 0);
+    /* An id whose window slot the sweep has just passed. */
+    uint64_t behind = id;
+    while (tp_recent_slot(b, behind) + 1 != b->sweep_next)
+        behind++;
+    assert_int_equal(tp_mbo_add(b, 0, behind, TP_SIDE_BID, PX(2), 7, 1, c), 2);
+    assert_int_equal(tp_mbo_clear(b, 0, c), 1);
+    assert_int_equal(b->books[0].order_gen, 1);
+    expect_accounting(b);
+    /* Back to generation 127, one order a clear, none in `behind`'s window slot (an add there
+     * would reclaim it). */
+    uint64_t sweep_start = b->sweep_next, other = behind;
+    while (b->books[0].order_gen != TP_ORDER_GEN_MAX) {
+        do
+            other++;
+        while (tp_recent_slot(b, other) == tp_recent_slot(b, behind));
+        assert_int_equal(tp_mbo_add(b, 0, other, TP_SIDE_BID, PX(2), 1, 1, c), 2);
+        assert_int_equal(tp_mbo_clear(b, 0, c), 1);
+    }
+    assert_true(b->sweep_next > sweep_start); /* not round the tables to `behind` */
+    assert_int_equal(tp_mbo_order(b, 0, behind, NULL, NULL, NULL, NULL), -ENOENT);
+    assert_int_equal(tp_books_orders(b, 0), 0);
+    assert_int_equal(tp_mbo_delete(b, 0, behind, c), -ENOENT);
+    expect_accounting(b);
+    free(b);
+}
+
+/*
  * A batch clear (mark, one pass) after single clears: the marked instrument's live and stale
  * entries all go, the others' stay, and the stale entries the pass meets are reclaimed.
  */
@@ -356,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_clear_leaves_other_instruments),
         cmocka_unit_test(test_clear_add_cycles),
         cmocka_unit_test(test_generations_wrap),
+        cmocka_unit_test(test_wrap_with_no_stale_entry),
         cmocka_unit_test(test_batch_clear_after_single_clears),
         cmocka_unit_test(test_id_range),
     };
