@@ -22,7 +22,11 @@ struct tp_feed_info {
 
 struct tp_feed_sink {
     void *ctx;
-    /* The change records of one venue message (or part of one, n >= 1). */
+    /*
+     * Change records (n >= 1), all with this info: those of one venue message or part of one
+     * (ITCH), or of consecutive messages of one event in one packet with the same TransactTime
+     * (MDP3: one call per event, tp_mdp3_feed.h).
+     */
     void (*changes)(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                     uint32_t n);
     /*

@@ -105,11 +105,40 @@ const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_f
 
 /* ---- change buffer ------------------------------------------------------------------------ */
 
-static void flush(struct tp_mdp3_feed *f)
+/* Hands every waiting record to the sink (tp_mdp3_feed.h says when). Out of line: called from
+ * each message's handler, it would keep the handlers from being inlined. */
+static __attribute__((noinline)) void flush(struct tp_mdp3_feed *f)
 {
     if (f->n_changes && f->sink.changes)
         f->sink.changes(f->sink.ctx, &f->info, f->changes, f->n_changes);
     f->n_changes = 0;
+    f->message_first = 0;
+}
+
+/*
+ * Before a sink call other than changes: the records of the messages before the current one go
+ * first, the current message's wait (with one call per message they came after it). Their info is
+ * the current one: a message that changes it flushes first (set_venue_time).
+ */
+static void flush_earlier_messages(struct tp_mdp3_feed *f)
+{
+    uint32_t earlier = f->message_first;
+
+    if (earlier == 0)
+        return;
+    if (f->sink.changes)
+        f->sink.changes(f->sink.ctx, &f->info, f->changes, earlier);
+    f->n_changes -= earlier;
+    memmove(f->changes, f->changes + earlier, f->n_changes * sizeof(f->changes[0]));
+    f->message_first = 0;
+}
+
+/* A message's TransactTime, set before its first record: the records waiting keep theirs. */
+static inline void set_venue_time(struct tp_mdp3_feed *f, uint64_t venue_time)
+{
+    if (venue_time != f->info.venue_time)
+        flush(f);
+    f->info.venue_time = venue_time;
 }
 
 /* Room for one book call's records. */
@@ -159,6 +188,7 @@ static inline uint32_t instrument_of(struct tp_mdp3_feed *f, int32_t security_id
 /* An instrument went stale (stale != 0) or is trusted again: the sink and the watcher hear it. */
 static void mark(struct tp_mdp3_feed *f, uint32_t instr, int stale, uint32_t expected, uint32_t got)
 {
+    flush_earlier_messages(f);
     if (f->watch)
         f->watch(f->watch_ctx, stale);
     if (f->sink.stale)
@@ -306,6 +336,7 @@ static void define(struct tp_mdp3_feed *f, const struct definition *d)
         tp_books_get(f->books, (uint32_t)id)->status == TP_STATUS_UNKNOWN)
         took(f, tp_books_status(f->books, (uint32_t)id, def.trading_status, room(f)));
     f->counters.definitions++;
+    flush_earlier_messages(f);
     if (f->sink.instrument)
         f->sink.instrument(f->sink.ctx, (uint32_t)id);
 }
@@ -541,7 +572,7 @@ static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     at = group3(root_block(msg, B46_ROOT_MIN), end, B46_MD_MIN, &g);
     if (!at)
         return -EBADMSG;
-    f->info.venue_time = mktdata_load_u64(msg->body + B46(TRANSACT_TIME));
+    set_venue_time(f, mktdata_load_u64(msg->body + B46(TRANSACT_TIME)));
     e = g.entry;
     for (uint32_t i = 1; i <= g.count; i++, e += g.entry_len) {
         enum tp_book_kind book = TP_BOOK_DIRECT;
@@ -600,7 +631,7 @@ static int order_book47(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 
     if (!group3(root_block(msg, B47_ROOT_MIN), end_of(msg), B47_MD_MIN, &g))
         return -EBADMSG;
-    f->info.venue_time = mktdata_load_u64(msg->body + B47(TRANSACT_TIME));
+    set_venue_time(f, mktdata_load_u64(msg->body + B47(TRANSACT_TIME)));
     e = g.entry;
     for (uint32_t i = 0; i < g.count; i++, e += g.entry_len) {
         enum tp_book_kind book;
@@ -633,7 +664,7 @@ static int trade_summary48(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
         mktdata_md_incremental_refresh_trade_summary48_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_trade_summary48_transact_time(&m);
+    set_venue_time(f, mktdata_md_incremental_refresh_trade_summary48_transact_time(&m));
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_trade_summary48_no_md_entries_next(&g) < 0)
             return -EBADMSG;
@@ -678,7 +709,7 @@ static int daily_statistics49(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
         mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_daily_statistics49_transact_time(&m);
+    set_venue_time(f, mktdata_md_incremental_refresh_daily_statistics49_transact_time(&m));
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_daily_statistics49_no_md_entries_next(&g) < 0)
             return -EBADMSG;
@@ -723,7 +754,7 @@ static int limits_banding50(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *ms
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
         mktdata_md_incremental_refresh_limits_banding50_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_limits_banding50_transact_time(&m);
+    set_venue_time(f, mktdata_md_incremental_refresh_limits_banding50_transact_time(&m));
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_limits_banding50_no_md_entries_next(&g) < 0)
             return -EBADMSG;
@@ -794,7 +825,7 @@ static int session_statistics51(struct tp_mdp3_feed *f, const struct tp_mdp3_msg
         mktdata_md_incremental_refresh_session_statistics51_no_md_entries_wrap_for_decode(&m, &g) <
             0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_session_statistics51_transact_time(&m);
+    set_venue_time(f, mktdata_md_incremental_refresh_session_statistics51_transact_time(&m));
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_session_statistics51_no_md_entries_next(&g) < 0)
             return -EBADMSG;
@@ -829,7 +860,7 @@ static int volume37(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
         mktdata_md_incremental_refresh_volume37_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_md_incremental_refresh_volume37_transact_time(&m);
+    set_venue_time(f, mktdata_md_incremental_refresh_volume37_transact_time(&m));
     while (g.index < g.count) {
         if (mktdata_md_incremental_refresh_volume37_no_md_entries_next(&g) < 0)
             return -EBADMSG;
@@ -853,7 +884,7 @@ static int security_status30(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *m
     if (mktdata_security_status30_wrap_for_decode(&m, msg->body, msg->body_len, msg->block_length,
                                                   msg->version) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_security_status30_transact_time(&m);
+    set_venue_time(f, mktdata_security_status30_transact_time(&m));
     int32_t security_id = mktdata_security_status30_security_id(&m);
     uint8_t status = mktdata_security_status30_security_trading_status(&m);
     if (security_id != MKTDATA_INT32_NULL_VALUE && security_id != 0) {
@@ -880,7 +911,7 @@ static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     if (mktdata_channel_reset4_wrap_for_decode(&m, msg->body, msg->body_len, msg->block_length,
                                                msg->version) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_channel_reset4_transact_time(&m);
+    set_venue_time(f, mktdata_channel_reset4_transact_time(&m));
     f->counters.channel_resets++;
     /* Every book of the channel restarts empty, and so does every RptSeq. The order books are
      * emptied in one pass over the order tables (tp_books_mark_for_clear). */
@@ -923,7 +954,7 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
                                                         msg->block_length, msg->version) < 0 ||
         mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_snapshot_full_refresh52_transact_time(&m);
+    set_venue_time(f, mktdata_snapshot_full_refresh52_transact_time(&m));
     uint32_t instr = instrument_of(f, mktdata_snapshot_full_refresh52_security_id(&m));
     uint32_t rpt_seq = mktdata_snapshot_full_refresh52_rpt_seq(&m);
     if (instr == TP_INSTRUMENT_NONE)
@@ -984,7 +1015,7 @@ static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_ms
             &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
         mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_decode(&m, &g) < 0)
         return -EBADMSG;
-    f->info.venue_time = mktdata_snapshot_full_refresh_order_book53_transact_time(&m);
+    set_venue_time(f, mktdata_snapshot_full_refresh_order_book53_transact_time(&m));
     uint32_t instr = instrument_of(f, mktdata_snapshot_full_refresh_order_book53_security_id(&m));
     bk = instr == TP_INSTRUMENT_NONE ? NULL : tp_books_get(f->books, instr);
     if (!bk || !(bk->type & TP_BOOK_TYPE_MBO))
@@ -1181,6 +1212,7 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
             continue;
         }
         issue_hint(f);
+        f->message_first = f->n_changes;
         mei = apply(f, &msg);
         if (mei < 0) {
             /* Entries before the malformed part stay applied, as the venue sent them. */
@@ -1188,14 +1220,15 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
             bad = 1;
             mei = 0;
         }
-        flush(f);
-        if ((mei & END_OF_EVENT) && f->sink.end_of_event) {
+        if (mei & END_OF_EVENT) {
+            flush(f);
             f->counters.events++;
-            f->sink.end_of_event(f->sink.ctx, &f->info);
-        } else if (mei & END_OF_EVENT) {
-            f->counters.events++;
+            if (f->sink.end_of_event)
+                f->sink.end_of_event(f->sink.ctx, &f->info);
         }
     }
+    /* What waits goes with this packet's info: the next packet's is another. */
+    flush(f);
     if (whole != pkt->len) { /* a malformed message ended the packet */
         f->counters.malformed++;
         bad = 1;

@@ -14,9 +14,13 @@
  *   30        security status;  4 channel reset (every book of the channel is cleared);
  *   52 53     snapshots: replace the instrument's books and recover it.
  *
- * Matching events: change records are handed to the sink per message, and end_of_event is called
- * when a message carries the MatchEventIndicator end-of-event bit, so a consumer publishes state
- * only at event boundaries.
+ * Matching events: end_of_event is called when a message carries the MatchEventIndicator
+ * end-of-event bit, so a consumer publishes state only at event boundaries. Change records are
+ * handed to the sink once per event rather than per message: the records of consecutive messages
+ * wait while the sink's info stays the same (one packet, one TransactTime), and go before the
+ * info changes, before end_of_event, at the end of the packet, and before any other sink call
+ * (the earlier messages' records only), so the sink sees its callbacks in the same order as with
+ * one call per message.
  *
  * Per-instrument sequence (RptSeq): each entry's RptSeq must be the instrument's previous one
  * plus one. After a jump (a lost packet touched this instrument) the instrument is marked stale
@@ -101,8 +105,9 @@ struct tp_mdp3_feed {
     struct tp_secid_table secids; /* the registry's, looked up inline */
     struct tp_mdp3_instrument_state *state;
     struct tp_mdp3_feed_counters counters;
-    struct tp_feed_info info;
+    struct tp_feed_info info; /* of the records waiting in `changes` */
     uint32_t n_changes;
+    uint32_t message_first; /* the first of the current message's records in `changes` */
     struct tp_book_change changes[TP_MDP3_FEED_CHANGES];
     struct tp_mdp3_entry_ref refs[256];
     /*

@@ -874,9 +874,10 @@ static inline bool aggregated_level_of_venue_book(struct tp_publisher *pub,
 /*
  * MDP3's records: venue levels (venue_level), one BookUpdate each, and orders of books with
  * venue levels (venue_order), one OrderEvent each without levels, skipping the levels aggregated
- * from those orders, from c on; the records from the first other one on go to on_any_changes. The
- * same records, bytes and state notes as the general loop, with the sizes constant, the bounds and
- * interest tested once and no kind dispatch.
+ * from those orders, from c on; any other record goes to on_any_changes alone, but an order of an
+ * order-only book, which takes the rest of the call there. The same records, bytes and state
+ * notes as the general loop, with the sizes constant, the bounds and interest tested once and no
+ * kind dispatch.
  */
 __attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
                                                        const struct tp_feed_info *info,
@@ -904,6 +905,11 @@ __attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
             c += levels_after(c, end);
         } else if (aggregated_level_of_venue_book(pub, c)) {
             continue; /* consumers get the venue's levels */
+        } else if (c->kind != TP_CHANGE_ORDER) {
+            /* A trade, statistic, status, clear or other level: alone through the general loop
+             * (an event's call has them among its venue records). */
+            on_any_changes(pub, info, c, 1);
+            continue;
         } else {
             on_any_changes(pub, info, c, (uint32_t)(end - c));
             return;

@@ -71,6 +71,7 @@ struct fixture {
     uint8_t pkt[1400];
     struct tp_mdp3_writer w;
     uint32_t seq;
+    uint64_t transact_time; /* of the messages add_book46 writes */
 };
 
 /* ---- packet building ---------------------------------------------------------------------- */
@@ -157,7 +158,7 @@ static void add_book46_orders(struct fixture *f, uint8_t mei, const struct entry
 
     assert_non_null(dst);
     assert_int_equal(mktdata_md_incremental_refresh_book46_wrap_and_apply_header(&m, dst, room), 0);
-    mktdata_md_incremental_refresh_book46_set_transact_time(&m, 5);
+    mktdata_md_incremental_refresh_book46_set_transact_time(&m, f->transact_time);
     mktdata_md_incremental_refresh_book46_set_match_event_indicator(&m, mei);
     assert_int_equal(mktdata_md_incremental_refresh_book46_no_md_entries_wrap_for_encode(&m, &g, n),
                      0);
@@ -301,6 +302,7 @@ static void add_security_status(struct fixture *f, int32_t secid, const char *gr
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
+    f->transact_time = 5;
     struct tp_feed_sink sink = {.ctx = &f->log,
                                 .changes = on_changes,
                                 .end_of_event = on_event,
@@ -1238,11 +1240,127 @@ static void test_window_of_ids_status_and_channel_reset(void **state)
     free(other_state);
 }
 
+/* ---- sink calls per event ----------------------------------------------------------------- */
+
+/* The sink's callbacks in the order they came: 'C' changes (n records), 'E' end of event,
+ * 'S' stale (its instrument in `instrument`). */
+struct call_trace {
+    uint32_t count;
+    char kind[16];
+    uint32_t n[16], instrument[16];
+    uint64_t venue_time[16], packet_seq[16];
+};
+
+static void trace_call(struct call_trace *t, char kind, uint32_t n, uint32_t instrument,
+                       const struct tp_feed_info *info)
+{
+    assert_true(t->count < 16);
+    t->kind[t->count] = kind;
+    t->n[t->count] = n;
+    t->instrument[t->count] = instrument;
+    t->venue_time[t->count] = info ? info->venue_time : 0;
+    t->packet_seq[t->count] = info ? info->packet_seq : 0;
+    t->count++;
+}
+
+static void trace_changes(void *ctx, const struct tp_feed_info *info,
+                          const struct tp_book_change *c, uint32_t n)
+{
+    trace_call(ctx, 'C', n, c[0].instrument, info);
+}
+
+static void trace_event(void *ctx, const struct tp_feed_info *info)
+{
+    trace_call(ctx, 'E', 0, 0, info);
+}
+
+static void trace_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    (void)stale;
+    (void)expected;
+    (void)got;
+    trace_call(ctx, 'S', 0, instrument, NULL);
+}
+
+static void expect_call(const struct call_trace *t, uint32_t i, char kind, uint32_t n,
+                        uint64_t venue_time)
+{
+    assert_true(i < t->count);
+    assert_int_equal(t->kind[i], kind);
+    assert_int_equal(t->n[i], n);
+    if (kind != 'S')
+        assert_int_equal(t->venue_time[i], venue_time);
+}
+
+/*
+ * The records of an event's messages reach the sink in one call while the packet and the
+ * TransactTime stay the same; a new TransactTime, the event's end, the packet's end and a stale
+ * mark each deliver what waits first, and the stale mark still comes before the records of its
+ * own message, as with one call per message.
+ */
+static void test_changes_delivered_once_per_event(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+    struct call_trace t = {0};
+
+    send_first_bids(f);
+    f->feed.sink = (struct tp_feed_sink){
+        .ctx = &t, .changes = trace_changes, .end_of_event = trace_event, .stale = trace_stale};
+
+    /* One event of three messages at TransactTime 7: one call of 3 records. */
+    f->transact_time = 7;
+    packet_begin(f);
+    add_book46(f, 0, (struct entry[]){{1001, 2, 2, TP_LEVEL_NEW, '0', PX(3999), 1, 1}}, 1);
+    add_book46(f, 0, (struct entry[]){{1002, 2, 2, TP_LEVEL_NEW, '0', PX(14999), 1, 1}}, 1);
+    add_book46(f, EOE, (struct entry[]){{1001, 3, 1, TP_LEVEL_NEW, '1', PX(4001), 1, 1}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(t.count, 2);
+    expect_call(&t, 0, 'C', 3, 7);
+    assert_int_equal(t.instrument[0], es);
+    expect_call(&t, 1, 'E', 0, 7);
+
+    /* A new TransactTime inside the event, then an event left open at the packet's end. */
+    t.count = 0;
+    packet_begin(f);
+    add_book46(f, 0, (struct entry[]){{1001, 4, 1, TP_LEVEL_CHANGE, '0', PX(4000), 2, 1}}, 1);
+    f->transact_time = 8;
+    add_book46(f, EOE, (struct entry[]){{1002, 3, 1, TP_LEVEL_CHANGE, '0', PX(15000), 2, 1}}, 1);
+    add_book46(f, 0, (struct entry[]){{1002, 4, 1, TP_LEVEL_CHANGE, '0', PX(15000), 3, 1}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(t.count, 4);
+    expect_call(&t, 0, 'C', 1, 7);
+    expect_call(&t, 1, 'C', 1, 8);
+    expect_call(&t, 2, 'E', 0, 8);
+    expect_call(&t, 3, 'C', 1, 8);
+    assert_int_equal(t.packet_seq[3], t.packet_seq[0]);
+
+    /* NQ's RptSeq jumps in the event's second message, after an ES entry of that message: the
+     * first message's record, the stale mark, then the second message's ES record. */
+    t.count = 0;
+    packet_begin(f);
+    add_book46(f, 0, (struct entry[]){{1001, 5, 1, TP_LEVEL_CHANGE, '0', PX(4000), 4, 1}}, 1);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 6, 1, TP_LEVEL_CHANGE, '0', PX(4000), 5, 1},
+                                {1002, 9, 1, TP_LEVEL_CHANGE, '0', PX(15000), 9, 1}},
+               2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(t.count, 4);
+    expect_call(&t, 0, 'C', 1, 8);
+    expect_call(&t, 1, 'S', 0, 0);
+    assert_int_equal(t.instrument[1], nq);
+    expect_call(&t, 2, 'C', 1, 8);
+    assert_int_equal(t.instrument[2], es);
+    expect_call(&t, 3, 'E', 0, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_definitions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_end_of_event_and_levels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_changes_delivered_once_per_event, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rpt_seq_gap_makes_only_that_instrument_stale, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_duplicates_and_unknown_instruments, setup, teardown),
