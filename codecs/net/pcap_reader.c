@@ -70,6 +70,7 @@ int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, u
     r->version_minor = load16(hdr + 6, r->big_endian);
     if (r->version_major != 2 || r->version_minor != 4)
         return stop(r, TP_PCAP_EVERSION);
+    r->link_type = load32(hdr + 20, r->big_endian);
     r->frame = malloc(max_frame > 0 ? max_frame : 1);
     if (r->frame == NULL)
         return stop(r, TP_PCAP_ENOMEM);
@@ -97,6 +98,9 @@ int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
     if (r->got < r->caplen)
         return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
     r->frames++;
+    uint32_t fraction = load32(hdr + 4, r->big_endian);
+    rec->ts_ns = (uint64_t)load32(hdr, r->big_endian) * 1000000000u +
+                 (uint64_t)fraction * (r->nanoseconds ? 1u : 1000u);
     rec->caplen = r->caplen;
     rec->data = r->frame;
     return TP_PCAP_OK;

@@ -19,7 +19,9 @@
  *    refused before anything of them is read: the reader never holds more than max_frame bytes,
  *    whatever the file says.
  *  - After a refusal every further call gives the same status.
- *  - Timestamps, original lengths, the snapshot length and the link type are not interpreted.
+ *  - Each record's timestamp is given in nanoseconds since the epoch: a microsecond file's
+ *    fraction times 1000, as libpcap gives it at nanosecond precision. The file header's link
+ *    type is kept as written; original lengths and the snapshot length are not interpreted.
  */
 #ifndef TP_PCAP_READER_H
 #define TP_PCAP_READER_H
@@ -54,15 +56,17 @@ struct tp_pcap_reader {
     uint32_t frames; /* records given so far */
     bool big_endian; /* the file's byte order (the writer host's) */
     bool nanoseconds;
-    int status;      /* TP_PCAP_OK, or the refusal every later call repeats */
-    uint32_t caplen; /* the last record's (the refused one's after EFRAME or ETOO_LARGE) */
-    size_t got;      /* bytes of a header or frame found before EHEADER, ERECORD or EFRAME */
+    uint32_t link_type; /* the file header's, as written (LINKTYPE_ETHERNET is 1) */
+    int status;         /* TP_PCAP_OK, or the refusal every later call repeats */
+    uint32_t caplen;    /* the last record's (the refused one's after EFRAME or ETOO_LARGE) */
+    size_t got;         /* bytes of a header or frame found before EHEADER, ERECORD or EFRAME */
     uint16_t version_major, version_minor; /* after EVERSION */
     int err_no;                            /* after EIO */
 };
 
 /* One record: valid until the next call to tp_pcap_reader_next or tp_pcap_reader_close. */
 struct tp_pcap_record {
+    uint64_t ts_ns; /* the capture time, ns since the epoch */
     uint32_t caplen;
     const uint8_t *data;
 };

@@ -1,8 +1,8 @@
 /*
  * test_pcap_reader.c - the classic pcap reader: both byte orders, both stamp resolutions, the
- * same frames as libpcap, and every refusal with its reason (pcapng, not pcap, version, a short
- * file header, a record header or frame cut short, a frame above the limit, too many frames, no
- * frames, a read error).
+ * same frames, timestamps and link type as libpcap, and every refusal with its reason (pcapng, not
+ * pcap, version, a short file header, a record header or frame cut short, a frame above the limit,
+ * too many frames, no frames, a read error).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,13 +71,15 @@ static FILE *open_capture(const struct capture *c, size_t len)
     return f;
 }
 
-static void expect_frame(struct tp_pcap_reader *r, uint32_t caplen, uint8_t seed)
+/* Expects the next record to be record()'s of caplen and seed; returns its timestamp. */
+static uint64_t expect_frame(struct tp_pcap_reader *r, uint32_t caplen, uint8_t seed)
 {
     struct tp_pcap_record rec;
     assert_int_equal(tp_pcap_reader_next(r, &rec), TP_PCAP_OK);
     assert_int_equal(rec.caplen, caplen);
     for (uint32_t i = 0; i < caplen; i++)
         assert_int_equal(rec.data[i], (uint8_t)(i + seed));
+    return rec.ts_ns;
 }
 
 static void expect_why(const struct tp_pcap_reader *r, const char *want)
@@ -86,7 +88,8 @@ static void expect_why(const struct tp_pcap_reader *r, const char *want)
     assert_string_equal(tp_pcap_reader_why(r, why, sizeof(why)), want);
 }
 
-/* Each byte order, each resolution: the same frames, in order; the end is the end, and stays. */
+/* Each byte order, each resolution: the same frames, in order, and their times in nanoseconds;
+ * the end is the end, and stays. */
 static void test_byte_orders_and_resolutions(void **state)
 {
     (void)state;
@@ -102,7 +105,9 @@ static void test_byte_orders_and_resolutions(void **state)
             assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 10), TP_PCAP_OK);
             assert_int_equal(r.big_endian, big);
             assert_int_equal(r.nanoseconds, ns);
-            expect_frame(&r, 60, 1);
+            assert_int_equal(r.link_type, 1);
+            uint64_t ts = 1700000000ull * 1000000000u + (ns ? 123456u : 123456000u);
+            assert_int_equal(expect_frame(&r, 60, 1), ts);
             expect_frame(&r, 0, 2);
             expect_frame(&r, 1400, 3);
             struct tp_pcap_record rec;
@@ -114,8 +119,8 @@ static void test_byte_orders_and_resolutions(void **state)
         }
 }
 
-/* The frames libpcap gives for the same file: pcap_writer's (ns, host order) and a big-endian µs.
- */
+/* The frames, nanosecond times and link type libpcap gives for the same file: pcap_writer's (ns,
+ * host order) and a big-endian µs. */
 static void test_same_frames_as_libpcap(void **state)
 {
     (void)state;
@@ -144,18 +149,20 @@ static void test_same_frames_as_libpcap(void **state)
             assert_int_equal(fclose(out), 0);
         }
         char err[PCAP_ERRBUF_SIZE];
-        pcap_t *p = pcap_open_offline(path, err);
+        pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
         assert_non_null(p);
         FILE *f = fopen(path, "rb");
         assert_non_null(f);
         struct tp_pcap_reader r;
         assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 100), TP_PCAP_OK);
+        assert_int_equal(r.link_type, pcap_datalink(p)); /* DLT_EN10MB is LINKTYPE_ETHERNET */
         struct pcap_pkthdr *h;
         const u_char *data;
         struct tp_pcap_record rec;
         unsigned n = 0;
         while (pcap_next_ex(p, &h, &data) == 1) {
             assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
+            assert_int_equal(rec.ts_ns, (uint64_t)h->ts.tv_sec * 1000000000u + h->ts.tv_usec);
             assert_int_equal(rec.caplen, h->caplen);
             assert_memory_equal(rec.data, data, h->caplen);
             n++;
