@@ -1,8 +1,9 @@
 /*
  * test_dump.c - tickplane-dump end to end: a pcap built here (ITCH over MoldUDP64 on a VLAN,
- * MDP3, a heartbeat, an ARP frame, an unmapped flow, a cut IPv4 frame, a lying Mold count) and a
- * BinaryFILE; checks every JSON line, the stderr reports with frame and offset, and the exit
- * status. The tool's path is the first argument.
+ * MDP3, a heartbeat, an ARP frame, an unmapped flow, a cut IPv4 frame, a lying Mold count), a
+ * pcapng file and a BinaryFILE; checks every JSON line, the stderr reports with frame and offset
+ * (or the file the pcap reader refused, with its reason), and the exit status. The tool's path is
+ * the first argument.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -266,7 +267,33 @@ static void test_truncated_pcap(void **state)
     assert_int_equal(n, 4); /* frames 1-3; frame 5 (unmapped) is the cut one */
     for (size_t i = 0; i < n; i++)
         json_decref(lines[i]);
-    assert_non_null(strstr(slurp(err), "frame 5 offset 0: "));
+    char want[600];
+    snprintf(want, sizeof(want), "frame 5 offset 0: %s: truncated: frame 5 has ", pcap);
+    assert_non_null(strstr(slurp(err), want));
+}
+
+/* A capture the reader refuses: nothing printed, the file and the reason on stderr, status 2. */
+static void test_refused_capture(void **state)
+{
+    (void)state;
+    char path[512], out[512], err[512];
+    snprintf(path, sizeof(path), "%s/in.pcapng", dir);
+    snprintf(out, sizeof(out), "%s/out6", dir);
+    snprintf(err, sizeof(err), "%s/err6", dir);
+    /* A pcapng section header block's type, length and byte-order magic. */
+    static const uint8_t section_header[] = {0x0a, 0x0d, 0x0d, 0x0a, 28,   0,
+                                             0,    0,    0x4d, 0x3c, 0x2b, 0x1a};
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(section_header, 1, sizeof(section_header), f), sizeof(section_header));
+    assert_int_equal(fclose(f), 0);
+    char args[600], want[600];
+    snprintf(args, sizeof(args), "--proto itch '%s'", path);
+    assert_int_equal(run_dump(args, out, err), 2);
+    assert_string_equal(slurp(out), "");
+    snprintf(want, sizeof(want),
+             "tickplane-dump: %s: a pcapng file (only classic pcap files are read)\n", path);
+    assert_string_equal(slurp(err), want);
 }
 
 static void test_binaryfile(void **state)
@@ -335,8 +362,8 @@ int main(int argc, char **argv)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pcap_with_map),  cmocka_unit_test(test_clean_pcap_exits_zero),
-        cmocka_unit_test(test_truncated_pcap), cmocka_unit_test(test_binaryfile),
-        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_truncated_pcap), cmocka_unit_test(test_refused_capture),
+        cmocka_unit_test(test_binaryfile),     cmocka_unit_test(test_usage_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[600];

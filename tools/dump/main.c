@@ -4,10 +4,12 @@
  *   tickplane-dump [--proto mdp3|itch] [--map IP:PORT[@VLAN]=PROTO,...] CAPTURE.pcap
  *   tickplane-dump --binaryfile ITCH-FILE
  *
- * A pcap frame's UDP flow picks the protocol from the map first, then from --proto; frames on
- * other flows, and frames that are not UDP over IPv4, are skipped. Malformed input is reported
- * on stderr with its frame and byte offset and the dump carries on. Exit status: 0 when all
- * input was well formed, 1 when anything was malformed, 2 for usage or I/O errors.
+ * The capture is a classic pcap file of Ethernet frames, read with codecs/net's pcap_reader. A
+ * frame's UDP flow picks the protocol from the map first, then from --proto; frames on other
+ * flows, and frames that are not UDP over IPv4, are skipped. Malformed input (a cut record
+ * included) is reported on stderr with its frame and byte offset and the dump carries on. Exit
+ * status: 0 when all input was well formed, 1 when anything was malformed, 2 for usage or I/O
+ * errors and captures the reader refuses (pcapng, not pcap, not Ethernet).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,12 +18,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <pcap/pcap.h>
-
 #include "dump.h"
+#include "pcap_reader.h"
 
 #define EXIT_MALFORMED 1
 #define EXIT_USAGE     2
+
+/* libpcap's largest snapshot length (MAXIMUM_SNAPLEN): every capture it read is read whole. The
+ * reader holds one frame at a time, and counts them in 32 bits. */
+#define PCAP_FRAME_MAX  262144
+#define PCAP_FRAMES_MAX UINT32_MAX
+/* The link-layer type is the header field's low 16 bits (libpcap's LT_LINKTYPE: the upper ones
+ * may give an FCS length). */
+#define LINKTYPE_ETHERNET 1
 
 static void usage(FILE *f)
 {
@@ -57,32 +66,38 @@ static void dump_frame(struct dump_out *d, const struct flow_map *map, enum dump
         d->skipped++;
 }
 
+/* 0, or -errno when the capture cannot be opened or is refused (reported here). */
 static int dump_pcap(struct dump_out *d, const char *path, const struct flow_map *map,
                      enum dump_proto fallback)
 {
-    char err[PCAP_ERRBUF_SIZE];
-    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
-    if (p == NULL) {
-        fprintf(stderr, "tickplane-dump: %s\n", err);
-        return -EIO;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        int rc = -errno;
+        fprintf(stderr, "tickplane-dump: %s: %s\n", path, strerror(-rc));
+        return rc;
     }
-    if (pcap_datalink(p) != DLT_EN10MB) {
+    struct tp_pcap_reader r;
+    struct tp_pcap_record rec;
+    char why[160];
+    int rc = -EINVAL, st = tp_pcap_reader_open(&r, f, PCAP_FRAME_MAX, PCAP_FRAMES_MAX);
+    if (st != TP_PCAP_OK) {
+        fprintf(stderr, "tickplane-dump: %s: %s\n", path, tp_pcap_reader_why(&r, why, sizeof(why)));
+    } else if ((r.link_type & 0xffff) != LINKTYPE_ETHERNET) {
         fprintf(stderr, "tickplane-dump: %s: not an Ethernet capture\n", path);
-        pcap_close(p);
-        return -EINVAL;
+    } else {
+        while ((st = tp_pcap_reader_next(&r, &rec)) == TP_PCAP_OK) {
+            d->frames++;
+            dump_frame(d, map, fallback, d->frames, rec.ts_ns, rec.data, rec.caplen);
+        }
+        /* A capture without frames dumps nothing; a cut or oversized record is malformed. */
+        if (st != TP_PCAP_END && st != TP_PCAP_EEMPTY)
+            dump_malformed(d, &(struct dump_source){.frame = d->frames + 1}, 0, "%s: %s", path,
+                           tp_pcap_reader_why(&r, why, sizeof(why)));
+        rc = 0;
     }
-    struct pcap_pkthdr *h;
-    const u_char *data;
-    int rc;
-    while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
-        d->frames++;
-        uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
-        dump_frame(d, map, fallback, d->frames, ts, data, h->caplen);
-    }
-    if (rc != PCAP_ERROR_BREAK) /* a cut record at the end of the file */
-        dump_malformed(d, &(struct dump_source){.frame = d->frames + 1}, 0, "%s", pcap_geterr(p));
-    pcap_close(p);
-    return 0;
+    tp_pcap_reader_close(&r);
+    fclose(f);
+    return rc;
 }
 
 int main(int argc, char **argv)
