@@ -3,9 +3,9 @@
  *
  * For code that must not link libpcap or DPDK: control/config's check of a preloaded capture
  * (built into fuzz targets) and dataplane/ports/preload.c, which both scan the same file and must
- * see the same frames; and for tickplane-dump, so that no tool links libpcap either. Uses stdio
- * on a stream the caller opened (fopen, or fmemopen for bytes in memory) and closes. Start-up and
- * tools only.
+ * see the same frames; and for tickplane-dump and bench_pipeline, so that no tool links libpcap
+ * either. Uses stdio on a stream the caller opened (fopen, or fmemopen for bytes in memory) and
+ * closes. Start-up and tools only.
  *
  * Promises:
  *  - The file header is one of the four classic ones: microsecond (0xa1b2c3d4) or nanosecond

@@ -6,12 +6,12 @@
  *   bench_pipeline --pcap FILE --protocol itch|mdp3 [--runs N] [--burst B] [--ring-mib M]
  *                  [--pages 2m|4k] [--nic-checksum] [--mdp3-books mbp|mbo]
  *
- * The capture is read once into memory (libpcap); each run re-initialises every table and feeds
- * every frame through the same code the daemon runs (dataplane/daemon/channel.c), B frames per
- * "burst" sharing one receive timestamp, as rx_burst does. Prints one JSON line per run (messages,
- * seconds, messages/s, ns/message, gaps, rx-to-publish latency histogram) and a final line with
- * the median run. Zero loss is checked: every run must apply as many messages as the first and
- * give none up.
+ * The capture is read once into memory (codecs/net's pcap_reader); each run re-initialises every
+ * table and feeds every frame through the same code the daemon runs (dataplane/daemon/channel.c), B
+ * frames per "burst" sharing one receive timestamp, as rx_burst does. Prints one JSON line per run
+ * (messages, seconds, messages/s, ns/message, gaps, rx-to-publish latency histogram) and a final
+ * line with the median run. Zero loss is checked: every run must apply as many messages as the
+ * first and give none up.
  *
  * --nic-checksum takes every frame's UDP checksum as verified by the NIC, as the data lcore does
  * on a port with the receive offload (production NICs have it; the virtual devices do not), so
@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,8 @@
 #include "channel.h"
 #include "classifier.h"
 #include "config.h"
+#include "pcap_reader.h"
+#include "preload_plan.h"
 #include "publisher.h"
 #include "table_memory.h"
 #include "tp_books.h"
@@ -119,31 +120,48 @@ static void *zalloc(size_t n)
     return tp_table_memory(n, huge_pages);
 }
 
-/* Reads every frame of the capture into one arena (frames never move, as held mbufs do not). */
+/*
+ * Reads every frame of the capture into one arena (frames never move, as held mbufs do not), with
+ * a preloaded port's limits (preload_plan.h): the daemon it is compared with takes the same
+ * captures. 0, or -1 with why on stderr.
+ */
 static int load(const char *path)
 {
-    char err[PCAP_ERRBUF_SIZE];
+    FILE *f = fopen(path, "rb");
     struct stat st;
-    pcap_t *p = pcap_open_offline(path, err);
-    if (p == NULL || stat(path, &st) != 0) {
-        fprintf(stderr, "bench_pipeline: %s\n", p == NULL ? err : strerror(errno));
+    if (f == NULL || fstat(fileno(f), &st) != 0) {
+        fprintf(stderr, "bench_pipeline: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    /* The frames take less than the file (which adds 16 bytes of header to each). */
-    size_t arena_size = (size_t)st.st_size, used = 0, cap = arena_size / 16 + 1;
-    uint8_t *arena = zalloc(arena_size);
-    frames = zalloc(cap * sizeof(*frames));
-    struct pcap_pkthdr *h;
-    const u_char *data;
-    while (arena && frames && pcap_next_ex(p, &h, &data) == 1) {
-        if (n_frames == cap || h->caplen > arena_size - used)
-            return -1;
-        memcpy(arena + used, data, h->caplen);
-        frames[n_frames++] = (struct frame){.data = arena + used, .len = h->caplen};
-        used += h->caplen;
+    struct tp_pcap_reader r;
+    struct tp_pcap_record rec;
+    const char *what = NULL; /* why the capture cannot be loaded */
+    char why[160];
+    int rc = tp_pcap_reader_open(&r, f, TP_PRELOAD_FRAME_MAX, TP_PRELOAD_FRAMES_MAX);
+    if (rc == TP_PCAP_OK) {
+        /* The frames take less than the file (which adds 16 bytes of header to each). */
+        size_t arena_size = (size_t)st.st_size, used = 0, cap = arena_size / 16 + 1;
+        uint8_t *arena = zalloc(arena_size);
+        frames = zalloc(cap * sizeof(*frames));
+        if (arena == NULL || frames == NULL)
+            what = "no memory for its frames";
+        while (what == NULL && (rc = tp_pcap_reader_next(&r, &rec)) == TP_PCAP_OK) {
+            if (n_frames == cap || rec.caplen > arena_size - used) {
+                what = "the capture changed while being read";
+            } else {
+                memcpy(arena + used, rec.data, rec.caplen);
+                frames[n_frames++] = (struct frame){.data = arena + used, .len = rec.caplen};
+                used += rec.caplen;
+            }
+        }
     }
-    pcap_close(p);
-    return arena && frames ? 0 : -1;
+    if (what == NULL && rc != TP_PCAP_END)
+        what = tp_pcap_reader_why(&r, why, sizeof(why));
+    if (what != NULL)
+        fprintf(stderr, "bench_pipeline: %s: %s\n", path, what);
+    tp_pcap_reader_close(&r);
+    fclose(f);
+    return what == NULL ? 0 : -1;
 }
 
 int main(int argc, char **argv)
