@@ -158,6 +158,15 @@ uint16_t tp_udp_checksum(uint32_t src_ip, uint32_t dst_ip, const uint8_t *udp, s
     return csum == 0 ? 0xffff : csum;
 }
 
+bool tp_udp_checksum_ok(const struct tp_udp_view *v)
+{
+    const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
+    uint16_t stored = tp_load_be16(udp + 6);
+
+    return stored == 0 || stored == tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
+                                                    TP_UDP_HDR_LEN + (size_t)v->payload_len);
+}
+
 void tp_net_write_udp_checksum(uint8_t *frame, const struct tp_udp_frame_spec *spec,
                                size_t payload_len)
 {

@@ -10,6 +10,7 @@
 #define TP_NET_BUILD_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,10 @@ int tp_net_build_udp(uint8_t *frame, size_t cap, const struct tp_udp_frame_spec 
  * The field's current content is ignored; a computed 0 is returned as 0xffff (0 means "none").
  */
 uint16_t tp_udp_checksum(uint32_t src_ip, uint32_t dst_ip, const uint8_t *udp, size_t udp_len);
+
+/* Whether a datagram tp_net_parse_udp accepted (v, whole: sources too) carries no checksum (0,
+ * which UDP over IPv4 allows) or the right one. */
+bool tp_udp_checksum_ok(const struct tp_udp_view *v);
 
 /*
  * Stores the UDP checksum into a frame that tp_net_write_udp_headers / tp_net_build_udp wrote for

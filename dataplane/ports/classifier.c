@@ -109,10 +109,7 @@ uint32_t tp_classifier_checksum(struct tp_classifier *cls, uint32_t line, const 
                                 size_t len, struct tp_udp_view *v)
 {
     tp_net_parse_udp(frame, len, 0, v); /* parsed before: now with the source address */
-    const uint8_t *udp = v->payload - TP_UDP_HDR_LEN;
-    uint16_t stored = tp_load_be16(udp + 6);
-    if (stored != 0 && stored != tp_udp_checksum(v->src_ip, v->key.dst_ip, udp,
-                                                 TP_UDP_HDR_LEN + (size_t)v->payload_len)) {
+    if (!tp_udp_checksum_ok(v)) {
         cls->counters.bad_checksum++;
         return TP_CLASSIFY_NONE;
     }

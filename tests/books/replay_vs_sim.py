@@ -66,6 +66,20 @@ def main():
     assert compare(truth, got) == 50
     assert got['counters']['duplicates'] > 0  # line B's copies were dropped
 
+    # ITCH with a byte flipped in 1% of line A's packets: the UDP checksum catches each, line B's
+    # copy takes its place, books exact. --no-checksum (a capture from the sending host) takes
+    # the flipped packets as they are.
+    run([sim, 'itch', '--seed', '14', '--symbols', '20', '--messages', '30000', '--corrupt-a',
+         '0.01', '--pcap', p('itchbad.pcap'), '--truth', p('itchbad.truth.json'),
+         '--report', p('itchbad.report.json')])
+    truth = json.load(open(p('itchbad.truth.json')))
+    flipped = len(json.load(open(p('itchbad.report.json')))['lines']['A']['corrupted'])
+    got = replay(tool, p('itchbad.pcap'))
+    assert got['counters']['bad_checksum'] == flipped > 0, (got['counters'], flipped)
+    assert compare(truth, got) == 20
+    got = replay(tool, p('itchbad.pcap'), '--no-checksum')
+    assert got['counters']['bad_checksum'] == 0, got['counters']
+
     # MDP3 with line A losing packets: line B fills every gap, books exact.
     run([sim, 'mdp3', '--seed', '12', '--symbols', '30', '--messages', '15000',
          '--loss-a', '0.05', '--pcap', p('mdp3.pcap'), '--truth', p('mdp3.truth.json')])

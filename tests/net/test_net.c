@@ -323,9 +323,14 @@ static void test_udp_checksum(void **state)
         assert_true(udp_segment_sums_to_ones(ip, udp, 8 + len));
         /* the stored field does not feed its own computation */
         assert_int_equal(tp_udp_checksum(s.src_ip, s.dst_ip, udp, 8 + len), tp_load_be16(udp + 6));
+        struct tp_udp_view v;
+        assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
+        assert_true(tp_udp_checksum_ok(&v));
         frame[46 + len / 2] ^= 0x10; /* one flipped payload bit is detected */
         assert_false(udp_segment_sums_to_ones(ip, udp, 8 + len));
-        struct tp_udp_view v;
+        assert_false(tp_udp_checksum_ok(&v));
+        tp_store_be16(frame + 38 + 6, 0); /* no checksum: nothing to check */
+        assert_true(tp_udp_checksum_ok(&v));
         assert_int_equal(parse_exact(frame, (size_t)n, TP_NET_CHECK_IP_CSUM, &v), 0);
     }
     /* hand-worked: 0xcec8+0x7f8a+0xe936+0x0c6f+17+11 + 0xc1f5+0x676d+11 + 0x4d6f+0x6c00 folds to

@@ -15,6 +15,10 @@
  *     --filter RULE                   include:symbol:GLOB, exclude:group:GLOB, ... (repeatable)
  *     --repeat N                      replay N times (fresh books each time), report the median
  *     --quiet                         no books on stdout, only the throughput line
+ *     --no-checksum                   take every UDP checksum as right (for a capture taken on
+ *                                     the sending host, whose NIC was to finish the sums); by
+ *                                     default a datagram with a wrong one is counted
+ *                                     ("bad_checksum") and skipped, as the daemon does
  *     --no-changes                    the books build no change records (as for instruments
  *                                     nobody subscribes to); by default every change is
  *                                     delivered to a counting sink, as the daemon's publisher
@@ -62,6 +66,7 @@ struct options {
     uint32_t levels;
     uint32_t repeat;
     int quiet;
+    int no_checksum;
     int no_changes;
     int digest;
     struct tp_instrument_filter filter;
@@ -73,7 +78,7 @@ static void usage(FILE *out)
                  "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
                  " [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-changes] [--digest] FILE\n");
+                 " [--no-checksum] [--no-changes] [--digest] FILE\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -101,6 +106,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"repeat", required_argument, NULL, 'r'},
                                           {"quiet", no_argument, NULL, 'q'},
                                           {"no-changes", no_argument, NULL, 'n'},
+                                          {"no-checksum", no_argument, NULL, 'c'},
                                           {"digest", no_argument, NULL, 'D'},
                                           {"help", no_argument, NULL, 'h'},
                                           {"recent-orders", required_argument, NULL, 'w'},
@@ -154,6 +160,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'n':
             o->no_changes = 1;
+            break;
+        case 'c':
+            o->no_checksum = 1;
             break;
         case 'D':
             o->digest = 1;
@@ -322,6 +331,7 @@ int main(int argc, char **argv)
                                   .orders = o.orders,
                                   .recent_orders = o.recent_orders,
                                   .levels = o.levels,
+                                  .no_checksum = o.no_checksum,
                                   .no_changes = o.no_changes,
                                   .digest = o.digest,
                                   .filter = &o.filter};

@@ -11,6 +11,7 @@
 #include "itch50.h"
 #include "mdp3_packet.h"
 #include "moldudp64.h"
+#include "net_build.h"
 #include "net_bytes.h"
 #include "net_parse.h"
 #include "replay_input.h"
@@ -118,6 +119,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->len = len;
     replay_digest_init(&r->digest);
     r->format = p->format;
+    r->verify_checksum = !p->no_checksum;
     if (r->format == REPLAY_FORMAT_AUTO)
         r->format = is_pcap(data, len) ? REPLAY_FORMAT_PCAP : REPLAY_FORMAT_BINARYFILE;
     r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? REPLAY_VENUE_ITCH : p->venue;
@@ -341,6 +343,8 @@ static int run_pcap(struct replay *r)
         r->packets++;
         if (tp_net_parse_udp(d + off, caplen, 0, &u) != 0) {
             r->not_udp++;
+        } else if (r->verify_checksum && !tp_udp_checksum_ok(&u)) {
+            r->bad_checksum++;
         } else {
             if (r->venue == REPLAY_VENUE_AUTO)
                 r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
@@ -366,10 +370,10 @@ void replay_print_counters(FILE *out, const struct replay *r)
 
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
-            ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
-            ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
-            r->messages, r->packets, r->not_udp, r->bad_packets, r->duplicates, r->gaps,
-            tp_books_recent_orders(r->books), tp_books_totals(r->books)->orders_spilled);
+            ",\"bad_checksum\":%" PRIu64 ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64
+            ",\"gaps\":%" PRIu64 ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
+            r->messages, r->packets, r->not_udp, r->bad_checksum, r->bad_packets, r->duplicates,
+            r->gaps, tp_books_recent_orders(r->books), tp_books_totals(r->books)->orders_spilled);
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64

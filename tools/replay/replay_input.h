@@ -6,6 +6,7 @@
 #ifndef TP_REPLAY_INPUT_H
 #define TP_REPLAY_INPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,10 +32,11 @@ struct replay_params {
     uint32_t orders;
     uint32_t recent_orders; /* recent-order window slots (tp_books_params; 0: the default) */
     uint32_t levels;
-    int no_changes; /* books build no change records (tp_books_set_emit off), as for instruments
-                       nobody subscribes to */
-    int digest;     /* also hash every sink callback into replay.digest (replay_digest.h); off,
-                       the sink only counts, so the timed replay does not pay for it */
+    int no_checksum; /* take every UDP checksum as right (a capture from the sending host) */
+    int no_changes;  /* books build no change records (tp_books_set_emit off), as for instruments
+                        nobody subscribes to */
+    int digest;      /* also hash every sink callback into replay.digest (replay_digest.h); off,
+                        the sink only counts, so the timed replay does not pay for it */
     const struct tp_instrument_filter *filter;
 };
 
@@ -67,15 +69,17 @@ struct replay {
     struct tp_mdp3_feed mdp3;
     enum replay_format format;
     enum replay_venue venue;
+    bool verify_checksum;
     const uint8_t *data;
     size_t len;
     size_t error_offset;
-    uint64_t messages;    /* venue messages handed to the feed */
-    uint64_t packets;     /* pcap records */
-    uint64_t not_udp;     /* pcap records that are not IPv4/UDP */
-    uint64_t bad_packets; /* UDP payloads the framing refused */
-    uint64_t duplicates;  /* messages or packets already seen (the other line) */
-    uint64_t gaps;        /* sequence jumps */
+    uint64_t messages;     /* venue messages handed to the feed */
+    uint64_t packets;      /* pcap records */
+    uint64_t not_udp;      /* pcap records that are not IPv4/UDP */
+    uint64_t bad_checksum; /* UDP datagrams whose checksum is wrong: skipped, as the daemon does */
+    uint64_t bad_packets;  /* UDP payloads the framing refused */
+    uint64_t duplicates;   /* messages or packets already seen (the other line) */
+    uint64_t gaps;         /* sequence jumps */
     /* What the feeds reported through their sink (the same interface the publisher uses). */
     uint64_t changes[REPLAY_CHANGE_KINDS]; /* change records by kind */
     uint64_t events;                       /* end-of-event marks */
