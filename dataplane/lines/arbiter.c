@@ -58,6 +58,7 @@ static void restart_stream(struct tp_arb *arb)
     arb->expected = arb->horizon = 1;
     arb->started = true;
     arb->gap_open = arb->gap_reported = arb->gap_urgent = arb->have_jump = false;
+    arb->session_end = 0;
     arb->epoch++;
     arb->counters.resets++;
 }
@@ -102,30 +103,65 @@ static bool session_equal(const uint8_t *a, const uint8_t *b)
     return memcmp(a, b, TP_ARB_SESSION_LEN) == 0;
 }
 
+/*
+ * Whether the candidate session is the venue's: the current one ended, or every line that
+ * carried the current session now sends the candidate (a failover). One stray packet a line,
+ * with the current session still flowing between them, never is.
+ */
+static bool candidate_confirmed(const struct tp_arb *arb)
+{
+    if (arb->session_end != 0)
+        return true;
+    bool any = false;
+    for (unsigned l = TP_LINE_A; l <= TP_LINE_B; l++) {
+        const struct tp_arb_line_state *ls = &arb->line[l];
+        if (ls->seen && ls->candidate_run < TP_ARB_SESSION_CONFIRM)
+            return false;
+        any |= ls->seen;
+    }
+    return any;
+}
+
 /* MoldUDP64: a new session id restarts the stream; the previous session's packets are stale. */
 static enum tp_arb_verdict check_session(struct tp_arb *arb, enum tp_line line,
-                                         const uint8_t *session)
+                                         const struct tp_arb_pkt *pkt)
 {
+    const uint8_t *session = pkt->session;
+    struct tp_arb_line_state *ls = &arb->line[line];
     if (!arb->have_session) {
         memcpy(arb->session, session, TP_ARB_SESSION_LEN);
         arb->have_session = true;
+    }
+    if (session_equal(session, arb->session)) {
+        if (line != TP_LINE_RECOVERY) {
+            ls->seen = true;
+            ls->candidate_run = 0;
+        }
+        if (pkt->end_of_session)
+            arb->session_end = pkt->seq;
         return TP_ARB_DELIVER;
     }
-    if (session_equal(session, arb->session))
-        return TP_ARB_DELIVER;
     if (line == TP_LINE_RECOVERY ||
         (arb->have_prev_session && session_equal(session, arb->prev_session)))
         return TP_ARB_STALE;
-    /* One packet with another session id may be a corrupt one: a second confirms the change. */
+    /* A new session starts at sequence 1: a packet far from its start is no new session. */
+    if (arb->params.max_jump != 0 && pkt->seq > arb->params.max_jump)
+        return TP_ARB_CORRUPT;
     if (!arb->have_candidate || !session_equal(session, arb->candidate)) {
         memcpy(arb->candidate, session, TP_ARB_SESSION_LEN);
         arb->have_candidate = true;
-        return TP_ARB_CORRUPT;
+        for (unsigned l = 0; l < TP_LINE_COUNT; l++)
+            arb->line[l].candidate_run = 0;
     }
+    ls->candidate_run++;
+    if (!candidate_confirmed(arb))
+        return TP_ARB_CORRUPT;
     arb->have_candidate = false;
     memcpy(arb->prev_session, arb->session, TP_ARB_SESSION_LEN);
     memcpy(arb->session, session, TP_ARB_SESSION_LEN);
     arb->have_prev_session = true;
+    for (unsigned l = 0; l < TP_LINE_COUNT; l++)
+        arb->line[l].candidate_run = 0;
     restart_stream(arb);
     return TP_ARB_RESET;
 }
@@ -229,7 +265,7 @@ enum tp_arb_verdict tp_arb_offer_slow(struct tp_arb *arb, enum tp_line line,
             c->corrupt++;
             return TP_ARB_CORRUPT;
         }
-        rule = check_session(arb, line, pkt->session);
+        rule = check_session(arb, line, pkt);
     } else {
         rule = check_restart(arb, line, pkt->seq);
     }
@@ -372,6 +408,11 @@ bool tp_arb_reset_loss(const struct tp_arb *arb, struct tp_arb_gap *lost)
 uint64_t tp_arb_expected(const struct tp_arb *arb)
 {
     return arb->expected;
+}
+
+bool tp_arb_session_ended(const struct tp_arb *arb)
+{
+    return arb->session_end != 0 && arb->expected >= arb->session_end;
 }
 
 uint32_t tp_arb_epoch(const struct tp_arb *arb)

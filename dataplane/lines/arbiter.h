@@ -12,7 +12,11 @@
  *    count 1 (packet sequence); MoldUDP64 packets carry their message count (0 = heartbeat). A
  *    packet that overlaps what was applied is delivered with `skip` = messages to pass over.
  *  - Sequence resets follow the venue: MoldUDP64 starts a new session (a different 10-byte session
- *    id, believed when a second packet carries it: one alone may be corrupt) at sequence 1; MDP3
+ *    id) at sequence 1, either after the current session's end-of-session packet (then its first
+ *    packet is believed) or by failing over on every line: the new id is believed once each line
+ *    that carried the current session has sent TP_ARB_SESSION_CONFIRM packets of it in a row,
+ *    near its start (sequence <= max_jump). A packet of another session that breaks these rules
+ *    (a stray or forged one, or one line alone) is dropped as corrupt. MDP3
  * restarts at MsgSeqNum 1. The line that lags behind a reset keeps sending the old stream for a
  * while: those packets are dropped as stale, not taken as gaps. A gap open at a reset cannot be
  * filled any more: it is abandoned with the packets held beyond it (tp_arb_reset_loss).
@@ -44,8 +48,9 @@ enum tp_seq_rules {
     TP_SEQ_MOLDUDP64, /* message sequence, reset = new session starting at 1 */
 };
 
-#define TP_ARB_SESSION_LEN 10 /* MoldUDP64 session id bytes */
-#define TP_ARB_HELD_LIMIT  4096
+#define TP_ARB_SESSION_LEN     10 /* MoldUDP64 session id bytes */
+#define TP_ARB_SESSION_CONFIRM 2  /* packets in a row a line sends of a new session */
+#define TP_ARB_HELD_LIMIT      4096
 
 struct tp_arb_params {
     enum tp_seq_rules rules;
@@ -63,6 +68,7 @@ struct tp_arb_pkt {
     uint64_t seq;           /* first message sequence in the packet */
     uint32_t count;         /* messages in the packet (MDP3: 1) */
     const uint8_t *session; /* MoldUDP64: TP_ARB_SESSION_LEN bytes; MDP3: NULL */
+    bool end_of_session;    /* MoldUDP64 end-of-session packet (count 0, seq: the next one) */
 };
 
 enum tp_arb_verdict {
@@ -112,8 +118,9 @@ struct tp_arb_held_pkt {
 };
 
 struct tp_arb_line_state {
-    uint64_t last_seq; /* highest sequence seen on the line in its current stream */
-    uint32_t epoch;    /* streams the line has started */
+    uint64_t last_seq;      /* highest sequence seen on the line in its current stream */
+    uint32_t epoch;         /* streams the line has started */
+    uint32_t candidate_run; /* MoldUDP64: packets in a row of the candidate session */
     bool seen;
 };
 
@@ -126,6 +133,7 @@ struct tp_arb {
     uint64_t gap_at;        /* `expected` when the current gap window opened */
     uint64_t gap_since;     /* TSC when it opened */
     uint64_t last_delivery; /* TSC of the latest packet a line delivered in sequence */
+    uint64_t session_end;   /* MoldUDP64: the current session's end (its next seq); 0: none */
     uint64_t jump_from;     /* an unconfirmed jump: [jump_from, jump_to] */
     uint64_t jump_to;
     uint32_t epoch;
@@ -142,7 +150,7 @@ struct tp_arb {
     bool have_reset_loss;
     struct tp_arb_gap reset_loss; /* what the latest reset abandoned (have_reset_loss) */
     uint8_t session[TP_ARB_SESSION_LEN];
-    uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id seen once */
+    uint8_t candidate[TP_ARB_SESSION_LEN]; /* a new session id not believed yet */
     uint8_t prev_session[TP_ARB_SESSION_LEN];
     struct tp_arb_line_state line[TP_LINE_COUNT];
     struct tp_arb_held_pkt held[];
@@ -191,6 +199,11 @@ tp_arb_deliver_in_order(struct tp_arb *arb, enum tp_seq_rules rules, enum tp_lin
 {
     if (rules == TP_SEQ_MDP3 && seq > arb->line[line].last_seq)
         arb->line[line].last_seq = seq;
+    if (rules == TP_SEQ_MOLDUDP64) {
+        /* The line carries the current session: a candidate must start its run anew. */
+        arb->line[line].seen = true;
+        arb->line[line].candidate_run = 0;
+    }
     arb->now = now_tsc;
     arb->last_delivery = now_tsc;
     arb->expected = arb->horizon = end;
@@ -243,6 +256,10 @@ bool tp_arb_reset_loss(const struct tp_arb *arb, struct tp_arb_gap *lost);
 
 /* The next sequence the channel needs (0 before the first packet when start_seq is 0). */
 uint64_t tp_arb_expected(const struct tp_arb *arb);
+
+/* MoldUDP64: the current session's end-of-session packet arrived and nothing before it is
+ * missing (silence is normal then). */
+bool tp_arb_session_ended(const struct tp_arb *arb);
 
 /* Times the arbiter has reset (sessions / stream restarts seen). */
 uint32_t tp_arb_epoch(const struct tp_arb *arb);

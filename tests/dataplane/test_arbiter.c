@@ -295,6 +295,17 @@ static void test_mold_partial_hold_overlap(void **state)
     assert_int_equal(tp_arb_expected(arb), 9);
 }
 
+/* The current session's end-of-session packet: count 0, the sequence that would come next. */
+static enum tp_arb_verdict offer_mold_end(struct tp_arb *arb, enum tp_line line,
+                                          const char *session, uint64_t seq, uint64_t now)
+{
+    uint32_t skip;
+    struct tp_arb_pkt pkt = {
+        .seq = seq, .count = 0, .session = (const uint8_t *)session, .end_of_session = true};
+    return tp_arb_offer(arb, line, &pkt, NULL, now, &skip);
+}
+
+/* A failover: every line moves to the new session, TP_ARB_SESSION_CONFIRM packets in a row. */
 static void test_mold_session_change(void **state)
 {
     struct fixture *f = *state;
@@ -304,11 +315,14 @@ static void test_mold_session_change(void **state)
     offer_mold(arb, TP_LINE_A, s1, 1, 10, 0, &skip);
     offer_mold(arb, TP_LINE_B, s1, 1, 10, 0, &skip);
     assert_int_equal(offer_mold(arb, TP_LINE_A, s1, 20, 1, 0, &skip), TP_ARB_HELD);
-    /* Line A moves to the new session: one packet could be corrupt, the second (here B's copy)
-     * confirms: reset, the held packet is handed back. */
+    /* Line A moves to the new session: not believed while line B has not moved too. */
     assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 1, 2, 1, &skip), TP_ARB_CORRUPT);
+    assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 3, 2, 1, &skip), TP_ARB_CORRUPT);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 1, 2, 1, &skip), TP_ARB_CORRUPT);
     assert_int_equal(f->released.n, 0);
-    assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 1, 2, 1, &skip), TP_ARB_RESET);
+    /* B's second packet of it in a row: both lines moved, reset; the held packet is handed
+     * back. */
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 3, 2, 1, &skip), TP_ARB_RESET);
     assert_int_equal(f->released.n, 1);
     assert_int_equal(f->released.ids[0], 20);
     assert_int_equal(tp_arb_epoch(arb), 1);
@@ -319,34 +333,84 @@ static void test_mold_session_change(void **state)
     assert_int_equal(lost.to, 21);
     assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 10);
     assert_int_equal(tp_arb_expected(arb), 1);
-    /* Offered again, it is the first packet of the new stream. */
-    assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 1, 2, 1, &skip), TP_ARB_DELIVER);
-    /* B still sends the old session for a while: stale, not a gap or a reset. */
+    /* Offered again, it is a packet of the new stream, beyond the ones dropped meanwhile. */
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 3, 2, 1, &skip), TP_ARB_HELD);
+    assert_int_equal(offer_mold(arb, TP_LINE_A, s2, 1, 2, 2, &skip), TP_ARB_DELIVER);
+    void *h;
+    assert_true(tp_arb_next_ready(arb, &h, &skip));
+    assert_false(tp_arb_next_ready(arb, &h, &skip));
+    /* An old-session packet after the move: stale, not a gap or a reset. */
     assert_int_equal(offer_mold(arb, TP_LINE_B, s1, 11, 5, 2, &skip), TP_ARB_STALE);
-    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 1, 2, 3, &skip), TP_ARB_DUPLICATE);
-    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 3, 1, 3, &skip), TP_ARB_DELIVER);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 5, 1, 3, &skip), TP_ARB_DELIVER);
     struct tp_arb_gap gap;
     assert_false(tp_arb_current_gap(arb, &gap));
     const struct tp_arb_counters *c = tp_arb_counters(arb);
     assert_int_equal(c->resets, 1);
     assert_int_equal(c->line[TP_LINE_B].stale, 1);
     /* A corrupt session id alone changes nothing. */
-    assert_int_equal(offer_mold(arb, TP_LINE_B, "SESSIOX002", 4, 1, 4, &skip), TP_ARB_CORRUPT);
-    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 4, 1, 4, &skip), TP_ARB_DELIVER);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, "SESSIOX002", 6, 1, 4, &skip), TP_ARB_CORRUPT);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 6, 1, 4, &skip), TP_ARB_DELIVER);
     assert_int_equal(tp_arb_epoch(arb), 1);
-    /* A session starting with its first packets lost: reset, then a gap from 1. */
-    assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_CORRUPT);
-    assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 7, 1, 4, &skip), TP_ARB_RESET);
+    /* Session 2 ends; the next one's first packet is believed at once, even with its first
+     * packets lost: reset, then a gap from 1. */
+    assert_false(tp_arb_session_ended(arb));
+    assert_int_equal(offer_mold_end(arb, TP_LINE_A, s2, 7, 4), TP_ARB_DELIVER);
+    assert_true(tp_arb_session_ended(arb));
+    assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_RESET);
+    assert_false(tp_arb_session_ended(arb));
     /* Session 2 ended with nothing missing: no loss, no more skipped. */
     assert_false(tp_arb_reset_loss(arb, &lost));
     assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 10);
-    assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 7, 1, 4, &skip), TP_ARB_HELD);
+    assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_HELD);
     assert_true(tp_arb_current_gap(arb, &gap));
     assert_int_equal(gap.from, 1);
-    assert_int_equal(gap.to, 7);
+    assert_int_equal(gap.to, 6);
     /* Missing session id on a MoldUDP64 channel is refused. */
     struct tp_arb_pkt bad = {.seq = 1, .count = 1, .session = NULL};
     assert_int_equal(tp_arb_offer(arb, TP_LINE_A, &bad, NULL, 5, &skip), TP_ARB_CORRUPT);
+}
+
+/*
+ * Forged or stray packets of another session, one on each line (valid as far as framing goes),
+ * while the current session goes on: never a new session, each dropped as corrupt, and the
+ * current session's packets keep being applied. Nor one line alone, however many it sends, nor
+ * a packet far from a session's start.
+ */
+static void test_mold_stray_sessions_change_nothing(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_arb *arb = make_arb(f, TP_SEQ_MOLDUDP64, 16, 1, 4096);
+    uint32_t skip;
+    const char *s1 = "SESSION001", *forged = "FORGED0001";
+    assert_int_equal(offer_mold(arb, TP_LINE_A, s1, 1, 2, 0, &skip), TP_ARB_DELIVER);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s1, 1, 2, 0, &skip), TP_ARB_DUPLICATE);
+    uint64_t seq = 3;
+    for (int round = 0; round < 50; round++) {
+        assert_int_equal(offer_mold(arb, TP_LINE_A, forged, 1, 1, 0, &skip), TP_ARB_CORRUPT);
+        assert_int_equal(offer_mold(arb, TP_LINE_B, forged, 1, 1, 0, &skip), TP_ARB_CORRUPT);
+        assert_int_equal(offer_mold(arb, TP_LINE_A, s1, seq, 2, 0, &skip), TP_ARB_DELIVER);
+        assert_int_equal(offer_mold(arb, TP_LINE_B, s1, seq, 2, 0, &skip), TP_ARB_DUPLICATE);
+        seq += 2;
+    }
+    /* Line A alone moves (B keeps the current session): not believed. */
+    for (uint64_t k = 1; k < 10; k++)
+        assert_int_equal(offer_mold(arb, TP_LINE_A, forged, k, 1, 0, &skip), TP_ARB_CORRUPT);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s1, seq, 1, 0, &skip), TP_ARB_DELIVER);
+    seq++;
+    assert_int_equal(offer_mold(arb, TP_LINE_B, forged, 10, 1, 0, &skip), TP_ARB_CORRUPT);
+    assert_int_equal(offer_mold(arb, TP_LINE_B, s1, seq, 1, 0, &skip), TP_ARB_DELIVER);
+    seq++;
+    /* Far from a session's start: no new session, whatever the lines do. */
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(offer_mold(arb, TP_LINE_A, forged, 100000, 1, 0, &skip), TP_ARB_CORRUPT);
+        assert_int_equal(offer_mold(arb, TP_LINE_B, forged, 100000, 1, 0, &skip), TP_ARB_CORRUPT);
+    }
+    assert_int_equal(tp_arb_epoch(arb), 0);
+    assert_int_equal(tp_arb_counters(arb)->resets, 0);
+    assert_int_equal(tp_arb_expected(arb), seq);
+    assert_int_equal(tp_arb_counters(arb)->line[TP_LINE_A].corrupt, 50 + 9 + 4);
+    assert_int_equal(tp_arb_counters(arb)->line[TP_LINE_B].corrupt, 50 + 1 + 4);
+    assert_int_equal(f->released.n, 0);
 }
 
 static void test_mdp3_sequence_reset(void **state)
@@ -576,9 +640,10 @@ static void twin_drain(struct twin *t)
 
 /* Offers the same packet to both; every verdict, skip and byte of state must agree. */
 static enum tp_arb_verdict twin_offer(struct twin *t, enum tp_line line, uint64_t seq,
-                                      uint32_t count, const uint8_t *session, uint64_t now)
+                                      uint32_t count, const uint8_t *session, bool end,
+                                      uint64_t now)
 {
-    struct tp_arb_pkt pkt = {.seq = seq, .count = count, .session = session};
+    struct tp_arb_pkt pkt = {.seq = seq, .count = count, .session = session, .end_of_session = end};
     uint32_t skip_fast = 77, skip_slow = 88;
     enum tp_arb_verdict v =
         tp_arb_offer(t->fast, line, &pkt, (void *)(uintptr_t)seq, now, &skip_fast);
@@ -637,16 +702,17 @@ static void test_fast_path_equals_slow_path(void **state)
             else if (pick < 9)
                 line = (enum tp_line)3; /* no such line */
             else if (pick == 9 && rnd() % 20 == 0) {
-                /* A restart: MDP3 from MsgSeqNum 1, MoldUDP64 a new session (twice). */
+                /* A restart: MDP3 from MsgSeqNum 1; MoldUDP64 ends the session, then a new one
+                 * starts. */
+                if (r == TP_SEQ_MOLDUDP64)
+                    seen[twin_offer(&t, line, next, 0, sessions[session], true, ++now)]++;
                 seq = next = 1;
                 session = (session + 1) % 3;
             } else if (pick >= 10 && pick < 13)
                 seq = next += 1 + rnd() % 3; /* lost on both lines */
             now += 1 + rnd() % 40;
-            enum tp_arb_verdict v = twin_offer(&t, line, seq, count, sessions[session], now);
+            enum tp_arb_verdict v = twin_offer(&t, line, seq, count, sessions[session], false, now);
             seen[v]++;
-            if (r == TP_SEQ_MOLDUDP64 && v == TP_ARB_CORRUPT && pick == 9)
-                seen[twin_offer(&t, line, seq, count, sessions[session], ++now)]++;
             if (v == TP_ARB_DELIVER && seq + count > next)
                 next = seq + count;
             next = tp_arb_expected(t.fast) > next ? tp_arb_expected(t.fast) : next;
@@ -672,6 +738,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mold_ranges_and_retransmission, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mold_partial_hold_overlap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mold_session_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mold_stray_sessions_change_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mdp3_sequence_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overflow_reports_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_held_buffer_slides, setup, teardown),

@@ -52,10 +52,28 @@ static int close_packet(struct tp_sim_mold_out *o)
     return o->sink.packet(o->sink.ctx, &o->pkt);
 }
 
-/* Ends the current session: the next packet starts a new one whose sequence restarts at 1. */
+/* The current session's end-of-session packet (count 0xFFFF, the next sequence). */
+static int end_of_session(struct tp_sim_mold_out *o)
+{
+    o->pkt.len = (uint16_t)tp_mold_encode_control(
+        o->pkt.data, sizeof(o->pkt.data), o->params.session, o->next_seq, TP_MOLD_END_OF_SESSION);
+    o->pkt.seq = o->next_seq;
+    o->pkt.count = 0;
+    o->pkt.time_ns = o->last_time_ns + 1000;
+    o->pkt.index = o->packets++;
+    o->pkt.stream = TP_SIM_STREAM_INCREMENTAL;
+    return o->sink.packet(o->sink.ctx, &o->pkt);
+}
+
+/*
+ * Ends the current session as a venue does (its end-of-session packet): the next packet starts
+ * a new one whose sequence restarts at 1.
+ */
 static int reset_sequence(struct tp_sim_mold_out *o)
 {
     int rc = close_packet(o);
+    if (rc == 0)
+        rc = end_of_session(o);
     if (rc < 0)
         return rc;
     o->reset_at_seq = o->next_seq;
@@ -101,15 +119,7 @@ int tp_sim_mold_message(void *ctx, const uint8_t *msg, size_t len, uint64_t time
 int tp_sim_mold_finish(struct tp_sim_mold_out *o)
 {
     int rc = close_packet(o);
-    if (rc < 0)
-        return rc;
-    o->pkt.len = (uint16_t)tp_mold_encode_control(
-        o->pkt.data, sizeof(o->pkt.data), o->params.session, o->next_seq, TP_MOLD_END_OF_SESSION);
-    o->pkt.seq = o->next_seq;
-    o->pkt.count = 0;
-    o->pkt.time_ns = o->last_time_ns + 1000;
-    o->pkt.index = o->packets++;
-    return o->sink.packet(o->sink.ctx, &o->pkt);
+    return rc < 0 ? rc : end_of_session(o);
 }
 
 uint16_t tp_sim_mold_heartbeat(const struct tp_sim_packet *src, uint8_t *out)
