@@ -798,8 +798,8 @@ static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
 static void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
                            struct tp_cfg_channel *ch, const int rx_ports[2])
 {
-    static const char *const keys[] = {"snapshot",    "definitions", "rerequest", "max_messages",
-                                       "gap_wait_us", "give_up_ms",  NULL};
+    static const char *const keys[] = {"snapshot",    "definitions", "rerequest",  "max_messages",
+                                       "gap_wait_us", "give_up_ms",  "silence_ms", NULL};
     bool mdp3 = ch->protocol == TP_CFG_PROTO_MDP3, itch = ch->protocol == TP_CFG_PROTO_ITCH;
     if (obj == NULL) {
         /* No recovery section: imported snapshot/definition lines still need their ports. */
@@ -813,7 +813,7 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     static const char *const mdp3_only[] = {"snapshot", "definitions", NULL};
-    static const char *const itch_only[] = {"rerequest", "max_messages", NULL};
+    static const char *const itch_only[] = {"rerequest", "max_messages", "silence_ms", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
         if (itch && json_object_get(obj, mdp3_only[i]) != NULL)
@@ -853,6 +853,8 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
         uint64_t v;
         if (tp_jw_uint(ld->errs, path, obj, "max_messages", 1, 65535, false, &v))
             ch->rerequest_max_messages = (uint16_t)v;
+        if (tp_jw_uint(ld->errs, path, obj, "silence_ms", 0, 600000, false, &v))
+            ch->silence_ms = (uint32_t)v;
     }
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "gap_wait_us", 0, 1000000, false, &v))
@@ -871,6 +873,7 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
     ch->rerequest_max_messages = 100;
+    ch->silence_ms = 3000;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));

@@ -184,7 +184,8 @@ struct tp_cfg_channel {
     uint16_t rerequest_max_messages; /* per request, default 100 */
     uint32_t gap_wait_us;            /* wait for the other line before recovering, default 500 */
     uint32_t give_up_ms;             /* mark stale after this long in recovery, default 5000 */
-    char schema[TP_CFG_PATH_MAX];    /* MDP3 SBE schema file ("" = built-in) */
+    uint32_t silence_ms; /* ITCH: both lines quiet this long flags the books, default 3000 */
+    char schema[TP_CFG_PATH_MAX]; /* MDP3 SBE schema file ("" = built-in) */
 
     /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
     char cme_config_file[TP_CFG_PATH_MAX];

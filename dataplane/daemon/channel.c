@@ -519,9 +519,12 @@ static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum
          * the session of what it receives. */
         if (session_unknown(ch))
             memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
+        if (role != TP_ROLE_RETRANS)
+            ch->last_rx_tsc = rx_tsc;
         struct tp_arb_pkt pkt = {.seq = p.sequence,
                                  .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
-                                 .session = p.session};
+                                 .session = p.session,
+                                 .end_of_session = kind == TP_MOLD_END};
         return arbitrate(ch, role, &pkt, payload, len, handle, rx_tsc, (uint32_t)blocks, staged,
                          true);
     }
@@ -598,6 +601,7 @@ static inline __attribute__((always_inline)) bool in_order(struct tp_channel *ch
             return false;
     }
     ch->counters.packets++;
+    ch->last_rx_tsc = rx_tsc;
     tp_arb_deliver_in_order(arb, itch ? TP_SEQ_MOLDUDP64 : TP_SEQ_MDP3, line, pk.seq,
                             pk.seq + pk.count, rx_tsc);
     add_pending(ch, &pk, true, itch);
@@ -658,6 +662,51 @@ static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)
         ch->params.io.send_rerequest(ch->params.io.ctx, ch->params.index, buf, (size_t)len);
 }
 
+/*
+ * ITCH: flags the channel's unflagged books RECOVERING, or clears that flag, on every
+ * instrument it feeds (one status event each; stale ones keep their flag).
+ */
+static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
+{
+    ch->behind = behind;
+    if (behind)
+        tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RECOVERY_STARTED, 0, 0,
+                                   now);
+    uint8_t from = behind ? 0 : TP_PUB_F_RECOVERING, to = behind ? TP_PUB_F_RECOVERING : 0;
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH &&
+            in->channel == ch->params.itch_slot &&
+            tp_publisher_flags(ch->params.publisher, id) == from)
+            tp_publisher_set_flags(ch->params.publisher, id, to);
+    }
+    if (!behind)
+        tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RECOVERED, 0, 0, now);
+}
+
+/*
+ * ITCH: whether the books are behind the venue, as far as the channel can tell: a gap the other
+ * line did not fill is open (it is being re-requested), or both lines have been silent longer
+ * than a MoldUDP64 sender stays quiet (it sends heartbeats) in a session not ended.
+ */
+static void check_behind(struct tp_channel *ch, uint64_t now)
+{
+    if (ch->last_rx_tsc == 0)
+        return; /* nothing received yet: no book to flag */
+    struct tp_arb_gap gap;
+    bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
+                  !tp_arb_session_ended(ch->arb);
+    bool behind = silent || (ch->arb->gap_reported && tp_arb_current_gap(ch->arb, &gap));
+    if (behind == ch->behind)
+        return;
+    if (behind) {
+        ch->counters.recovering_marks++;
+        ch->counters.silences += silent;
+    }
+    set_behind(ch, behind, now);
+}
+
 void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 {
     flush_pending(ch); /* timers act after every message delivered so far */
@@ -676,6 +725,8 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
                 drain(ch);
             }
         }
+        if (ch->params.protocol == TP_CHANNEL_ITCH)
+            check_behind(ch, now);
         return;
     }
     bool is_open = tp_arb_current_gap(ch->arb, &open);
@@ -692,6 +743,7 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
     default:
         break;
     }
+    check_behind(ch, now);
 }
 
 /* ---- start and stop (live reload) ---------------------------------------------------------- */

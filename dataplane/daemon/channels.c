@@ -56,6 +56,8 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
     EXPORT(&ch->counters, malformed);
     EXPORT(&ch->counters, messages);
     EXPORT(&ch->counters, stale_marks);
+    EXPORT(&ch->counters, recovering_marks);
+    EXPORT(&ch->counters, silences);
     const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
     snprintf(p, sizeof(p), "channel=%s.arb", label);
     EXPORT(ac, gaps);
@@ -171,6 +173,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .channel_id = cc->venue_channel_id,
         .held_max = d->held_max,
         .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
+        .silence_tsc = lc->tsc_hz * cc->silence_ms / 1000,
         .start_seq = 1,
         .mold = {.retry_tsc = lc->tsc_hz / 20,
                  .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,

@@ -445,12 +445,14 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
         const struct tp_arb_counters *ac = tp_arb_counters(ch->arb);
         printf("%s{\"name\":\"%s\",\"packets\":%lu,\"malformed\":%lu,\"messages\":%lu,"
                "\"feed_errors\":%lu,\"gaps\":%lu,\"gap_filled\":%lu,"
-               "\"skipped_msgs\":%lu,\"resets\":%lu,\"stale_marks\":%lu,\"rerequests\":%lu,"
+               "\"skipped_msgs\":%lu,\"resets\":%lu,\"stale_marks\":%lu,"
+               "\"recovering_marks\":%lu,\"silences\":%lu,\"rerequests\":%lu,"
                "\"recovered\":%lu,\"given_up\":%lu,\"detail\":[",
                first ? "" : ",", cfg->channels[c].name, ch->counters.packets,
                ch->counters.malformed, ch->counters.messages, ch->counters.feed_errors, ac->gaps,
                ac->gap_filled, ac->skipped_msgs, ac->resets, ch->counters.stale_marks,
-               ch->mold.counters.requests, ch->mold.counters.recovered, ch->mold.counters.given_up);
+               ch->counters.recovering_marks, ch->counters.silences, ch->mold.counters.requests,
+               ch->mold.counters.recovered, ch->mold.counters.given_up);
         if (ch->params.protocol == TP_CHANNEL_MDP3) {
             const struct tp_mdp3_recovery_counters *r = &ch->recovery.counters;
             const struct tp_mdp3_feed_counters *f = &ch->mdp3.counters;

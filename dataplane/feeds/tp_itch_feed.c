@@ -246,7 +246,11 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
     }
     n = apply(f, type, instr, msg);
     if (n < 0) {
+        /* An order the book does not hold, or no room for one: the book is no longer the
+         * venue's, and nothing on the line will repair it. */
         f->counters.rejected++;
+        if (f->sink.stale)
+            f->sink.stale(f->sink.ctx, instr, 1, 0, 0);
         return n;
     }
     if (n == 0)

@@ -16,7 +16,8 @@
  *
  * Malformed messages (unknown type, wrong length) and messages for unknown locates are counted
  * and skipped; book rejections (unknown order ids, bad quantities, capacity) are counted here
- * and per instrument in the books.
+ * and per instrument in the books, and flag the instrument stale (the sink's stale call): its
+ * book can no longer be the venue's.
  */
 #ifndef TP_ITCH_FEED_H
 #define TP_ITCH_FEED_H

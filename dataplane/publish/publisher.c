@@ -1207,6 +1207,11 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
     write_state(pub, id, NULL, 0);
 }
 
+uint8_t tp_publisher_flags(const struct tp_publisher *pub, uint32_t id)
+{
+    return id < pub->params.instruments ? pub->flags[id] : 0;
+}
+
 void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id)
 {
     pub->venue = venue;

@@ -125,6 +125,8 @@ void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx);
 
 /* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
 void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);
+/* The recovery flags an instrument's events carry now (0 for an id out of range). */
+uint8_t tp_publisher_flags(const struct tp_publisher *pub, uint32_t instrument);
 
 /* tpout ChannelEventType */
 enum tp_pub_channel_event {

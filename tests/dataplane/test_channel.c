@@ -132,6 +132,15 @@ static int setup_server(void **state)
     return setup_channel(state, 10, true);
 }
 
+/* As setup_server, and both lines silent for 1000 ticks flags the books. */
+static int setup_silence(void **state)
+{
+    setup_channel(state, 10, true);
+    struct fixture *f = *state;
+    f->ch->params.silence_tsc = 1000;
+    return 0;
+}
+
 static int teardown(void **state)
 {
     struct fixture *f = *state;
@@ -189,6 +198,13 @@ static void packet(struct held *h, const char *session, uint64_t seq)
     tp_store_be64(h->bytes + 10, seq);
     tp_store_be16(h->bytes + 18, 0);
     h->len = 20;
+}
+
+/* A session's end-of-session packet: count 0xFFFF, `seq` the sequence that would come next. */
+static void end_packet(struct held *h, const char *session, uint64_t seq)
+{
+    packet(h, session, seq);
+    tp_store_be16(h->bytes + 18, 0xFFFF);
 }
 
 static uint8_t *put(struct held *h, uint16_t len)
@@ -336,12 +352,14 @@ static void test_reset_after_the_last_session(void **state)
     three_packets(p);
     packet(&p[2], "SESSION002", 1); /* a new session: the channel resets */
     add(put(&p[2], ADD_LEN), 9, 1900000);
+    struct held end;
+    end_packet(&end, "SESSION001", 5);
     tp_publisher_begin_burst(f->pub);
     assert_true(offer(f, &p[0]));
     assert_true(offer(f, &p[1]));
-    /* One packet of another session may be corrupt: its copy on line B confirms the change. */
-    assert_false(offer(f, &p[2]));
-    assert_true(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
+    /* The venue ends the session: the next one's first packet starts the new stream. */
+    assert_true(offer(f, &end));
+    assert_true(offer(f, &p[2]));
     tp_publisher_end_burst(f->pub);
     assert_int_equal(f->ch->counters.resets, 1);
     assert_int_equal(f->ch->counters.messages, 5);
@@ -379,9 +397,11 @@ static void test_reset_event_names_its_channel(void **state)
     add(put(&p[2], ADD_LEN), 9, 1900000);
     assert_false(offer(f, &p[0]));
     assert_false(offer(f, &p[1]));
+    struct held end;
+    end_packet(&end, "SESSION001", 5);
+    assert_false(offer(f, &end));
     tp_publisher_select(f->pub, 0, 99); /* another channel published since */
     assert_false(offer(f, &p[2]));
-    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
     assert_int_equal(f->ch->counters.resets, 1);
     struct test_record r;
     unsigned resets = 0;
@@ -631,8 +651,10 @@ static void test_gap_ended_by_new_session_is_lost(void **state)
     read_published(&pub);
     packet(&p[2], "SESSION002", 1);
     add(put(&p[2], ADD_LEN), 9, 1900000);
-    assert_false(offer(f, &p[2])); /* one packet of another session may be corrupt */
-    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[2].bytes, p[2].len, &p[2], 5));
+    struct held end;
+    end_packet(&end, "SESSION001", 6); /* the session ends with 3-4 still missing */
+    assert_false(offer(f, &end));
+    assert_false(offer(f, &p[2]));
     tp_channel_poll(f->ch, 200);
     assert_int_equal(f->ch->mold.counters.recovered, 0);
     assert_int_equal(f->ch->mold.counters.given_up, 1);
@@ -642,17 +664,105 @@ static void test_gap_ended_by_new_session_is_lost(void **state)
     assert_int_equal(f->released, 1); /* the held packet, dropped unapplied */
     assert_int_equal(f->ch->counters.messages, 3);
     read_published(&pub);
-    assert_int_equal(pub.n_events, 2);
+    /* The re-request had flagged the channel behind (RECOVERY_STARTED, read above); the new
+     * session is in sequence, so it is no longer behind: RECOVERED, and AAPL stays stale. */
+    assert_int_equal(pub.n_events, 3);
     assert_int_equal(pub.event_seq[0], 3); /* GAP 3..5 of SESSION001 */
     assert_int_equal(pub.event_seq[1], 0); /* RESET */
+    assert_int_equal(pub.event_seq[2], 0); /* RECOVERED */
     assert_int_equal(pub.n_other, 1);      /* AAPL's status: stale */
     assert_int_equal(pub.other_instrument[0], 0);
+}
+
+/*
+ * A gap the other line did not fill is re-requested: until the retransmission fills it the
+ * channel's books are behind the venue and say so (RECOVERING, between a RECOVERY_STARTED and
+ * a RECOVERED channel event), then they are healthy again.
+ */
+static void test_books_recovering_while_gap_rerequested(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    struct published pub;
+    offer_with_gap(f, p, 5); /* 3-4 lost, 5 held */
+    read_published(&pub);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    tp_channel_poll(f->ch, 100);
+    assert_int_equal(f->rerequests, 1);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    read_published(&pub);
+    assert_int_equal(pub.n_events, 1); /* RECOVERY_STARTED */
+    assert_int_equal(pub.n_other, 1);  /* AAPL's status: recovering */
+    assert_int_equal(f->ch->counters.recovering_marks, 1);
+    packet(&p[2], "SESSION001", 3); /* the retransmission */
+    add(put(&p[2], ADD_LEN), 3, 1900000);
+    add(put(&p[2], ADD_LEN), 4, 1900000);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_RETRANS, p[2].bytes, p[2].len, &p[2], 150));
+    tp_channel_poll(f->ch, 200);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    read_published(&pub);
+    assert_int_equal(pub.n_events, 1); /* RECOVERED */
+    assert_int_equal(pub.n_other, 1);  /* AAPL's status: healthy */
+    assert_int_equal(f->ch->mold.counters.recovered, 1);
+    assert_int_equal(f->ch->counters.recovering_marks, 1);
+    assert_int_equal(f->ch->counters.messages, 5);
+}
+
+/*
+ * Both lines silent for longer than a MoldUDP64 sender stays quiet: the books may be missing
+ * what was lost at the end of the stream, and are flagged until a packet shows nothing is
+ * missing. After the session's end in sequence, silence is normal.
+ */
+static void test_books_recovering_while_feed_silent(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3], beat, end;
+    three_packets(p);
+    for (int i = 0; i < 3; i++)
+        assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, p[i].bytes, p[i].len, &p[i], 10));
+    tp_channel_poll(f->ch, 900);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    tp_channel_poll(f->ch, 2000);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    assert_int_equal(f->ch->counters.silences, 1);
+    packet(&beat, "SESSION001", 6); /* a heartbeat: nothing is missing */
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, beat.bytes, beat.len, &beat, 2100));
+    tp_channel_poll(f->ch, 2200);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    end_packet(&end, "SESSION001", 6);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, end.bytes, end.len, &end, 2300));
+    tp_channel_poll(f->ch, 100000);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    assert_int_equal(f->ch->counters.silences, 1);
+    assert_int_equal(f->ch->counters.recovering_marks, 1);
+}
+
+/* A message the book refuses (an order it does not hold) flags the instrument stale. */
+static void test_refused_message_flags_stale(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    packet(&p[0], "SESSION001", 1);
+    directory(put(&p[0], DIRECTORY_LEN));
+    add(put(&p[0], ADD_LEN), 1, 1900000);
+    packet(&p[1], "SESSION001", 3);
+    delete_order(put(&p[1], DELETE_LEN), 99);
+    assert_false(offer(f, &p[0]));
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    assert_false(offer(f, &p[1]));
+    assert_int_equal(f->ch->counters.feed_errors, 1);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_books_recovering_while_gap_rerequested, setup_server,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_books_recovering_while_feed_silent, setup_silence,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_message_flags_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_applies_at_its_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_filled_inside_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlapping_copies_skip_what_was_applied, setup,
