@@ -30,6 +30,14 @@
  *                                     with the run, so compare throughput without it. With
  *                                     --no-changes no record is emitted: the digest covers the
  *                                     events and stale callbacks only ("digest_covers").
+ *     --gap-wait-ms N                 MoldUDP64: how long (capture time) a gap waits for the
+ *                                     other line's copy before it is given up (default 1000)
+ *
+ * ITCH in a pcap goes through the data plane's line arbiter with the daemon's rules
+ * (replay_mold.h): a gap no line fills, a capture that starts past sequence 1, a sequence jump
+ * or a session change the venue would not make is reported on stderr with the packet's number
+ * and offset ("tickplane-replay: packet N ..."), and books that may have missed messages are
+ * flagged "stale" in the JSON. The exit status stays 0: the books are printed as they are.
  *
  * stdout: {"instruments":[{"id","symbol","locate","security_id","status","volume","trades",
  *          "last_price9","bids":[{"price9","qty","orders"}...],"asks":[...], ...}], ...}
@@ -65,6 +73,7 @@ struct options {
     uint32_t recent_orders;
     uint32_t levels;
     uint32_t repeat;
+    uint32_t gap_wait_ms;
     int quiet;
     int no_checksum;
     int no_changes;
@@ -78,7 +87,7 @@ static void usage(FILE *out)
                  "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
                  " [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-checksum] [--no-changes] [--digest] FILE\n");
+                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N] FILE\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -110,6 +119,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"digest", no_argument, NULL, 'D'},
                                           {"help", no_argument, NULL, 'h'},
                                           {"recent-orders", required_argument, NULL, 'w'},
+                                          {"gap-wait-ms", required_argument, NULL, 'g'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0;
 
@@ -147,6 +157,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'w':
             rc = parse_u32(optarg, &o->recent_orders);
+            break;
+        case 'g':
+            rc = parse_u32(optarg, &o->gap_wait_ms);
+            rc = rc ? rc : (o->gap_wait_ms == 0 ? -EINVAL : 0);
             break;
         case 'r':
             rc = parse_u32(optarg, &o->repeat);
@@ -244,9 +258,9 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
         print_string(out, in->symbol);
         fprintf(out, ",\"locate\":%u,\"security_id\":%" PRId32 ",\"status\":\"%s\"",
                 in->itch_locate, in->security_id, status_name(bk->status));
-        if (in->venue == TP_VENUE_CME_MDP3)
-            fprintf(out, ",\"stale\":%s",
-                    tp_mdp3_feed_state(&r->mdp3, id)->stale ? "true" : "false");
+        bool stale = in->venue == TP_VENUE_CME_MDP3 ? tp_mdp3_feed_state(&r->mdp3, id)->stale
+                                                    : r->instrument_stale[id] != 0;
+        fprintf(out, ",\"stale\":%s", stale ? "true" : "false");
         fprintf(out, ",\"volume\":%" PRId64 ",\"trades\":%" PRIu64 ",\"last_price9\":%" PRId64,
                 bk->volume, bk->trades, bk->last_price);
         if (bk->type & TP_BOOK_TYPE_MBP) {
@@ -334,7 +348,9 @@ int main(int argc, char **argv)
                                   .no_checksum = o.no_checksum,
                                   .no_changes = o.no_changes,
                                   .digest = o.digest,
-                                  .filter = &o.filter};
+                                  .filter = &o.filter,
+                                  .gap_wait_ns = (uint64_t)o.gap_wait_ms * 1000000,
+                                  .warnings = run == 0 ? stderr : NULL};
         if (run)
             replay_close(&r);
         rc = replay_open(&r, &p, data, (size_t)st.st_size);

@@ -15,6 +15,7 @@
 #include "net_bytes.h"
 #include "net_parse.h"
 #include "replay_input.h"
+#include "replay_mold.h"
 #include "table_memory.h"
 
 #define PCAP_GLOBAL_HDR        24
@@ -64,10 +65,13 @@ static void count_event_changes(void *ctx, const struct tp_feed_info *info,
 
 static void count_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
 {
-    (void)instrument;
+    struct replay *r = ctx;
     (void)expected;
     (void)got;
-    ((struct replay *)ctx)->stale += stale != 0;
+    r->stale += stale != 0;
+    /* ITCH books the feed flags stay flagged (MDP3's state says when a snapshot repaired one). */
+    if (stale && r->instrument_stale != NULL && instrument < r->instruments)
+        r->instrument_stale[instrument] = 1;
 }
 
 /* The same sink with the digest (--digest): counts, then hashes each callback with its arguments.
@@ -117,6 +121,9 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     memset(r, 0, sizeof(*r));
     r->data = data;
     r->len = len;
+    r->warn = p->warnings;
+    r->gap_wait_ns = p->gap_wait_ns ? p->gap_wait_ns : REPLAY_GAP_WAIT_NS;
+    r->instruments = p->instruments;
     replay_digest_init(&r->digest);
     r->format = p->format;
     r->verify_checksum = !p->no_checksum;
@@ -128,6 +135,9 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->table_bytes = reg_rounded + books_rounded + tp_mdp3_feed_memsize(p->instruments);
     r->mem = tp_table_memory(r->table_bytes, true);
     if (!r->mem)
+        return -ENOMEM;
+    r->instrument_stale = calloc(p->instruments, 1);
+    if (r->instrument_stale == NULL || replay_mold_open(r) != 0)
         return -ENOMEM;
     r->registry = r->mem;
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
@@ -150,6 +160,9 @@ void replay_close(struct replay *r)
     if (r->mem)
         munmap(r->mem, r->table_bytes);
     r->mem = NULL;
+    free(r->instrument_stale);
+    r->instrument_stale = NULL;
+    replay_mold_close(r);
 }
 
 const char *replay_error(const struct replay *r, int err)
@@ -195,61 +208,6 @@ static int run_binaryfile(struct replay *r)
         return REPLAY_EFRAME;
     }
     return 0;
-}
-
-/* The sequence line of a UDP destination port (created on first sight). */
-static struct replay_line *line_of(struct replay *r, uint16_t port)
-{
-    for (uint32_t i = 0; i < r->n_lines; i++)
-        if (r->lines[i].port == port)
-            return &r->lines[i];
-    if (r->n_lines == REPLAY_LINES_MAX)
-        return NULL;
-    r->lines[r->n_lines] = (struct replay_line){.port = port, .expected = 0};
-    return &r->lines[r->n_lines++];
-}
-
-/*
- * Accepts sequence number `seq` on a line: 1 if new (counting a gap if some were skipped), 0 if
- * already seen. With both lines of a feed in one capture, the copy that comes second is dropped.
- */
-static int line_accept(struct replay *r, struct replay_line *l, uint64_t seq)
-{
-    if (l->expected && seq < l->expected) {
-        r->duplicates++;
-        return 0;
-    }
-    if (l->expected && seq > l->expected)
-        r->gaps++;
-    l->expected = seq + 1;
-    return 1;
-}
-
-/* One MoldUDP64 packet. All ITCH sources of the capture share locate map 0. */
-static void mold_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
-{
-    struct tp_mold_packet pkt;
-    struct tp_feed_info info = {.rx_tsc = ts};
-    struct replay_line *line = line_of(r, 0);
-    const uint8_t *msg;
-    uint16_t len;
-    int rc;
-
-    rc = tp_mold_parse(&pkt, u->payload, u->payload_len);
-    if (rc != TP_MOLD_MESSAGES) {
-        r->bad_packets += rc < 0; /* heartbeats and end of session carry nothing */
-        return;
-    }
-    while ((rc = tp_mold_next(&pkt, &msg, &len)) == 1) {
-        uint64_t seq = pkt.sequence + pkt.index - 1;
-        if (line && !line_accept(r, line, seq))
-            continue;
-        info.packet_seq = seq;
-        tp_itch_feed_message(&r->itch, msg, len, &info);
-        r->messages++;
-    }
-    if (rc < 0)
-        r->bad_packets++;
 }
 
 /*
@@ -349,12 +307,15 @@ static int run_pcap(struct replay *r)
             if (r->venue == REPLAY_VENUE_AUTO)
                 r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
             if (r->venue == REPLAY_VENUE_ITCH)
-                mold_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
+                replay_mold_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac, r->packets,
+                                   off - PCAP_RECORD_HDR);
             else
                 mdp3_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
         }
         off += caplen;
     }
+    if (r->venue == REPLAY_VENUE_ITCH)
+        replay_mold_finish(r);
     return 0;
 }
 
@@ -371,9 +332,13 @@ void replay_print_counters(FILE *out, const struct replay *r)
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
             ",\"bad_checksum\":%" PRIu64 ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64
-            ",\"gaps\":%" PRIu64 ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
+            ",\"gaps\":%" PRIu64 ",\"gaps_given_up\":%" PRIu64 ",\"corrupt\":%" PRIu64
+            ",\"sessions\":%" PRIu64 ",\"stale_marks\":%" PRIu64 ",\"warnings\":%" PRIu64
+            ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
             r->messages, r->packets, r->not_udp, r->bad_checksum, r->bad_packets, r->duplicates,
-            r->gaps, tp_books_recent_orders(r->books), tp_books_totals(r->books)->orders_spilled);
+            r->arb ? tp_arb_counters(r->arb)->gaps : 0, r->gaps_given_up, r->corrupt, r->sessions,
+            r->stale_marks, r->warnings, tp_books_recent_orders(r->books),
+            tp_books_totals(r->books)->orders_spilled);
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64

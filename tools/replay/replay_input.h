@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "arbiter.h"
 #include "replay_digest.h"
 #include "tp_books.h"
 #include "tp_instrument_filter.h"
@@ -38,15 +39,11 @@ struct replay_params {
     int digest;      /* also hash every sink callback into replay.digest (replay_digest.h); off,
                         the sink only counts, so the timed replay does not pay for it */
     const struct tp_instrument_filter *filter;
+    uint64_t gap_wait_ns; /* MoldUDP64: a gap waits this long (capture time) for the other line;
+                             0: REPLAY_GAP_WAIT_NS */
+    FILE *warnings;       /* sequence jumps, gaps given up, session changes; NULL: counted only */
 };
 
-/* Sequence tracking of one line of a pcap (duplicates from the A and B lines are dropped). */
-struct replay_line {
-    uint16_t port;
-    uint64_t expected;
-};
-
-#define REPLAY_LINES_MAX 64
 /* Recent MDP3 packets remembered to drop the other line's copy (A and B differ in port). */
 #define REPLAY_RECENT_PACKETS 1024
 
@@ -78,15 +75,24 @@ struct replay {
     uint64_t not_udp;      /* pcap records that are not IPv4/UDP */
     uint64_t bad_checksum; /* UDP datagrams whose checksum is wrong: skipped, as the daemon does */
     uint64_t bad_packets;  /* UDP payloads the framing refused */
-    uint64_t duplicates;   /* messages or packets already seen (the other line) */
-    uint64_t gaps;         /* sequence jumps */
+    uint64_t duplicates;   /* packets already seen (the other line) */
+    /* MoldUDP64 arbitration (replay_mold.h). */
+    struct tp_arb *arb;
+    uint64_t gap_wait_ns;
+    uint32_t line_a_group;     /* destination of line A */
+    uint64_t corrupt;          /* packets dropped as implausible (jump, stray session) */
+    uint64_t gaps_given_up;    /* gaps neither line filled */
+    uint64_t sessions;         /* new sessions taken */
+    uint64_t stale_marks;      /* losses that flagged the ITCH books */
+    uint8_t *instrument_stale; /* by instrument id: its book cannot be vouched for */
+    uint32_t instruments;      /* the registry's capacity */
+    FILE *warn;
+    uint64_t warnings;
     /* What the feeds reported through their sink (the same interface the publisher uses). */
     uint64_t changes[REPLAY_CHANGE_KINDS]; /* change records by kind */
     uint64_t events;                       /* end-of-event marks */
     uint64_t stale;                        /* instruments reported stale */
     struct replay_digest digest;           /* with replay_params.digest */
-    uint32_t n_lines;
-    struct replay_line lines[REPLAY_LINES_MAX];
     uint32_t recent_next;
     struct replay_packet_id recent[REPLAY_RECENT_PACKETS];
 };
