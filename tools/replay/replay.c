@@ -121,7 +121,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"recent-orders", required_argument, NULL, 'w'},
                                           {"gap-wait-ms", required_argument, NULL, 'g'},
                                           {NULL, 0, NULL, 0}};
-    int c, rc = 0;
+    int c, rc = 0, which = 0;
 
     memset(o, 0, sizeof(*o));
     o->depth = 5;
@@ -130,7 +130,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->levels = 256;
     o->repeat = 1;
     tp_instrument_filter_init(&o->filter);
-    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longs, &which)) != -1) {
         switch (c) {
         case 'f':
             o->format = !strcmp(optarg, "auto")         ? REPLAY_FORMAT_AUTO
@@ -188,8 +188,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             return -EINVAL;
         }
         if (rc) {
-            fprintf(stderr, "tickplane-replay: bad value for --%s: %s\n",
-                    longs[c == 'F' ? 6 : 0].name, optarg);
+            fprintf(stderr, "tickplane-replay: bad value for --%s: %s\n", longs[which].name,
+                    optarg);
             return rc;
         }
     }
