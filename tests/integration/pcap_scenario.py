@@ -42,7 +42,9 @@ ITCH_CHANNEL = {
 def config(workdir, instance, channel, gap_wait_us):
     # net_pcap replays as fast as it can, not at the capture's pace, on a machine shared with
     # builds: the gap window is chosen per scenario (long where line B is late by ~150 packets,
-    # short where packets lost on both lines must be given up before the capture ends); the pool
+    # 1 s, the most the config takes, so that a data lcore off its core for a while still sees
+    # B's copy in time; short where packets lost on both lines must be given up before the
+    # capture ends); the pool
     # is large enough to hold every packet that waits behind a gap meanwhile.
     channel = dict(channel)
     channel["recovery"] = dict(channel.get("recovery", {}), gap_wait_us=gap_wait_us)
@@ -176,7 +178,7 @@ def main():
                       "--reorder-b", "0.01", "--duplicate-a", "0.01", "--duplicate-b", "0.01"]
             # Seed 12: no packet lost on both lines (that is the next scenario).
             summary, report, verdicts = run(workdir, "mdp3", faults, [[]], seed=12,
-                                            gap_wait_us=50000)
+                                            gap_wait_us=1000000)
             check_consumers(verdicts)
             ch = check_line_counters(summary, report, "mdp3")
             if ch["skipped_msgs"] != 0:
@@ -205,7 +207,7 @@ def main():
             # the framing checks: malformed counts exactly the truncated packets. (A packet hit
             # by both faults would be lost on both lines: checked below on the report.)
             faults = ["--truncate-a", "0.02", "--corrupt-b", "0.005", "--delay-b", "200000"]
-            summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=50000)
+            summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=1000000)
             ra, rb = report["lines"]["A"], report["lines"]["B"]
             if seqs(ra, "truncated") & seqs(rb, "corrupted"):
                 fail("scenario invalid: a packet truncated on A and corrupted on B")
@@ -224,7 +226,7 @@ def main():
             # covers losses on both lines with re-requests).
             faults = ["--loss-a", "0.02", "--reorder-a", "0.01", "--reorder-b", "0.01",
                       "--duplicate-a", "0.01", "--duplicate-b", "0.01"]
-            summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=50000)
+            summary, report, verdicts = run(workdir, "itch", faults, [[]], gap_wait_us=1000000)
             check_consumers(verdicts)
             check_line_counters(summary, report, "itch")
             # The order-level books hold exactly the simulator's live orders, none refused.
@@ -247,7 +249,7 @@ def main():
             protocol = "itch" if SCENARIO.startswith("itch") else "mdp3"
             faults = ["--seq-reset-at", "10000", "--loss-a", "0.01"]
             summary, report, verdicts = run(workdir, protocol, faults, [[]], seed=12,
-                                            gap_wait_us=50000)
+                                            gap_wait_us=1000000)
             check_consumers(verdicts)
             ch = summary["channels"][0]
             if ch["resets"] != 1:

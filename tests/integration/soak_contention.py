@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""Book integrity under contention: rounds of a live ITCH session over net_af_packet/veth with
+losses on both lines and MoldUDP64 re-requests, while busy loops run on every core and the
+daemon is stopped now and then for up to 1.5 s (SIGSTOP/SIGCONT: a descheduled data lcore, whose
+kernel ring overflows and whose re-requests come late or after the server has gone).
+
+The daemon may be slow, give up gaps or join late; what it must never do is show a book that
+differs from the simulator's truth without the STALE or RECOVERING flag. Each round ends once the
+daemon is quiet (its receive and message counters stand still) and compares every consumer book
+with the truth: "exact" (all equal, none flagged), "flagged" (every book that is not flagged
+equals the truth; a book never defined counts as flagged) or "wrong" (an unflagged book
+differs). Any wrong round fails the run.
+
+usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS      (root; exit 77 without netns/veth)
+
+Prints one JSON line per round and a summary line {"rounds": N, "exact": .., "flagged": ..,
+"wrong": ..}.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import tpit
+
+TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
+ROUNDS = int(sys.argv[4])
+ID = os.getpid()
+NS, DEV, SIMDEV = "tpsk%d" % ID, "tpkd%d" % ID, "tpks%d" % ID
+SUBNET = "10.83.0"  # each af_packet test its own subnet (afpacket_lib.sh)
+SERVER = SUBNET + ".1:9000"
+
+work = tempfile.mkdtemp(prefix="tpsk-")
+procs = []
+
+
+def sh(*cmd, check=True):
+    try:
+        return subprocess.run(list(cmd), check=check, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode
+    except FileNotFoundError:  # iptables may be absent: only a nicety
+        if check:
+            raise
+        return 127
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            if p.returncode is None:
+                try:
+                    p.send_signal(signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            p.kill()
+            p.wait()
+    sh("iptables", "-D", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
+    sh("ip", "link", "del", DEV, check=False)
+    sh("ip", "netns", "del", NS, check=False)
+    subprocess.run(["rm", "-rf", work])
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    for name in sorted(os.listdir(work)):
+        if name.endswith(".log") or name.endswith(".out"):
+            with open(os.path.join(work, name), errors="replace") as f:
+                print("== %s\n%s" % (name, "".join(f.readlines()[-15:])))
+    cleanup()
+    sys.exit(1)
+
+
+def setup_network():
+    if sh("ip", "netns", "add", NS, check=False) != 0:
+        print("SKIP: cannot create network namespaces")
+        sys.exit(77)
+    if sh("ip", "link", "add", DEV, "type", "veth", "peer", "name", SIMDEV, check=False) != 0:
+        cleanup()
+        print("SKIP: no veth")
+        sys.exit(77)
+    sh("ip", "link", "set", SIMDEV, "netns", NS)
+    sh("ip", "addr", "add", SUBNET + ".2/24", "dev", DEV)
+    sh("ip", "link", "set", DEV, "up")
+    for cmd in (["ip", "addr", "add", SUBNET + ".1/24", "dev", SIMDEV],
+                ["ip", "link", "set", SIMDEV, "up"], ["ip", "link", "set", "lo", "up"],
+                ["ip", "route", "add", "224.0.0.0/4", "dev", SIMDEV]):
+        sh("ip", "netns", "exec", NS, *cmd)
+    sh("iptables", "-A", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
+
+
+def hogs(seconds):
+    """A busy loop pinned to each core, for at most `seconds` (they end with the run anyway)."""
+    for cpu in range(os.cpu_count() or 1):
+        procs.append(subprocess.Popen(["timeout", str(seconds), "taskset", "-c", str(cpu), "sh",
+                                       "-c", "while :; do :; done"]))
+
+
+def control(request):
+    return tpit.control(os.path.join(work, "control.sock"), request)
+
+
+def channel_counters():
+    st = control({"id": 1, "cmd": "stats"})
+    return (st.get("dp.rx_packets", 0), st.get("channel=itch.feed.messages", 0))
+
+
+def pauser(daemon, stop, rng):
+    """Stops the daemon for 50-1500 ms at random moments until `stop` is set."""
+    while not stop.wait(rng.uniform(0.3, 1.5)):
+        daemon.send_signal(signal.SIGSTOP)
+        time.sleep(rng.uniform(0.05, 1.5))
+        daemon.send_signal(signal.SIGCONT)
+
+
+def run_round(n):
+    rng = random.Random(1000 + n)
+    seed = 100 + n
+    instance = tpit.instance_name("tpsk")
+    round_dir = os.path.join(work, "r%d" % n)
+    os.mkdir(round_dir)
+    sim_args = ["itch", "--seed", str(seed), "--symbols", "20", "--messages", "20000"]
+    truth = os.path.join(round_dir, "truth.json")
+    subprocess.run([SIM] + sim_args + ["--truth", truth, "--binaryfile", "/dev/null"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    channel = {
+        "name": "itch", "protocol": "itch",
+        "lines": {"a": {"group": "233.54.12.111", "port": 26477},
+                  "b": {"group": "233.49.196.111", "port": 26477}},
+        "recovery": {"rerequest": SERVER, "gap_wait_us": 2000, "give_up_ms": 3000},
+    }
+    port = {"name": "veth", "vdev": "net_af_packet%d,iface=%s,framecnt=2048" % (ID, DEV),
+            "mbuf_pool_size": 8191}
+    cfg = tpit.base_config(instance, port, [channel],
+                           control_socket=os.path.join(work, "control.sock"))
+    cfg_path = tpit.write_config(cfg, os.path.join(round_dir, "config.json"))
+    done, ready = os.path.join(round_dir, "done"), os.path.join(round_dir, "ready")
+    consumer = subprocess.Popen(
+        [CONSUMER, "--instance", instance, "--truth", truth, "--venue", "nasdaq", "--ready", ready,
+         "--idle-ms", "1000", "--until", done, "--timeout-s", "300"],
+        stdout=open(os.path.join(round_dir, "consumer.out"), "w"),
+        stderr=open(os.path.join(round_dir, "consumer.log"), "w"))
+    procs.append(consumer)
+    daemon = tpit.start_held(TICKPLANE, cfg_path, os.path.join(round_dir, "start"), [ready],
+                             seconds=120, on_fail=fail,
+                             stdout=open(os.path.join(round_dir, "daemon.out"), "w"),
+                             stderr=open(os.path.join(round_dir, "daemon.log"), "w"))
+    procs.append(daemon)
+    tpit.wait_for("the control socket", lambda: os.path.exists(
+        os.path.join(work, "control.sock")), 60, fail)
+    # Some rounds start the feed before the daemon has joined (a late join it must flag).
+    if rng.random() < 0.7:
+        time.sleep(0.5)
+    sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args +
+                           ["--live", "--iface", SIMDEV, "--rate", "4000", "--rerequest", SERVER,
+                            "--linger-ms", str(rng.choice([500, 2000, 4000])), "--loss-a",
+                            "0.02", "--loss-b", "0.02", "--both-loss", "0.003"],
+                           stdout=subprocess.DEVNULL,
+                           stderr=open(os.path.join(round_dir, "sim.log"), "w"))
+    procs.append(sim)
+    stop = threading.Event()
+    t = threading.Thread(target=pauser, args=(daemon, stop, rng))
+    t.start()
+    try:
+        sim.wait(timeout=240)
+    except subprocess.TimeoutExpired:
+        fail("round %d: the simulator did not finish" % n)
+    finally:
+        stop.set()
+        t.join()
+        daemon.send_signal(signal.SIGCONT)
+    # Quiet: the counters stand still for 2 s (the daemon drained its ring, timers ran).
+    last, still_since, deadline = None, time.time(), time.time() + 180
+    while time.time() < deadline:
+        now = channel_counters()
+        if now != last:
+            last, still_since = now, time.time()
+        elif time.time() - still_since >= 2.0:
+            break
+        time.sleep(0.1)
+    else:
+        fail("round %d: the daemon never went quiet" % n)
+    open(done, "w").close()
+    try:
+        consumer.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        fail("round %d: consumer did not finish" % n)
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        daemon.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        fail("round %d: daemon did not stop" % n)
+    with open(os.path.join(round_dir, "consumer.out")) as f:
+        lines = f.read().strip().splitlines()
+    if not lines:
+        fail("round %d: consumer printed nothing (exit %s)" % (n, consumer.returncode))
+    verdict = json.loads(lines[0])
+    with open(os.path.join(round_dir, "daemon.out")) as f:
+        summary = json.loads(f.read().strip().splitlines()[-1])["summary"]
+    ch = summary["channels"][0]
+    # A book never defined (its stock directory lost with a late join) is absent, not wrong.
+    wrong = verdict["ring_mismatches"] + verdict["state_mismatches"]
+    outcome = "wrong" if wrong else (
+        "flagged" if verdict["stale"] or verdict["missing"] else "exact")
+    keys = ("messages", "feed_errors", "gaps", "rerequests", "recovered", "given_up",
+            "stale_marks", "recovering_marks", "silences", "skipped_msgs")
+    print(json.dumps({"round": n, "outcome": outcome, "consumer": verdict,
+                      "daemon": {k: ch.get(k) for k in keys}}), flush=True)
+    if outcome == "wrong":
+        with open(os.path.join(round_dir, "consumer.log"), errors="replace") as f:
+            print("".join(f.readlines()[:20]))
+    if os.path.exists(os.path.join(work, "control.sock")):
+        os.unlink(os.path.join(work, "control.sock"))
+    return outcome
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (network namespace, veth)")
+        sys.exit(77)
+    setup_network()
+    hogs(60 * ROUNDS + 120)
+    outcomes = {"exact": 0, "flagged": 0, "wrong": 0}
+    try:
+        for n in range(ROUNDS):
+            outcomes[run_round(n)] += 1
+    except Exception as e:  # an unexpected reply shape: report it with the logs
+        fail("%s: %r" % (type(e).__name__, e))
+    cleanup()
+    print(json.dumps(dict(rounds=ROUNDS, **outcomes)))
+    if outcomes["wrong"]:
+        print("FAIL: %d rounds ended with a book that differs from the truth unflagged" %
+              outcomes["wrong"])
+        sys.exit(1)
+    print("PASS soak_contention")
+
+
+main()
