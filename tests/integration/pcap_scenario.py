@@ -7,7 +7,8 @@ usage: pcap_scenario.py TICKPLANE SIM CONSUMER SCENARIO
 
 Scenarios (issue 6): mdp3_ab_faults, mdp3_both_loss, corrupt_truncated, itch_ab_faults,
 consumers (attached before start, late joiner from the state table, one killed mid-run, and the
-control socket), itch_session_reset and mdp3_sequence_reset (venue sequence restarts).
+control socket), itch_session_reset and mdp3_sequence_reset (venue sequence restarts),
+itch_forged_session (two packets of another session, one per line: never a new session).
 Each checks the consumers' verdicts and the daemon's counters against the simulator's report.
 """
 import grp
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import time
 
+import pcap_edit
 import tpit
 from tpit import fail
 
@@ -80,8 +82,9 @@ def control_check(path, instance):
           (len(replies[1]) - 2, len(replies[2]["instruments"])))
 
 
-def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
-    """Generates the capture, starts the consumers, replays; returns (summary, report, verdicts)."""
+def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000, edit=None):
+    """Generates the capture (then edit(path), if given, rewrites it), starts the consumers,
+    replays; returns (summary, report, verdicts)."""
     instance = tpit.instance_name("tpit")
     channel = MDP3_CHANNEL if protocol == "mdp3" else ITCH_CHANNEL
     cfg = config(workdir, instance, channel, gap_wait_us)
@@ -90,6 +93,8 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000):
     subprocess.run([SIM, protocol, "--pcap", pcap, "--truth", truth, "--report", report,
                     "--seed", str(seed), "--symbols", "20", "--messages", "20000"] + sim_args,
                    check=True, stdout=subprocess.DEVNULL)
+    if edit is not None:
+        edit(pcap)
     ready_files, procs = [], []
 
     # The daemon's exit (its idle exit, 2.5 s after the last packet) ends the consumers' runs;
@@ -243,6 +248,28 @@ def main():
             summary, report, verdicts = run(workdir, "mdp3", ["--loss-a", "0.01"],
                                             [[], ["--die-after", "2000"], ["--late"]])
             check_consumers(verdicts, expect_killed=(1,))
+        elif SCENARIO == "itch_forged_session":
+            # Two packets of another MoldUDP64 session, one on each line with valid checksums,
+            # half way through the day: dropped as corrupt, never taken as a new session.
+            def forge(path):
+                header, frames = pcap_edit.read(path)
+                mold = [i for i, f in enumerate(frames) if f.udp is not None]
+                mid, line_a = mold[len(mold) // 2], frames[mold[0]].dst
+                a = next(i for i in mold if i >= mid and frames[i].dst == line_a)
+                b = next(i for i in mold if i >= mid and frames[i].dst != line_a)
+                forged = [frames[i].with_payload(pcap_edit.mold_with(frames[i].payload,
+                                                                     b"FORGED0001", 1))
+                          for i in (a, b)]
+                pcap_edit.write(path, header, frames[:mid] + forged + frames[mid:])
+            summary, report, verdicts = run(workdir, "itch", [], [[]], gap_wait_us=1000000,
+                                            edit=forge)
+            check_consumers(verdicts)
+            ch = summary["channels"][0]
+            lines = {d["line"]: d for d in ch["detail"] if "line" in d}
+            if ch["resets"] != 0 or lines["a"]["corrupt"] + lines["b"]["corrupt"] != 2:
+                fail("forged packets: resets %d, corrupt %d/%d" %
+                     (ch["resets"], lines["a"]["corrupt"], lines["b"]["corrupt"]))
+            print("forged session: both packets dropped as corrupt, books equal the truth")
         elif SCENARIO in ("itch_session_reset", "mdp3_sequence_reset"):
             # The venue restarts its sequence mid-stream (ITCH: a new MoldUDP64 session from
             # sequence 1; MDP3: ChannelReset4 with MsgSeqNum 1), with losses on line A.
