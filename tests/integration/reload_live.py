@@ -64,24 +64,12 @@ work = tempfile.mkdtemp(prefix="tprl-")
 procs = []
 
 
-def sh(*cmd, check=True):
-    try:
-        return subprocess.run(list(cmd), check=check, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode
-    except FileNotFoundError:  # iptables may be absent: only a nicety
-        if check:
-            raise
-        return 127
-
-
 def cleanup():
     for p in procs:
         if p.poll() is None:
             p.kill()
             p.wait()
-    sh("iptables", "-D", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
-    sh("ip", "link", "del", DEV, check=False)
-    sh("ip", "netns", "del", NS, check=False)
+    tpit.veth_cleanup(NS, DEV)
     for f in os.listdir("/dev/shm"):
         if f.startswith("tickplane.%s." % INSTANCE):
             os.unlink(os.path.join("/dev/shm", f))
@@ -101,22 +89,7 @@ def fail(msg):
 def setup_network():
     # 10.81.0.0/24: each af_packet test its own subnet (afpacket_lib.sh), so that they may run
     # side by side.
-    if sh("ip", "netns", "add", NS, check=False) != 0:
-        print("SKIP: cannot create network namespaces")
-        sys.exit(77)
-    if sh("ip", "link", "add", DEV, "type", "veth", "peer", "name", SIMDEV, check=False) != 0:
-        cleanup()
-        print("SKIP: no veth")
-        sys.exit(77)
-    sh("ip", "link", "set", SIMDEV, "netns", NS)
-    sh("ip", "addr", "add", "10.81.0.2/24", "dev", DEV)
-    sh("ip", "link", "set", DEV, "up")
-    for cmd in (["ip", "addr", "add", "10.81.0.1/24", "dev", SIMDEV],
-                ["ip", "link", "set", SIMDEV, "up"], ["ip", "link", "set", "lo", "up"],
-                ["ip", "route", "add", "224.0.0.0/4", "dev", SIMDEV]):
-        sh("ip", "netns", "exec", NS, *cmd)
-    # The kernel behind the daemon's port must not answer re-request replies with ICMP errors.
-    sh("iptables", "-A", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
+    tpit.veth_setup(NS, DEV, SIMDEV, "10.81.0")
 
 
 CONFIG = os.path.join(work, "config.json")

@@ -16,6 +16,7 @@ usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS      (root; exit 77 with
 Prints one JSON line per round and a summary line {"rounds": N, "exact": .., "flagged": ..,
 "wrong": ..}.
 """
+import atexit
 import json
 import os
 import random
@@ -39,29 +40,12 @@ work = tempfile.mkdtemp(prefix="tpsk-")
 procs = []
 
 
-def sh(*cmd, check=True):
-    try:
-        return subprocess.run(list(cmd), check=check, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode
-    except FileNotFoundError:  # iptables may be absent: only a nicety
-        if check:
-            raise
-        return 127
-
-
 def cleanup():
     for p in procs:
         if p.poll() is None:
-            if p.returncode is None:
-                try:
-                    p.send_signal(signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-            p.kill()
+            p.kill()  # a stopped daemon too: SIGKILL needs no SIGCONT
             p.wait()
-    sh("iptables", "-D", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
-    sh("ip", "link", "del", DEV, check=False)
-    sh("ip", "netns", "del", NS, check=False)
+    tpit.veth_cleanup(NS, DEV)
     subprocess.run(["rm", "-rf", work])
 
 
@@ -75,29 +59,13 @@ def fail(msg):
     sys.exit(1)
 
 
-def setup_network():
-    if sh("ip", "netns", "add", NS, check=False) != 0:
-        print("SKIP: cannot create network namespaces")
-        sys.exit(77)
-    if sh("ip", "link", "add", DEV, "type", "veth", "peer", "name", SIMDEV, check=False) != 0:
-        cleanup()
-        print("SKIP: no veth")
-        sys.exit(77)
-    sh("ip", "link", "set", SIMDEV, "netns", NS)
-    sh("ip", "addr", "add", SUBNET + ".2/24", "dev", DEV)
-    sh("ip", "link", "set", DEV, "up")
-    for cmd in (["ip", "addr", "add", SUBNET + ".1/24", "dev", SIMDEV],
-                ["ip", "link", "set", SIMDEV, "up"], ["ip", "link", "set", "lo", "up"],
-                ["ip", "route", "add", "224.0.0.0/4", "dev", SIMDEV]):
-        sh("ip", "netns", "exec", NS, *cmd)
-    sh("iptables", "-A", "INPUT", "-i", DEV, "-p", "udp", "-j", "DROP", check=False)
-
-
-def hogs(seconds):
-    """A busy loop pinned to each core, for at most `seconds` (they end with the run anyway)."""
+def hogs():
+    """A busy loop pinned to each core until the run ends (taskset becomes the shell: killing it
+    ends the loop; nothing of it holds the test runner's output open)."""
     for cpu in range(os.cpu_count() or 1):
-        procs.append(subprocess.Popen(["timeout", str(seconds), "taskset", "-c", str(cpu), "sh",
-                                       "-c", "while :; do :; done"]))
+        procs.append(subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c",
+                                       "while :; do :; done"], stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
 
 def control(request):
@@ -222,8 +190,9 @@ def main():
     if os.geteuid() != 0:
         print("SKIP: needs root (network namespace, veth)")
         sys.exit(77)
-    setup_network()
-    hogs(60 * ROUNDS + 120)
+    tpit.veth_setup(NS, DEV, SIMDEV, SUBNET)
+    atexit.register(cleanup)  # the busy loops never outlive the run
+    hogs()
     outcomes = {"exact": 0, "flagged": 0, "wrong": 0}
     try:
         for n in range(ROUNDS):

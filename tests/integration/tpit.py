@@ -23,6 +23,45 @@ def fail(msg):
     sys.exit(1)
 
 
+def _sh(*cmd, check=True):
+    try:
+        return subprocess.run(list(cmd), check=check, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode
+    except FileNotFoundError:  # iptables may be absent: only a nicety
+        if check:
+            raise
+        return 127
+
+
+def veth_setup(ns, dev, simdev, subnet):
+    """A network namespace `ns` holding the simulator's end of a veth pair (`simdev`, address
+    subnet.1, multicast routed out of it) and `dev` in this namespace (subnet.2) for the daemon's
+    af_packet port. subnet: three octets, each test its own (two tests never share a route).
+    Exits 77 (skipped) where the machine cannot make them."""
+    if _sh("ip", "netns", "add", ns, check=False) != 0:
+        print("SKIP: cannot create network namespaces")
+        sys.exit(77)
+    if _sh("ip", "link", "add", dev, "type", "veth", "peer", "name", simdev, check=False) != 0:
+        veth_cleanup(ns, dev)
+        print("SKIP: no veth")
+        sys.exit(77)
+    _sh("ip", "link", "set", simdev, "netns", ns)
+    _sh("ip", "addr", "add", subnet + ".2/24", "dev", dev)
+    _sh("ip", "link", "set", dev, "up")
+    for cmd in (["ip", "addr", "add", subnet + ".1/24", "dev", simdev],
+                ["ip", "link", "set", simdev, "up"], ["ip", "link", "set", "lo", "up"],
+                ["ip", "route", "add", "224.0.0.0/4", "dev", simdev]):
+        _sh("ip", "netns", "exec", ns, *cmd)
+    # The kernel behind the daemon's port must not answer re-request replies with ICMP errors.
+    _sh("iptables", "-A", "INPUT", "-i", dev, "-p", "udp", "-j", "DROP", check=False)
+
+
+def veth_cleanup(ns, dev):
+    _sh("iptables", "-D", "INPUT", "-i", dev, "-p", "udp", "-j", "DROP", check=False)
+    _sh("ip", "link", "del", dev, check=False)
+    _sh("ip", "netns", "del", ns, check=False)
+
+
 def instance_name(prefix):
     """A bus instance name no other run uses: the pid alone repeats (pid_max is 32768 here), and a
     killed run leaves its segments in /dev/shm, whose writer looks alive to a consumer that
