@@ -519,8 +519,6 @@ static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum
          * the session of what it receives. */
         if (session_unknown(ch))
             memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
-        if (role != TP_ROLE_RETRANS)
-            ch->last_rx_tsc = rx_tsc;
         struct tp_arb_pkt pkt = {.seq = p.sequence,
                                  .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
                                  .session = p.session,
@@ -601,7 +599,6 @@ static inline __attribute__((always_inline)) bool in_order(struct tp_channel *ch
             return false;
     }
     ch->counters.packets++;
-    ch->last_rx_tsc = rx_tsc;
     tp_arb_deliver_in_order(arb, itch ? TP_SEQ_MOLDUDP64 : TP_SEQ_MDP3, line, pk.seq,
                             pk.seq + pk.count, rx_tsc);
     add_pending(ch, &pk, true, itch);
@@ -692,6 +689,11 @@ static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
  */
 static void check_behind(struct tp_channel *ch, uint64_t now)
 {
+    /* Packets since the last poll: the lines spoke (no store per packet for this). */
+    if (ch->counters.packets != ch->polled_packets) {
+        ch->polled_packets = ch->counters.packets;
+        ch->last_rx_tsc = now;
+    }
     if (ch->last_rx_tsc == 0)
         return; /* nothing received yet: no book to flag */
     struct tp_arb_gap gap;

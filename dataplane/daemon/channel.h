@@ -137,10 +137,11 @@ struct tp_channel {
     bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
     uint32_t snap_last_seq;
-    uint64_t last_rx_tsc; /* latest packet of line A or B */
-    bool session_ended;   /* ITCH: end of session received with nothing missing */
-    bool behind;          /* ITCH: the channel's books are flagged RECOVERING (see above) */
-    bool flush_due;       /* registered with the publisher for the end of the burst */
+    uint64_t last_rx_tsc;    /* ITCH: the poll that saw the latest packets arrive */
+    uint64_t polled_packets; /* counters.packets at that poll */
+    bool session_ended;      /* ITCH: end of session received with nothing missing */
+    bool behind;             /* ITCH: the channel's books are flagged RECOVERING (see above) */
+    bool flush_due;          /* registered with the publisher for the end of the burst */
     uint32_t n_pending;
     struct tp_channel_pending pending[TP_CHANNEL_PENDING_MAX];
     /* ITCH: the messages of the pending packets, in order, as the framing check found them

@@ -105,21 +105,18 @@ static bool session_equal(const uint8_t *a, const uint8_t *b)
 
 /*
  * Whether the candidate session is the venue's: the current one ended, or every line that
- * carried the current session now sends the candidate (a failover). One stray packet a line,
- * with the current session still flowing between them, never is.
+ * carried packets now sends the candidate, TP_ARB_SESSION_CONFIRM in a row (a failover). One
+ * stray packet a line, with the current session still flowing between them, never is.
  */
 static bool candidate_confirmed(const struct tp_arb *arb)
 {
     if (arb->session_end != 0)
         return true;
-    bool any = false;
-    for (unsigned l = TP_LINE_A; l <= TP_LINE_B; l++) {
-        const struct tp_arb_line_state *ls = &arb->line[l];
-        if (ls->seen && ls->candidate_run < TP_ARB_SESSION_CONFIRM)
+    for (unsigned l = TP_LINE_A; l <= TP_LINE_B; l++)
+        if (arb->counters.line[l].packets > 0 &&
+            arb->line[l].candidate_run < TP_ARB_SESSION_CONFIRM)
             return false;
-        any |= ls->seen;
-    }
-    return any;
+    return true;
 }
 
 /* MoldUDP64: a new session id restarts the stream; the previous session's packets are stale. */
@@ -133,10 +130,6 @@ static enum tp_arb_verdict check_session(struct tp_arb *arb, enum tp_line line,
         arb->have_session = true;
     }
     if (session_equal(session, arb->session)) {
-        if (line != TP_LINE_RECOVERY) {
-            ls->seen = true;
-            ls->candidate_run = 0;
-        }
         if (pkt->end_of_session)
             arb->session_end = pkt->seq;
         return TP_ARB_DELIVER;
@@ -153,7 +146,12 @@ static enum tp_arb_verdict check_session(struct tp_arb *arb, enum tp_line line,
         for (unsigned l = 0; l < TP_LINE_COUNT; l++)
             arb->line[l].candidate_run = 0;
     }
-    ls->candidate_run++;
+    /* The line's count does not include this packet yet: any packet of the line since the last
+     * candidate one (of the current session) breaks the run. */
+    uint64_t packets = arb->counters.line[line].packets;
+    ls->candidate_run =
+        ls->candidate_run > 0 && packets == ls->candidate_after ? ls->candidate_run + 1 : 1;
+    ls->candidate_after = packets + 1;
     if (!candidate_confirmed(arb))
         return TP_ARB_CORRUPT;
     arb->have_candidate = false;

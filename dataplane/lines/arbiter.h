@@ -118,10 +118,13 @@ struct tp_arb_held_pkt {
 };
 
 struct tp_arb_line_state {
-    uint64_t last_seq;      /* highest sequence seen on the line in its current stream */
-    uint32_t epoch;         /* streams the line has started */
-    uint32_t candidate_run; /* MoldUDP64: packets in a row of the candidate session */
+    uint64_t last_seq; /* highest sequence seen on the line in its current stream */
+    uint32_t epoch;    /* streams the line has started */
     bool seen;
+    /* MoldUDP64: packets in a row of the candidate session, and the line's packet count after
+     * the last of them (another packet since breaks the run: no store on the fast path). */
+    uint32_t candidate_run;
+    uint64_t candidate_after;
 };
 
 struct tp_arb {
@@ -199,11 +202,6 @@ tp_arb_deliver_in_order(struct tp_arb *arb, enum tp_seq_rules rules, enum tp_lin
 {
     if (rules == TP_SEQ_MDP3 && seq > arb->line[line].last_seq)
         arb->line[line].last_seq = seq;
-    if (rules == TP_SEQ_MOLDUDP64) {
-        /* The line carries the current session: a candidate must start its run anew. */
-        arb->line[line].seen = true;
-        arb->line[line].candidate_run = 0;
-    }
     arb->now = now_tsc;
     arb->last_delivery = now_tsc;
     arb->expected = arb->horizon = end;
