@@ -685,7 +685,8 @@ static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
 /*
  * ITCH: whether the books are behind the venue, as far as the channel can tell: a gap the other
  * line did not fill is open (it is being re-requested), or both lines have been silent longer
- * than a MoldUDP64 sender stays quiet (it sends heartbeats) in a session not ended.
+ * than a MoldUDP64 sender stays quiet (it sends heartbeats) in a session not ended. They are
+ * healthy again once no gap is open and packets arrive.
  */
 static void check_behind(struct tp_channel *ch, uint64_t now)
 {
@@ -699,7 +700,10 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
     struct tp_arb_gap gap;
     bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
                   !tp_arb_session_ended(ch->arb);
-    bool behind = silent || (ch->arb->gap_reported && tp_arb_current_gap(ch->arb, &gap));
+    /* A gap open when the books were already behind (the packet that ended a silence showed
+     * one) keeps them flagged through its wait window too. */
+    bool behind =
+        silent || ((ch->arb->gap_reported || ch->behind) && tp_arb_current_gap(ch->arb, &gap));
     if (behind == ch->behind)
         return;
     if (behind) {

@@ -725,12 +725,24 @@ static void test_books_recovering_while_feed_silent(void **state)
     tp_channel_poll(f->ch, 2000);
     assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
     assert_int_equal(f->ch->counters.silences, 1);
-    packet(&beat, "SESSION001", 6); /* a heartbeat: nothing is missing */
+    /* A heartbeat that shows messages 6-7 missing: still behind, through the gap's window
+     * (10 ticks) and its re-request, until they arrive. */
+    packet(&beat, "SESSION001", 8);
     assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, beat.bytes, beat.len, &beat, 2100));
+    tp_channel_poll(f->ch, 2101);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
     tp_channel_poll(f->ch, 2200);
+    assert_int_equal(f->rerequests, 1);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    struct held again;
+    packet(&again, "SESSION001", 6);
+    add(put(&again, ADD_LEN), 4, 1900000);
+    add(put(&again, ADD_LEN), 5, 1900000);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_RETRANS, again.bytes, again.len, &again, 2250));
+    tp_channel_poll(f->ch, 2300);
     assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
-    end_packet(&end, "SESSION001", 6);
-    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, end.bytes, end.len, &end, 2300));
+    end_packet(&end, "SESSION001", 8);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, end.bytes, end.len, &end, 2400));
     tp_channel_poll(f->ch, 100000);
     assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
     assert_int_equal(f->ch->counters.silences, 1);
