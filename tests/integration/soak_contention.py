@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 import tpit
 
@@ -198,7 +199,7 @@ def main():
         for n in range(ROUNDS):
             outcomes[run_round(n)] += 1
     except Exception as e:  # an unexpected reply shape: report it with the logs
-        fail("%s: %r" % (type(e).__name__, e))
+        fail("%s: %r\n%s" % (type(e).__name__, e, traceback.format_exc()))
     cleanup()
     print(json.dumps(dict(rounds=ROUNDS, **outcomes)))
     if outcomes["wrong"]:
