@@ -36,6 +36,7 @@ ID = os.getpid()
 NS, DEV, SIMDEV = "tpsk%d" % ID, "tpkd%d" % ID, "tpks%d" % ID
 SUBNET = "10.83.0"  # each af_packet test its own subnet (afpacket_lib.sh)
 SERVER = SUBNET + ".1:9000"
+SILENCE_MS = 2000  # both lines quiet this long flags the books (recovery.silence_ms)
 
 work = tempfile.mkdtemp(prefix="tpsk-")
 procs = []
@@ -100,7 +101,8 @@ def run_round(n):
         "name": "itch", "protocol": "itch",
         "lines": {"a": {"group": "233.54.12.111", "port": 26477},
                   "b": {"group": "233.49.196.111", "port": 26477}},
-        "recovery": {"rerequest": SERVER, "gap_wait_us": 2000, "give_up_ms": 3000},
+        "recovery": {"rerequest": SERVER, "gap_wait_us": 2000, "give_up_ms": 3000,
+                     "silence_ms": SILENCE_MS},
     }
     port = {"name": "veth", "vdev": "net_af_packet%d,iface=%s,framecnt=2048" % (ID, DEV),
             "mbuf_pool_size": 8191}
@@ -142,13 +144,15 @@ def run_round(n):
         stop.set()
         t.join()
         daemon.send_signal(signal.SIGCONT)
-    # Quiet: the counters stand still for 2 s (the daemon drained its ring, timers ran).
+    # Quiet: the counters stand still for longer than the silence that flags the books (the
+    # daemon drained its ring and its timers ran): a stream whose end was lost on both lines
+    # looks complete until then, to the daemon as to anyone.
     last, still_since, deadline = None, time.time(), time.time() + 180
     while time.time() < deadline:
         now = channel_counters()
         if now != last:
             last, still_since = now, time.time()
-        elif time.time() - still_since >= 2.0:
+        elif time.time() - still_since >= SILENCE_MS / 1000 + 1.0:
             break
         time.sleep(0.1)
     else:
