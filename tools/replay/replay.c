@@ -32,12 +32,20 @@
  *                                     events and stale callbacks only ("digest_covers").
  *     --gap-wait-ms N                 MoldUDP64: how long (capture time) a gap waits for the
  *                                     other line's copy before it is given up (default 1000)
+ *     --events FILE                   also write every record the data plane would publish (the
+ *                                     daemon's publisher's tpout records) to the event file FILE
+ *                                     (docs/EVENT_FILES.md); timed with the run
+ *     --symbols GLOB                  the event file holds only instruments matching GLOB
+ *     --topics LIST                   the event file holds only these topics (comma-separated:
+ *                                     depth, trades, orders, status, definitions)
  *
  * ITCH in a pcap goes through the data plane's line arbiter with the daemon's rules
  * (replay_mold.h): a gap no line fills, a capture that starts past sequence 1, a sequence jump
  * or a session change the venue would not make is reported on stderr with the packet's number
  * and offset ("tickplane-replay: packet N ..."), and books that may have missed messages are
  * flagged "stale" in the JSON. The exit status stays 0: the books are printed as they are.
+ *
+ * Progress (bytes, messages/s, time left) goes to stderr while it is a terminal, not with --quiet.
  *
  * stdout: {"instruments":[{"id","symbol","locate","security_id","status","volume","trades",
  *          "last_price9","bids":[{"price9","qty","orders"}...],"asks":[...], ...}], ...}
@@ -57,7 +65,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "replay_events.h"
 #include "replay_input.h"
+#include "replay_progress.h"
+#include "tickplane/event_file.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
 
@@ -78,6 +89,9 @@ struct options {
     int no_checksum;
     int no_changes;
     int digest;
+    const char *events;
+    const char *symbols;
+    uint32_t topics;
     struct tp_instrument_filter filter;
 };
 
@@ -87,7 +101,9 @@ static void usage(FILE *out)
                  "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
                  " [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N] FILE\n");
+                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
+                 "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
+                 "definitions]] FILE\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -120,6 +136,9 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"help", no_argument, NULL, 'h'},
                                           {"recent-orders", required_argument, NULL, 'w'},
                                           {"gap-wait-ms", required_argument, NULL, 'g'},
+                                          {"events", required_argument, NULL, 'E'},
+                                          {"symbols", required_argument, NULL, 'S'},
+                                          {"topics", required_argument, NULL, 'T'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0, which = 0;
 
@@ -181,6 +200,15 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'D':
             o->digest = 1;
             break;
+        case 'E':
+            o->events = optarg;
+            break;
+        case 'S':
+            o->symbols = optarg;
+            break;
+        case 'T':
+            rc = replay_events_parse_topics(optarg, &o->topics);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -193,7 +221,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             return rc;
         }
     }
-    if (optind != argc - 1)
+    if (optind != argc - 1 || ((o->symbols || o->topics) && !o->events))
         return -EINVAL;
     o->path = argv[optind];
     return 0;
@@ -321,6 +349,8 @@ int main(int argc, char **argv)
     const uint8_t *data;
     struct replay_digest first_digest = {0};
     int digests_differ = 0;
+    struct replay_events_counters events = {0};
+    struct replay_progress progress;
 
     if (parse_options(argc, argv, &o) != 0) {
         usage(stderr);
@@ -358,12 +388,44 @@ int main(int argc, char **argv)
             fprintf(stderr, "tickplane-replay: %s: %s\n", o.path, replay_error(&r, rc));
             return 1;
         }
+        struct replay_events *ev = NULL;
+        struct tp_feed_sink ev_sink;
+        FILE *ev_file = NULL;
+        char err[256];
+        if (o.events) {
+            /* Each run writes the file anew: the last run's stays. */
+            ev_file = fopen(o.events, "w");
+            struct replay_events_params ep = {.file = ev_file,
+                                              .symbols = o.symbols,
+                                              .topics = o.topics,
+                                              .instruments = o.instruments,
+                                              .books = r.books,
+                                              .registry = r.registry,
+                                              .file_flags = TP_EVENT_FILE_F_RECV_NS};
+            if (ev_file == NULL || replay_events_open(&ev, &ep, err, sizeof(err)) != 0) {
+                fprintf(stderr, "tickplane-replay: %s: %s\n", o.events,
+                        ev_file ? err : strerror(errno));
+                return 1;
+            }
+            ev_sink = replay_events_sink(ev);
+            replay_set_output(&r, &ev_sink);
+        }
+        replay_progress_start(&progress, &r, stderr, (size_t)st.st_size, o.quiet);
         /* Wall time, and this thread's CPU time (the machine may be shared: both matter). */
         double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(CLOCK_THREAD_CPUTIME_ID);
         rc = replay_run(&r);
+        if (ev != NULL && replay_events_close(ev, &events, err, sizeof(err)) != 0) {
+            fprintf(stderr, "tickplane-replay: %s: %s\n", o.events, err);
+            rc = rc ? rc : -EIO;
+        }
+        if (ev_file != NULL && fclose(ev_file) != 0 && rc == 0) {
+            fprintf(stderr, "tickplane-replay: %s: %s\n", o.events, strerror(errno));
+            rc = -EIO;
+        }
         seconds = now_seconds(CLOCK_MONOTONIC) - t0;
         cpu_seconds = now_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
-        if (rc != 0)
+        replay_progress_end(&progress);
+        if (rc != 0 && rc != -EIO)
             fprintf(stderr, "tickplane-replay: %s: %s (books kept up to there)\n", o.path,
                     replay_error(&r, rc));
         messages = r.messages;
@@ -412,6 +474,11 @@ int main(int argc, char **argv)
                 o.no_changes ? "events,stale (--no-changes: no change records are emitted)"
                              : "change_records,events,stale",
                 digests_differ ? "false" : "true");
+    if (o.events)
+        fprintf(stderr,
+                ",\"events_file\":\"%s\",\"events_records\":%" PRIu64 ",\"events_bytes\":%" PRIu64
+                ",\"events_skipped\":%" PRIu64,
+                o.events, events.records, events.bytes, events.skipped);
     fputs("}\n", stderr);
     replay_close(&r);
     if (digests_differ)

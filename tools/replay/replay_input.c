@@ -95,6 +95,64 @@ static void digest_stale(void *ctx, uint32_t instrument, int stale, uint32_t exp
     replay_digest_stale(&((struct replay *)ctx)->digest, instrument, stale, expected, got);
 }
 
+/* The output sink of replay_set_output, after the counting (or digest) sink. */
+static void tee_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                        uint32_t n)
+{
+    struct replay *r = ctx;
+    r->digest_on ? digest_changes(ctx, info, c, n) : count_changes(ctx, info, c, n);
+    r->output->changes(r->output->ctx, info, c, n);
+}
+
+static void tee_event(void *ctx, const struct tp_feed_info *info)
+{
+    struct replay *r = ctx;
+    r->digest_on ? digest_event(ctx, info) : count_event(ctx, info);
+    r->output->end_of_event(r->output->ctx, info);
+}
+
+static void tee_event_changes(void *ctx, const struct tp_feed_info *info,
+                              const struct tp_book_change *c, uint32_t n)
+{
+    struct replay *r = ctx;
+    if (r->digest_on) {
+        digest_changes(ctx, info, c, n);
+        digest_event(ctx, info);
+    } else {
+        count_event_changes(ctx, info, c, n);
+    }
+    r->output->event_changes(r->output->ctx, info, c, n);
+}
+
+static void tee_instrument(void *ctx, uint32_t instrument)
+{
+    struct replay *r = ctx;
+    r->output->instrument(r->output->ctx, instrument);
+}
+
+static void tee_stale(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got)
+{
+    struct replay *r = ctx;
+    r->digest_on ? digest_stale(ctx, instrument, stale, expected, got)
+                 : count_stale(ctx, instrument, stale, expected, got);
+    r->output->stale(r->output->ctx, instrument, stale, expected, got);
+}
+
+void replay_set_output(struct replay *r, const struct tp_feed_sink *output)
+{
+    struct tp_feed_sink tee = {.ctx = r,
+                               .changes = tee_changes,
+                               .end_of_event = tee_event,
+                               .instrument = tee_instrument,
+                               .stale = tee_stale,
+                               .event_changes = tee_event_changes};
+    r->output = output;
+    if (output != NULL) {
+        r->itch.sink = tee;
+        r->mdp3.sink = tee;
+    }
+}
+
 int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len)
 {
     struct tp_feed_sink sink = {.ctx = r,
@@ -125,6 +183,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->gap_wait_ns = p->gap_wait_ns ? p->gap_wait_ns : REPLAY_GAP_WAIT_NS;
     r->instruments = p->instruments;
     replay_digest_init(&r->digest);
+    r->digest_on = p->digest != 0;
     r->format = p->format;
     r->verify_checksum = !p->no_checksum;
     if (r->format == REPLAY_FORMAT_AUTO)
@@ -202,6 +261,9 @@ static int run_binaryfile(struct replay *r)
             n++;
         tp_itch_feed_burst(&r->itch, msg, len, n, &info);
         r->messages += n;
+        r->offset = rd.offset;
+        if (r->progress && (r->messages / BURST) % REPLAY_PROGRESS_EVERY == 0)
+            r->progress(r->progress_ctx, r);
     }
     if (rc < 0) {
         r->error_offset = rd.offset;
@@ -313,6 +375,9 @@ static int run_pcap(struct replay *r)
                 mdp3_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
         }
         off += caplen;
+        r->offset = off;
+        if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
+            r->progress(r->progress_ctx, r);
     }
     if (r->venue == REPLAY_VENUE_ITCH)
         replay_mold_finish(r);

@@ -53,6 +53,8 @@ struct replay_packet_id {
     uint32_t len;
 };
 
+#define REPLAY_PROGRESS_EVERY 4096u /* a power of two */
+
 /* Room for every record kind (enum tp_change_kind), a power of two. */
 #define REPLAY_CHANGE_KINDS 8
 _Static_assert(TP_CHANGE_STAT < REPLAY_CHANGE_KINDS, "a change kind beyond the replay's counts");
@@ -93,12 +95,24 @@ struct replay {
     uint64_t events;                       /* end-of-event marks */
     uint64_t stale;                        /* instruments reported stale */
     struct replay_digest digest;           /* with replay_params.digest */
+    const struct tp_feed_sink *output;     /* also gets every callback (replay_set_output) */
+    bool digest_on;                        /* replay_params.digest */
+    size_t offset;                         /* bytes of the capture framed so far */
+    /* Called every REPLAY_PROGRESS_EVERY packets or bursts when set (replay_progress.h). */
+    void (*progress)(void *ctx, const struct replay *r);
+    void *progress_ctx;
     uint32_t recent_next;
     struct replay_packet_id recent[REPLAY_RECENT_PACKETS];
 };
 
 /* Allocates and prepares the tables for a capture in memory. 0 or a negative error. */
 int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len);
+
+/*
+ * After replay_open: every sink callback of the feeds also goes to `output` (after the replay's
+ * own counting), e.g. an event file (replay_events.h). NULL: none.
+ */
+void replay_set_output(struct replay *r, const struct tp_feed_sink *output);
 
 /* Feeds the whole capture. 0, or a negative error (the books hold what came before it). */
 int replay_run(struct replay *r);

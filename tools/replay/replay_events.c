@@ -1,0 +1,252 @@
+/* tickplane-replay --events (see replay_events.h). */
+#include "replay_events.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "book_reader.h"
+#include "bus/bus.h"
+#include "glob.h"
+#include "publisher.h"
+#include "tickplane/event_file.h"
+#include "tickplane/tickplane.h"
+
+/* Far more than one sink call publishes (a call is one venue event at most). */
+#define EVENTS_RING_BYTES (64u << 20)
+#define EVENTS_MAX_RECORD 8192u /* as the daemon's bus: a DELETE_FROM of 255 levels is ~6 KiB */
+#define EVENTS_BATCH      (256u << 10)
+
+struct replay_events {
+    struct tp_bus_writer bus;
+    struct tp_ring_reader reader;
+    struct tp_publisher *pub;
+    struct tp_feed_sink pub_sink;
+    struct tp_event_file_writer file;
+    const struct tp_instruments *registry;
+    const char *symbols;
+    uint32_t topics;
+    struct replay_events_counters counters;
+    uint8_t *batch;
+};
+
+/* Copies every record the ring holds past the reader into the file. */
+static void drain(struct replay_events *e)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    int rc;
+
+    while ((rc = tp_ring_read(&e->reader, &rec, &lost)) != TP_RING_EMPTY) {
+        if (rc == TP_RING_LAPPED) {
+            e->counters.lost += lost;
+            continue;
+        }
+        uint32_t topics = rec->topic == TP_RECORD_ORDER_DEPTH
+                              ? TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)
+                              : TP_TOPIC_BIT(rec->topic);
+        if (rec->type != TP_REC_SBE || !(topics & e->topics)) {
+            e->counters.skipped++;
+            continue;
+        }
+        tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
+                            rec->length - TP_RING_RECORD_HEADER);
+    }
+}
+
+int replay_events_parse_topics(const char *s, uint32_t *out)
+{
+    static const char *const names[] = {[TP_TOPIC_DEPTH] = "depth",
+                                        [TP_TOPIC_TRADES] = "trades",
+                                        [TP_TOPIC_ORDERS] = "orders",
+                                        [TP_TOPIC_STATUS] = "status",
+                                        [TP_TOPIC_DEFINITIONS] = "definitions"};
+    *out = 0;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        uint32_t bit = 0;
+        for (uint32_t t = 0; t < sizeof(names) / sizeof(names[0]); t++)
+            if (names[t] && strlen(names[t]) == n && !strncmp(s, names[t], n))
+                bit = TP_TOPIC_BIT(t);
+        if (bit == 0)
+            return -EINVAL;
+        *out |= bit;
+        s += n + (s[n] == ',');
+    }
+    return *out ? 0 : -EINVAL;
+}
+
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.changes(e->pub_sink.ctx, info, c, n);
+}
+
+static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.end_of_event(e->pub_sink.ctx, info);
+    drain(e);
+}
+
+static void on_event_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_book_change *c, uint32_t n)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.event_changes(e->pub_sink.ctx, info, c, n);
+    drain(e);
+}
+
+static void on_instrument(void *ctx, uint32_t id)
+{
+    struct replay_events *e = ctx;
+    struct tp_pub_definition def;
+    char symbol[sizeof(def.symbol) + 1];
+
+    if (tp_pub_read_definition(e->registry, id, &def) != 0)
+        return;
+    memcpy(symbol, def.symbol, sizeof(def.symbol));
+    symbol[sizeof(def.symbol)] = 0;
+    if (e->symbols != NULL)
+        tp_bus_set_interest(&e->bus, id, tp_glob_match(e->symbols, symbol));
+    /* One venue per capture: the events carry it. */
+    tp_publisher_select(e->pub, def.venue, 0);
+    e->pub_sink.instrument(e->pub_sink.ctx, id);
+    drain(e);
+}
+
+static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.stale(e->pub_sink.ctx, id, stale, expected, got);
+    drain(e);
+}
+
+struct tp_feed_sink replay_events_sink(struct replay_events *e)
+{
+    return (struct tp_feed_sink){.ctx = e,
+                                 .changes = on_changes,
+                                 .end_of_event = on_end_of_event,
+                                 .instrument = on_instrument,
+                                 .stale = on_stale,
+                                 .event_changes = on_event_changes};
+}
+
+/* The bus is private to this process: its names go as soon as it is mapped. */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char path[PATH_MAX];
+
+    while (d != NULL && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    if (d != NULL)
+        closedir(d);
+    rmdir(dir);
+}
+
+static void free_events(struct replay_events *e)
+{
+    free(e->pub);
+    free(e->batch);
+    free(e);
+}
+
+int replay_events_open(struct replay_events **out, const struct replay_events_params *p, char *err,
+                       size_t err_len)
+{
+    struct replay_events *e = calloc(1, sizeof(*e));
+    char dir[] = "/dev/shm/tickplane-replay.XXXXXX";
+    char instance[32];
+    int rc;
+
+    *out = NULL;
+    if (e == NULL)
+        return -ENOMEM;
+    e->registry = p->registry;
+    e->symbols = p->symbols;
+    e->topics = p->topics ? p->topics : TP_TOPICS_BUILTIN;
+    e->batch = malloc(EVENTS_BATCH);
+    if (e->batch == NULL || mkdtemp(dir) == NULL) {
+        rc = e->batch == NULL ? -ENOMEM : -errno;
+        snprintf(err, err_len, "a private bus in /dev/shm: %s", strerror(-rc));
+        free_events(e);
+        return rc;
+    }
+    snprintf(instance, sizeof(instance), "replay-%ld", (long)getpid());
+    struct tp_bus_params bp = {.instance = instance,
+                               .dir = dir,
+                               .ring_bytes = EVENTS_RING_BYTES,
+                               .max_record = EVENTS_MAX_RECORD,
+                               .instruments = p->instruments,
+                               .depth = 10,
+                               .counters = 8,
+                               .mode = 0600,
+                               .gid = (gid_t)-1};
+    rc = tp_bus_writer_open(&e->bus, &bp, err, err_len);
+    remove_dir(dir);
+    if (rc != 0) {
+        free_events(e);
+        return rc;
+    }
+    if (p->symbols != NULL)
+        tp_bus_set_interest_all(&e->bus, 0);
+    struct tp_publisher_params pp = {.bus = &e->bus,
+                                     .books = p->books,
+                                     .registry = p->registry,
+                                     .instruments = p->instruments,
+                                     .depth = 10};
+    size_t size = (tp_publisher_memsize(&pp) + 63) & ~(size_t)63;
+    e->pub = size ? aligned_alloc(64, size) : NULL;
+    if (e->pub == NULL || tp_publisher_init(e->pub, &pp) != 0 ||
+        tp_ring_reader_init(&e->reader, e->bus.ring.shared, e->batch, EVENTS_BATCH) != 0) {
+        snprintf(err, err_len, "the publisher of %u instruments could not be set up",
+                 p->instruments);
+        tp_bus_writer_close(&e->bus, 0);
+        free_events(e);
+        return -ENOMEM;
+    }
+    e->pub_sink = tp_publisher_sink(e->pub);
+    rc = tp_event_file_writer_open(&e->file, p->file, p->file_flags);
+    if (rc != 0) {
+        snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
+        tp_bus_writer_close(&e->bus, 0);
+        free_events(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+int replay_events_close(struct replay_events *e, struct replay_events_counters *out, char *err,
+                        size_t err_len)
+{
+    int rc;
+
+    tp_bus_flush(&e->bus);
+    drain(e);
+    rc = tp_event_file_finish(&e->file);
+    e->counters.records = e->file.records;
+    e->counters.bytes = e->file.bytes;
+    if (rc != 0)
+        snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
+    else if (e->counters.lost != 0) {
+        snprintf(err, err_len, "%llu records were overwritten on the bus before they were written",
+                 (unsigned long long)e->counters.lost);
+        rc = -EPIPE;
+    }
+    if (out != NULL)
+        *out = e->counters;
+    tp_bus_writer_close(&e->bus, 0);
+    free_events(e);
+    return rc;
+}
