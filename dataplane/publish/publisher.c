@@ -754,6 +754,10 @@ __attribute__((noinline)) static void on_any_changes(struct tp_publisher *pub,
                 pub->parts[id] |= TP_PUB_PART_TRADE;
             break;
         case TP_CHANGE_CLEAR:
+            /* An order-level book emptied alone (an MBO snapshot) leaves the venue levels, the
+             * depth of books with both kinds, as they are: as for its level records. */
+            if (r->book == TP_BOOK_ORDERS && !orders_are_depth(pub, id))
+                continue;
             publish_clear(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_ALL;

@@ -829,6 +829,39 @@ static void test_depth_kind_follows_definition(void **state)
     expect_empty(f);
 }
 
+/* A CLEAR of the order-level book alone (an MBO snapshot): the depth of an order-only book, so
+ * published; beside venue levels (books with both kinds) it leaves their depth alone. */
+static void test_order_book_clear(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 1};
+    struct tp_book_change c = {.instrument = 0, .kind = TP_CHANGE_CLEAR, .book = TP_BOOK_ORDERS};
+    struct tp_book_change a[TP_BOOK_CHANGES_MAX];
+    uint16_t tid;
+    uint32_t rflags;
+    publish_event(f, a, test_books_add(f->books, 1, 0, 100000000000, 300, a));
+    next_record(f, &tid, &rflags);
+    f->sink.changes(f->sink.ctx, &info, &c, 1);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+    expect_empty(f);
+
+    assert_int_equal(test_books_retype(f->books, 1), 0);
+    f->sink.instrument(f->sink.ctx, 0);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID);
+    f->sink.changes(f->sink.ctx, &info, &c, 1);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    expect_empty(f);
+    c.book = TP_BOOK_DIRECT; /* every book of the instrument */
+    f->sink.changes(f->sink.ctx, &info, &c, 1);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_BOOK_UPDATE_TEMPLATE_ID);
+    expect_empty(f);
+}
+
 /* ---- the one-record form against the two-record form, as libtickplane delivers them ---------- */
 
 /* Subscribers compared: each topic alone, and all three together. */
@@ -1483,6 +1516,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books, setup, teardown),
         cmocka_unit_test_setup_teardown(test_state_levels_follow_books_in_bursts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_depth_kind_follows_definition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_book_clear, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_record_form_delivers_as_two, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_sampling, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_path_matches_general_path, setup, teardown),
