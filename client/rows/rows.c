@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tickplane/event_file.h"
+#include "tpout_sbe.h"
 #include "views/decode.h"
 #include "views/local_book.h"
 
@@ -361,13 +362,40 @@ static uint32_t instrument_of(const uint8_t *msg, uint32_t length)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* The tables a message feeds (bits 1 << enum tp_rows_table), from its template. The TOP and BOOK
+ * tables need every record of their instruments' events: trades for TOP, and each record's end
+ * of event. */
+#define BOOK_TABLES (1u << TP_ROWS_TOP | 1u << TP_ROWS_BOOK)
+static uint32_t tables_of(const uint8_t *msg)
+{
+    switch (msg[2] | msg[3] << 8) {
+    case TPOUT_BOOK_UPDATE_TEMPLATE_ID:
+        return 1u << TP_ROWS_DEPTH | BOOK_TABLES;
+    case TPOUT_TRADE_TEMPLATE_ID:
+        return 1u << TP_ROWS_TRADES | BOOK_TABLES;
+    case TPOUT_ORDER_EVENT_TEMPLATE_ID:
+        return 1u << TP_ROWS_ORDERS | 1u << TP_ROWS_DEPTH | BOOK_TABLES;
+    case TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID:
+        return 1u << TP_ROWS_DEFINITIONS | BOOK_TABLES;
+    case TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID:
+    case TPOUT_STATISTICS_TEMPLATE_ID:
+    case TPOUT_CHANNEL_EVENT_TEMPLATE_ID:
+        return 1u << TP_ROWS_STATUS | BOOK_TABLES;
+    default:
+        return BOOK_TABLES; /* for its end of event */
+    }
+}
+
 int tp_rows_read(struct tp_rows *rows, struct tp_event_file_reader *rd, const uint8_t *keep,
                  uint32_t n_keep, int counts_only)
 {
     struct tp_event_file_record rec;
     struct tp_level_change changes[TP_ROWS_RECORD_MAX];
+    uint32_t wanted = 0;
     int rc;
 
+    for (int t = 0; t < TP_ROWS_TABLES; t++)
+        wanted |= rows->t[t].capacity != 0 ? 1u << t : 0;
     while (counts_only || room(rows)) {
         if ((rc = tp_event_file_next(rd, &rec)) != 1)
             return rc;
@@ -375,9 +403,15 @@ int tp_rows_read(struct tp_rows *rows, struct tp_event_file_reader *rd, const ui
         uint32_t n_levels = 0;
         ev.flags = 0;
         ev.instrument_id = instrument_of(rec.message, rec.length);
-        if (keep != NULL && ev.instrument_id != TP_INSTRUMENT_NONE &&
-            (ev.instrument_id >= n_keep || !keep[ev.instrument_id]))
+        if ((keep != NULL && ev.instrument_id != TP_INSTRUMENT_NONE &&
+             (ev.instrument_id >= n_keep || !keep[ev.instrument_id])) ||
+            !(wanted & tables_of(rec.message))) {
+            /* Not decoded; its end of a venue event still ends the event for the others. */
+            if (!counts_only && rec.length > 8 + 32 &&
+                (rec.message[8 + 32] & TP_EVENT_F_END_OF_EVENT))
+                end_of_event(rows);
             continue;
+        }
         int source =
             tp_decode_tpout(rec.message, rec.length, &ev, changes, TP_ROWS_RECORD_MAX, &n_levels);
         if (source < 0) {

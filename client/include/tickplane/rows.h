@@ -147,8 +147,9 @@ void tp_rows_add_event(void *user, const struct tp_event *ev);
  * record may need (TP_ROWS_RECORD_MAX, and the TOP / BOOK rows of the instruments of the event
  * still open: take the rows, set the counts to 0, call again), 0 at the
  * end of the file, or an event file error (the rows of the records before it are kept).
- * counts_only: fill nothing, add to t[k].count the rows each table would take (for TOP and BOOK,
- * an upper bound), to the end of the file.
+ * Only the tables with a capacity are filled, and only the records they need are decoded.
+ * counts_only: fill nothing, add to t[k].count the rows each table with a capacity (its value is
+ * not used) would take (for TOP and BOOK, an upper bound), to the end of the file.
  */
 #define TP_ROWS_RECORD_MAX 256u
 int tp_rows_read(struct tp_rows *rows, struct tp_event_file_reader *rd, const uint8_t *keep,

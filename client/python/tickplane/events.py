@@ -37,6 +37,8 @@ def _read(mapped, tables, keep=None):
     keep_ptr, n_keep = (keep.ctypes.data, keep.size) if keep is not None else (None, 0)
     rows = _lib.Rows()
     lib.tp_rows_init(ctypes.byref(rows))
+    for k, name in enumerate(TABLES):
+        rows.t[k].capacity = name in tables  # counting: which tables, not how many rows
     try:
         reader = _open(mapped)
         rc = lib.tp_rows_read(ctypes.byref(rows), ctypes.byref(reader), keep_ptr, n_keep, 1)
@@ -45,7 +47,7 @@ def _read(mapped, tables, keep=None):
         counts = [rows.t[k].count for k in range(len(TABLES))]
         arrays = {}
         for k, name in enumerate(TABLES):
-            rows.t[k].count = 0
+            rows.t[k].count = rows.t[k].capacity = 0
             if name in tables:
                 # Room beyond the count for the rows one record and its event's end may add:
                 # tp_rows_read stops short of a table that has less.
