@@ -1,5 +1,5 @@
 /*
- * pcap_reader.c - classic pcap files read record by record: see pcap_reader.h. Fields are
+ * pcap_reader.c - pcap and pcapng files read record by record: see pcap_reader.h. Fields are
  * decoded byte by byte in the file's order, so the host's order never matters.
  */
 #include "pcap_reader.h"
@@ -38,6 +38,236 @@ static size_t read_bytes(struct tp_pcap_reader *r, void *dst, size_t len)
     return fread(dst, 1, len, r->file);
 }
 
+/* ---- pcapng ---------------------------------------------------------------------------- */
+
+#define NG_SHB           0x0a0d0d0au
+#define NG_IDB           1u
+#define NG_PB            2u /* obsolete packet block */
+#define NG_SPB           3u
+#define NG_EPB           6u
+#define NG_BOM           0x1a2b3c4du
+#define NG_BLOCK_MAX     (1u << 20) /* a block that is not a packet: options, names, statistics */
+#define NG_OPT_TSRESOL   9u
+#define NG_DEFAULT_UNITS 1000000u
+
+/* Reads len bytes of the current block: 0, or the refusal (truncated: ERECORD / EIO). */
+static int ng_read(struct tp_pcap_reader *r, void *dst, size_t len)
+{
+    r->got = read_bytes(r, dst, len);
+    if (r->got == len)
+        return 0;
+    return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_ERECORD);
+}
+
+static int ng_skip(struct tp_pcap_reader *r, size_t len)
+{
+    uint8_t scratch[512];
+    while (len > 0) {
+        size_t n = len < sizeof(scratch) ? len : sizeof(scratch);
+        if (ng_read(r, scratch, n) != 0)
+            return r->status;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Skips len bytes of the current block, then checks its trailing length. */
+static int ng_finish_block(struct tp_pcap_reader *r, size_t len)
+{
+    uint8_t trailer[4];
+    if (ng_skip(r, len) != 0)
+        return r->status;
+    if (ng_read(r, trailer, sizeof(trailer)) != 0)
+        return r->status;
+    return load32(trailer, r->big_endian) == r->block_len ? 0 : stop(r, TP_PCAP_EBLOCK);
+}
+
+/* The section header's body after its type (read): length, byte-order magic, version. */
+static int ng_section(struct tp_pcap_reader *r)
+{
+    uint8_t b[20];
+    r->block_type = NG_SHB;
+    r->block_len = 0;
+    if (ng_read(r, b, sizeof(b)) != 0)
+        return r->status;
+    uint32_t bom = load32(b + 4, true);
+    if (bom != NG_BOM && bom != 0x4d3c2b1au)
+        return stop(r, TP_PCAP_EBLOCK);
+    r->big_endian = bom == NG_BOM;
+    r->block_len = load32(b, r->big_endian);
+    r->version_major = load16(b + 8, r->big_endian);
+    r->version_minor = load16(b + 10, r->big_endian);
+    if (r->version_major != 1 || r->block_len < 28 || r->block_len % 4 != 0 ||
+        r->block_len > NG_BLOCK_MAX)
+        return stop(r, TP_PCAP_EBLOCK);
+    r->n_interfaces = 0;
+    return ng_finish_block(r, r->block_len - 28);
+}
+
+/* 10^v, or 2^v with the high bit (if_tsresol); 0 for a resolution no 64-bit count can hold. */
+static uint64_t ng_units(uint8_t v)
+{
+    uint64_t u = 1;
+    if (v & 0x80)
+        return (v & 0x7f) < 64 ? (uint64_t)1 << (v & 0x7f) : 0;
+    if (v > 19)
+        return 0;
+    while (v--)
+        u *= 10;
+    return u;
+}
+
+static int ng_interface(struct tp_pcap_reader *r)
+{
+    uint8_t b[8];
+    if (r->block_len < 20 || r->block_len > NG_BLOCK_MAX)
+        return stop(r, TP_PCAP_EBLOCK);
+    if (ng_read(r, b, sizeof(b)) != 0)
+        return r->status;
+    if (r->n_interfaces == TP_PCAP_INTERFACES_MAX)
+        return stop(r, TP_PCAP_EINTERFACE);
+    struct tp_pcapng_interface *in = &r->interfaces[r->n_interfaces];
+    *in = (struct tp_pcapng_interface){.link_type = load16(b, r->big_endian),
+                                       .snaplen = load32(b + 4, r->big_endian),
+                                       .units_per_s = NG_DEFAULT_UNITS};
+    /* Options: (code u16, length u16, value padded to 4) until code 0 or the block's end. */
+    size_t left = r->block_len - 20;
+    while (left >= 4) {
+        uint8_t opt[4], value[256];
+        if (ng_read(r, opt, sizeof(opt)) != 0)
+            return r->status;
+        left -= 4;
+        uint16_t code = load16(opt, r->big_endian), vlen = load16(opt + 2, r->big_endian);
+        size_t padded = ((size_t)vlen + 3) & ~(size_t)3;
+        if (code == 0 || padded > left)
+            break;
+        size_t take = padded < sizeof(value) ? padded : sizeof(value);
+        if (ng_read(r, value, take) != 0 || ng_skip(r, padded - take) != 0)
+            return r->status;
+        left -= padded;
+        if (code == NG_OPT_TSRESOL && vlen >= 1) {
+            in->units_per_s = ng_units(value[0]);
+            if (in->units_per_s == 0)
+                return stop(r, TP_PCAP_EBLOCK);
+        }
+    }
+    if (r->link_known && in->link_type != r->link_type)
+        return stop(r, TP_PCAP_ELINK);
+    r->link_type = in->link_type;
+    r->link_known = true;
+    r->n_interfaces++;
+    return ng_finish_block(r, left);
+}
+
+/* ns since the epoch of a count of an interface's units. */
+static uint64_t ng_ns(uint64_t t, uint64_t units)
+{
+    return (uint64_t)((unsigned __int128)t * 1000000000u / units);
+}
+
+/*
+ * A packet block (type known, length checked to hold its fixed part): its frame into r->frame.
+ * fixed: bytes of the block before the frame (after type and length).
+ */
+static int ng_packet(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
+{
+    uint8_t b[20];
+    uint32_t ifid, fixed;
+    uint64_t ts = 0;
+
+    if (r->block_type == NG_SPB) {
+        fixed = 4;
+        if (ng_read(r, b, 4) != 0)
+            return r->status;
+        ifid = 0;
+        r->caplen = load32(b, r->big_endian);
+        if (r->caplen > r->block_len - 16)
+            r->caplen = r->block_len - 16; /* the snapshot length cut it */
+    } else {
+        fixed = 20;
+        if (ng_read(r, b, sizeof(b)) != 0)
+            return r->status;
+        ifid = r->block_type == NG_PB ? load16(b, r->big_endian) : load32(b, r->big_endian);
+        ts = (uint64_t)load32(b + 4, r->big_endian) << 32 | load32(b + 8, r->big_endian);
+        r->caplen = load32(b + 12, r->big_endian);
+    }
+    if (ifid >= r->n_interfaces)
+        return stop(r, TP_PCAP_EINTERFACE);
+    if (r->block_type == NG_SPB && r->interfaces[0].snaplen != 0 &&
+        r->caplen > r->interfaces[0].snaplen)
+        r->caplen = r->interfaces[0].snaplen;
+    if (r->caplen > r->max_frame)
+        return stop(r, TP_PCAP_ETOO_LARGE);
+    if ((uint64_t)r->caplen + fixed + 12 > r->block_len)
+        return stop(r, TP_PCAP_EBLOCK);
+    if (r->frames == r->max_frames)
+        return stop(r, TP_PCAP_ETOO_MANY);
+    r->got = read_bytes(r, r->frame, r->caplen);
+    if (r->got < r->caplen)
+        return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
+    if (ng_finish_block(r, r->block_len - 12 - fixed - r->caplen) != 0)
+        return r->status;
+    r->frames++;
+    rec->ts_ns = ng_ns(ts, r->interfaces[ifid].units_per_s);
+    rec->caplen = r->caplen;
+    rec->data = r->frame;
+    return TP_PCAP_OK;
+}
+
+/*
+ * The next pcapng block that matters: a packet into rec (TP_PCAP_OK), or with until_interface
+ * the first interface block (TP_PCAP_OK, rec untouched); sections and other blocks are taken in
+ * passing. The end, or a refusal.
+ */
+static int ng_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec, bool until_interface)
+{
+    for (;;) {
+        uint8_t b[4];
+        r->got = read_bytes(r, b, sizeof(b));
+        if (r->got < sizeof(b) && ferror(r->file))
+            return stop(r, TP_PCAP_EIO);
+        if (r->got == 0)
+            return stop(r, r->frames > 0 ? TP_PCAP_END : TP_PCAP_EEMPTY);
+        if (r->got < sizeof(b))
+            return stop(r, TP_PCAP_ERECORD);
+        r->block_type = load32(b, r->big_endian);
+        if (r->block_type == NG_SHB) { /* the same bytes in either order */
+            if (ng_section(r) != 0)
+                return r->status;
+            continue;
+        }
+        if (ng_read(r, b, sizeof(b)) != 0)
+            return r->status;
+        r->block_len = load32(b, r->big_endian);
+        if (r->block_len < 12 || r->block_len % 4 != 0)
+            return stop(r, TP_PCAP_EBLOCK);
+        switch (r->block_type) {
+        case NG_IDB:
+            if (ng_interface(r) != 0)
+                return r->status;
+            if (until_interface)
+                return TP_PCAP_OK;
+            break;
+        case NG_EPB:
+        case NG_PB:
+        case NG_SPB:
+            if (until_interface)
+                return stop(r, TP_PCAP_EINTERFACE); /* a packet before any interface */
+            if (r->block_len < (r->block_type == NG_SPB ? 16u : 32u))
+                return stop(r, TP_PCAP_EBLOCK);
+            return ng_packet(r, rec);
+        default:
+            if (r->block_len > NG_BLOCK_MAX)
+                return stop(r, TP_PCAP_EBLOCK);
+            if (ng_finish_block(r, r->block_len - 12) != 0)
+                return r->status;
+            break;
+        }
+    }
+}
+
+/* ---- both ------------------------------------------------------------------------------- */
+
 int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, uint32_t max_frames)
 {
     memset(r, 0, sizeof(*r));
@@ -45,12 +275,22 @@ int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, u
     r->max_frame = max_frame;
     r->max_frames = max_frames;
     uint8_t hdr[FILE_HEADER_BYTES];
-    r->got = read_bytes(r, hdr, sizeof(hdr));
+    r->got = read_bytes(r, hdr, 4);
+    if (r->got < 4 && ferror(f))
+        return stop(r, TP_PCAP_EIO);
+    if (r->got == 4 && load32(hdr, true) == NG_SHB) {
+        r->pcapng = true;
+        r->frame = malloc(max_frame > 0 ? max_frame : 1);
+        if (r->frame == NULL)
+            return stop(r, TP_PCAP_ENOMEM);
+        if (ng_section(r) != 0)
+            return r->status;
+        return ng_next(r, NULL, true) == TP_PCAP_OK ? TP_PCAP_OK : r->status;
+    }
+    if (r->got == 4)
+        r->got += read_bytes(r, hdr + 4, sizeof(hdr) - 4);
     if (r->got < sizeof(hdr) && ferror(f))
         return stop(r, TP_PCAP_EIO);
-    static const uint8_t pcapng[4] = {0x0a, 0x0d, 0x0d, 0x0a}; /* the section header block */
-    if (r->got >= 4 && memcmp(hdr, pcapng, sizeof(pcapng)) == 0)
-        return stop(r, TP_PCAP_EPCAPNG);
     uint32_t magic = r->got >= 4 ? load32(hdr, true) : 0;
     switch (magic) {
     case 0xa1b2c3d4u:
@@ -81,6 +321,8 @@ int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
 {
     if (r->status != TP_PCAP_OK)
         return r->status;
+    if (r->pcapng)
+        return ng_next(r, rec, false);
     uint8_t hdr[RECORD_HEADER_BYTES];
     r->got = read_bytes(r, hdr, sizeof(hdr));
     if (r->got < sizeof(hdr) && ferror(r->file))
@@ -132,8 +374,19 @@ const char *tp_pcap_reader_why(const struct tp_pcap_reader *r, char *buf, size_t
         snprintf(buf, len, "shorter than a pcap file header (%zu of its %d bytes)", r->got,
                  FILE_HEADER_BYTES);
         break;
-    case TP_PCAP_EPCAPNG:
-        snprintf(buf, len, "a pcapng file (only classic pcap files are read)");
+    case TP_PCAP_EBLOCK:
+        snprintf(buf, len,
+                 "pcapng block of type 0x%x and length %u is malformed (or of a version "
+                 "other than 1.x)",
+                 r->block_type, r->block_len);
+        break;
+    case TP_PCAP_EINTERFACE:
+        snprintf(buf, len, "pcapng packet %u is of an interface not described (or over %u)", record,
+                 TP_PCAP_INTERFACES_MAX);
+        break;
+    case TP_PCAP_ELINK:
+        snprintf(buf, len, "pcapng interfaces of different link types (%u, then another)",
+                 r->link_type);
         break;
     case TP_PCAP_EMAGIC:
         snprintf(buf, len, "not a pcap file (no pcap magic number)");
@@ -143,6 +396,10 @@ const char *tp_pcap_reader_why(const struct tp_pcap_reader *r, char *buf, size_t
                  r->version_minor);
         break;
     case TP_PCAP_ERECORD:
+        if (r->pcapng) {
+            snprintf(buf, len, "truncated: a pcapng block after frame %u is cut short", r->frames);
+            break;
+        }
         snprintf(buf, len, "truncated: record %u's header has %zu of its %d bytes", record, r->got,
                  RECORD_HEADER_BYTES);
         break;

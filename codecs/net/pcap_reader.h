@@ -1,5 +1,5 @@
 /*
- * pcap_reader.h - reading classic pcap files without libpcap.
+ * pcap_reader.h - reading pcap and pcapng files without libpcap.
  *
  * For code that must not link libpcap or DPDK: control/config's check of a preloaded capture
  * (built into fuzz targets) and dataplane/ports/preload.c, which both scan the same file and must
@@ -9,9 +9,17 @@
  *
  * Promises:
  *  - The file header is one of the four classic ones: microsecond (0xa1b2c3d4) or nanosecond
- *    (0xa1b23c4d) stamps, written in either byte order, version 2.4. Anything else is refused
- *    with its reason, a pcapng file with its own; versions 2.0-2.3 (which keep the two lengths
- *    in the other order) are refused rather than misread.
+ *    (0xa1b23c4d) stamps, written in either byte order, version 2.4; or a pcapng section header
+ *    (version 1.x, either byte order: what tshark and dumpcap write by default). Anything else is
+ *    refused with its reason; versions 2.0-2.3 (which keep the two lengths in the other order)
+ *    are refused rather than misread.
+ *  - pcapng: the packets of enhanced, simple and (obsolete) packet blocks, in file order; every
+ *    other block is skipped. Each interface's timestamp resolution (if_tsresol) is applied; a
+ *    simple packet block has no timestamp (0). Open reads up to the first interface block, whose
+ *    link type is the file's: an interface of another link type (TP_PCAP_ELINK), a packet of an
+ *    interface not described (TP_PCAP_EINTERFACE), a block whose lengths do not hold together or
+ *    a section of another major version (TP_PCAP_EBLOCK) are refused. Several sections follow
+ *    one another (their interfaces numbered anew).
  *  - tp_pcap_reader_next gives every record in file order with its captured length and its
  *    bytes, having read the whole record: a file that ends inside a record header or inside a
  *    frame is refused as truncated, never given short. The clean end is TP_PCAP_END, or
@@ -34,19 +42,30 @@
 
 /* What tp_pcap_reader_open and tp_pcap_reader_next return. */
 enum tp_pcap_status {
-    TP_PCAP_OK = 0,          /* a record (next), a classic pcap file header (open) */
-    TP_PCAP_END = 1,         /* no more records, after at least one */
-    TP_PCAP_EIO = -1,        /* the stream could not be read (the errno is kept) */
-    TP_PCAP_ENOMEM = -2,     /* no memory for a frame of max_frame bytes */
-    TP_PCAP_EHEADER = -3,    /* shorter than a file header */
-    TP_PCAP_EPCAPNG = -4,    /* a pcapng file */
-    TP_PCAP_EMAGIC = -5,     /* not a pcap file */
-    TP_PCAP_EVERSION = -6,   /* a classic pcap file of a version other than 2.4 */
-    TP_PCAP_ERECORD = -7,    /* ends inside a record header */
-    TP_PCAP_EFRAME = -8,     /* ends inside a frame */
-    TP_PCAP_ETOO_LARGE = -9, /* a frame above max_frame */
-    TP_PCAP_ETOO_MANY = -10, /* more than max_frames records */
-    TP_PCAP_EEMPTY = -11,    /* no record */
+    TP_PCAP_OK = 0,           /* a record (next), a classic pcap file header (open) */
+    TP_PCAP_END = 1,          /* no more records, after at least one */
+    TP_PCAP_EIO = -1,         /* the stream could not be read (the errno is kept) */
+    TP_PCAP_ENOMEM = -2,      /* no memory for a frame of max_frame bytes */
+    TP_PCAP_EHEADER = -3,     /* shorter than a file header */
+    TP_PCAP_EBLOCK = -4,      /* a pcapng block that is not one (lengths, version) */
+    TP_PCAP_EMAGIC = -5,      /* not a pcap file */
+    TP_PCAP_EVERSION = -6,    /* a classic pcap file of a version other than 2.4 */
+    TP_PCAP_ERECORD = -7,     /* ends inside a record header */
+    TP_PCAP_EFRAME = -8,      /* ends inside a frame */
+    TP_PCAP_ETOO_LARGE = -9,  /* a frame above max_frame */
+    TP_PCAP_ETOO_MANY = -10,  /* more than max_frames records */
+    TP_PCAP_EEMPTY = -11,     /* no record */
+    TP_PCAP_EINTERFACE = -12, /* pcapng: a packet of an interface not described, or too many */
+    TP_PCAP_ELINK = -13,      /* pcapng: interfaces of different link types */
+};
+
+#define TP_PCAP_INTERFACES_MAX 64
+
+/* pcapng: what an interface description block says. */
+struct tp_pcapng_interface {
+    uint32_t link_type;
+    uint32_t snaplen;
+    uint64_t units_per_s; /* timestamp resolution (if_tsresol; 10^6 by default) */
 };
 
 struct tp_pcap_reader {
@@ -63,6 +82,11 @@ struct tp_pcap_reader {
     size_t got;         /* bytes of a header or frame found before EHEADER, ERECORD or EFRAME */
     uint16_t version_major, version_minor; /* after EVERSION */
     int err_no;                            /* after EIO */
+    bool pcapng;
+    bool link_known;                /* pcapng: an interface block was read */
+    uint32_t block_type, block_len; /* pcapng: the last block's (the refused one's) */
+    uint32_t n_interfaces;          /* of the current section */
+    struct tp_pcapng_interface interfaces[TP_PCAP_INTERFACES_MAX];
 };
 
 /* One record: valid until the next call to tp_pcap_reader_next or tp_pcap_reader_close. */

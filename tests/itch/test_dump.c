@@ -272,7 +272,8 @@ static void test_truncated_pcap(void **state)
     assert_non_null(strstr(slurp(err), want));
 }
 
-/* A capture the reader refuses: nothing printed, the file and the reason on stderr, status 2. */
+/* A capture the reader refuses (a pcapng section header cut short): nothing printed, the file
+ * and the reason on stderr, status 2. */
 static void test_refused_capture(void **state)
 {
     (void)state;
@@ -292,7 +293,7 @@ static void test_refused_capture(void **state)
     assert_int_equal(run_dump(args, out, err), 2);
     assert_string_equal(slurp(out), "");
     snprintf(want, sizeof(want),
-             "tickplane-dump: %s: a pcapng file (only classic pcap files are read)\n", path);
+             "tickplane-dump: %s: truncated: a pcapng block after frame 0 is cut short\n", path);
     assert_string_equal(slurp(err), want);
 }
 

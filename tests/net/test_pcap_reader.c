@@ -1,8 +1,9 @@
 /*
- * test_pcap_reader.c - the classic pcap reader: both byte orders, both stamp resolutions, the
- * same frames, timestamps and link type as libpcap, and every refusal with its reason (pcapng, not
- * pcap, version, a short file header, a record header or frame cut short, a frame above the limit,
- * too many frames, no frames, a read error).
+ * test_pcap_reader.c - the pcap and pcapng reader: both byte orders, both stamp resolutions
+ * (pcapng: if_tsresol), skipped blocks and sections, the same frames, timestamps and link type
+ * as libpcap for both formats, and every refusal with its reason (not pcap, version, pcapng
+ * blocks, interfaces and link types, a short file header, a record header or frame cut short, a
+ * frame above the limit, too many frames, no frames, a read error).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,22 +190,223 @@ static void expect_open_refused(const struct capture *c, size_t len, int status,
     fclose(f);
 }
 
-static void test_pcapng_refused(void **state)
+/* ---- pcapng, block by block ----------------------------------------------------------- */
+
+static void ng_section(struct capture *c)
+{
+    put(c, 0x0a0d0d0au, 4);
+    put(c, 28, 4);
+    put(c, 0x1a2b3c4du, 4);
+    put(c, 1, 2);
+    put(c, 0, 2);
+    put(c, 0xffffffffu, 4); /* section length: not given */
+    put(c, 0xffffffffu, 4);
+    put(c, 28, 4);
+}
+
+/* An interface of `link` type; tsresol < 0: the default resolution (µs). */
+static void ng_interface(struct capture *c, uint16_t link, int tsresol)
+{
+    uint32_t len = 20 + (tsresol >= 0 ? 12 : 0);
+    put(c, 1, 4);
+    put(c, len, 4);
+    put(c, link, 2);
+    put(c, 0, 2);
+    put(c, 65535, 4);
+    if (tsresol >= 0) {
+        put(c, 9, 2); /* if_tsresol */
+        put(c, 1, 2);
+        put(c, (uint32_t)tsresol, 1);
+        put(c, 0, 3);
+        put(c, 0, 4); /* opt_endofopt */
+    }
+    put(c, len, 4);
+}
+
+static void ng_frame(struct capture *c, uint32_t caplen, uint8_t seed)
+{
+    for (uint32_t i = 0; i < caplen; i++)
+        c->bytes[c->len++] = (uint8_t)(i + seed);
+    put(c, 0, (4 - caplen % 4) % 4);
+}
+
+static void ng_enhanced(struct capture *c, uint32_t ifid, uint64_t ts, uint32_t caplen,
+                        uint8_t seed)
+{
+    uint32_t len = 32 + ((caplen + 3) & ~3u);
+    put(c, 6, 4);
+    put(c, len, 4);
+    put(c, ifid, 4);
+    put(c, (uint32_t)(ts >> 32), 4);
+    put(c, (uint32_t)ts, 4);
+    put(c, caplen, 4);
+    put(c, caplen + 10, 4); /* the original length: not read */
+    ng_frame(c, caplen, seed);
+    put(c, len, 4);
+}
+
+static void ng_simple(struct capture *c, uint32_t caplen, uint8_t seed)
+{
+    uint32_t len = 16 + ((caplen + 3) & ~3u);
+    put(c, 3, 4);
+    put(c, len, 4);
+    put(c, caplen, 4);
+    ng_frame(c, caplen, seed);
+    put(c, len, 4);
+}
+
+/* A block the reader has no use for (name resolution, statistics, custom): skipped. */
+static void ng_other(struct capture *c)
+{
+    put(c, 4, 4);
+    put(c, 20, 4);
+    put(c, 0xdeadbeefu, 4);
+    put(c, 0, 4);
+    put(c, 20, 4);
+}
+
+/* Both byte orders, the default and a nanosecond resolution, simple packets, skipped blocks and a
+ * second section. */
+static void test_pcapng_read(void **state)
 {
     (void)state;
-    struct capture c;
+    for (int big = 0; big < 2; big++) {
+        static struct capture c;
+        c.len = 0;
+        c.big_endian = big;
+        ng_section(&c);
+        ng_other(&c);
+        ng_interface(&c, 1, -1);
+        ng_interface(&c, 1, 9);
+        ng_enhanced(&c, 0, 1700000000123456ull, 60, 1); /* µs */
+        ng_other(&c);
+        ng_enhanced(&c, 1, 1700000000123456789ull, 61, 2); /* ns */
+        ng_simple(&c, 63, 3);
+        ng_section(&c);                 /* interfaces numbered anew */
+        ng_interface(&c, 1, 0x80 | 10); /* 2^-10 s */
+        ng_enhanced(&c, 0, 3ull << 10, 0, 4);
+        FILE *f = open_capture(&c, c.len);
+        struct tp_pcap_reader r;
+        assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 10), TP_PCAP_OK);
+        assert_true(r.pcapng);
+        assert_int_equal(r.big_endian, big);
+        assert_int_equal(r.link_type, 1);
+        assert_int_equal(expect_frame(&r, 60, 1), 1700000000123456000ull);
+        assert_int_equal(expect_frame(&r, 61, 2), 1700000000123456789ull);
+        assert_int_equal(expect_frame(&r, 63, 3), 0); /* a simple packet has no time */
+        assert_int_equal(expect_frame(&r, 0, 4), 3000000000ull);
+        struct tp_pcap_record rec;
+        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
+        assert_int_equal(r.frames, 4);
+        tp_pcap_reader_close(&r);
+        fclose(f);
+    }
+}
+
+/* libpcap reads pcapng too: the same frames and times from the same file. */
+static void test_pcapng_same_frames_as_libpcap(void **state)
+{
+    (void)state;
+    static struct capture c;
+    char path[64];
+    c.len = 0;
+    c.big_endian = false;
+    ng_section(&c);
+    ng_interface(&c, 1, 9);
+    for (unsigned i = 0; i < 20; i++)
+        ng_enhanced(&c, 0, 1700000000000000000ull + i * 1000003ull, (i * 131) % 300, (uint8_t)i);
+    snprintf(path, sizeof(path), "/tmp/tp-test-pcapng-reader-%d.pcapng", (int)getpid());
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(c.bytes, 1, c.len, out), c.len);
+    assert_int_equal(fclose(out), 0);
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
+    assert_non_null(p);
+    FILE *f = fopen(path, "rb");
+    struct tp_pcap_reader r;
+    assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 100), TP_PCAP_OK);
+    assert_int_equal(r.link_type, pcap_datalink(p));
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    struct tp_pcap_record rec;
+    unsigned n = 0;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
+        assert_int_equal(rec.ts_ns, (uint64_t)h->ts.tv_sec * 1000000000u + h->ts.tv_usec);
+        assert_int_equal(rec.caplen, h->caplen);
+        assert_memory_equal(rec.data, data, h->caplen);
+        n++;
+    }
+    assert_int_equal(n, 20);
+    assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
+    tp_pcap_reader_close(&r);
+    fclose(f);
+    pcap_close(p);
+    unlink(path);
+}
+
+/* Opens c (a section and an interface first) and expects the first record refused. */
+static void expect_pcapng_refused(struct capture *c, size_t len, int status, const char *why)
+{
+    FILE *f = open_capture(c, len);
+    struct tp_pcap_reader r;
+    struct tp_pcap_record rec;
+    assert_int_equal(tp_pcap_reader_open(&r, f, 100, 10), TP_PCAP_OK);
+    assert_int_equal(tp_pcap_reader_next(&r, &rec), status);
+    expect_why(&r, why);
+    assert_int_equal(tp_pcap_reader_next(&r, &rec), status);
+    tp_pcap_reader_close(&r);
+    fclose(f);
+}
+
+static void test_pcapng_refusals(void **state)
+{
+    (void)state;
+    static struct capture c;
+    size_t start;
     c.big_endian = false;
     c.len = 0;
-    put(&c, 0x0a0d0d0au, 4); /* section header block, its length, the byte-order magic */
-    put(&c, 28, 4);
-    put(&c, 0x1a2b3c4du, 4);
-    put(&c, 1, 2);
-    put(&c, 0, 2);
-    put(&c, 0xffffffffu, 4);
-    put(&c, 0xffffffffu, 4);
-    put(&c, 28, 4);
-    expect_open_refused(&c, c.len, TP_PCAP_EPCAPNG,
-                        "a pcapng file (only classic pcap files are read)");
+    ng_section(&c);
+    ng_interface(&c, 1, -1);
+    start = c.len;
+
+    ng_enhanced(&c, 1, 0, 10, 0);
+    expect_pcapng_refused(&c, c.len, TP_PCAP_EINTERFACE,
+                          "pcapng packet 1 is of an interface not described (or over 64)");
+    c.len = start;
+    ng_interface(&c, 113, -1);
+    expect_pcapng_refused(&c, c.len, TP_PCAP_ELINK,
+                          "pcapng interfaces of different link types (1, then another)");
+    c.len = start;
+    ng_enhanced(&c, 0, 0, 10, 0);
+    c.bytes[c.len - 4] ^= 1; /* the trailing length */
+    expect_pcapng_refused(&c, c.len, TP_PCAP_EBLOCK,
+                          "pcapng block of type 0x6 and length 44 is malformed (or of a version "
+                          "other than 1.x)");
+    c.len = start;
+    ng_enhanced(&c, 0, 0, 101, 0);
+    expect_pcapng_refused(&c, c.len, TP_PCAP_ETOO_LARGE, "frame 1 is 101 bytes, more than 100");
+    c.len = start;
+    ng_enhanced(&c, 0, 0, 40, 0);
+    expect_pcapng_refused(&c, start + 40, TP_PCAP_EFRAME,
+                          "truncated: frame 1 has 12 of its 40 bytes");
+    expect_pcapng_refused(&c, start + 6, TP_PCAP_ERECORD,
+                          "truncated: a pcapng block after frame 0 is cut short");
+
+    /* A section of another major version, at the start. */
+    c.len = 0;
+    ng_section(&c);
+    c.bytes[12] = 2;
+    expect_open_refused(&c, c.len, TP_PCAP_EBLOCK,
+                        "pcapng block of type 0xa0d0d0a and length 28 is malformed (or of a "
+                        "version other than 1.x)");
+    /* A packet before any interface. */
+    c.len = 0;
+    ng_section(&c);
+    ng_simple(&c, 4, 0);
+    expect_open_refused(&c, c.len, TP_PCAP_EINTERFACE,
+                        "pcapng packet 1 is of an interface not described (or over 64)");
 }
 
 static void test_not_pcap_refused(void **state)
@@ -365,7 +567,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_byte_orders_and_resolutions),
         cmocka_unit_test(test_same_frames_as_libpcap),
-        cmocka_unit_test(test_pcapng_refused),
+        cmocka_unit_test(test_pcapng_read),
+        cmocka_unit_test(test_pcapng_same_frames_as_libpcap),
+        cmocka_unit_test(test_pcapng_refusals),
         cmocka_unit_test(test_not_pcap_refused),
         cmocka_unit_test(test_old_version_refused),
         cmocka_unit_test(test_short_file_header),

@@ -4,12 +4,12 @@
  *   tickplane-dump [--proto mdp3|itch] [--map IP:PORT[@VLAN]=PROTO,...] CAPTURE.pcap
  *   tickplane-dump --binaryfile ITCH-FILE
  *
- * The capture is a classic pcap file of Ethernet frames, read with codecs/net's pcap_reader. A
+ * The capture is a pcap or pcapng file of Ethernet frames, read with codecs/net's pcap_reader. A
  * frame's UDP flow picks the protocol from the map first, then from --proto; frames on other
  * flows, and frames that are not UDP over IPv4, are skipped. Malformed input (a cut record
  * included) is reported on stderr with its frame and byte offset and the dump carries on. Exit
  * status: 0 when all input was well formed, 1 when anything was malformed, 2 for usage or I/O
- * errors and captures the reader refuses (pcapng, not pcap, not Ethernet).
+ * errors and captures the reader refuses (not pcap or pcapng, not Ethernet).
  */
 #include <errno.h>
 #include <getopt.h>

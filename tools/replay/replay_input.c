@@ -14,13 +14,13 @@
 #include "net_build.h"
 #include "net_bytes.h"
 #include "net_parse.h"
+#include "pcap_reader.h"
 #include "replay_input.h"
 #include "replay_mold.h"
 #include "table_memory.h"
 
-#define PCAP_GLOBAL_HDR        24
-#define PCAP_RECORD_HDR        16
 #define PCAP_LINKTYPE_ETHERNET 1
+#define REPLAY_FRAME_MAX       262144 /* libpcap's largest frame */
 
 static int is_pcap(const uint8_t *d, size_t len)
 {
@@ -30,7 +30,7 @@ static int is_pcap(const uint8_t *d, size_t len)
         return 0;
     memcpy(&magic, d, 4);
     return magic == 0xa1b2c3d4u || magic == 0xd4c3b2a1u || magic == 0xa1b23c4du ||
-           magic == 0x4d3cb2a1u;
+           magic == 0x4d3cb2a1u || magic == 0x0a0d0d0au; /* pcapng's section header */
 }
 
 /*
@@ -230,7 +230,7 @@ const char *replay_error(const struct replay *r, int err)
 
     switch (err) {
     case REPLAY_EPCAP:
-        return "not a classic Ethernet pcap (pcapng and other link types are not read)";
+        return r->pcap_why;
     case REPLAY_EFRAME:
         snprintf(buf, sizeof(buf), "BinaryFILE block cut at byte offset %zu", r->error_offset);
         return buf;
@@ -326,62 +326,50 @@ static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
     r->messages += r->mdp3.counters.messages - before;
 }
 
+/* The capture through codecs/net's reader (classic pcap and pcapng), from memory. */
 static int run_pcap(struct replay *r)
 {
-    const uint8_t *d = r->data;
-    size_t off = PCAP_GLOBAL_HDR;
-    uint32_t magic, linktype;
-    int swapped;
+    struct tp_pcap_reader rd;
+    struct tp_pcap_record rec;
+    FILE *f = r->len ? fmemopen((void *)r->data, r->len, "r") : NULL;
+    int st = f ? tp_pcap_reader_open(&rd, f, REPLAY_FRAME_MAX, UINT32_MAX) : TP_PCAP_EHEADER;
+    size_t at = f ? (size_t)ftell(f) : 0; /* where the next record starts */
 
-    if (r->len < PCAP_GLOBAL_HDR || !is_pcap(d, r->len))
-        return REPLAY_EPCAP;
-    memcpy(&magic, d, 4);
-    swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
-    memcpy(&linktype, d + 20, 4);
-    if (swapped)
-        linktype = __builtin_bswap32(linktype);
-    if (linktype != PCAP_LINKTYPE_ETHERNET)
-        return REPLAY_EPCAP;
-    while (off < r->len) {
-        uint32_t ts_sec, ts_frac, caplen;
-        struct tp_udp_view u;
-        if (r->len - off < PCAP_RECORD_HDR)
-            return REPLAY_EPCAP;
-        memcpy(&ts_sec, d + off, 4);
-        memcpy(&ts_frac, d + off + 4, 4);
-        memcpy(&caplen, d + off + 8, 4);
-        if (swapped) {
-            ts_sec = __builtin_bswap32(ts_sec);
-            ts_frac = __builtin_bswap32(ts_frac);
-            caplen = __builtin_bswap32(caplen);
+    if (f != NULL && st == TP_PCAP_OK && rd.link_type != PCAP_LINKTYPE_ETHERNET) {
+        snprintf(r->pcap_why, sizeof(r->pcap_why), "link type %u, not Ethernet (1)", rd.link_type);
+        st = TP_PCAP_EMAGIC;
+    } else {
+        while (st == TP_PCAP_OK && (st = tp_pcap_reader_next(&rd, &rec)) == TP_PCAP_OK) {
+            struct tp_udp_view u;
+            r->packets++;
+            if (tp_net_parse_udp(rec.data, rec.caplen, 0, &u) != 0) {
+                r->not_udp++;
+            } else if (r->verify_checksum && !tp_udp_checksum_ok(&u)) {
+                r->bad_checksum++;
+            } else {
+                if (r->venue == REPLAY_VENUE_AUTO)
+                    r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
+                if (r->venue == REPLAY_VENUE_ITCH)
+                    replay_mold_packet(r, &u, rec.ts_ns, r->packets, at);
+                else
+                    mdp3_packet(r, &u, rec.ts_ns);
+            }
+            at = r->offset = (size_t)ftell(f);
+            if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
+                r->progress(r->progress_ctx, r);
         }
-        off += PCAP_RECORD_HDR;
-        if (caplen > r->len - off) {
-            r->error_offset = off;
-            return REPLAY_EPCAP;
-        }
-        r->packets++;
-        if (tp_net_parse_udp(d + off, caplen, 0, &u) != 0) {
-            r->not_udp++;
-        } else if (r->verify_checksum && !tp_udp_checksum_ok(&u)) {
-            r->bad_checksum++;
-        } else {
-            if (r->venue == REPLAY_VENUE_AUTO)
-                r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
-            if (r->venue == REPLAY_VENUE_ITCH)
-                replay_mold_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac, r->packets,
-                                   off - PCAP_RECORD_HDR);
-            else
-                mdp3_packet(r, &u, (uint64_t)ts_sec * 1000000000u + ts_frac);
-        }
-        off += caplen;
-        r->offset = off;
-        if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
-            r->progress(r->progress_ctx, r);
+        if (f != NULL && st != TP_PCAP_END)
+            tp_pcap_reader_why(&rd, r->pcap_why, sizeof(r->pcap_why));
+    }
+    if (f != NULL) {
+        tp_pcap_reader_close(&rd);
+        fclose(f);
+    } else {
+        snprintf(r->pcap_why, sizeof(r->pcap_why), "an empty file");
     }
     if (r->venue == REPLAY_VENUE_ITCH)
         replay_mold_finish(r);
-    return 0;
+    return st == TP_PCAP_END ? 0 : REPLAY_EPCAP;
 }
 
 int replay_run(struct replay *r)

@@ -23,7 +23,7 @@ enum replay_format { REPLAY_FORMAT_AUTO = 0, REPLAY_FORMAT_BINARYFILE, REPLAY_FO
 enum replay_venue { REPLAY_VENUE_AUTO = 0, REPLAY_VENUE_ITCH, REPLAY_VENUE_MDP3 };
 
 /* Errors of replay_open / replay_run beyond errno values. */
-#define REPLAY_EPCAP  (-1000) /* not a pcap this tool reads (pcapng, not Ethernet, cut) */
+#define REPLAY_EPCAP  (-1000) /* a pcap or pcapng this tool does not read (not Ethernet, cut) */
 #define REPLAY_EFRAME (-1001) /* BinaryFILE block cut by the end of the file */
 
 struct replay_params {
@@ -72,6 +72,7 @@ struct replay {
     const uint8_t *data;
     size_t len;
     size_t error_offset;
+    char pcap_why[192];    /* what the pcap reader said, after REPLAY_EPCAP */
     uint64_t messages;     /* venue messages handed to the feed */
     uint64_t packets;      /* pcap records */
     uint64_t not_udp;      /* pcap records that are not IPv4/UDP */
