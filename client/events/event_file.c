@@ -2,6 +2,7 @@
 #include "tickplane/event_file.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tpout_sbe.h"
@@ -110,20 +111,24 @@ const char *tp_event_file_strerror(int err)
     }
 }
 
-static int put(struct tp_event_file_writer *w, const void *p, size_t n)
+/* Writes the buffer out. */
+static int flush_buffer(struct tp_event_file_writer *w)
 {
-    if (w->error == 0 && n && fwrite(p, 1, n, w->file) != n)
+    if (w->error == 0 && w->used && fwrite(w->buf, 1, w->used, w->file) != w->used)
         w->error = -(errno ? errno : EIO);
-    w->bytes += n;
+    w->used = 0;
     return w->error;
 }
 
 int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t flags)
 {
-    uint8_t h[TP_EVENT_FILE_HEADER_LEN] = {0};
-
     memset(w, 0, sizeof(*w));
     w->file = f;
+    w->buf = malloc(TP_EVENT_FILE_WRITE_BUFFER);
+    if (w->buf == NULL)
+        return w->error = -ENOMEM;
+    uint8_t *h = w->buf;
+    memset(h, 0, TP_EVENT_FILE_HEADER_LEN);
     memcpy(h, TP_EVENT_FILE_MAGIC, 8);
     store_u16(h + 8, TP_EVENT_FILE_VERSION);
     store_u16(h + 10, TP_EVENT_FILE_HEADER_LEN);
@@ -131,31 +136,43 @@ int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t 
     store_u16(h + 14, TPOUT_SCHEMA_VERSION);
     store_u32(h + 16, flags);
     store_u32(h + 20, TP_EVENT_FILE_ALIGN);
-    return put(w, h, sizeof(h));
+    w->used = w->bytes = TP_EVENT_FILE_HEADER_LEN;
+    return 0;
 }
 
 int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const void *message,
                         uint32_t length)
 {
-    static const uint8_t zeros[TP_EVENT_FILE_ALIGN];
-    uint8_t prefix[TP_EVENT_FILE_RECORD_HDR] = {0};
-    uint32_t pad = (TP_EVENT_FILE_ALIGN - length % TP_EVENT_FILE_ALIGN) % TP_EVENT_FILE_ALIGN;
+    size_t size = (TP_EVENT_FILE_RECORD_HDR + (size_t)length + TP_EVENT_FILE_ALIGN - 1) &
+                  ~(size_t)(TP_EVENT_FILE_ALIGN - 1);
 
     if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH || length > TP_EVENT_FILE_MAX_MESSAGE)
         return -EINVAL;
-    store_u32(prefix, length);
-    store_u16(prefix + 4, topic);
-    put(w, prefix, sizeof(prefix));
-    put(w, message, length);
-    if (put(w, zeros, pad) == 0)
-        w->records++;
-    return w->error;
+    if (w->error != 0)
+        return w->error;
+    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size && flush_buffer(w) != 0)
+        return w->error;
+    uint8_t *r = w->buf + w->used;
+    static const uint8_t zeros[TP_EVENT_FILE_ALIGN];
+    /* The last aligned word zeroed first: the message covers what is not padding. */
+    memcpy(r + size - TP_EVENT_FILE_ALIGN, zeros, TP_EVENT_FILE_ALIGN);
+    store_u32(r, length);
+    store_u16(r + 4, topic);
+    store_u16(r + 6, 0);
+    memcpy(r + TP_EVENT_FILE_RECORD_HDR, message, length);
+    w->used += size;
+    w->bytes += size;
+    w->records++;
+    return 0;
 }
 
 int tp_event_file_finish(struct tp_event_file_writer *w)
 {
     uint8_t count[8];
 
+    flush_buffer(w);
+    free(w->buf);
+    w->buf = NULL;
     if (w->error == 0 && fflush(w->file) != 0)
         w->error = -(errno ? errno : EIO);
     if (w->error != 0)

@@ -4,8 +4,9 @@
  *
  * The records are made by the daemon's own publisher (dataplane/publish) on a bus of this process
  * (segments created in a private directory and unlinked at once), so a file holds the very
- * records, byte for byte, a strategy reads from the bus of a live session; a reader of that bus
- * copies them into the file after every sink call, long before the ring could wrap.
+ * records, byte for byte, a strategy reads from the bus of a live session; they are copied from
+ * the ring into the file after every sink call, long before the ring could wrap. The bus has no
+ * conflated state table (a file has no use for one).
  *
  * Promises:
  *  - Selection by symbol glob (control/util/glob.h): instruments that do not match are not

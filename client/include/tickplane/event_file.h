@@ -87,22 +87,28 @@ int tp_event_file_next(struct tp_event_file_reader *r, struct tp_event_file_reco
 /* A sentence for an error of the reader or writer ("not an event file (no TPEVENTS magic)"). */
 const char *tp_event_file_strerror(int err);
 
-/* Writer: buffered stdio on a stream the caller opened and closes. */
+/* Writer: records gathered in its own buffer, written to a stream the caller opened and closes
+ * in large blocks (a record's three parts through stdio cost more than the encoding). */
+#define TP_EVENT_FILE_WRITE_BUFFER (1u << 20)
 struct tp_event_file_writer {
     FILE *file;
+    uint8_t *buf; /* TP_EVENT_FILE_WRITE_BUFFER bytes, freed by tp_event_file_finish */
+    size_t used;
     uint64_t records;
     uint64_t bytes; /* written so far, header included */
     int error;      /* first write error (negative errno), then nothing more is written */
 };
 
-/* Writes the header (records 0 until tp_event_file_finish). 0 or a negative errno. */
+/* Writes the header (records 0 until tp_event_file_finish). 0 or a negative errno; either way
+ * tp_event_file_finish after. */
 int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t flags);
 
 /* One record. 0 or the writer's error (-EINVAL for a message over TP_EVENT_FILE_MAX_MESSAGE). */
 int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const void *message,
                         uint32_t length);
 
-/* Flushes, and when the stream can seek, writes the record count into the header. 0 or error. */
+/* Writes what is buffered and, when the stream can seek, the record count into the header;
+ * frees the buffer. 0 or the first error. */
 int tp_event_file_finish(struct tp_event_file_writer *w);
 
 #ifdef __cplusplus
