@@ -7,6 +7,8 @@
 
 #include "tpout_sbe.h"
 
+#define EVENT_FILE_PREFETCH 2048
+
 static uint16_t load_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
@@ -91,6 +93,10 @@ int tp_event_file_next(struct tp_event_file_reader *r, struct tp_event_file_reco
     next = (next + TP_EVENT_FILE_ALIGN - 1) & ~(size_t)(TP_EVENT_FILE_ALIGN - 1);
     r->offset = next < r->len ? next : r->len;
     r->records++;
+    /* Records are read in order, a few nanoseconds each: ask for the bytes well ahead (the
+     * hardware's prefetch stops at each page of a mapped file). */
+    if (r->len - r->offset > EVENT_FILE_PREFETCH)
+        __builtin_prefetch(r->data + r->offset + EVENT_FILE_PREFETCH);
     return 1;
 cut:
     r->offset = r->len - left; /* stays: every later call says the same */

@@ -133,3 +133,27 @@ def test_bad_files_are_refused(capture, tmp_path):
     newer.write_bytes(data[:8] + b"\x02" + data[9:])
     with pytest.raises(ValueError, match="format version"):
         tickplane.read_events(newer)
+
+
+def test_a_file_without_its_record_count_reads_the_same(capture, tmp_path):
+    """A writer on a pipe cannot go back to write the count: the reader counts instead."""
+    _, _, path, _, _ = capture
+    data = bytearray(open(path, "rb").read())
+    data[24:32] = bytes(8)
+    piped = tmp_path / "piped.tpev"
+    piped.write_bytes(bytes(data))
+    assert tickplane.header(piped)["records"] == 0
+    a = tickplane.read_events(path, topics=["top", "trades", "depth"])
+    b = tickplane.read_events(piped, topics=["top", "trades", "depth"])
+    for name in a:
+        assert np.array_equal(a[name], b[name]), name
+
+
+def test_replay_writes_an_event_file_to_a_pipe(capture):
+    import subprocess
+    _, pcap, path, _, _ = capture
+    run = subprocess.run("%s --quiet --events /dev/stdout %s 2>/dev/null | cat" %
+                         (os.environ["TICKPLANE_REPLAY"], pcap), shell=True, capture_output=True,
+                         check=True)
+    data = open(path, "rb").read()
+    assert run.stdout[24:32] == bytes(8) and run.stdout[32:] == data[32:]

@@ -32,26 +32,37 @@ def _open(mapped):
     return reader
 
 
+def _bounds(mapped, reader, rows, tables, keep_ptr, n_keep):
+    """Rows each table may take: from the header's record count and the file's size when the
+    writer could write them (one pass over the file), else from a counting pass."""
+    records = reader.header.records
+    if records:
+        level_entries = mapped.size // 24  # a level entry is 24 bytes of the file
+        return {"top": records, "depth": level_entries, "trades": records, "orders": records,
+                "status": records, "definitions": records, "book": records}
+    for k, name in enumerate(TABLES):
+        rows.t[k].capacity = name in tables  # counting: which tables, not how many rows
+    rc = lib.tp_rows_read(ctypes.byref(rows), ctypes.byref(reader), keep_ptr, n_keep, 1)
+    if rc < 0:
+        raise ValueError(_lib.EVENT_FILE_ERRORS.get(rc, "error %d" % rc))
+    return {name: rows.t[k].count for k, name in enumerate(TABLES)}
+
+
 def _read(mapped, tables, keep=None):
-    """One pass over the file into the arrays of `tables`, sized by a counting pass first."""
+    """The file into the arrays of `tables`, allocated to their bounds (pages that are never
+    written are never given memory) and cut to the rows made."""
     keep_ptr, n_keep = (keep.ctypes.data, keep.size) if keep is not None else (None, 0)
     rows = _lib.Rows()
     lib.tp_rows_init(ctypes.byref(rows))
-    for k, name in enumerate(TABLES):
-        rows.t[k].capacity = name in tables  # counting: which tables, not how many rows
     try:
-        reader = _open(mapped)
-        rc = lib.tp_rows_read(ctypes.byref(rows), ctypes.byref(reader), keep_ptr, n_keep, 1)
-        if rc < 0:
-            raise ValueError(_lib.EVENT_FILE_ERRORS.get(rc, "error %d" % rc))
-        counts = [rows.t[k].count for k in range(len(TABLES))]
+        bounds = _bounds(mapped, _open(mapped), rows, tables, keep_ptr, n_keep)
         arrays = {}
         for k, name in enumerate(TABLES):
             rows.t[k].count = rows.t[k].capacity = 0
             if name in tables:
-                # Room beyond the count for the rows one record and its event's end may add:
+                # Room beyond the bound for the rows one record and its event's end may add:
                 # tp_rows_read stops short of a table that has less.
-                arrays[name] = _attach(rows, k, np.empty(counts[k] + SLACK, dtype=DTYPES[name]))
+                arrays[name] = _attach(rows, k, np.empty(bounds[name] + SLACK, dtype=DTYPES[name]))
         reader = _open(mapped)
         while True:
             rc = lib.tp_rows_read(ctypes.byref(rows), ctypes.byref(reader), keep_ptr, n_keep, 0)

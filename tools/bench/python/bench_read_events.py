@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""read_events throughput: records of an event file per second into numpy, per topic selection.
+
+usage: bench_read_events.py EVENTS_FILE [REPEAT]
+
+Prints one JSON line per selection: the file's records, the rows made, the median of REPEAT
+reads (the file in the page cache after the first) and records/s. The file's records are what a
+capture's replay published (tickplane-replay --events); every selection reads all of them.
+"""
+import json
+import statistics
+import sys
+import time
+
+import tickplane
+
+SELECTIONS = [["trades"], ["orders"], ["depth"], ["top"], ["orders", "depth", "trades"],
+              None]
+
+
+def main():
+    path = sys.argv[1]
+    repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    records = tickplane.header(path)["records"]
+    tickplane.read_events(path, topics=["definitions"])  # the file into the page cache
+    for topics in SELECTIONS:
+        times, rows = [], 0
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            tables = tickplane.read_events(path, topics=topics)
+            times.append(time.perf_counter() - t0)
+            rows = sum(len(a) for a in tables.values())
+            del tables
+        s = statistics.median(times)
+        print(json.dumps({"topics": topics or "all", "records": records, "rows": rows,
+                          "seconds_median": round(s, 4), "seconds_min": round(min(times), 4),
+                          "records_per_s": round(records / s)}))
+
+
+if __name__ == "__main__":
+    main()
