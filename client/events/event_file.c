@@ -2,6 +2,7 @@
 #include "tickplane/event_file.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,13 +118,22 @@ const char *tp_event_file_strerror(int err)
     }
 }
 
-/* Writes the buffer out. */
-static int flush_buffer(struct tp_event_file_writer *w)
+/* Writes the buffer out, all of it, or (keep_last) but the last record, which moves to the
+ * front. */
+static int flush_buffer(struct tp_event_file_writer *w, bool keep_last)
 {
-    if (w->error == 0 && w->used && fwrite(w->buf, 1, w->used, w->file) != w->used)
+    size_t n = keep_last && w->records ? w->last : w->used;
+    if (w->error == 0 && n && fwrite(w->buf, 1, n, w->file) != n)
         w->error = -(errno ? errno : EIO);
-    w->used = 0;
+    memmove(w->buf, w->buf + n, w->used - n);
+    w->used -= n;
+    w->last -= n;
     return w->error;
+}
+
+uint8_t *tp_event_file_last_message(struct tp_event_file_writer *w)
+{
+    return w->records && w->buf ? w->buf + w->last + TP_EVENT_FILE_RECORD_HDR : NULL;
 }
 
 int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t flags)
@@ -156,7 +166,7 @@ int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const vo
         return -EINVAL;
     if (w->error != 0)
         return w->error;
-    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size && flush_buffer(w) != 0)
+    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size && flush_buffer(w, true) != 0)
         return w->error;
     uint8_t *r = w->buf + w->used;
     static const uint8_t zeros[TP_EVENT_FILE_ALIGN];
@@ -166,6 +176,7 @@ int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const vo
     store_u16(r + 4, topic);
     store_u16(r + 6, 0);
     memcpy(r + TP_EVENT_FILE_RECORD_HDR, message, length);
+    w->last = w->used;
     w->used += size;
     w->bytes += size;
     w->records++;
@@ -176,7 +187,7 @@ int tp_event_file_finish(struct tp_event_file_writer *w)
 {
     uint8_t count[8];
 
-    flush_buffer(w);
+    flush_buffer(w, false);
     free(w->buf);
     w->buf = NULL;
     if (w->error == 0 && fflush(w->file) != 0)

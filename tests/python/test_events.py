@@ -95,6 +95,20 @@ def test_symbols_select_instruments(capture):
         (full["status"]["instrument_id"] == none).sum()
 
 
+def test_selection_keeps_the_events_delimited(capture, tmp_path):
+    """Without the records of other topics and instruments the events still end: the tops of a
+    selected file are those of the whole file."""
+    _, pcap, path, _, _ = capture
+    out = tmp_path / "sel.tpev"
+    replay(pcap, out, "--symbols", "AAB*", "--topics", "depth,trades")
+    sel = tickplane.read_events(out, topics=["top"])["top"]
+    ids = np.unique(sel["instrument_id"])
+    full = tickplane.read_events(path, topics=["top"])["top"]
+    full = full[np.isin(full["instrument_id"], ids)]
+    cols = ["instrument_id", "bid_price", "bid_qty", "ask_price", "ask_qty", "trade_price"]
+    assert len(sel) > 20 and np.array_equal(sel[cols], full[cols])
+
+
 def test_replay_selection_writes_only_what_was_asked(capture, tmp_path):
     _, pcap, path, _, _ = capture
     out = tmp_path / "sel.tpev"
@@ -104,8 +118,11 @@ def test_replay_selection_writes_only_what_was_asked(capture, tmp_path):
     assert len(sel["depth"]) == len(sel["orders"]) == len(sel["top"]) == 0
     assert len(sel["status"]) == 0
     assert np.array_equal(sel["definitions"]["symbol"], full["definitions"]["symbol"])
-    fields = [f for f in full["trades"].dtype.names if f != "record"]
+    fields = [f for f in full["trades"].dtype.names if f not in ("record", "flags")]
     assert np.array_equal(sel["trades"][fields], full["trades"][fields])
+    # The same flags, but that a selected event's last record kept ends it (endOfEvent, 1).
+    f_sel, f_full = sel["trades"]["flags"], full["trades"]["flags"]
+    assert np.array_equal(f_sel & ~1, f_full & ~1) and np.all(f_sel & 1 >= f_full & 1)
 
 
 def test_frames_have_symbols_and_decimal_prices(capture):

@@ -43,11 +43,12 @@ int export_capture(const char *path, FILE *out, char *err, size_t err_len)
             munmap((void *)data, (size_t)st.st_size);
         return -1;
     }
-    struct replay_events_params ep = {.file = out,
-                                      .instruments = p.instruments,
-                                      .books = r.books,
-                                      .registry = r.registry,
-                                      .file_flags = TP_EVENT_FILE_F_RECV_NS};
+    struct replay_events_params ep = {
+        .file = out,
+        .instruments = p.instruments,
+        .books = r.books,
+        .registry = r.registry,
+        .file_flags = r.format == REPLAY_FORMAT_PCAP ? TP_EVENT_FILE_F_RECV_NS : 0};
     rc = replay_events_open(&ev, &ep, err, err_len);
     if (rc == 0) {
         struct tp_feed_sink sink = replay_events_sink(ev);

@@ -395,13 +395,15 @@ int main(int argc, char **argv)
         if (o.events) {
             /* Each run writes the file anew: the last run's stays. */
             ev_file = fopen(o.events, "w");
-            struct replay_events_params ep = {.file = ev_file,
-                                              .symbols = o.symbols,
-                                              .topics = o.topics,
-                                              .instruments = o.instruments,
-                                              .books = r.books,
-                                              .registry = r.registry,
-                                              .file_flags = TP_EVENT_FILE_F_RECV_NS};
+            struct replay_events_params ep = {
+                .file = ev_file,
+                .symbols = o.symbols,
+                .topics = o.topics,
+                .instruments = o.instruments,
+                .books = r.books,
+                .registry = r.registry,
+                /* A BinaryFILE has no receive times. */
+                .file_flags = r.format == REPLAY_FORMAT_PCAP ? TP_EVENT_FILE_F_RECV_NS : 0};
             if (ev_file == NULL || replay_events_open(&ev, &ep, err, sizeof(err)) != 0) {
                 fprintf(stderr, "tickplane-replay: %s: %s\n", o.events,
                         ev_file ? err : strerror(errno));

@@ -14,6 +14,7 @@
 #include "publisher.h"
 #include "tickplane/event_file.h"
 #include "tickplane/tickplane.h"
+#include "tpout_sbe.h"
 
 /*
  * Small enough to stay in the caches between the publisher's stores and the copy into the file
@@ -103,11 +104,26 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
         drain(e);
 }
 
+/*
+ * A venue event ended. Its last record carries endOfEvent, unless the selection left it out
+ * (another topic, or an instrument not selected: not even published): then the last record the
+ * file kept gets the flag, so the events a reader sees stay delimited (a book is consistent at
+ * each end). Without a selection the file's records are the bus's, byte for byte.
+ */
+static void end_event(struct replay_events *e)
+{
+    drain(e);
+    uint8_t *last = tp_event_file_last_message(&e->file);
+    if (last != NULL)
+        last[TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] |=
+            TP_PUB_F_END_OF_EVENT;
+}
+
 static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 {
     struct replay_events *e = ctx;
     e->pub_sink.end_of_event(e->pub_sink.ctx, info);
-    drain(e);
+    end_event(e);
 }
 
 static void on_event_changes(void *ctx, const struct tp_feed_info *info,
@@ -115,7 +131,7 @@ static void on_event_changes(void *ctx, const struct tp_feed_info *info,
 {
     struct replay_events *e = ctx;
     e->pub_sink.event_changes(e->pub_sink.ctx, info, c, n);
-    drain(e);
+    end_event(e);
 }
 
 static void on_instrument(void *ctx, uint32_t id)

@@ -14,6 +14,8 @@
  *    not even their definitions are in the file. Channel-wide events are kept.
  *  - Selection by record topic (TP_TOPIC_BIT mask of DEPTH, TRADES, ORDERS, STATUS, DEFINITIONS):
  *    an OrderEvent carrying level changes (TP_RECORD_ORDER_DEPTH) is kept when ORDERS or DEPTH is.
+ *  - With a selection, the last record kept of each venue event carries endOfEvent (the one
+ *    that had it may be left out); without one, every record is the bus's, byte for byte.
  *  - A record lost between the ring and the file (impossible by construction) or a write error
  *    is reported by replay_events_close, never silently.
  */

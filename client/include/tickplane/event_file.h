@@ -94,6 +94,7 @@ struct tp_event_file_writer {
     FILE *file;
     uint8_t *buf; /* TP_EVENT_FILE_WRITE_BUFFER bytes, freed by tp_event_file_finish */
     size_t used;
+    size_t last; /* where the last record written starts in buf (kept there until the finish) */
     uint64_t records;
     uint64_t bytes; /* written so far, header included */
     int error;      /* first write error (negative errno), then nothing more is written */
@@ -106,6 +107,13 @@ int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t 
 /* One record. 0 or the writer's error (-EINVAL for a message over TP_EVENT_FILE_MAX_MESSAGE). */
 int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const void *message,
                         uint32_t length);
+
+/*
+ * The SBE message of the last record written, still in the writer's buffer (a flush keeps the
+ * last record), so that its flags can still change (a selection that dropped its event's last
+ * record marks the event's end on it); NULL before the first record.
+ */
+uint8_t *tp_event_file_last_message(struct tp_event_file_writer *w);
 
 /* Writes what is buffered and, when the stream can seek, the record count into the header;
  * frees the buffer. 0 or the first error. */
