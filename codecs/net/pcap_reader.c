@@ -35,7 +35,36 @@ static int stop(struct tp_pcap_reader *r, int status)
 static size_t read_bytes(struct tp_pcap_reader *r, void *dst, size_t len)
 {
     errno = 0;
-    return fread(dst, 1, len, r->file);
+    if (r->mem == NULL)
+        return fread(dst, 1, len, r->file);
+    size_t n = len < r->mem_len - r->mem_pos ? len : r->mem_len - r->mem_pos;
+    memcpy(dst, r->mem + r->mem_pos, n);
+    r->mem_pos += n;
+    return n;
+}
+
+static bool read_error(const struct tp_pcap_reader *r)
+{
+    return r->mem == NULL && ferror(r->file);
+}
+
+/* The current record's frame of r->caplen bytes: read into r->frame, or where it is in memory.
+ * The bytes found in r->got. */
+static const uint8_t *read_frame(struct tp_pcap_reader *r)
+{
+    if (r->mem == NULL) {
+        r->got = read_bytes(r, r->frame, r->caplen);
+        return r->frame;
+    }
+    const uint8_t *at = r->mem + r->mem_pos;
+    r->got = r->caplen < r->mem_len - r->mem_pos ? r->caplen : r->mem_len - r->mem_pos;
+    r->mem_pos += r->got;
+    return at;
+}
+
+size_t tp_pcap_reader_offset(const struct tp_pcap_reader *r)
+{
+    return r->mem != NULL ? r->mem_pos : (size_t)ftell(r->file);
 }
 
 /* ---- pcapng ---------------------------------------------------------------------------- */
@@ -56,7 +85,7 @@ static int ng_read(struct tp_pcap_reader *r, void *dst, size_t len)
     r->got = read_bytes(r, dst, len);
     if (r->got == len)
         return 0;
-    return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_ERECORD);
+    return stop(r, read_error(r) ? TP_PCAP_EIO : TP_PCAP_ERECORD);
 }
 
 static int ng_skip(struct tp_pcap_reader *r, size_t len)
@@ -202,15 +231,15 @@ static int ng_packet(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
         return stop(r, TP_PCAP_EBLOCK);
     if (r->frames == r->max_frames)
         return stop(r, TP_PCAP_ETOO_MANY);
-    r->got = read_bytes(r, r->frame, r->caplen);
+    const uint8_t *frame = read_frame(r);
     if (r->got < r->caplen)
-        return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
+        return stop(r, read_error(r) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
     if (ng_finish_block(r, r->block_len - 12 - fixed - r->caplen) != 0)
         return r->status;
     r->frames++;
     rec->ts_ns = ng_ns(ts, r->interfaces[ifid].units_per_s);
     rec->caplen = r->caplen;
-    rec->data = r->frame;
+    rec->data = frame;
     return TP_PCAP_OK;
 }
 
@@ -224,7 +253,7 @@ static int ng_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec, bool un
     for (;;) {
         uint8_t b[4];
         r->got = read_bytes(r, b, sizeof(b));
-        if (r->got < sizeof(b) && ferror(r->file))
+        if (r->got < sizeof(b) && read_error(r))
             return stop(r, TP_PCAP_EIO);
         if (r->got == 0)
             return stop(r, r->frames > 0 ? TP_PCAP_END : TP_PCAP_EEMPTY);
@@ -268,20 +297,19 @@ static int ng_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec, bool un
 
 /* ---- both ------------------------------------------------------------------------------- */
 
-int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, uint32_t max_frames)
+/* The file header (and for pcapng the first interface), from r->file or r->mem. */
+static int open_capture(struct tp_pcap_reader *r, uint32_t max_frame, uint32_t max_frames)
 {
-    memset(r, 0, sizeof(*r));
-    r->file = f;
     r->max_frame = max_frame;
     r->max_frames = max_frames;
     uint8_t hdr[FILE_HEADER_BYTES];
     r->got = read_bytes(r, hdr, 4);
-    if (r->got < 4 && ferror(f))
+    if (r->got < 4 && read_error(r))
         return stop(r, TP_PCAP_EIO);
     if (r->got == 4 && load32(hdr, true) == NG_SHB) {
         r->pcapng = true;
-        r->frame = malloc(max_frame > 0 ? max_frame : 1);
-        if (r->frame == NULL)
+        r->frame = r->mem ? NULL : malloc(max_frame > 0 ? max_frame : 1);
+        if (r->mem == NULL && r->frame == NULL)
             return stop(r, TP_PCAP_ENOMEM);
         if (ng_section(r) != 0)
             return r->status;
@@ -289,7 +317,7 @@ int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, u
     }
     if (r->got == 4)
         r->got += read_bytes(r, hdr + 4, sizeof(hdr) - 4);
-    if (r->got < sizeof(hdr) && ferror(f))
+    if (r->got < sizeof(hdr) && read_error(r))
         return stop(r, TP_PCAP_EIO);
     uint32_t magic = r->got >= 4 ? load32(hdr, true) : 0;
     switch (magic) {
@@ -311,10 +339,26 @@ int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, u
     if (r->version_major != 2 || r->version_minor != 4)
         return stop(r, TP_PCAP_EVERSION);
     r->link_type = load32(hdr + 20, r->big_endian);
-    r->frame = malloc(max_frame > 0 ? max_frame : 1);
-    if (r->frame == NULL)
+    r->frame = r->mem ? NULL : malloc(max_frame > 0 ? max_frame : 1);
+    if (r->mem == NULL && r->frame == NULL)
         return stop(r, TP_PCAP_ENOMEM);
     return TP_PCAP_OK;
+}
+
+int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, uint32_t max_frames)
+{
+    memset(r, 0, sizeof(*r));
+    r->file = f;
+    return open_capture(r, max_frame, max_frames);
+}
+
+int tp_pcap_reader_open_memory(struct tp_pcap_reader *r, const void *data, size_t len,
+                               uint32_t max_frame, uint32_t max_frames)
+{
+    memset(r, 0, sizeof(*r));
+    r->mem = data;
+    r->mem_len = len;
+    return open_capture(r, max_frame, max_frames);
 }
 
 int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
@@ -325,7 +369,7 @@ int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
         return ng_next(r, rec, false);
     uint8_t hdr[RECORD_HEADER_BYTES];
     r->got = read_bytes(r, hdr, sizeof(hdr));
-    if (r->got < sizeof(hdr) && ferror(r->file))
+    if (r->got < sizeof(hdr) && read_error(r))
         return stop(r, TP_PCAP_EIO);
     if (r->got == 0)
         return stop(r, r->frames > 0 ? TP_PCAP_END : TP_PCAP_EEMPTY);
@@ -336,15 +380,15 @@ int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec)
         return stop(r, TP_PCAP_ETOO_LARGE);
     if (r->frames == r->max_frames)
         return stop(r, TP_PCAP_ETOO_MANY);
-    r->got = read_bytes(r, r->frame, r->caplen);
+    const uint8_t *frame = read_frame(r);
     if (r->got < r->caplen)
-        return stop(r, ferror(r->file) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
+        return stop(r, read_error(r) ? TP_PCAP_EIO : TP_PCAP_EFRAME);
     r->frames++;
     uint32_t fraction = load32(hdr + 4, r->big_endian);
     rec->ts_ns = (uint64_t)load32(hdr, r->big_endian) * 1000000000u +
                  (uint64_t)fraction * (r->nanoseconds ? 1u : 1000u);
     rec->caplen = r->caplen;
-    rec->data = r->frame;
+    rec->data = frame;
     return TP_PCAP_OK;
 }
 

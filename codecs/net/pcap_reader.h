@@ -70,6 +70,8 @@ struct tp_pcapng_interface {
 
 struct tp_pcap_reader {
     FILE *file;
+    const uint8_t *mem; /* tp_pcap_reader_open_memory: the capture, records point into it */
+    size_t mem_len, mem_pos;
     uint8_t *frame; /* max_frame bytes: the current record's */
     uint32_t max_frame;
     uint32_t max_frames;
@@ -89,7 +91,8 @@ struct tp_pcap_reader {
     struct tp_pcapng_interface interfaces[TP_PCAP_INTERFACES_MAX];
 };
 
-/* One record: valid until the next call to tp_pcap_reader_next or tp_pcap_reader_close. */
+/* One record: valid until the next call to tp_pcap_reader_next or tp_pcap_reader_close (read
+ * from memory: as long as the memory). */
 struct tp_pcap_record {
     uint64_t ts_ns; /* the capture time, ns since the epoch */
     uint32_t caplen;
@@ -101,6 +104,17 @@ struct tp_pcap_record {
  * most max_frames of them. TP_PCAP_OK or a refusal; either way tp_pcap_reader_close after.
  */
 int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, uint32_t max_frames);
+
+/*
+ * The same over a capture in memory (a mapped file): nothing is copied, each record's data
+ * points into it and stays valid as long as the memory does (what a caller that holds frames,
+ * such as an arbiter holding packets behind a gap, needs). max_frame still bounds a frame.
+ */
+int tp_pcap_reader_open_memory(struct tp_pcap_reader *r, const void *data, size_t len,
+                               uint32_t max_frame, uint32_t max_frames);
+
+/* Bytes of the capture read so far (where the next record starts). */
+size_t tp_pcap_reader_offset(const struct tp_pcap_reader *r);
 
 /* The next record: TP_PCAP_OK with *rec filled, TP_PCAP_END, or a refusal. */
 int tp_pcap_reader_next(struct tp_pcap_reader *r, struct tp_pcap_record *rec);

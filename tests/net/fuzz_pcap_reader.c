@@ -146,6 +146,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (tp_pcap_reader_next(&r, &rec) != st)
         abort();
+    /* In memory: the same records and the same stop, the records pointing into the bytes. */
+    struct tp_pcap_reader m;
+    struct tp_pcap_record mrec;
+    int mst = tp_pcap_reader_open_memory(&m, data, size, MAX_FRAME, MAX_FRAMES);
+    for (uint32_t i = 0; mst == TP_PCAP_OK && (mst = tp_pcap_reader_next(&m, &mrec)) == TP_PCAP_OK;
+         i++)
+        if (i >= r.frames || mrec.data < data || mrec.data + mrec.caplen > data + size)
+            abort();
+    if (mst != st || m.frames != r.frames)
+        abort();
+    tp_pcap_reader_close(&m);
     char why[160];
     if (tp_pcap_reader_why(&r, why, sizeof(why))[0] == '\0')
         abort();

@@ -300,6 +300,17 @@ static void test_pcapng_read(void **state)
         assert_int_equal(r.frames, 4);
         tp_pcap_reader_close(&r);
         fclose(f);
+        /* In memory: the same records, pointing into the capture. */
+        assert_int_equal(tp_pcap_reader_open_memory(&r, c.bytes, c.len, 1500, 10), TP_PCAP_OK);
+        assert_int_equal(expect_frame(&r, 60, 1), 1700000000123456000ull);
+        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
+        assert_true(rec.data > c.bytes && rec.data + rec.caplen <= c.bytes + c.len);
+        assert_int_equal(rec.caplen, 61);
+        expect_frame(&r, 63, 3);
+        expect_frame(&r, 0, 4);
+        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
+        assert_int_equal(tp_pcap_reader_offset(&r), c.len);
+        tp_pcap_reader_close(&r);
     }
 }
 

@@ -174,3 +174,42 @@ def test_replay_writes_an_event_file_to_a_pipe(capture):
                          check=True)
     data = open(path, "rb").read()
     assert run.stdout[24:32] == bytes(8) and run.stdout[32:] == data[32:]
+
+
+def _pcap_frames(path):
+    data = open(path, "rb").read()
+    head, frames, off = data[:24], [], 24
+    while off < len(data):
+        caplen = int.from_bytes(data[off + 8:off + 12], "little")
+        frames.append(data[off:off + 16 + caplen])
+        off += 16 + caplen
+    return head, frames
+
+
+def _ipv4_dst(frame):
+    eth = frame[16:]
+    at = 12
+    while eth[at:at + 2] == b"\x81\x00":  # 802.1Q tags
+        at += 4
+    return eth[at + 2 + 16:at + 2 + 20] if eth[at:at + 2] == b"\x08\x00" else None
+
+
+def test_books_the_replay_cannot_vouch_for_are_stale_in_the_file(tmp_path):
+    """Line A alone with packets lost for good: the replay flags the ITCH books stale, and so
+    does the event file (the publisher's stale flag on their records from then on)."""
+    from conftest import need
+    head, frames = _pcap_frames(need("TICKPLANE_DEMO_ITCH"))
+    line_a = bytes([233, 54, 12, 111])
+    kept = [f for f in frames if _ipv4_dst(f) in (line_a, None)]
+    mid = len(kept) // 2
+    holed = tmp_path / "holed.pcap"
+    holed.write_bytes(head + b"".join(kept[:mid] + kept[mid + 20:]))
+    books, summary = replay(str(holed), tmp_path / "holed.tpev")
+    stale_books = {i["id"] for i in books["instruments"] if i.get("stale")}
+    assert stale_books, books["counters"]
+    t = tickplane.read_events(tmp_path / "holed.tpev", topics=["depth", "status"])
+    flagged = set(t["depth"]["instrument_id"][(t["depth"]["flags"] & 4) != 0].tolist())
+    assert flagged and flagged <= stale_books
+    # Nothing was flagged before the loss: the first half is clean.
+    first = t["depth"][: len(t["depth"]) // 4]
+    assert not (first["flags"] & 4).any()

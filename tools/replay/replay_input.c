@@ -326,16 +326,18 @@ static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
     r->messages += r->mdp3.counters.messages - before;
 }
 
-/* The capture through codecs/net's reader (classic pcap and pcapng), from memory. */
+/*
+ * The capture through codecs/net's reader (classic pcap and pcapng), in place: the payloads the
+ * arbiter holds behind a gap point into the mapped capture (replay_mold.h).
+ */
 static int run_pcap(struct replay *r)
 {
     struct tp_pcap_reader rd;
     struct tp_pcap_record rec;
-    FILE *f = r->len ? fmemopen((void *)r->data, r->len, "r") : NULL;
-    int st = f ? tp_pcap_reader_open(&rd, f, REPLAY_FRAME_MAX, UINT32_MAX) : TP_PCAP_EHEADER;
-    size_t at = f ? (size_t)ftell(f) : 0; /* where the next record starts */
+    int st = tp_pcap_reader_open_memory(&rd, r->data, r->len, REPLAY_FRAME_MAX, UINT32_MAX);
+    size_t at = tp_pcap_reader_offset(&rd); /* where the next record starts */
 
-    if (f != NULL && st == TP_PCAP_OK && rd.link_type != PCAP_LINKTYPE_ETHERNET) {
+    if (st == TP_PCAP_OK && rd.link_type != PCAP_LINKTYPE_ETHERNET) {
         snprintf(r->pcap_why, sizeof(r->pcap_why), "link type %u, not Ethernet (1)", rd.link_type);
         st = TP_PCAP_EMAGIC;
     } else {
@@ -354,19 +356,14 @@ static int run_pcap(struct replay *r)
                 else
                     mdp3_packet(r, &u, rec.ts_ns);
             }
-            at = r->offset = (size_t)ftell(f);
+            at = r->offset = tp_pcap_reader_offset(&rd);
             if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
                 r->progress(r->progress_ctx, r);
         }
-        if (f != NULL && st != TP_PCAP_END)
+        if (st != TP_PCAP_END)
             tp_pcap_reader_why(&rd, r->pcap_why, sizeof(r->pcap_why));
     }
-    if (f != NULL) {
-        tp_pcap_reader_close(&rd);
-        fclose(f);
-    } else {
-        snprintf(r->pcap_why, sizeof(r->pcap_why), "an empty file");
-    }
+    tp_pcap_reader_close(&rd);
     if (r->venue == REPLAY_VENUE_ITCH)
         replay_mold_finish(r);
     return st == TP_PCAP_END ? 0 : REPLAY_EPCAP;

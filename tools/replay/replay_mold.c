@@ -63,8 +63,12 @@ static void mark_stale(struct replay *r)
     uint32_t n = tp_instruments_count(r->registry);
     for (uint32_t id = 0; id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(r->registry, id);
-        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH)
-            r->instrument_stale[id] = 1;
+        if (in == NULL || in->venue != TP_VENUE_NASDAQ_ITCH || r->instrument_stale[id])
+            continue;
+        r->instrument_stale[id] = 1;
+        /* The event file flags its records too, as the daemon's publisher does. */
+        if (r->output != NULL)
+            r->output->stale(r->output->ctx, id, 1, 0, 0);
     }
 }
 
