@@ -122,6 +122,35 @@ static void test_byte_orders_and_resolutions(void **state)
 
 /* The frames, nanosecond times and link type libpcap gives for the same file: pcap_writer's (ns,
  * host order) and a big-endian µs. */
+/* The reader gives the frames, nanosecond times and link type libpcap gives for the file. */
+static void expect_libpcap_frames(const char *path, unsigned frames)
+{
+    char err[PCAP_ERRBUF_SIZE];
+    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
+    assert_non_null(p);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    struct tp_pcap_reader r;
+    assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 100), TP_PCAP_OK);
+    assert_int_equal(r.link_type, pcap_datalink(p)); /* DLT_EN10MB is LINKTYPE_ETHERNET */
+    struct pcap_pkthdr *h;
+    const u_char *data;
+    struct tp_pcap_record rec;
+    unsigned n = 0;
+    while (pcap_next_ex(p, &h, &data) == 1) {
+        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
+        assert_int_equal(rec.ts_ns, (uint64_t)h->ts.tv_sec * 1000000000u + h->ts.tv_usec);
+        assert_int_equal(rec.caplen, h->caplen);
+        assert_memory_equal(rec.data, data, h->caplen);
+        n++;
+    }
+    assert_int_equal(n, frames);
+    assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
+    tp_pcap_reader_close(&r);
+    fclose(f);
+    pcap_close(p);
+}
+
 static void test_same_frames_as_libpcap(void **state)
 {
     (void)state;
@@ -149,30 +178,7 @@ static void test_same_frames_as_libpcap(void **state)
             assert_int_equal(fwrite(c.bytes, 1, c.len, out), c.len);
             assert_int_equal(fclose(out), 0);
         }
-        char err[PCAP_ERRBUF_SIZE];
-        pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
-        assert_non_null(p);
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        struct tp_pcap_reader r;
-        assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 100), TP_PCAP_OK);
-        assert_int_equal(r.link_type, pcap_datalink(p)); /* DLT_EN10MB is LINKTYPE_ETHERNET */
-        struct pcap_pkthdr *h;
-        const u_char *data;
-        struct tp_pcap_record rec;
-        unsigned n = 0;
-        while (pcap_next_ex(p, &h, &data) == 1) {
-            assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
-            assert_int_equal(rec.ts_ns, (uint64_t)h->ts.tv_sec * 1000000000u + h->ts.tv_usec);
-            assert_int_equal(rec.caplen, h->caplen);
-            assert_memory_equal(rec.data, data, h->caplen);
-            n++;
-        }
-        assert_int_equal(n, file == 0 ? 50 : 20);
-        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
-        tp_pcap_reader_close(&r);
-        fclose(f);
-        pcap_close(p);
+        expect_libpcap_frames(path, file == 0 ? 50 : 20);
     }
     unlink(path);
 }
@@ -331,29 +337,7 @@ static void test_pcapng_same_frames_as_libpcap(void **state)
     assert_non_null(out);
     assert_int_equal(fwrite(c.bytes, 1, c.len, out), c.len);
     assert_int_equal(fclose(out), 0);
-    char err[PCAP_ERRBUF_SIZE];
-    pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, err);
-    assert_non_null(p);
-    FILE *f = fopen(path, "rb");
-    struct tp_pcap_reader r;
-    assert_int_equal(tp_pcap_reader_open(&r, f, 1500, 100), TP_PCAP_OK);
-    assert_int_equal(r.link_type, pcap_datalink(p));
-    struct pcap_pkthdr *h;
-    const u_char *data;
-    struct tp_pcap_record rec;
-    unsigned n = 0;
-    while (pcap_next_ex(p, &h, &data) == 1) {
-        assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_OK);
-        assert_int_equal(rec.ts_ns, (uint64_t)h->ts.tv_sec * 1000000000u + h->ts.tv_usec);
-        assert_int_equal(rec.caplen, h->caplen);
-        assert_memory_equal(rec.data, data, h->caplen);
-        n++;
-    }
-    assert_int_equal(n, 20);
-    assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_END);
-    tp_pcap_reader_close(&r);
-    fclose(f);
-    pcap_close(p);
+    expect_libpcap_frames(path, 20);
     unlink(path);
 }
 

@@ -180,21 +180,29 @@ static const char *symbol_of(const struct symbols *s, uint32_t id)
     return id < s->n ? s->names[id] : "";
 }
 
+/* An array of *n elements by instrument id grown (zeroed) to hold id: 0, or -ENOMEM. */
+static int grow_to(void **array, uint32_t *n, uint32_t id, size_t elem)
+{
+    if (id < *n)
+        return 0;
+    uint32_t grown = *n ? *n : 256;
+    while (grown <= id)
+        grown *= 2;
+    uint8_t *p = realloc(*array, grown * elem);
+    if (p == NULL)
+        return -ENOMEM;
+    memset(p + (size_t)*n * elem, 0, (size_t)(grown - *n) * elem);
+    *array = p;
+    *n = grown;
+    return 0;
+}
+
 static int add_symbols(struct symbols *s, const struct tp_definition_row *d, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
         uint32_t id = d[i].h.instrument_id;
-        if (id >= s->n) {
-            uint32_t grown = s->n ? s->n : 256;
-            while (grown <= id)
-                grown *= 2;
-            void *p = realloc(s->names, grown * sizeof(*s->names));
-            if (p == NULL)
-                return -ENOMEM;
-            s->names = p;
-            memset(s->names + s->n, 0, (grown - s->n) * sizeof(*s->names));
-            s->n = grown;
-        }
+        if (grow_to((void **)&s->names, &s->n, id, sizeof(*s->names)) != 0)
+            return -ENOMEM;
         memcpy(s->names[id], d[i].symbol, TP_SYMBOL_LEN);
         s->names[id][TP_SYMBOL_LEN] = 0;
     }
@@ -363,17 +371,8 @@ static int add_bar(struct bars *bars, struct out *o, const struct options *opt,
     uint64_t at = opt->venue_clock ? t->h.venue_time_ns : t->h.recv_tsc;
     uint64_t start = at - at % opt->interval_ns;
 
-    if (id >= bars->n) {
-        uint32_t grown = bars->n ? bars->n : 256;
-        while (grown <= id)
-            grown *= 2;
-        void *p = realloc(bars->b, grown * sizeof(*bars->b));
-        if (p == NULL)
-            return -ENOMEM;
-        bars->b = p;
-        memset(bars->b + bars->n, 0, (grown - bars->n) * sizeof(*bars->b));
-        bars->n = grown;
-    }
+    if (grow_to((void **)&bars->b, &bars->n, id, sizeof(*bars->b)) != 0)
+        return -ENOMEM;
     struct bar *b = &bars->b[id];
     if (b->open_bar && b->start != start) {
         print_bar(o, opt, id, b, s);
@@ -496,15 +495,9 @@ static int select_symbols(const char *glob, const uint8_t *data, size_t len, uin
             char sym[TP_SYMBOL_LEN + 1] = {0};
             uint32_t id = defs[i].h.instrument_id;
             memcpy(sym, defs[i].symbol, TP_SYMBOL_LEN);
-            if (id >= *n_keep) {
-                uint8_t *p = realloc(*keep, (size_t)id + 1);
-                if (p == NULL) {
-                    more = -ENOMEM;
-                    break;
-                }
-                memset(p + *n_keep, 0, id + 1 - *n_keep);
-                *keep = p;
-                *n_keep = id + 1;
+            if (grow_to((void **)keep, n_keep, id, 1) != 0) {
+                more = -ENOMEM;
+                break;
             }
             (*keep)[id] = tp_glob_match(glob, sym);
         }
