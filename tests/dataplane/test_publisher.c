@@ -127,7 +127,7 @@ static void test_event_records_and_state(void **state)
     g += 4;
     assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_SIDE_OFFSET], TPOUT_SIDE_BID);
     assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_LEVEL_OFFSET], 1);
-    assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_ACTION_OFFSET], TPOUT_LEVEL_ACTION_NEW);
+    assert_int_equal(g[TPOUT_ORDER_EVENT_LEVELS_ACTION_OFFSET], TPOUT_LEVEL_ACTION_INSERT);
     assert_int_equal(tpout_load_u32(g + TPOUT_ORDER_EVENT_LEVELS_ORDER_COUNT_OFFSET), 1);
     assert_int_equal(tpout_load_u64(g + TPOUT_ORDER_EVENT_LEVELS_PRICE_OFFSET), 100000000000);
     assert_int_equal(tpout_load_u64(g + TPOUT_ORDER_EVENT_LEVELS_QUANTITY_OFFSET), 300);

@@ -174,7 +174,7 @@ struct tp_book_view {
 struct tp_level_change {
     uint8_t side;   /* 0 bid, 1 ask */
     uint8_t level;  /* 1-based */
-    uint8_t action; /* 0 new (insert), 1 change, 2 delete (shift up), 3 clear side */
+    uint8_t action; /* 0 insert (shift down), 1 change, 2 remove (shift up), 3 clear side */
     uint8_t reserved;
     int32_t orders;
     int64_t price;
@@ -195,7 +195,7 @@ struct tp_order_event {
     int64_t price;
     int64_t qty;    /* add/modify: displayed; execute: executed (INT64_MIN if unknown); delete: 0 */
     uint8_t side;   /* 0 bid, 1 ask */
-    uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 delete, 3 execute */
+    uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 remove, 3 execute */
     int64_t remaining_qty; /* what the order has left after the event (0: gone) */
 };
 
