@@ -200,7 +200,7 @@ static int usage(FILE *out, const char *prog)
             "usage: %s [--dir DIR] [--seconds N] [--wait N] [--quiet] [--control SOCKET] "
             "[--by-name] INSTANCE INSTRUMENT...\n"
             "  --seconds N       stop after N seconds (default 10)\n"
-            "  --wait N          wait up to N seconds for the instance to appear\n"
+            "  --wait N          wait up to N seconds for the instance (a daemon starting)\n"
             "  --quiet           print the summary only\n"
             "  --control SOCKET  subscribe through the daemon's control socket\n"
             "  --by-name         subscribe by name at once; '*' and '?' make a name a glob\n",
@@ -208,14 +208,17 @@ static int usage(FILE *out, const char *prog)
     return out == stdout ? 0 : 2;
 }
 
-/* tp_attach, retried while the instance does not exist yet, for at most wait_s seconds. */
+/*
+ * tp_attach, retried for at most wait_s seconds while the instance does not exist yet or its
+ * segments are a stopped daemon's (closed, or a dead writer's): a daemon starting replaces them.
+ */
 static int attach(struct tp_client **c, const char *instance, const struct tp_client_options *opt,
                   double wait_s, char *err, size_t err_len)
 {
     double until = now_s() + wait_s;
     for (;;) {
         int rc = tp_attach(c, instance, opt, err, err_len);
-        if (rc != -ENOENT || now_s() >= until)
+        if ((rc != -ENOENT && rc != -ESTALE && rc != -EOWNERDEAD) || now_s() >= until)
             return rc;
         nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
     }
