@@ -194,17 +194,17 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int usage(FILE *out, const char *prog)
+static int usage(FILE *out)
 {
-    fprintf(out,
-            "usage: %s [--dir DIR] [--seconds N] [--wait N] [--quiet] [--control SOCKET] "
-            "[--by-name] INSTANCE INSTRUMENT...\n"
-            "  --seconds N       stop after N seconds (default 10)\n"
-            "  --wait N          wait up to N seconds for the instance (a daemon starting)\n"
-            "  --quiet           print the summary only\n"
-            "  --control SOCKET  subscribe through the daemon's control socket\n"
-            "  --by-name         subscribe by name at once; '*' and '?' make a name a glob\n",
-            prog);
+    fprintf(
+        out,
+        "usage: tickplane-top [--dir DIR] [--seconds N] [--wait N] [--quiet] [--control SOCKET] "
+        "[--by-name] INSTANCE INSTRUMENT...\n"
+        "  --seconds N       stop after N seconds (default 10)\n"
+        "  --wait N          wait up to N seconds for the instance (a daemon starting)\n"
+        "  --quiet           print the summary only\n"
+        "  --control SOCKET  subscribe through the daemon's control socket\n"
+        "  --by-name         subscribe by name at once; '*' and '?' make a name a glob\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc)
             wait_s = atof(argv[++i]);
         else if (strcmp(argv[i], "--help") == 0)
-            return usage(stdout, argv[0]);
+            return usage(stdout);
         else if (strcmp(argv[i], "--quiet") == 0)
             w.quiet = 1;
         else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc)
@@ -247,10 +247,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--by-name") == 0)
             w.by_name = 1;
         else
-            return usage(stderr, argv[0]);
+            return usage(stderr);
     }
     if (argc - i < 2)
-        return usage(stderr, argv[0]);
+        return usage(stderr);
     const char *instance = argv[i++];
 
     char err[256];

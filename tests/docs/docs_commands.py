@@ -113,7 +113,7 @@ def run_readme(clone):
         ("tickplanectl's book", r'(?m)^AAAA \(NASDAQ\)'),
         ('the instruments list', r'(?m)^NASDAQ +AAAB$'),
         ('the environment-variable consumer and the glob', r'(?m)^  AA\* +matched [1-9]\d* instruments$'),
-        ('the consumer built with the build tree\'s pkg-config file', r'usage: \S*my-top '),
+        ('the consumer built with the build tree\'s pkg-config file', r'usage: tickplane-top \[--dir'),
     ]
     for what, pattern in expect:
         if not re.search(pattern, out):
