@@ -1126,9 +1126,10 @@ static inline size_t whole_messages(const struct tp_mdp3_feed_pkt *pkt)
  * feed's hint ring, which the apply pass prefetches a few at a time (issue_hint): a packet's order
  * hints issued together do not warm the lines on a Zen 4 core (a delete's first load takes as
  * long as with no hint), the same hints spaced out do. So the misses overlap the packets applied
- * meanwhile instead of each stalling the entry that needs it. Hints only: nothing is checked or counted here (the
- * registry may change before the packet is applied); the apply pass does that. Its lookups leave
- * the last SecurityID found remembered, which only spares the apply pass a lookup.
+ * meanwhile instead of each stalling the entry that needs it. Hints only: nothing is checked or
+ * counted here (the registry may change before the packet is applied); the apply pass does that.
+ * Its lookups leave the last SecurityID found remembered, which only spares the apply pass a
+ * lookup.
  */
 static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {
