@@ -210,7 +210,8 @@ static int usage(FILE *out)
 
 /*
  * tp_attach, retried for at most wait_s seconds while the instance does not exist yet or its
- * segments are a stopped daemon's (closed, or a dead writer's): a daemon starting replaces them.
+ * segments are a stopped daemon's (closed, or a dead writer's) or its control socket does not
+ * answer yet: a daemon starting replaces them and listens.
  */
 static int attach(struct tp_client **c, const char *instance, const struct tp_client_options *opt,
                   double wait_s, char *err, size_t err_len)
@@ -218,7 +219,8 @@ static int attach(struct tp_client **c, const char *instance, const struct tp_cl
     double until = now_s() + wait_s;
     for (;;) {
         int rc = tp_attach(c, instance, opt, err, err_len);
-        if ((rc != -ENOENT && rc != -ESTALE && rc != -EOWNERDEAD) || now_s() >= until)
+        if ((rc != -ENOENT && rc != -ESTALE && rc != -EOWNERDEAD && rc != -ECONNREFUSED) ||
+            now_s() >= until)
             return rc;
         nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
     }
