@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     build-essential clang lld llvm libclang-rt-14-dev meson ninja-build pkg-config python3
     libdpdk-dev dpdk libjansson-dev libcmocka-dev libpcap-dev
-    iproute2 tshark valgrind clang-format
+    iproute2 tshark valgrind clang-format help2man lintian
     python3-numpy python3-pandas python3-pytest python3-matplotlib
 )
 

@@ -169,8 +169,8 @@ static inline void tp_ring_clear_sequence(uint8_t *rec)
  * written a lap ago and are in no cache: without the hint each new line's read-for-ownership
  * holds up the stores behind it, and the hardware's stream prefetcher restarts at every 4 KiB
  * page. 2 KiB is ~25 records, ~2 us ahead at full rate (the daemon alone on a preloaded port,
- * alternated pairs: MDP3 peak shape 1.037-1.128, ITCH peak 1.025-1.074 in three sets;
- * docs/BENCHMARKS.md, session 12). Readers are not slowed: the line is past every record they
+ * alternated pairs: MDP3 peak shape 1.037-1.128, ITCH peak 1.025-1.074 in three sets).
+ * Readers are not slowed: the line is past every record they
  * can read, but for a reader about to be lapped.
  */
 #define TP_RING_WRITE_AHEAD 2048u

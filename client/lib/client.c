@@ -63,6 +63,16 @@ void tp_cl_recompute_any(struct tp_client *c)
     c->any_interest = any;
 }
 
+void tp_cl_queue_initial(struct tp_client *c, uint32_t id, uint32_t gained)
+{
+    if ((gained & INITIAL_TOPICS) == 0)
+        return;
+    c->slots[id].initial |= gained & INITIAL_TOPICS;
+    if (!c->initial_pending || id < c->initial_next)
+        c->initial_next = id;
+    c->initial_pending = 1;
+}
+
 void tp_cl_set_interest(struct tp_client *c, uint32_t id)
 {
     c->interest[id] = c->slots[id].own | c->slots[id].from_patterns;
@@ -296,7 +306,7 @@ int tp_reattach(struct tp_client *c, char *err, size_t err_len)
         if (rc != 0)
             return fail(err, err_len, rc, c->last_error);
     }
-    tp_cl_rematch_patterns(c); /* the new writer may have defined other symbols */
+    tp_cl_rematch_patterns(c, 0); /* the new writer may have defined other symbols */
     start_resync(c);
     return 0;
 }
@@ -334,6 +344,36 @@ int tp_cl_venue_code(const struct tp_client *c, const char *name)
         if (strcmp(c->venue_names[v], name) == 0)
             return v;
     return -1;
+}
+
+int tp_instrument_info(const struct tp_client *c, uint32_t id, struct tp_instrument_info *out)
+{
+    if (id >= c->instruments)
+        return -ERANGE;
+    struct tp_instrument_state s;
+    if (tp_state_read(c->bus.state, id, &s, STATE_TRIES) != 0)
+        return -EAGAIN;
+    const char *venue;
+    int rc = tp_cl_symbol_text(c, s.book.symbol, s.book.venue, out->symbol, &venue);
+    if (rc != 0)
+        return rc;
+    out->instrument_id = id;
+    out->venue = s.book.venue;
+    out->security_kind = s.book.security_kind;
+    out->trading_status = s.book.trading_status;
+    out->flags = s.book.flags;
+    snprintf(out->venue_name, sizeof(out->venue_name), "%s", venue);
+    out->tick_size = s.book.tick_size;
+    return 0;
+}
+
+int tp_symbol(const struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1])
+{
+    struct tp_instrument_info info;
+    int rc = tp_instrument_info(c, id, &info);
+    if (rc == 0)
+        memcpy(symbol, info.symbol, sizeof(info.symbol));
+    return rc;
 }
 
 int tp_cl_symbol(struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1],
@@ -418,11 +458,17 @@ int tp_subscribe(struct tp_client *c, const uint32_t *ids, size_t n_ids, uint32_
         if (rc != 0)
             return rc;
     }
-    if (ids == NULL)
+    if (ids == NULL) {
+        uint32_t gained = topics & ~c->all_interest;
         c->all_interest |= topics;
+        for (uint32_t id = 0; id < c->instruments; id++)
+            tp_cl_queue_initial(c, id, gained & ~c->interest[id]);
+    }
     for (size_t i = 0; ids != NULL && i < n_ids; i++) {
+        uint32_t before = interest_of(c, ids[i]);
         c->slots[ids[i]].own |= topics;
         tp_cl_set_interest(c, ids[i]);
+        tp_cl_queue_initial(c, ids[i], interest_of(c, ids[i]) & ~before);
     }
     if (topics & BOOK_TOPICS) {
         for (uint32_t id = 0; id < c->instruments; id++)
@@ -512,6 +558,64 @@ static int resync_step(struct tp_client *c, tp_event_fn fn, void *user)
         tp_view_resync_event(b, id, &ev);
         ev.topic = TP_TOPIC_TOP;
         ev.u.top = top;
+        fn(user, &ev);
+        delivered++;
+    }
+    return delivered;
+}
+
+/*
+ * Deliver the current state of the next instrument with newly subscribed topics: the reader's
+ * book (loaded from the state table when it was subscribed, and kept by the records since) for
+ * DEPTH and TOP, the state table's last trade for TRADES.
+ */
+static int initial_step(struct tp_client *c, tp_event_fn fn, void *user)
+{
+    const struct tp_instrument_state *s = &c->scratch;
+    while (c->initial_next < c->instruments && c->slots[c->initial_next].initial == 0)
+        c->initial_next++;
+    if (c->initial_next >= c->instruments) {
+        c->initial_pending = 0;
+        return 0;
+    }
+    uint32_t id = c->initial_next;
+    if (tp_state_read(c->bus.state, id, &c->scratch, STATE_TRIES) != 0)
+        return 0; /* the writer is inside this entry: try again on the next step */
+    uint32_t want = c->slots[id].initial & interest_of(c, id);
+    c->slots[id].initial = 0;
+    struct tp_local_book *b = c->books[id];
+    uint32_t flags = TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC | TP_EVENT_F_END_OF_EVENT |
+                     (s->book.flags & (TP_EVENT_F_STALE | TP_EVENT_F_RECOVERING));
+    struct tp_event ev;
+    int delivered = 0;
+    for (uint32_t topic = TP_TOPIC_DEPTH; topic <= TP_TOPIC_TRADES; topic++) {
+        if (!(want & TP_TOPIC_BIT(topic)) || (topic != TP_TOPIC_TRADES && b == NULL))
+            continue;
+        if (topic == TP_TOPIC_TRADES &&
+            (s->book.last_trade.price == TP_PRICE_NULL || s->book.last_trade.qty == 0))
+            continue; /* nothing traded yet */
+        if (b != NULL)
+            tp_view_resync_event(b, id, &ev);
+        else
+            memset(&ev, 0, sizeof(ev));
+        ev.topic = topic;
+        ev.instrument_id = id;
+        ev.flags = flags;
+        ev.venue_seq = s->book.venue_seq;
+        ev.venue_time_ns = s->book.venue_time_ns;
+        ev.recv_tsc = s->book.recv_tsc;
+        if (topic == TP_TOPIC_TOP) {
+            tp_local_book_top(b, &b->last_top);
+            ev.u.top = b->last_top;
+        } else if (topic == TP_TOPIC_TRADES) {
+            const struct tp_last_trade *t = &s->book.last_trade;
+            ev.venue_time_ns = t->venue_time_ns;
+            ev.u.trade = (struct tp_trade_event){.price = t->price,
+                                                 .qty = t->qty,
+                                                 .trade_id = t->trade_id,
+                                                 .orders = (int32_t)TP_COUNT_NULL,
+                                                 .aggressor = t->aggressor};
+        }
         fn(user, &ev);
         delivered++;
     }
@@ -722,12 +826,14 @@ int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events
     unsigned k = c->current_ring; /* the ring read until it is empty, then the next */
     unsigned empty = 0;           /* rings found empty in a row */
     for (unsigned steps = 0; steps < max_events;) {
-        if (__builtin_expect(c->loss_pending | c->resync_pending, 0)) {
+        if (__builtin_expect(c->loss_pending | c->resync_pending | c->initial_pending, 0)) {
             if (c->loss_pending) {
                 deliver_loss(c, fn, user);
                 delivered++;
-            } else {
+            } else if (c->resync_pending) {
                 delivered += resync_step(c, fn, user);
+            } else {
+                delivered += initial_step(c, fn, user);
             }
             steps++;
             continue;

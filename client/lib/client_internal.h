@@ -17,6 +17,7 @@
 #define RECORD_TOPICS    8u /* record topics the writer may tag (DEPTH..DEFINITIONS, room to grow) */
 #define STATE_TRIES      100000u
 #define BOOK_TOPICS      (TP_TOPIC_BIT(TP_TOPIC_DEPTH) | TP_TOPIC_BIT(TP_TOPIC_TOP))
+#define INITIAL_TOPICS   (BOOK_TOPICS | TP_TOPIC_BIT(TP_TOPIC_TRADES)) /* start with the state */
 #define PUBLISHED_TOPICS 0x3fu /* DEPTH..DEFINITIONS can be tagged on records */
 #define MAX_VENUE_SUBS   16u   /* daemon subscriptions of one request without a venue */
 #define MAX_PATTERNS     32u   /* pattern subscriptions of one client */
@@ -47,6 +48,7 @@ struct instrument_slot {
     uint32_t from_patterns;  /* topics of the pattern subscriptions its symbol matches */
     uint32_t sub_of;         /* the daemon's subscription for `own`, 0: none */
     uint8_t pattern_checked; /* its symbol was matched against the current patterns */
+    uint32_t initial;        /* newly subscribed topics whose current state is still to deliver */
 };
 
 /* One tp_subscribe_pattern. Slot free when topics == 0. */
@@ -91,6 +93,8 @@ struct tp_client {
     int loss_pending;
     int resync_pending;
     uint32_t resync_next;
+    int initial_pending;      /* some slot's `initial` is set */
+    uint32_t initial_next;    /* no slot below it has `initial` set */
     struct tp_seg reader_seg; /* this reader's counters segment (if any) */
     struct tp_counters *counters;
     struct tp_counter *k[RC_COUNT];
@@ -113,6 +117,8 @@ struct tp_client {
 /* client.c: the local filter. */
 int tp_cl_valid_topics(const struct tp_client *c, uint32_t topics);
 void tp_cl_set_interest(struct tp_client *c, uint32_t id); /* interest = own | from_patterns */
+/* A new subscription's topics `gained` by `id`: the next tp_poll delivers their current state. */
+void tp_cl_queue_initial(struct tp_client *c, uint32_t id, uint32_t gained);
 int tp_cl_ensure_book(struct tp_client *c, uint32_t id);
 void tp_cl_drop_unwatched_books(struct tp_client *c);
 void tp_cl_recompute_any(struct tp_client *c);
@@ -140,7 +146,9 @@ void tp_cl_on_control_event(void *ctx, json_t *event);
 /* patterns.c */
 void tp_cl_match_patterns(struct tp_client *c, uint32_t id, int may_allocate);
 void tp_cl_match_new_instrument(struct tp_client *c, const struct tp_ring_record *rec);
-void tp_cl_rematch_patterns(struct tp_client *c);
+/* Every instrument matched again; with `subscribed` (a new pattern) the topics an instrument
+ * gains start with its current state. */
+void tp_cl_rematch_patterns(struct tp_client *c, int subscribed);
 int tp_cl_pattern_revoked(struct tp_client *c, uint32_t sub);
 void tp_cl_free_patterns(struct tp_client *c);
 

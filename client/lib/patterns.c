@@ -127,10 +127,11 @@ static void size_spare_books(struct tp_client *c, uint32_t undefined)
     }
 }
 
-void tp_cl_rematch_patterns(struct tp_client *c)
+void tp_cl_rematch_patterns(struct tp_client *c, int subscribed)
 {
     uint32_t undefined = 0;
     for (uint32_t id = 0; id < c->instruments; id++) {
+        uint32_t before = c->interest[id] | c->all_interest;
         c->slots[id].pattern_checked = 0;
         c->slots[id].from_patterns = 0;
         tp_cl_set_interest(c, id);
@@ -138,6 +139,8 @@ void tp_cl_rematch_patterns(struct tp_client *c)
             continue;
         tp_cl_match_patterns(c, id, 1);
         undefined += !c->slots[id].pattern_checked;
+        if (subscribed)
+            tp_cl_queue_initial(c, id, (c->interest[id] | c->all_interest) & ~before);
     }
     size_spare_books(c, undefined);
     tp_cl_drop_unwatched_books(c);
@@ -148,7 +151,7 @@ static void remove_pattern(struct tp_client *c, struct pattern_sub *p)
 {
     memset(p, 0, sizeof(*p));
     c->n_patterns--;
-    tp_cl_rematch_patterns(c);
+    tp_cl_rematch_patterns(c, 0);
 }
 
 int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pattern,
@@ -182,7 +185,7 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
     }
     *p = next;
     c->n_patterns++;
-    tp_cl_rematch_patterns(c);
+    tp_cl_rematch_patterns(c, 1);
     return (int)(p - c->patterns) + 1;
 }
 
@@ -212,7 +215,7 @@ int tp_cl_pattern_revoked(struct tp_client *c, uint32_t sub)
             if (p->n_daemon_subs == 0)
                 remove_pattern(c, p); /* granted on no venue any more */
             else
-                tp_cl_rematch_patterns(c);
+                tp_cl_rematch_patterns(c, 0);
             return 1;
         }
     }

@@ -57,13 +57,18 @@ static void out_printf(struct json_out *o, const char *fmt, ...)
         o->len += (size_t)n;
 }
 
-/* A JSON string of width bytes with trailing spaces removed; control and non-ASCII escaped. */
+/*
+ * A JSON string of width bytes, control and non-ASCII escaped. A wider Alpha field's trailing
+ * spaces are padding and removed; a one-byte code is printed as it is, since a space there is a
+ * value (Price Variation Indicator ' ': no calculation).
+ */
 static void out_alpha(struct json_out *o, const uint8_t *p, size_t width)
 {
-    while (width > 0 && p[width - 1] == ' ')
-        width--;
+    size_t len = width;
+    while (width > 1 && len > 0 && p[len - 1] == ' ')
+        len--;
     out_printf(o, "\"");
-    for (size_t i = 0; i < width; i++) {
+    for (size_t i = 0; i < len; i++) {
         uint8_t c = p[i];
         if (c == '"' || c == '\\')
             out_printf(o, "\\%c", c);

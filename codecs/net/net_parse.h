@@ -64,7 +64,7 @@ struct tp_udp_view {
     uint16_t src_port;
     uint16_t outer_vlan;    /* outermost VLAN id (== key.vlan with one tag, 0 untagged) */
     uint8_t vlan_count;     /* 0, 1 or 2 */
-    uint16_t ip_offset;     /* where the IPv4 header starts in the frame */
+    uint16_t ip_offset;     /* where the IPv4 header starts (set for TP_NET_ENOTUDP too) */
     const uint8_t *payload; /* UDP payload, inside the frame */
     uint16_t payload_len;
 };
@@ -133,6 +133,7 @@ tp_net_parse_udp_any(const uint8_t *frame, size_t len, unsigned flags, struct tp
         return TP_NET_EIPLEN;
     if (tp_load_be16(ip + 6) & 0x3fff) /* MF flag or fragment offset */
         return TP_NET_EFRAG;
+    out->ip_offset = (uint16_t)off; /* also for TP_NET_ENOTUDP: the protocol is at ip_offset + 9 */
     if (ip[9] != TP_IPPROTO_UDP)
         return TP_NET_ENOTUDP;
     if ((flags & TP_NET_CHECK_IP_CSUM) && tp_ipv4_checksum(ip, ihl) != 0)
@@ -150,7 +151,6 @@ tp_net_parse_udp_any(const uint8_t *frame, size_t len, unsigned flags, struct tp
     out->key.dst_ip = tp_load_be32(ip + 16);
     out->src_port = tp_load_be16(udp);
     out->key.dst_port = tp_load_be16(udp + 2);
-    out->ip_offset = (uint16_t)off;
     out->payload = udp + TP_UDP_HDR_LEN;
     out->payload_len = (uint16_t)(udp_len - TP_UDP_HDR_LEN);
     return 0;

@@ -40,8 +40,8 @@ static int params_valid(const struct tp_books_params *p)
  * TP_RECENT_ORDERS_PER_ORDER per order up to TP_RECENT_ORDERS_DEFAULT_MAX. An order leaves the
  * window when an id as many ids newer is added, so the window must span the ids an order lives
  * through, which the live-order count underestimates. On the 5 M-message benchmark file (at most
- * 37,730 live orders, sized for 65,536), 2 slots per order moved about one new order in 14 to the
- * overflow table, 16 slots one in 1,900, and ran 16% faster (docs/BENCHMARKS.md, session 7). The
+ * 37,730 live orders, sized for 65,536), 2 slots per order move about one new order in 14 to the
+ * overflow table, 16 slots one in 1,900, and run 16% faster. The
  * cap bounds the window at 33 MiB: past it, the orders that still leave it are too few to show.
  */
 static size_t recent_slots(const struct tp_books_params *p)

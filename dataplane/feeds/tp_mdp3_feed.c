@@ -1123,13 +1123,13 @@ static inline size_t whole_messages(const struct tp_mdp3_feed_pkt *pkt)
  * A first pass over a packet, run PREFETCH_AHEAD packets before it is applied: it prefetches the
  * RptSeq state and book of every price-level entry's instrument (46), and with order-level books
  * keeps the order-table line of every order entry that looks up a resting order (46, 47) in the
- * feed's hint ring, which the apply pass prefetches a few at a time (issue_hint): on the Zen 4
- * machine of session 10 a packet's order hints issued together did not warm the lines (a
- * delete's first load took as long as with no hint), the same hints spaced out did
- * (docs/BENCHMARKS.md, session 10). So the misses overlap the packets applied meanwhile instead
- * of each stalling the entry that needs it. Hints only: nothing is checked or counted here (the
- * registry may change before the packet is applied); the apply pass does that. Its lookups leave
- * the last SecurityID found remembered, which only spares the apply pass a lookup.
+ * feed's hint ring, which the apply pass prefetches a few at a time (issue_hint): a packet's order
+ * hints issued together do not warm the lines on a Zen 4 core (a delete's first load takes as
+ * long as with no hint), the same hints spaced out do. So the misses overlap the packets applied
+ * meanwhile instead of each stalling the entry that needs it. Hints only: nothing is checked or
+ * counted here (the registry may change before the packet is applied); the apply pass does that.
+ * Its lookups leave the last SecurityID found remembered, which only spares the apply pass a
+ * lookup.
  */
 static void prefetch_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {

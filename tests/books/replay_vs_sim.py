@@ -105,8 +105,8 @@ def main():
 
     # Many recoveries of few instruments, in an order table large enough that the sweep of
     # stale orders lags: the order books are cleared often enough for their generations to wrap
-    # (tp_mbo.c), with and without stale entries left (this capture hung the replay before
-    # f5ba3aa: a wrap without stale entries brought old orders back). Both books stay exact.
+    # (tp_mbo.c), with and without stale entries left (a wrap without stale entries must not
+    # bring old orders back, or the next clear's sweep never ends). Both books stay exact.
     run([sim, 'mdp3', '--seed', '9', '--symbols', '20', '--messages', '200000', '--no-line-b',
          '--both-loss', '0.01', '--snapshot-every', '200', '--pcap', p('mdp3wrap.pcap'),
          '--truth', p('mdp3wrap.truth.json')])

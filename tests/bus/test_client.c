@@ -251,6 +251,19 @@ static void assert_book_equals_oracle(const struct tp_book_view *v, const struct
 
 static struct seen seen;
 
+/* A new subscription's first events: n current-state events, each flagged SNAPSHOT and RESYNC. */
+static void drain_current_state(struct tp_client *c, int n)
+{
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.n, n);
+    for (int i = 0; i < n; i++) {
+        assert_true(seen.ev[i].flags & TP_EVENT_F_SNAPSHOT);
+        assert_true(seen.ev[i].flags & TP_EVENT_F_RESYNC);
+        assert_null(seen.ev[i].sbe);
+    }
+}
+
 static void test_filter_and_views(void **state)
 {
     (void)state;
@@ -268,6 +281,13 @@ static void test_filter_and_views(void **state)
     assert_int_equal(tp_subscribe(c, &one, 1, TP_TOPIC_BIT(TP_TOPIC_LOSS)), -EINVAL);
     uint32_t bad = INSTRUMENTS;
     assert_int_equal(tp_subscribe(c, &bad, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), -ERANGE);
+    /* Instrument 1's empty book (DEPTH, then TOP), nothing for 2: it has not traded. */
+    drain_current_state(c, 2);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_DEPTH);
+    assert_int_equal(seen.ev[0].instrument_id, 1);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[1].u.top.bid_price, TP_PRICE_NULL);
+    assert_int_equal(seen.ev[1].u.top.ask_price, TP_PRICE_NULL);
 
     struct tp_level_change ch[3];
     ch[0] = lc(0, 1, 0, 100, 5); /* bid 100 x5 */
@@ -309,7 +329,7 @@ static void test_filter_and_views(void **state)
     tp_stats(c, &st);
     assert_int_equal(st.records, 6);
     assert_int_equal(st.filtered, 2);
-    assert_int_equal(st.delivered, 6);
+    assert_int_equal(st.delivered, 2 + 6); /* the current state first, then the records' */
     assert_int_equal(st.lost, 0);
     assert_int_equal(st.lag, 0);
 
@@ -374,6 +394,13 @@ static void test_late_join_and_lap_resync(void **state)
     assert_int_equal(tp_read_state(c, 3, s), 0);
     assert_int_equal(s->book.bid_levels, 5);
     assert_int_equal(s->bids[0].price, 104);
+    /* ... and its first events are that book: DEPTH with the five bids, TOP at 104. */
+    drain_current_state(c, 2);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_DEPTH);
+    assert_int_equal(seen.ev[0].book.bid_levels, 5);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[1].u.top.bid_price, 104);
+    assert_int_equal(seen.ev[1].u.top.bid_qty, 5);
 
     ch[0] = lc(1, 1, 0, 200, 9);
     pub_book(w, 3, ch, 1);
@@ -468,6 +495,117 @@ static void test_user_transformer_batch_limit_and_lag(void **state)
     free(w);
 }
 
+static void test_symbol_info_and_current_state(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "info", 1 << 16);
+    struct tp_state_entry *e = tp_state_write_begin(w->bus.state, 2);
+    e->book.venue = 1;
+    e->book.tick_size = 10000000; /* 0.01 */
+    e->book.flags = TP_EVENT_F_STALE;
+    e->book.last_trade.price = 190120000000;
+    e->book.last_trade.qty = 50;
+    e->book.last_trade.trade_id = 9;
+    e->book.last_trade.aggressor = 2;
+    e->book.bid_levels = 1;
+    tp_state_bids(e)[0] = (struct tp_level){.price = 190110000000, .qty = 300, .orders = 2};
+    tp_state_write_end(e);
+    e = tp_state_write_begin(w->bus.state, 3);
+    memcpy(e->book.symbol, "MSFT    ", 8); /* ITCH pads with spaces */
+    tp_state_write_end(e);
+    e = tp_state_write_begin(w->bus.state, 1);
+    memset(e->book.symbol, 0, sizeof(e->book.symbol)); /* not defined yet */
+    tp_state_write_end(e);
+    struct tp_client *c = attach("info");
+
+    char sym[TP_SYMBOL_LEN + 1];
+    assert_int_equal(tp_symbol(c, 2, sym), 0);
+    assert_string_equal(sym, "AAPL");
+    assert_int_equal(tp_symbol(c, 3, sym), 0);
+    assert_string_equal(sym, "MSFT");
+    assert_int_equal(tp_symbol(c, 1, sym), -ENOENT);
+    assert_int_equal(tp_symbol(c, INSTRUMENTS, sym), -ERANGE);
+    struct tp_instrument_info info;
+    assert_int_equal(tp_instrument_info(c, 2, &info), 0);
+    assert_int_equal(info.instrument_id, 2);
+    assert_string_equal(info.symbol, "AAPL");
+    assert_int_equal(info.venue, 1);
+    assert_string_equal(info.venue_name, "NASDAQ");
+    assert_int_equal(info.tick_size, 10000000);
+    assert_true(info.flags & TP_EVENT_F_STALE);
+    assert_int_equal(tp_instrument_info(c, 0, &info), 0);
+    assert_string_equal(info.venue_name, "CME");
+
+    /* Subscribing TOP and TRADES: the current top (flagged as the book is: stale) and the last
+     * trade come first, before the record published after the subscription. */
+    uint32_t id = 2;
+    assert_int_equal(
+        tp_subscribe(c, &id, 1, TP_TOPIC_BIT(TP_TOPIC_TOP) | TP_TOPIC_BIT(TP_TOPIC_TRADES)), 0);
+    pub_trade(w, 2, 190130000000, 7);
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.n, 3);
+    assert_int_equal(seen.ev[0].topic, TP_TOPIC_TOP);
+    assert_int_equal(seen.ev[0].instrument_id, 2);
+    assert_int_equal(seen.ev[0].flags &
+                         (TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC | TP_EVENT_F_STALE),
+                     TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC | TP_EVENT_F_STALE);
+    assert_int_equal(seen.ev[0].u.top.bid_price, 190110000000);
+    assert_int_equal(seen.ev[0].u.top.bid_qty, 300);
+    assert_int_equal(seen.ev[0].u.top.ask_price, TP_PRICE_NULL);
+    assert_int_equal(seen.ev[1].topic, TP_TOPIC_TRADES);
+    assert_true(seen.ev[1].flags & TP_EVENT_F_SNAPSHOT);
+    assert_int_equal(seen.ev[1].u.trade.price, 190120000000);
+    assert_int_equal(seen.ev[1].u.trade.qty, 50);
+    assert_int_equal(seen.ev[1].u.trade.trade_id, 9);
+    assert_int_equal(seen.ev[1].u.trade.aggressor, 2);
+    assert_int_equal(seen.ev[2].topic, TP_TOPIC_TRADES);
+    assert_false(seen.ev[2].flags & TP_EVENT_F_SNAPSHOT);
+    assert_int_equal(seen.ev[2].u.trade.qty, 7);
+
+    /* Topics already held bring no second snapshot; one dropped before the poll brings none. */
+    assert_int_equal(tp_subscribe(c, &id, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
+    uint32_t other = 3;
+    assert_int_equal(tp_subscribe(c, &other, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
+    assert_int_equal(tp_unsubscribe(c, &other, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
+    memset(&seen, 0, sizeof(seen));
+    drain(c, &seen);
+    assert_int_equal(seen.n, 0);
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+static void test_format_price(void **state)
+{
+    (void)state;
+    char buf[32];
+    static const struct {
+        int64_t price, tick;
+        const char *text;
+    } cases[] = {
+        {115000000000, TP_PRICE_NULL, "115.00"},
+        {11500000000, 0, "11.50"},
+        {153770000000, TP_PRICE_NULL, "153.77"},
+        {4500250000000, 250000000, "4500.25"},
+        {153770000000, 100000, "153.7700"}, /* a 0.0001 tick: four decimals */
+        {25000000, 5000000, "0.025"},
+        {123456789, 10000000, "0.123456789"}, /* off the tick: every digit kept */
+        {-500000000, TP_PRICE_NULL, "-0.50"},
+        {0, TP_PRICE_NULL, "0.00"},
+        {INT64_MIN + 1, TP_PRICE_NULL, "-9223372036.854775807"},
+        {TP_PRICE_NULL, 10000000, "-"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int n = tp_format_price(cases[i].price, cases[i].tick, buf, sizeof(buf));
+        assert_string_equal(buf, cases[i].text);
+        assert_int_equal(n, (int)strlen(cases[i].text));
+    }
+    assert_int_equal(tp_format_price(115000000000, TP_PRICE_NULL, buf, 4), 6); /* truncated */
+    assert_string_equal(buf, "115");
+}
+
 static void test_malformed_payloads_counted(void **state)
 {
     (void)state;
@@ -475,6 +613,7 @@ static void test_malformed_payloads_counted(void **state)
     writer_open(w, "bad", 1 << 16);
     struct tp_client *c = attach("bad");
     assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPICS_BUILTIN), 0);
+    drain_current_state(c, 2 * INSTRUMENTS); /* every empty book's DEPTH and TOP */
     uint8_t junk[64];
     memset(junk, 0xab, sizeof(junk));
     tp_bus_publish(&w->bus, TP_REC_SBE, TP_TOPIC_TRADES, 1, 0, junk, sizeof(junk));
@@ -641,6 +780,8 @@ int main(void)
         cmocka_unit_test(test_late_join_and_lap_resync),
         cmocka_unit_test(test_user_transformer_batch_limit_and_lag),
         cmocka_unit_test(test_malformed_payloads_counted),
+        cmocka_unit_test(test_symbol_info_and_current_state),
+        cmocka_unit_test(test_format_price),
         cmocka_unit_test(test_restart_version_and_reader_counters),
         cmocka_unit_test(test_stale_heartbeat_refused),
     };

@@ -95,6 +95,21 @@ struct seen {
     int64_t book_best_bid[INSTRUMENTS];
 };
 
+static void count_snapshot(void *user, const struct tp_event *ev)
+{
+    assert_true(ev->flags & TP_EVENT_F_SNAPSHOT);
+    (*(int *)user)++;
+}
+
+/* Subscribed DEPTH for every instrument: one current-state event each comes first. */
+static void drain_current_state(struct tp_client *c)
+{
+    int n = 0;
+    while (tp_poll(c, count_snapshot, &n, 64) > 0)
+        ;
+    assert_int_equal(n, INSTRUMENTS);
+}
+
 static void on_event(void *user, const struct tp_event *ev)
 {
     struct seen *s = user;
@@ -189,6 +204,7 @@ static void test_client_reads_every_ring_in_order(void **state)
     struct tp_client *c = attach("order");
     assert_int_equal(tp_ring_count(c), 2);
     assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    drain_current_state(c);
     /* Interleaved publishing on both writers, each instrument's prices rising. */
     for (int64_t px = 100; px < 140; px++)
         for (uint32_t id = 0; id < INSTRUMENTS; id++)
@@ -225,6 +241,7 @@ static void test_lap_of_one_ring(void **state)
     open_writers("lap");
     struct tp_client *c = attach("lap");
     assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    drain_current_state(c);
     /* Writer 1 goes round its 64 KiB ring several times; writer 0 publishes a few. */
     for (int64_t px = 100; px < 3100; px++)
         publish_bid(3, px);
@@ -259,6 +276,7 @@ static void test_implied_update_leaves_the_book(void **state)
     open_writers("implied");
     struct tp_client *c = attach("implied");
     assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    drain_current_state(c);
     publish_bid(0, 100);
     uint8_t buf[128];
     struct tpout_book_update m;
@@ -295,6 +313,7 @@ static void test_closed_ring_is_stale_after_its_records(void **state)
     open_writers("stale");
     struct tp_client *c = attach("stale");
     assert_int_equal(tp_subscribe(c, NULL, 0, TP_TOPIC_BIT(TP_TOPIC_DEPTH)), 0);
+    drain_current_state(c);
     publish_bid(2, 100);
     assert_int_equal(tp_poll(c, on_event, &(struct seen){0}, 64), 1);
     assert_int_equal(tp_poll(c, on_event, &(struct seen){0}, 64), 0);

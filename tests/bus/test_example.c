@@ -69,6 +69,7 @@ static void define(struct tp_bus_writer *w, uint32_t id, const char *symbol, int
     struct tp_state_entry *e = tp_state_write_begin(w->state, id);
     memcpy(e->book.symbol, symbol, strlen(symbol));
     e->book.bid_levels = 1;
+    e->book.tick_size = 250000000; /* 0.25: prices print with two decimals */
     tp_state_bids(e)[0] = (struct tp_level){.price = bid_px, .qty = bid_qty};
     tp_state_write_end(e);
 }
@@ -105,7 +106,6 @@ static int collect_example(pid_t pid, int fd, char *out, size_t cap)
     close(fd);
     int status;
     waitpid(pid, &status, 0);
-    print_message("%s", out);
     assert_true(WIFEXITED(status));
     return WEXITSTATUS(status);
 }
@@ -135,12 +135,14 @@ static void test_example_prints_top_of_book(void **state)
 
     char out[4096];
     assert_int_equal(finish_example(&w, pid, fd, out, sizeof(out)), 0);
+    /* The current state first (from the subscription), then the change. */
     assert_non_null(
-        strstr(out, "ESZ6         bid         12 @ 4500.250000000   ask          0 @ -"));
-    assert_non_null(strstr(out, "ask          7 @ 4500.500000000"));
+        strstr(out, "ESZ6         bid         12 @ 4500.25      ask          0 @ - (snapshot)\n"));
     assert_non_null(
-        strstr(out, "summary: stopped by writer closed; records 3, delivered 1, filtered 1"));
-    assert_non_null(strstr(out, "top changes 1, trades 0"));
+        strstr(out, "ESZ6         bid         12 @ 4500.25      ask          7 @ 4500.50\n"));
+    assert_non_null(
+        strstr(out, "summary: stopped by writer closed; records 3, delivered 2, filtered 1"));
+    assert_non_null(strstr(out, "top changes 1, trades 0, last bid 4500.25"));
 }
 
 static void test_example_waits_for_late_definitions(void **state)
@@ -160,8 +162,8 @@ static void test_example_waits_for_late_definitions(void **state)
     /* A symbol that never got a definition makes the exit status say so. */
     assert_int_equal(finish_example(&w, pid, fd, out, sizeof(out)), 1);
     assert_non_null(strstr(out, "NQH7         not defined yet"));
-    assert_non_null(strstr(out, "NQH7         bid          4 @ 21000.000000000  ask          9 @ "
-                                "21000.250000000"));
+    assert_non_null(strstr(out, "NQH7         bid          4 @ 21000.00     ask          9 @ "
+                                "21000.25"));
     assert_non_null(strstr(out, "NQH7         top changes 1"));
     assert_non_null(strstr(out, "NEVER        never defined by the instance"));
 }

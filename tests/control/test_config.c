@@ -565,7 +565,7 @@ static void test_bad_lcore_instruments(void **state)
          "lcores[2]",
          "no instrument id left for this lcore: instruments.capacity 1024 minus the 1024 given "
          "to lcores with \"instruments\" leaves 0 for 1 lcore(s) without it"},
-        /* Fewer ids than lcores sharing them (the daemon used to find this only at start). */
+        /* Fewer ids than lcores sharing them (refused by the config, not at start). */
         {3,
          "2",
          {NULL},

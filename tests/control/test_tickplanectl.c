@@ -153,7 +153,7 @@ static void test_book(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "ESZ6 (CME)\n"
                                "   BID QTY            BID | ASK               ASK QTY\n"
-                               "        10        4500.25 | 4500.5                  7\n");
+                               "        10        4500.25 | 4500.50                 7\n");
     run_ctl(&r, NULL, "book", "XX", "--venue", "CME", NULL);
     assert_int_equal(r.status, 1);
     assert_string_equal(r.err, "tickplanectl: unknown instrument XX\n");
@@ -190,7 +190,7 @@ static void test_top_once(void **state)
     assert_non_null(strstr(r.out, "(3 instruments)"));
     assert_string_equal(
         rest + 1, "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY\n"
-                  "ESZ6         CME              10        4500.25         4500.5          7\n"
+                  "ESZ6         CME              10        4500.25        4500.50          7\n"
                   "NQZ6         CME                              ?                          \n");
 }
 
@@ -238,22 +238,6 @@ static void test_errors_and_check(void **state)
     assert_non_null(strstr(r.err, "usage: tickplanectl"));
 }
 
-static void test_render_price9(void **state)
-{
-    (void)state;
-    char buf[32];
-    tp_render_price9(4500250000000, buf, sizeof(buf));
-    assert_string_equal(buf, "4500.25");
-    tp_render_price9(-500000000, buf, sizeof(buf));
-    assert_string_equal(buf, "-0.5");
-    tp_render_price9(0, buf, sizeof(buf));
-    assert_string_equal(buf, "0");
-    tp_render_price9(1, buf, sizeof(buf));
-    assert_string_equal(buf, "0.000000001");
-    tp_render_price9(INT64_MIN, buf, sizeof(buf));
-    assert_string_equal(buf, "-9223372036.854775808");
-}
-
 static void test_render_book_uneven_sides(void **state)
 {
     (void)state;
@@ -281,7 +265,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_top_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscribe_holds_until_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_check, setup, teardown),
-        cmocka_unit_test(test_render_price9),
         cmocka_unit_test(test_render_book_uneven_sides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,8 +137,8 @@ static void test_mold_next_gap_own_timer(void **state)
 }
 
 /*
- * A new session ends the gap being recovered: it was lost, not recovered (it used to be counted
- * recovered, since no gap is open after the arbiter's reset); a gap that had closed before the
+ * A new session ends the gap being recovered: it was lost, not recovered (although no gap is
+ * open after the arbiter's reset); a gap that had closed before the
  * lost one is still counted recovered; recovery starts over at the next report.
  */
 static void test_mold_session_end(void **state)

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Builds the Debian package with deploy/debian/build-deb.sh and checks what it holds
-# (dpkg-deb -I / -c): metadata, dependencies, conffiles, maintainer scripts, every file the
-# appliance needs at its Debian path, and the checksums.
+# Builds the Debian packages with deploy/debian/build-deb.sh and checks them: lintian reports no
+# error; tickplane's metadata, dependencies, conffiles, maintainer scripts, a manual page for
+# every program and every file the appliance needs at its Debian path; libtickplane0's shared
+# library (not executable), shlibs and ldconfig trigger; libtickplane-dev's header, static
+# library and pkg-config file, with which a consumer compiles and links; the checksums.
 #   test_deb.sh SOURCE_ROOT WORK_DIR
 set -eu
 src=$1
@@ -12,22 +14,37 @@ fail() {
     exit 1
 }
 
-for tool in dpkg-deb dpkg-shlibdeps; do
-    command -v $tool >/dev/null || { echo "SKIP: $tool not installed (apt-get install dpkg-dev)"; exit 77; }
+for tool in dpkg-deb dpkg-shlibdeps lintian help2man; do
+    command -v $tool >/dev/null || fail "$tool is not installed (bash deploy/install-deps.sh)"
 done
 
 mkdir -p "$work/out"
 rm -f "$work/out"/*.deb
 BUILD_DIR="$work/build" sh "$src/deploy/debian/build-deb.sh" "$work/out" >"$work/build.log" 2>&1 ||
     { tail -n 30 "$work/build.log"; fail "build-deb.sh failed"; }
-deb=$(tail -n 1 "$work/build.log")
-[ -f "$deb" ] || fail "no package built ($deb)"
-echo "built $deb"
+version=$(sed -n "s/^ *version: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)
+arch=$(dpkg --print-architecture)
+deb=$work/out/tickplane_${version}_${arch}.deb
+lib=$work/out/libtickplane0_${version}_${arch}.deb
+dev=$work/out/libtickplane-dev_${version}_${arch}.deb
+for d in "$deb" "$lib" "$dev"; do
+    grep -qx "$d" "$work/build.log" || fail "build-deb.sh did not build $d"
+done
+echo "built $deb $lib $dev"
+
+# Errors fail the test; warnings are printed. Exit status 1 is "errors found", more is lintian's
+# own failure.
+rc=0
+lintian --tag-display-limit 0 "$deb" "$lib" "$dev" >"$work/lintian.log" 2>&1 || rc=$?
+grep -v '^running with root' "$work/lintian.log" || true
+[ $rc -le 1 ] || fail "lintian failed (exit status $rc)"
+if [ $rc -eq 1 ] || grep -q '^E: ' "$work/lintian.log"; then
+    fail "lintian reports errors"
+fi
 
 info=$(dpkg-deb -I "$deb")
 field() { dpkg-deb -f "$deb" "$1"; }
 [ "$(field Package)" = tickplane ] || fail "Package: $(field Package)"
-version=$(sed -n "s/^ *version: *'\([^']*\)'.*/\1/p" "$src/meson.build" | head -n 1)
 [ "$(field Version)" = "$version" ] || fail "Version $(field Version), meson says $version"
 [ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture $(field Architecture)"
 for dep in adduser libjansson4 libc6 librte-mempool-ring23 librte-net-pcap23; do
@@ -50,6 +67,13 @@ contents=$(dpkg-deb -c "$deb")
 has() { # mode-prefix path
     echo "$contents" | grep -q "^$1 .* \./$2\$" || fail "package lacks $2 ($1)"
 }
+for program in tickplane tickplanectl tickplane-doctor tickplane-top tickplane-dump \
+    tickplane-replay tickplane-sim; do
+    has '-rwxr-xr-x root/root' "usr/bin/$program"
+    has '-rw-r--r-- root/root' "usr/share/man/man1/$program.1.gz"
+done
+has '-rw-r--r-- root/root' usr/share/doc/tickplane/changelog.gz
+echo "$contents" | grep -q 'libtickplane\|usr/include' && fail "tickplane holds library files"
 has 'drwxr-xr-x root/root' ''
 has '-rwxr-xr-x root/root' usr/bin/tickplane-doctor
 has '-rwxr-xr-x root/root' usr/libexec/tickplane/reserve-hugepages.sh
@@ -79,4 +103,35 @@ grep -q 'doctor=${TICKPLANE_DOCTOR:-/usr/bin/tickplane-doctor}' \
     "$files/usr/libexec/tickplane/reserve-hugepages.sh" || fail "script's doctor path"
 (cd "$files" && md5sum --quiet -c "$ctl/DEBIAN/md5sums") || fail "md5sums do not match"
 rm -rf "$files"
-echo "ok: $(echo "$contents" | wc -l) entries"
+
+# The library package: the shared library, not executable, its shlibs and the ldconfig trigger.
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+lib_contents=$(dpkg-deb -c "$lib")
+echo "$lib_contents" | grep -q "^-rw-r--r-- .* \./usr/lib/$multiarch/libtickplane\.so\.$version\$" ||
+    fail "libtickplane0 lacks libtickplane.so.$version (0644): $lib_contents"
+echo "$lib_contents" | grep -q "\./usr/lib/$multiarch/libtickplane\.so\.0 -> " ||
+    fail "libtickplane0 lacks the soname link"
+libctl=$(mktemp -d)
+dpkg-deb -e "$lib" "$libctl"
+grep -qx "libtickplane 0 libtickplane0 (>= $version)" "$libctl/shlibs" || fail "shlibs: $(cat "$libctl/shlibs")"
+grep -qx "activate-noawait ldconfig" "$libctl/triggers" || fail "no ldconfig trigger"
+rm -rf "$libctl"
+dpkg-deb -f "$dev" Depends | grep -q "libtickplane0 (= $version)" || fail "libtickplane-dev Depends"
+
+# The development package: a consumer compiles and links with its pkg-config file alone.
+root=$(mktemp -d)
+trap 'rm -rf "$ctl" "$root"' EXIT
+dpkg-deb -x "$lib" "$root"
+dpkg-deb -x "$dev" "$root"
+for f in usr/include/tickplane/tickplane.h "usr/lib/$multiarch/libtickplane.a" \
+    "usr/lib/$multiarch/pkgconfig/libtickplane.pc"; do
+    [ -f "$root/$f" ] || fail "libtickplane-dev lacks $f"
+done
+flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_PATH=$root/usr/lib/$multiarch/pkgconfig \
+            pkg-config --cflags --libs libtickplane) || fail "pkg-config refuses libtickplane.pc"
+# shellcheck disable=SC2086
+cc -o "$root/top" "$src/client/examples/tickplane_top.c" $flags ||
+    fail "a consumer does not build with: $flags"
+LD_LIBRARY_PATH=$root/usr/lib/$multiarch "$root/top" --help | grep -q '^usage: tickplane-top' ||
+    fail "the consumer does not run"
+echo "ok: $(echo "$contents" | wc -l) entries in tickplane, a consumer built against libtickplane-dev"

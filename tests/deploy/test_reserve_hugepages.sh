@@ -5,7 +5,7 @@
 #   test_reserve_hugepages.sh SCRIPT DOCTOR CONFIGS_DIR
 set -u
 script=$1
-export TICKPLANE_DOCTOR=$2
+doctor=$2
 configs=$3
 
 root=$(mktemp -d)
@@ -15,6 +15,11 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
+
+# The build tree's script runs the build's doctor by itself (the installed one /usr/bin's).
+unset TICKPLANE_DOCTOR
+[ "$(sed -n 's/^doctor=${TICKPLANE_DOCTOR:-\(.*\)}$/\1/p' "$1")" -ef "$doctor" ] ||
+    fail "$1 does not default to $doctor"
 
 pool() { # node size -> pool dir
     echo "$root/sys/devices/system/node/node$1/hugepages/hugepages-$2"

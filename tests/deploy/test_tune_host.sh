@@ -6,7 +6,6 @@
 set -u
 script=$1
 doctor=$2
-export TICKPLANE_DOCTOR=$doctor
 configs=$3
 
 root=$(mktemp -d)
@@ -16,6 +15,11 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
+
+# The build tree's script runs the build's doctor by itself (the installed one /usr/bin's).
+unset TICKPLANE_DOCTOR
+[ "$(sed -n 's/^doctor=${TICKPLANE_DOCTOR:-\(.*\)}$/\1/p' "$script")" -ef "$doctor" ] ||
+    fail "$script does not default to $doctor"
 
 put() { # path content
     mkdir -p "$(dirname "$root$1")"

@@ -75,7 +75,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* tpout LevelAction on one side: new inserts, change replaces, delete removes, clear empties. */
+/* tpout LevelAction on one side: insert, change (replace), remove, clear (empty the side). */
 static void apply_level(struct side *s, unsigned action, unsigned level, int64_t price, int64_t qty,
                         int32_t orders)
 {

@@ -5,7 +5,7 @@ bus_consumer processes rebuild the books from the bus and compare them with the 
 
 usage: pcap_scenario.py TICKPLANE SIM CONSUMER SCENARIO
 
-Scenarios (issue 6): mdp3_ab_faults, mdp3_both_loss, corrupt_truncated, itch_ab_faults,
+Scenarios: mdp3_ab_faults, mdp3_both_loss, corrupt_truncated, itch_ab_faults,
 consumers (attached before start, late joiner from the state table, one killed mid-run, and the
 control socket), itch_session_reset and mdp3_sequence_reset (venue sequence restarts),
 itch_forged_session (two packets of another session, one per line: never a new session).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live reload of the real daemon (issue 7) on net_af_packet over a veth pair: tickplane-sim sends
+"""Live reload of the real daemon on net_af_packet over a veth pair: tickplane-sim sends
 live multicast from a network namespace (ITCH on lines A/B with a MoldUDP64 re-request server,
 MDP3 with its snapshot and definition lines), the daemon receives through DPDK's af_packet PMD,
 and bus_consumer processes rebuild the books from the bus and compare them with the simulator's

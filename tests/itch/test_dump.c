@@ -223,6 +223,68 @@ static void test_pcap_with_map(void **state)
     assert_non_null(strstr(e, "7 frames, 5 messages, 2 malformed, 2 skipped"));
 }
 
+/*
+ * What the dump must not lose: a one-byte code that is a space, the schema versions behind an
+ * MDP3 template it does not know, and TCP segments it skips.
+ */
+static void test_fidelity(void **state)
+{
+    (void)state;
+    char pcap[512], out[512], err[512];
+    snprintf(pcap, sizeof(pcap), "%s/fidelity.pcap", dir);
+    snprintf(out, sizeof(out), "%s/fidelity.out", dir);
+    snprintf(err, sizeof(err), "%s/fidelity.err", dir);
+    struct tp_pcap_writer w;
+    assert_int_equal(tp_pcap_writer_open(&w, pcap), 0);
+    uint8_t pkt[1500];
+    struct tp_mold_writer mw;
+    tp_mold_writer_init(&mw, pkt, sizeof(pkt), "SESSION001", 900);
+    struct tp_itch_noii noii = {.stock_locate = 7,
+                                .paired_shares = 100,
+                                .imbalance_direction = 'N',
+                                .cross_type = 'O',
+                                .price_variation_indicator = ' '};
+    tp_itch_alpha_set(noii.stock, sizeof(noii.stock), "AAPL");
+    tp_itch_noii_encode(tp_mold_writer_reserve(&mw, 50), 50, &noii);
+    write_frame(&w, ITCH_GROUP, 26477, 0, pkt, mw.len, 1000); /* frame 1 */
+    size_t m = mdp3_packet(pkt, sizeof(pkt));
+    /* The message header after the packet header (12 bytes) and MsgSize (2): template 32 of
+     * schema version 5. */
+    memcpy(pkt + 12 + 2 + 2, (uint8_t[]){32, 0}, 2); /* little-endian, as SBE */
+    memcpy(pkt + 12 + 2 + 6, (uint8_t[]){5, 0}, 2);
+    write_frame(&w, MDP3_GROUP, 14361, 0, pkt, m, 2000); /* frame 2 */
+    struct tp_udp_frame_spec spec = {.dst_ip = ITCH_GROUP, .dst_port = 26477};
+    uint8_t frame[2048];
+    int len = tp_net_build_udp(frame, sizeof(frame), &spec, pkt, 40);
+    assert_true(len > 0);
+    frame[TP_ETHER_HDR_LEN + 9] = 6; /* frame 3: the same bytes as a TCP segment */
+    assert_int_equal(tp_pcap_writer_write(&w, 3000, frame, (size_t)len), 0);
+    assert_int_equal(tp_pcap_writer_close(&w), 0);
+
+    char args[1024];
+    snprintf(args, sizeof(args), "--map 233.54.12.111:26477=itch,224.0.28.20:14361=mdp3 '%s'",
+             pcap);
+    assert_int_equal(run_dump(args, out, err), 1); /* the unknown template is reported */
+    json_t *lines[4];
+    assert_int_equal(load_lines(out, lines, 4), 2);
+    json_t *msg = json_object_get(lines[0], "msg");
+    assert_string_equal(json_string_value(json_object_get(msg, "message")), "noii");
+    assert_string_equal(json_string_value(json_object_get(msg, "price_variation_indicator")), " ");
+    assert_string_equal(json_string_value(json_object_get(msg, "cross_type")), "O");
+    assert_string_equal(json_string_value(json_object_get(msg, "stock")), "AAPL");
+    assert_int_equal(json_integer_value(json_object_get(lines[1], "version")), 5);
+    json_decref(lines[0]);
+    json_decref(lines[1]);
+    const char *e = slurp(err);
+    char want[160];
+    snprintf(want, sizeof(want),
+             "MDP3 template 32 is not in the schema (the message's schema version is 5, this "
+             "build decodes version %u)",
+             (unsigned)MKTDATA_SCHEMA_VERSION);
+    assert_non_null(strstr(e, want));
+    assert_non_null(strstr(e, "tickplane-dump: 1 TCP segments skipped (UDP feeds only)"));
+}
+
 static void test_clean_pcap_exits_zero(void **state)
 {
     (void)state;
@@ -365,6 +427,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pcap_with_map),  cmocka_unit_test(test_clean_pcap_exits_zero),
         cmocka_unit_test(test_truncated_pcap), cmocka_unit_test(test_refused_capture),
         cmocka_unit_test(test_binaryfile),     cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_fidelity),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[600];

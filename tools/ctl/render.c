@@ -4,22 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-void tp_render_price9(int64_t price9, char *out, size_t size)
-{
-    /* Work in unsigned magnitude so INT64_MIN is fine too. */
-    uint64_t mag = price9 < 0 ? (uint64_t)0 - (uint64_t)price9 : (uint64_t)price9;
-    uint64_t whole = mag / 1000000000u, frac = mag % 1000000000u;
-    /* Nine decimals, trailing zeros dropped: 250000000 -> ".25". */
-    char digits[16] = "";
-    int width = 9;
-    while (frac != 0 && frac % 10 == 0) {
-        frac /= 10;
-        width--;
-    }
-    if (frac != 0)
-        snprintf(digits, sizeof(digits), ".%0*" PRIu64, width, frac);
-    snprintf(out, size, "%s%" PRIu64 "%s", price9 < 0 ? "-" : "", whole, digits);
-}
+#include "tickplane/tickplane.h"
 
 /* One side's level i as (qty, price) strings; blanks if the side is shorter. */
 static void level(const json_t *side, size_t i, char *qty, char *price, size_t size)
@@ -29,7 +14,7 @@ static void level(const json_t *side, size_t i, char *qty, char *price, size_t s
     if (!json_is_object(lv))
         return;
     snprintf(qty, size, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(lv, "qty")));
-    tp_render_price9(json_integer_value(json_object_get(lv, "price9")), price, size);
+    tp_format_price(json_integer_value(json_object_get(lv, "price9")), TP_PRICE_NULL, price, size);
 }
 
 void tp_render_book(FILE *out, const json_t *book)

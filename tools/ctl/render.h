@@ -1,7 +1,7 @@
 /*
- * Terminal rendering for tickplanectl: prices (int64, exponent -9) as decimals, one instrument's
- * book side by side, and top-of-book rows for the live screen. Pure functions of the JSON the
- * daemon returns, so tests can check the exact text.
+ * Terminal rendering for tickplanectl: one instrument's book side by side and top-of-book rows
+ * for the live screen, prices by libtickplane's tp_format_price as every tool prints them. Pure
+ * functions of the JSON the daemon returns, so tests can check the exact text.
  */
 #ifndef TP_CTL_RENDER_H
 #define TP_CTL_RENDER_H
@@ -9,9 +9,6 @@
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
-
-/* 4500250000000 -> "4500.25"; -500000000 -> "-0.5"; 0 -> "0". */
-void tp_render_price9(int64_t price9, char *out, size_t size);
 
 /* The book object ({"symbol", "venue", "status", "bids": [...], "asks": [...]}). */
 void tp_render_book(FILE *out, const json_t *book);

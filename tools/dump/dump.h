@@ -25,6 +25,7 @@ struct dump_out {
     uint64_t messages;  /* message lines printed */
     uint64_t malformed; /* malformed frames, packets or messages reported */
     uint64_t skipped;   /* frames that are not UDP over IPv4, or on no mapped flow */
+    uint64_t tcp;       /* of those, TCP segments (a TCP-based feed is not decoded) */
 };
 
 /* Where a payload came from. */

@@ -40,7 +40,10 @@ void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uin
         if (n >= 0)
             d->messages++;
         else if (n == -ENOENT)
-            dump_malformed(d, s, offset, "MDP3 template %u is not in the schema", m.template_id);
+            dump_malformed(d, s, offset,
+                           "MDP3 template %u is not in the schema (the message's schema version "
+                           "is %u, this build decodes version %u)",
+                           m.template_id, m.version, (unsigned)MKTDATA_SCHEMA_VERSION);
         else if (n == -EPROTO)
             dump_malformed(d, s, offset, "MDP3 message of schema %u (expected %u)", m.schema_id,
                            MKTDATA_SCHEMA_ID);

@@ -6,7 +6,8 @@
  *
  * The capture is a pcap or pcapng file of Ethernet frames, read with codecs/net's pcap_reader. A
  * frame's UDP flow picks the protocol from the map first, then from --proto; frames on other
- * flows, and frames that are not UDP over IPv4, are skipped. Malformed input (a cut record
+ * flows, and frames that are not UDP over IPv4, are skipped (TCP segments are counted on stderr,
+ * so that a capture of a TCP feed does not look empty). Malformed input (a cut record
  * included) is reported on stderr with its frame and byte offset and the dump carries on. Exit
  * status: 0 when all input was well formed, 1 when anything was malformed, 2 for usage or I/O
  * errors and captures the reader refuses (not pcap or pcapng, not Ethernet).
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,7 @@ static void dump_frame(struct dump_out *d, const struct flow_map *map, enum dump
     int rc = tp_net_parse_udp(frame, len, 0, &udp);
     if (rc == TP_NET_ENOTIPV4 || rc == TP_NET_ENOTUDP) {
         d->skipped++;
+        d->tcp += rc == TP_NET_ENOTUDP && frame[udp.ip_offset + 9] == IPPROTO_TCP;
         return;
     }
     if (rc < 0) {
@@ -154,6 +157,10 @@ int main(int argc, char **argv)
     int rc = binaryfile ? dump_binaryfile(&d, path) : dump_pcap(&d, path, &map, fallback);
     if (rc < 0 && binaryfile)
         fprintf(stderr, "tickplane-dump: %s: %s\n", path, strerror(-rc));
+    /* Never silent: a capture of a TCP feed (SoupBinTCP, a TCP snapshot) would print nothing. */
+    if (d.tcp)
+        fprintf(stderr, "tickplane-dump: %" PRIu64 " TCP segments skipped (UDP feeds only)\n",
+                d.tcp);
     if (summary)
         fprintf(stderr,
                 "tickplane-dump: %" PRIu64 " frames, %" PRIu64 " messages, %" PRIu64

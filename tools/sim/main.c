@@ -230,6 +230,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             (struct option){fault_names[i], required_argument, NULL, OPT_FAULT_BASE + (int)i};
     }
 
+    if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        exit(0);
+    }
     if (argc < 2 || (strcmp(argv[1], "itch") != 0 && strcmp(argv[1], "mdp3") != 0))
         return -EINVAL;
     o->protocol = argv[1];

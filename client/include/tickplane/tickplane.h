@@ -13,6 +13,8 @@
  *   tp_poll()           busy-poll friendly: hands at most max_events events to a callback, no
  *                       syscalls, no allocation, no locks;
  *   tp_read_state()     a consistent copy of one instrument's conflated state;
+ *   tp_symbol(), tp_instrument_info()  the symbol, venue and tick of an event's instrument id;
+ *   tp_format_price()   a price9 as text, as every tickplane tool prints it;
  *   tp_stats()          lag, loss, lapped and resync counts;
  *   tp_check_heartbeat()  whether the daemon is alive, cheaply (a killed daemon's bus looks
  *                       like a quiet market otherwise).
@@ -31,6 +33,13 @@
  * library delivers one TP_TOPIC_LOSS event saying how many events were lost on that ring (its
  * index in venue_seq), then rebuilds every subscribed book from the state table and delivers
  * each as a DEPTH / TOP event flagged TP_EVENT_F_RESYNC.
+ *
+ * A new subscription starts with the current state: the first tp_poll after tp_subscribe (or a
+ * pattern subscription's match) delivers, before any record, one event per instrument and newly
+ * subscribed topic from the state table, flagged TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC (and
+ * STALE / RECOVERING as the book is): TOP with the best bid and offer (also when both sides are
+ * empty, so a quiet instrument is seen), DEPTH with the book, TRADES with the last trade if the
+ * instrument has traded.
  *
  * Prices are "price9": int64 with exponent -9 (TP_PRICE_NULL when absent). Quantities int64.
  * Every event also carries the SBE-encoded tpout message it came from (schema
@@ -174,7 +183,7 @@ struct tp_book_view {
 struct tp_level_change {
     uint8_t side;   /* 0 bid, 1 ask */
     uint8_t level;  /* 1-based */
-    uint8_t action; /* 0 new (insert), 1 change, 2 delete (shift up), 3 clear side */
+    uint8_t action; /* 0 insert (shift down), 1 change, 2 remove (shift up), 3 clear side */
     uint8_t reserved;
     int32_t orders;
     int64_t price;
@@ -195,7 +204,7 @@ struct tp_order_event {
     int64_t price;
     int64_t qty;    /* add/modify: displayed; execute: executed (INT64_MIN if unknown); delete: 0 */
     uint8_t side;   /* 0 bid, 1 ask */
-    uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 delete, 3 execute */
+    uint8_t action; /* tpout OrderAction: 0 add, 1 modify, 2 remove, 3 execute */
     int64_t remaining_qty; /* what the order has left after the event (0: gone) */
 };
 
@@ -304,8 +313,8 @@ struct tp_client_options {
  * they would look like a quiet market. A daemon that is starting is never refused (its heartbeat
  * is fresh, or not begun yet). Writers that keep no heartbeat (tools, tests) are not checked.
  * opt may be NULL.
- * The reader starts at the current end of the ring: subscribe, then read the state table for
- * the current books (tp_subscribe does this for DEPTH/TOP).
+ * The reader starts at the current end of the ring; a subscription's first events are the
+ * current state (above).
  */
 int tp_attach(struct tp_client **out, const char *instance, const struct tp_client_options *opt,
               char *err, size_t err_len);
@@ -325,6 +334,37 @@ uint32_t tp_instrument_count(const struct tp_client *c);
 
 /* Id of the instrument whose symbol is `symbol`, or -ENOENT. */
 int64_t tp_find_instrument(const struct tp_client *c, const char *symbol);
+
+/*
+ * The symbol of instrument `id` (an event's instrument_id), NUL-terminated without the venue's
+ * padding, into `symbol`. 0, -ERANGE (no such id), -ENOENT (not defined yet) or -EAGAIN (the
+ * writer was inside the entry: try again). Reads the state table: no syscall, callable from a
+ * tp_poll callback.
+ */
+int tp_symbol(const struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN + 1]);
+
+/* What an instrument is, from its definition and state (tp_instrument_info). */
+struct tp_instrument_info {
+    uint32_t instrument_id;
+    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq */
+    uint8_t security_kind;  /* tpout SecurityKind */
+    uint8_t trading_status; /* enum tp_trading_status */
+    uint8_t flags;          /* TP_EVENT_F_* low byte of its last event (RECOVERING, STALE) */
+    char symbol[TP_SYMBOL_LEN + 1]; /* NUL-terminated, without padding */
+    char venue_name[32];            /* the daemon's name of the venue ("CME", "NASDAQ") */
+    int64_t tick_size;              /* price9, TP_PRICE_NULL when unknown */
+};
+
+/* 0, or tp_symbol's errors. Same cost and rules as tp_symbol. */
+int tp_instrument_info(const struct tp_client *c, uint32_t id, struct tp_instrument_info *out);
+
+/*
+ * A price9 as text into out (at most size bytes, always terminated): "-" for TP_PRICE_NULL, else
+ * a decimal with as many decimals as the tick size has (tick9, TP_PRICE_NULL or 0 when unknown),
+ * at least 2, and more only when the price itself has them: 115 -> "115.00", 153.77 ->
+ * "153.77", 0.025 at a 0.005 tick -> "0.025". Returns what snprintf returns.
+ */
+int tp_format_price(int64_t price9, int64_t tick9, char *out, size_t size);
 
 /*
  * Add (subscribe) or remove (unsubscribe) interest in topics (TP_TOPIC_BIT mask) for the given

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Two builds compared on a shared, noisy host: the same run of each, alternated within every
-round (odd rounds OLD first), and the paired ratio NEW/OLD per round. On the development VM the
+round (odd rounds OLD first), and the paired ratio NEW/OLD per round. On a shared VM the
 daemon's rate on one capture moves 1.5x between spells of the host's memory load while the two
-runs of a round share the spell, so the median of the paired ratios is what compares two builds
-(docs/BENCHMARKS.md, session 11); two medians taken apart do not.
+runs of a round share the spell, so the median of the paired ratios is what compares two builds;
+two medians taken apart do not (docs/BENCHMARKS.md).
 
   daemon    the daemon alone (no reader) on the shape's capture preloaded in a net_ring port,
             the data lcore's messages per CPU second of its busy span; every run passes

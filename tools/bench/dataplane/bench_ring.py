@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The issue's speed benchmark: the real daemon, one data lcore, traffic preloaded in a net_ring
+"""The data plane's speed benchmark: the real daemon, one data lcore, traffic preloaded in a net_ring
 port ("pcap" + "preload": true: every frame in an mbuf before the lcore starts, so no capture PMD
 reads or copies on the data lcore), a consumer attached to the bus before the first packet.
 

@@ -1,5 +1,5 @@
 """Runs of the real daemon on a preloaded net_ring port and of bench_pipeline on the same capture,
-with the zero-loss checks: what bench_ring.py (the issue's benchmark) and bench_pair.py (two
+with the zero-loss checks: what bench_ring.py (the data plane's benchmark) and bench_pair.py (two
 builds alternated) share.
 
 A shape is a simulator capture (seed 1, 200 symbols, line A only):
