@@ -103,7 +103,7 @@ def test_the_other_views(capture):
     assert csv("--view", "status", str(path)).shape[0] == len(t["status"])
     changes = csv("--view", "changes", str(path))
     assert len(changes) == len(t["depth"])
-    assert set(changes["action"]) <= {"new", "change", "delete", "clear"}
+    assert set(changes["action"]) <= {"insert", "change", "remove", "clear"}
 
 
 def test_bad_arguments_are_refused(capture):

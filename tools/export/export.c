@@ -279,7 +279,7 @@ static void print_book(struct out *o, const struct tp_book_row *r, const struct 
 
 static void print_change(struct out *o, const struct tp_depth_row *r, const struct symbols *s)
 {
-    static const char *const actions[] = {"new", "change", "delete", "clear"};
+    static const char *const actions[] = {"insert", "change", "remove", "clear"};
     head(o, &r->h, s);
     out_str(o, "side", side_name(r->side));
     out_u64(o, "level", r->level);
@@ -301,7 +301,7 @@ static void print_trade(struct out *o, const struct tp_trade_row *r, const struc
 
 static void print_order(struct out *o, const struct tp_order_row *r, const struct symbols *s)
 {
-    static const char *const actions[] = {"add", "modify", "delete", "execute"};
+    static const char *const actions[] = {"add", "modify", "remove", "execute"};
     head(o, &r->h, s);
     out_u64(o, "order_id", r->order_id);
     out_str(o, "side", side_name(r->side));
