@@ -408,10 +408,11 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"unknown_instrument\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64
             ",\"filtered\":%" PRIu64 ",\"registry_full\":%" PRIu64 ",\"rpt_seq_gaps\":%" PRIu64
             ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
-            ",\"snapshots_old\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
+            ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
             "}}",
             m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
             m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
             m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
-            m->channel_resets, m->events);
+            m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events);
 }
