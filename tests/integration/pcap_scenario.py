@@ -16,6 +16,7 @@ Each checks the consumers' verdicts and the daemon's counters against the simula
 import grp
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -86,9 +87,10 @@ def control_check(path, instance):
 
 
 def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000, edit=None,
-        recovery=None):
+        recovery=None, while_running=None, idle_exit_ms=2500):
     """Generates the capture (then edit(path), if given, rewrites it), starts the consumers,
-    replays; returns (summary, report, verdicts)."""
+    replays (while_running(control socket path), if given, meanwhile); returns (summary, report,
+    verdicts)."""
     instance = tpit.instance_name("tpit")
     channel = MDP3_CHANNEL if protocol == "mdp3" else ITCH_CHANNEL
     cfg = config(workdir, instance, channel, gap_wait_us, recovery)
@@ -116,13 +118,15 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000, edit=
         if "--late" not in extra:
             ready_files.append(consumer(i, extra))
     daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(workdir, "start"), ready_files,
-                             idle_exit_ms=2500)
+                             idle_exit_ms=idle_exit_ms)
     for i, extra in enumerate(consumers):
         if "--late" in extra:
             time.sleep(0.02)
             consumer(i, extra)
     if CONTROL_CHECK:
         control_check(os.path.join(workdir, "control.sock"), instance)
+    if while_running:
+        while_running(os.path.join(workdir, "control.sock"))
     summary = tpit.finish(daemon)
     verdicts = []
     for p in procs:
@@ -130,6 +134,26 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000, edit=
         verdicts.append((p.returncode, o.strip(), e.strip()))
     with open(report) as f:
         return summary, json.load(f), verdicts
+
+
+def mismatch_in_stats(sock):
+    """The channel's snapshot_mismatch counter, as tickplanectl stats and the Prometheus metrics
+    show it, reaches 1."""
+    tpit.wait_for("the control socket", lambda: os.path.exists(sock), 30)
+    name = "channel=cme.decode.snapshot_mismatch"
+    stats = {}
+
+    def counted():
+        stats.update(tpit.control(sock, {"id": 1, "cmd": "stats"}))
+        return stats.get(name) == 1
+    tpit.wait_for("%s to be 1 (last: %s)" % (name, stats.get(name)), counted, 30)
+    metrics = tpit.control(sock, {"id": 2, "cmd": "metrics"})["metrics"]
+    if not re.search(r'^tickplane_decode_snapshot_mismatch_total\{channel="cme"[^}]*\} 1$',
+                     metrics, re.M):
+        fail("prometheus metrics lack the mismatch: %s" %
+             [m for m in metrics.splitlines() if "snapshot" in m])
+    print("stats: %s %d, %s %d" % (name, stats[name], "channel=cme.decode.snapshots_audited",
+                                   stats["channel=cme.decode.snapshots_audited"]))
 
 
 def seqs(line_report, fault):
@@ -295,7 +319,8 @@ def main():
             always = SCENARIO == "mdp3_audit_always"
             summary, report, verdicts = run(
                 workdir, "mdp3", ["--unseen-levels", "0:5", "--messages", "400"], [[]],
-                seed=12, gap_wait_us=50000, recovery={"audit_always": True} if always else None)
+                seed=12, gap_wait_us=50000, recovery={"audit_always": True} if always else None,
+                while_running=mismatch_in_stats, idle_exit_ms=10000)
             check_consumers(verdicts)
             rec = summary["channels"][0]["detail"][0]
             if report["mdp3"]["unseen"]["events"] != 5:
