@@ -16,12 +16,15 @@ def run(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def replay(tool, path, *extra, orders=65536):
+def replay(tool, path, *extra, orders=65536, stderr=None):
     # Tables sized for the test (the defaults are for whole Nasdaq days); a replay that does not
-    # finish in a minute is a failure of its own (a clear once swept 10^10 slots).
+    # finish in a minute is a failure of its own (a clear once swept 10^10 slots). `stderr`: a
+    # list that gets the replay's warnings (not its JSON throughput lines).
     out = subprocess.run([tool, '--depth', '10', '--instruments', '256', '--orders', str(orders),
                           '--levels', '128', *extra, path], check=True,
                          capture_output=True, text=True, timeout=60)
+    if stderr is not None:
+        stderr.extend(l for l in out.stderr.splitlines() if l.startswith('tickplane-replay:'))
     return json.loads(out.stdout)
 
 
@@ -114,7 +117,9 @@ def main():
     run([sim, 'mdp3', '--seed', '12', '--symbols', '20', '--messages', '400', '--unseen-levels',
          '0:5', '--pcap', p('unseen.pcap'), '--truth', p('unseen.truth.json')])
     truth = json.load(open(p('unseen.truth.json')))
-    got = replay(tool, p('unseen.pcap'))
+    warnings = []
+    got = replay(tool, p('unseen.pcap'), stderr=warnings)
+    assert len(warnings) == 1 and 'a snapshot differs from its book' in warnings[0], warnings
     unseen = got['counters']['mdp3']
     assert unseen['snapshot_mismatch'] == 1 and unseen['rpt_seq_gaps'] == 0, unseen
     aaaa = next(i for i in got['instruments'] if i['symbol'].startswith('AAAA'))

@@ -316,6 +316,7 @@ static int mdp3_seen(struct replay *r, const struct tp_udp_view *u)
 static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
 {
     uint64_t before = r->mdp3.counters.messages;
+    uint64_t mismatches = r->mdp3.counters.snapshot_mismatch;
 
     if (mdp3_seen(r, u)) {
         r->duplicates++;
@@ -324,6 +325,11 @@ static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
     if (tp_mdp3_feed_packet(&r->mdp3, u->payload, u->payload_len, ts) < 0)
         r->bad_packets++;
     r->messages += r->mdp3.counters.messages - before;
+    if (r->mdp3.counters.snapshot_mismatch != mismatches)
+        fprintf(stderr,
+                "tickplane-replay: packet %" PRIu64 ": a snapshot differs from its book at the "
+                "same RptSeq (the book was wrong; the snapshot replaced it)\n",
+                r->packets);
 }
 
 /*
