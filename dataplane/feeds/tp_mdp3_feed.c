@@ -977,39 +977,40 @@ static int snapshot_level(const struct mktdata_snapshot_full_refresh52_no_md_ent
 /*
  * The book audit (tp_mdp3_feed.h): whether instrument `instr`'s price levels are those the
  * snapshot's entries (g, not yet read) would give it. An entry the book would refuse (no level,
- * beyond the depth, no quantity) leaves its level empty there too. Every level the snapshot fills
- * must equal the book's, and the book must fill no other: the filled ones are counted per side.
+ * beyond the depth, no quantity) leaves its level empty there too. The book's four sides are
+ * copied first (one call each, not one per level), then the entries read once: every level the
+ * snapshot fills must equal the book's, and the book must fill no other (the filled ones are
+ * counted per side).
  */
 static bool snapshot_matches(const struct tp_mdp3_feed *f, uint32_t instr,
                              struct mktdata_snapshot_full_refresh52_no_md_entries g)
 {
     const struct tp_book *bk = tp_books_get(f->books, instr);
-    uint32_t filled[2][2] = {{0}}; /* [book][side] */
+    struct tp_level lv[2][2][UINT8_MAX]; /* [book][side]: depths are at most 255 */
+    uint32_t n[2][2], depth[2], held[2][2] = {{0}}, filled[2][2] = {{0}};
     struct snapshot_level s;
-    struct tp_level lv;
 
     if (!bk || !(bk->type & TP_BOOK_TYPE_MBP))
         return true;
+    depth[TP_BOOK_DIRECT] = bk->depth;
+    depth[TP_BOOK_IMPLIED] = bk->implied_depth;
+    for (unsigned book = TP_BOOK_DIRECT; book <= TP_BOOK_IMPLIED; book++)
+        for (unsigned side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++) {
+            n[book][side] =
+                tp_books_copy_levels(f->books, instr, book, side, lv[book][side], depth[book]);
+            for (uint32_t i = 0; i < n[book][side]; i++)
+                held[book][side] += lv[book][side][i].qty != 0;
+        }
     while (mktdata_snapshot_full_refresh52_no_md_entries_next(&g) == 0) {
-        if (!snapshot_level(&g, &s))
+        if (!snapshot_level(&g, &s) || s.level == 0 || s.level > depth[s.book] || s.lv.qty <= 0)
             continue;
-        uint32_t depth = s.book == TP_BOOK_DIRECT ? bk->depth : bk->implied_depth;
-        if (s.level == 0 || s.level > depth || s.lv.qty <= 0)
-            continue;
-        if (tp_books_level(f->books, instr, s.book, s.side, s.level, &lv) != 0 ||
-            lv.price != s.lv.price || lv.qty != s.lv.qty || lv.count != s.lv.count)
+        const struct tp_level *have = &lv[s.book][s.side][s.level - 1];
+        if (s.level > n[s.book][s.side] || have->price != s.lv.price || have->qty != s.lv.qty ||
+            have->count != s.lv.count)
             return false;
         filled[s.book][s.side]++;
     }
-    for (unsigned book = TP_BOOK_DIRECT; book <= TP_BOOK_IMPLIED; book++)
-        for (unsigned side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++) {
-            uint32_t n = tp_books_levels(f->books, instr, book, side), held = 0;
-            for (uint32_t i = 1; i <= n; i++)
-                held += tp_books_level(f->books, instr, book, side, i, &lv) == 0 && lv.qty != 0;
-            if (held != filled[book][side])
-                return false;
-        }
-    return true;
+    return memcmp(held, filled, sizeof(held)) == 0;
 }
 
 /*
