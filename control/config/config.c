@@ -798,8 +798,9 @@ static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
 static void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
                            struct tp_cfg_channel *ch, const int rx_ports[2])
 {
-    static const char *const keys[] = {"snapshot",    "definitions", "rerequest",  "max_messages",
-                                       "gap_wait_us", "give_up_ms",  "silence_ms", NULL};
+    static const char *const keys[] = {"snapshot",     "definitions",  "rerequest",
+                                       "max_messages", "gap_wait_us",  "give_up_ms",
+                                       "silence_ms",   "audit_always", NULL};
     bool mdp3 = ch->protocol == TP_CFG_PROTO_MDP3, itch = ch->protocol == TP_CFG_PROTO_ITCH;
     if (obj == NULL) {
         /* No recovery section: imported snapshot/definition lines still need their ports. */
@@ -812,7 +813,7 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
     }
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
-    static const char *const mdp3_only[] = {"snapshot", "definitions", NULL};
+    static const char *const mdp3_only[] = {"snapshot", "definitions", "audit_always", NULL};
     static const char *const itch_only[] = {"rerequest", "max_messages", "silence_ms", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
@@ -831,6 +832,7 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
         json_t *defs = tp_jw_get(ld->errs, path, obj, "definitions", JSON_OBJECT, false);
         tp_jw_path_key(child, path, "definitions");
         parse_line_pair(ld, child, defs, ch->definitions, rx_ports, true);
+        tp_jw_bool(ld->errs, path, obj, "audit_always", false, &ch->audit_always);
     }
     if (itch) {
         char text[64];

@@ -367,6 +367,14 @@ int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct t
     return 1;
 }
 
+void tp_books_count_snapshot_mismatch(struct tp_books *b, uint32_t instr)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+
+    if (bk)
+        bk->counters.snapshot_mismatch++;
+}
+
 int tp_books_stat(struct tp_books *b, uint32_t instr, enum tp_stat_kind kind, int64_t price,
                   int64_t qty, struct tp_book_change *out)
 {

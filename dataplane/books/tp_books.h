@@ -100,16 +100,17 @@ struct tp_stat {
 
 /* Anomalies per instrument: counted, never trusted. */
 struct tp_book_counters {
-    uint64_t unknown_order;   /* execute/cancel/delete/replace of an order not in this book */
-    uint64_t duplicate_order; /* add of an order id that is live */
-    uint64_t bad_quantity;    /* zero or negative quantity where one is required */
-    uint64_t bad_price;       /* INT64_MIN: no level key (it has no negation; sentinels use it) */
-    uint64_t over_execution;  /* executed/cancelled more than remained: order removed */
-    uint64_t order_capacity;  /* add refused: order table full */
-    uint64_t level_capacity;  /* add/modify refused: level array of the side full, or the
-                               * level's quantity or order count would overflow */
-    uint64_t bad_level;       /* MBP level index 0 or beyond the depth */
-    uint64_t bad_input;       /* bad side, action, book or missing book type */
+    uint64_t unknown_order;     /* execute/cancel/delete/replace of an order not in this book */
+    uint64_t duplicate_order;   /* add of an order id that is live */
+    uint64_t bad_quantity;      /* zero or negative quantity where one is required */
+    uint64_t bad_price;         /* INT64_MIN: no level key (it has no negation; sentinels use it) */
+    uint64_t over_execution;    /* executed/cancelled more than remained: order removed */
+    uint64_t order_capacity;    /* add refused: order table full */
+    uint64_t level_capacity;    /* add/modify refused: level array of the side full, or the
+                                 * level's quantity or order count would overflow */
+    uint64_t bad_level;         /* MBP level index 0 or beyond the depth */
+    uint64_t bad_input;         /* bad side, action, book or missing book type */
+    uint64_t snapshot_mismatch; /* the venue's snapshot at the book's sequence differed from it */
 };
 
 /*
@@ -248,6 +249,12 @@ int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qt
 
 /* Trading status (enum tp_trading_status). Writes a record only when it changed. */
 int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct tp_book_change *out);
+
+/*
+ * A feed compared the book with the venue's snapshot at the same sequence and found them
+ * different: counted in the instrument's snapshot_mismatch (the feed then applies the snapshot).
+ */
+void tp_books_count_snapshot_mismatch(struct tp_books *b, uint32_t instr);
 
 /* A session statistic. */
 int tp_books_stat(struct tp_books *b, uint32_t instr, enum tp_stat_kind kind, int64_t price,

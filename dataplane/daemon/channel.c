@@ -330,21 +330,25 @@ static void mdp3_replay(void *ctx, const uint8_t *payload, uint16_t len, uint64_
     mdp3_feed_one(ctx, payload, len, rx_tsc);
 }
 
-/* Joins the snapshot lines while recovery needs them, leaves them when done. */
+/*
+ * Joins the snapshot lines while recovery needs them (or always, to audit the books), leaves
+ * them when done; the incrementals kept for replay go once nothing awaits a snapshot.
+ */
 static void mdp3_membership(struct tp_channel *ch)
 {
     struct tp_mdp3_recovery *rec = &ch->recovery;
     if (!ch->params.has_snapshot || ch->params.io.membership == NULL)
         return;
     bool needed = tp_mdp3_recovery_needed(rec);
-    if (needed != rec->joined) {
-        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, needed);
-        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, needed);
-        rec->joined = needed;
-        rec->counters.joins += needed;
-        if (!needed)
-            tp_mdp3_recovery_done(rec);
+    bool join = needed || ch->params.audit_always;
+    if (join != rec->joined) {
+        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, join);
+        ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, join);
+        rec->joined = join;
+        rec->counters.joins += join;
     }
+    if (!needed)
+        tp_mdp3_recovery_done(rec);
 }
 
 /* Snapshot and definition lines: not arbitrated; the feed ignores what it already has. */

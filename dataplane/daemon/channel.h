@@ -16,6 +16,9 @@
  * is cleared once the gap is filled and a packet arrived (a RECOVERED event last). Instruments
  * flagged stale meanwhile keep their flag. Each such spell counts in recovering_marks.
  *
+ * MDP3 snapshot lines are joined at start and while an instrument is stale (audit_always: all
+ * the time); each snapshot the feed gets also audits the book at its RptSeq (tp_mdp3_feed.h).
+ *
  * Promises:
  *  - A packet whose framing does not add up is counted and dropped before arbitration, so the
  *    copy on the other line (or a retransmission) still fills its sequence: a corrupt packet
@@ -94,6 +97,7 @@ struct tp_channel_params {
     uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
     bool has_snapshot;      /* MDP3: snapshot lines configured */
     bool has_definitions;   /* MDP3: definition lines configured */
+    bool audit_always;      /* MDP3: stay on the snapshot lines to audit every book each cycle */
     size_t replay_bytes;    /* MDP3: incrementals kept for replay while recovering */
     struct tp_publisher *publisher;
     struct tp_channel_io io;

@@ -81,6 +81,8 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
         EXPORT(&ch->mdp3.counters, rejected);
         EXPORT(&ch->mdp3.counters, registry_full);
         EXPORT(&ch->mdp3.counters, rpt_seq_gaps);
+        EXPORT(&ch->mdp3.counters, snapshots_audited);
+        EXPORT(&ch->mdp3.counters, snapshot_mismatch);
     }
     static const char *const line_names[] = {"a", "b", "r"};
     for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
@@ -185,6 +187,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
         .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
         .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
+        .audit_always = cc->audit_always,
         .replay_bytes = 4u << 20,
         .publisher = lc->publisher,
         .io = {.ctx = lc,

@@ -941,14 +941,96 @@ static void recovered(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
     st->rpt_seq = rpt_seq;
     st->stale = 0;
     f->counters.snapshots++;
-    if (was_stale)
+    if (was_stale) {
+        flush(f); /* the snapshot's records first: trusted once they are applied */
         mark(f, instr, 0, rpt_seq, rpt_seq);
+    }
+}
+
+/* A snapshot entry that is a price level, as the book keeps it. */
+struct snapshot_level {
+    enum tp_book_kind book;
+    enum tp_side side;
+    uint32_t level; /* 1 = best; 0: none given */
+    struct tp_level lv;
+};
+
+/* Reads the current entry of a snapshot 52: 1 and *out if it is a price level, else 0. */
+static int snapshot_level(const struct mktdata_snapshot_full_refresh52_no_md_entries *g,
+                          struct snapshot_level *out)
+{
+    if (!book_entry(mktdata_snapshot_full_refresh52_no_md_entries_md_entry_type(g), &out->book,
+                    &out->side))
+        return 0;
+    int8_t level = mktdata_snapshot_full_refresh52_no_md_entries_md_price_level(g);
+    int32_t size = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_size(g);
+    int32_t orders = mktdata_snapshot_full_refresh52_no_md_entries_number_of_orders(g);
+    out->level = level > 0 ? (uint32_t)level : 0;
+    out->lv = (struct tp_level){
+        .price = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_px_mantissa(g),
+        .qty = size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
+        .count = orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0 ? 0 : (uint32_t)orders,
+    };
+    return 1;
+}
+
+/*
+ * The book audit (tp_mdp3_feed.h): whether instrument `instr`'s price levels are those the
+ * snapshot's entries (g, not yet read) would give it. An entry the book would refuse (no level,
+ * beyond the depth, no quantity) leaves its level empty there too. The book's four sides are
+ * copied first (one call each, not one per level), then the entries read once: every level the
+ * snapshot fills must equal the book's, and the book must fill no other (the filled ones are
+ * counted per side).
+ */
+static bool snapshot_matches(const struct tp_mdp3_feed *f, uint32_t instr,
+                             struct mktdata_snapshot_full_refresh52_no_md_entries g)
+{
+    const struct tp_book *bk = tp_books_get(f->books, instr);
+    struct tp_level lv[2][2][UINT8_MAX]; /* [book][side]: depths are at most 255 */
+    uint32_t n[2][2], depth[2], held[2][2] = {{0}}, filled[2][2] = {{0}};
+    struct snapshot_level s;
+
+    if (!bk || !(bk->type & TP_BOOK_TYPE_MBP))
+        return true;
+    depth[TP_BOOK_DIRECT] = bk->depth;
+    depth[TP_BOOK_IMPLIED] = bk->implied_depth;
+    for (unsigned book = TP_BOOK_DIRECT; book <= TP_BOOK_IMPLIED; book++)
+        for (unsigned side = TP_SIDE_BID; side <= TP_SIDE_ASK; side++) {
+            n[book][side] =
+                tp_books_copy_levels(f->books, instr, book, side, lv[book][side], depth[book]);
+            for (uint32_t i = 0; i < n[book][side]; i++)
+                held[book][side] += lv[book][side][i].qty != 0;
+        }
+    while (mktdata_snapshot_full_refresh52_no_md_entries_next(&g) == 0) {
+        if (!snapshot_level(&g, &s) || s.level == 0 || s.level > depth[s.book] || s.lv.qty <= 0)
+            continue;
+        const struct tp_level *have = &lv[s.book][s.side][s.level - 1];
+        if (s.level > n[s.book][s.side] || have->price != s.lv.price || have->qty != s.lv.qty ||
+            have->count != s.lv.count)
+            return false;
+        filled[s.book][s.side]++;
+    }
+    return memcmp(held, filled, sizeof(held)) == 0;
+}
+
+/*
+ * A snapshot of an in-sync book at its own RptSeq that differs from it (snapshot_matches): the
+ * book was wrong. Counted, and the instrument marked stale until the snapshot, applied next,
+ * recovers it.
+ */
+static void snapshot_mismatch(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
+{
+    f->counters.snapshot_mismatch++;
+    tp_books_count_snapshot_mismatch(f->books, instr);
+    f->state[instr].stale = 1;
+    mark(f, instr, 1, rpt_seq, rpt_seq);
 }
 
 static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
     struct mktdata_snapshot_full_refresh52 m;
     struct mktdata_snapshot_full_refresh52_no_md_entries g;
+    struct snapshot_level s;
 
     if (mktdata_snapshot_full_refresh52_wrap_for_decode(&m, msg->body, msg->body_len,
                                                         msg->block_length, msg->version) < 0 ||
@@ -959,11 +1041,19 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     uint32_t rpt_seq = mktdata_snapshot_full_refresh52_rpt_seq(&m);
     if (instr == TP_INSTRUMENT_NONE)
         return END_OF_EVENT;
-    /* A book that is in sync and at least as new as the snapshot keeps going. */
-    if (!f->state[instr].stale && f->state[instr].rpt_seq >= rpt_seq &&
-        f->state[instr].rpt_seq != 0) {
-        f->counters.snapshots_old++;
-        return END_OF_EVENT;
+    const struct tp_mdp3_instrument_state *st = &f->state[instr];
+    /* A book that is in sync and at least as new as the snapshot keeps going, unless the
+     * snapshot is at its RptSeq and says it is wrong. */
+    if (!st->stale && st->rpt_seq >= rpt_seq && st->rpt_seq != 0) {
+        if (st->rpt_seq == rpt_seq) {
+            f->counters.snapshots_audited++;
+            if (!snapshot_matches(f, instr, g))
+                snapshot_mismatch(f, instr, rpt_seq);
+        }
+        if (!st->stale) {
+            f->counters.snapshots_old++;
+            return END_OF_EVENT;
+        }
     }
     took(f, tp_books_clear(f->books, instr, 1, room(f)));
     set_status(f, instr, mktdata_snapshot_full_refresh52_md_security_trading_status(&m));
@@ -974,31 +1064,23 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     if (low != PRICE_NULL)
         set_stat(f, instr, TP_STAT_LOW_LIMIT, low, 0);
     while (g.index < g.count) {
-        enum tp_book_kind book;
-        enum tp_side side;
         if (mktdata_snapshot_full_refresh52_no_md_entries_next(&g) < 0)
             return -EBADMSG;
+        if (snapshot_level(&g, &s)) {
+            took(f, tp_mbp_update(f->books, instr, s.book, s.side, TP_LEVEL_OVERLAY, s.level,
+                                  s.lv.price, s.lv.qty, s.lv.count, room(f)));
+            continue;
+        }
         char type = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_type(&g);
         int64_t px = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_px_mantissa(&g);
         int32_t size = mktdata_snapshot_full_refresh52_no_md_entries_md_entry_size(&g);
-        int32_t orders = mktdata_snapshot_full_refresh52_no_md_entries_number_of_orders(&g);
         size = size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size;
-        if (book_entry(type, &book, &side)) {
-            int8_t level = mktdata_snapshot_full_refresh52_no_md_entries_md_price_level(&g);
-            took(f, tp_mbp_update(f->books, instr, book, side, TP_LEVEL_OVERLAY,
-                                  level > 0 ? (uint32_t)level : 0, px, size,
-                                  orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0
-                                      ? 0
-                                      : (uint32_t)orders,
-                                  room(f)));
-        } else {
-            int kind = session_stat_kind(type);
-            if (kind == TP_STAT_CLEARED_VOLUME || kind == TP_STAT_OPEN_INTEREST ||
-                kind == TP_STAT_SESSION_VOLUME)
-                set_stat(f, instr, (enum tp_stat_kind)kind, 0, size);
-            else if (kind >= 0)
-                set_stat(f, instr, (enum tp_stat_kind)kind, px, 0);
-        }
+        int kind = session_stat_kind(type);
+        if (kind == TP_STAT_CLEARED_VOLUME || kind == TP_STAT_OPEN_INTEREST ||
+            kind == TP_STAT_SESSION_VOLUME)
+            set_stat(f, instr, (enum tp_stat_kind)kind, 0, size);
+        else if (kind >= 0)
+            set_stat(f, instr, (enum tp_stat_kind)kind, px, 0);
     }
     recovered(f, instr, rpt_seq);
     /* A snapshot message is a complete state of its instrument: an event of its own. */

@@ -28,6 +28,16 @@
  * recovers it; instruments whose RptSeq did not jump keep flowing. Entries at or below the last
  * RptSeq (the other line's copy, replays) are skipped.
  *
+ * Book audit: a snapshot (52) of an instrument in sync whose RptSeq is the book's own is compared
+ * with the book: every price level it carries within the book's depths (price, quantity, order
+ * count; outright and implied, both sides) and no other level in the book. A book that differs
+ * (it started from levels the feed never saw, or an entry was misapplied) is counted
+ * (snapshot_mismatch, and the instrument's books counter), marked stale (sink->stale 1: consumers
+ * see it recovering), replaced by the snapshot and trusted again (sink->stale 0); one that equals
+ * it is left alone and nothing is published. A snapshot behind or ahead of the book is not
+ * compared. The comparison reads the message's entries and the book's levels once, in place.
+ * The order-level snapshot (53) carries no RptSeq: it replaces the order book as before.
+ *
  * Memory: tp_mdp3_feed_memsize(instruments) bytes of per-instrument state placed by the caller.
  */
 #ifndef TP_MDP3_FEED_H
@@ -60,7 +70,11 @@ struct tp_mdp3_feed_counters {
     uint64_t stale_skipped; /* book entries skipped because their instrument was stale */
     uint64_t duplicates;    /* entries at or below the instrument's last RptSeq */
     uint64_t snapshots;     /* snapshots applied */
-    uint64_t snapshots_old; /* snapshots older than the book, ignored */
+    uint64_t snapshots_old; /* snapshots not newer than the book, not applied */
+    /* Snapshots at the RptSeq of an in-sync book, compared with it (the book audit), and those
+     * that differed from it: the book was wrong, the snapshot replaced it. */
+    uint64_t snapshots_audited;
+    uint64_t snapshot_mismatch;
     uint64_t channel_resets;
     uint64_t events; /* end-of-event marks */
 };

@@ -16,12 +16,15 @@ def run(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def replay(tool, path, *extra, orders=65536):
+def replay(tool, path, *extra, orders=65536, stderr=None):
     # Tables sized for the test (the defaults are for whole Nasdaq days); a replay that does not
-    # finish in a minute is a failure of its own (a clear once swept 10^10 slots).
+    # finish in a minute is a failure of its own (a clear once swept 10^10 slots). `stderr`: a
+    # list that gets the replay's warnings (not its JSON throughput lines).
     out = subprocess.run([tool, '--depth', '10', '--instruments', '256', '--orders', str(orders),
                           '--levels', '128', *extra, path], check=True,
                          capture_output=True, text=True, timeout=60)
+    if stderr is not None:
+        stderr.extend(l for l in out.stderr.splitlines() if l.startswith('tickplane-replay:'))
     return json.loads(out.stdout)
 
 
@@ -90,6 +93,9 @@ def main():
     assert compare(truth, got, keys=mdp3_keys) == 30
     assert compare(truth, got, prefix='order_', keys=mdp3_keys) == 30
     assert got['counters']['mdp3']['rpt_seq_gaps'] == 0, got['counters']
+    # Every snapshot at a book's RptSeq was compared with it, and none differed.
+    audit = got['counters']['mdp3']
+    assert audit['snapshots_audited'] > 1000 and audit['snapshot_mismatch'] == 0, audit
 
     # MDP3 with packets lost on both lines: RptSeq jumps make instruments stale, snapshots
     # recover them; every instrument not stale at the end has exact books (the trades lost in the
@@ -102,6 +108,24 @@ def main():
     assert counters['rpt_seq_gaps'] > 0 and counters['snapshots'] > 0, counters
     compared = compare(truth, got, skip_stale=True, keys=('status',))
     assert compared > 0, 'no instrument recovered'
+    assert counters['snapshot_mismatch'] == 0, counters
+
+    # MDP3 capture that starts after AAAA's book existed (its first 5 events' levels, trades and
+    # statistics are not in it): the book in sync by RptSeq lacks their levels until its first
+    # snapshot at that RptSeq, which the audit finds different and adopts. A short session:
+    # those levels are still in the final books (without the audit they stayed wrong).
+    run([sim, 'mdp3', '--seed', '12', '--symbols', '20', '--messages', '400', '--unseen-levels',
+         '0:5', '--pcap', p('unseen.pcap'), '--truth', p('unseen.truth.json')])
+    truth = json.load(open(p('unseen.truth.json')))
+    warnings = []
+    got = replay(tool, p('unseen.pcap'), stderr=warnings)
+    assert len(warnings) == 1 and 'a snapshot differs from its book' in warnings[0], warnings
+    unseen = got['counters']['mdp3']
+    assert unseen['snapshot_mismatch'] == 1 and unseen['rpt_seq_gaps'] == 0, unseen
+    aaaa = next(i for i in got['instruments'] if i['symbol'].startswith('AAAA'))
+    assert aaaa['anomalies']['snapshot_mismatch'] == 1 and not aaaa['stale'], aaaa
+    assert compare(truth, got, keys=('status',)) == 20
+    assert compare(truth, got, prefix='order_', keys=('status',)) == 20
 
     # Many recoveries of few instruments, in an order table large enough that the sweep of
     # stale orders lags: the order books are cleared often enough for their generations to wrap
@@ -117,8 +141,9 @@ def main():
     assert compare(truth, got, skip_stale=True, keys=('status',)) == 20
     assert compare(truth, got, prefix='order_', skip_stale=True, keys=('status',)) == 20
     print('ok: itch 50+50, mdp3 30+30, mdp3 with loss %d of 30 in sync (gaps %d, snapshots %d), '
-          'mdp3 with %d snapshots 20+20'
-          % (compared, counters['rpt_seq_gaps'], counters['snapshots'], wrap['snapshots']))
+          'mdp3 with %d snapshots 20+20, mdp3 unseen levels 20+20 (%d audited, 1 mismatch)'
+          % (compared, counters['rpt_seq_gaps'], counters['snapshots'], wrap['snapshots'],
+             unseen['snapshots_audited']))
 
 
 if __name__ == '__main__':

@@ -23,6 +23,7 @@
 struct sink_log {
     uint32_t changes, events, stale_on, stale_off, instruments;
     uint32_t last_stale_instrument, expected, got;
+    uint32_t changes_at_stale_on, changes_at_stale_off; /* records handed over by then */
 };
 
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
@@ -56,8 +57,10 @@ static void on_stale(void *ctx, uint32_t instrument, int stale, uint32_t expecte
         log->last_stale_instrument = instrument;
         log->expected = expected;
         log->got = got;
+        log->changes_at_stale_on = log->changes;
     } else {
         log->stale_off++;
+        log->changes_at_stale_off = log->changes;
     }
 }
 
@@ -1355,6 +1358,190 @@ static void test_changes_delivered_once_per_event(void **state)
     expect_call(&t, 3, 'E', 0, 8);
 }
 
+/* ---- book audit --------------------------------------------------------------------------- */
+
+/* ES (depth 5, implied 2) at RptSeq 3: bids 10 @ 4000 (2 orders), 4 @ 3999.75; ask 7 @ 4000.25;
+ * implied bid 2 @ 3999.5. */
+static const struct entry es_book[] = {
+    {1001, 1, 1, TP_LEVEL_NEW, '0', PX(4000), 10, 2},
+    {1001, 2, 2, TP_LEVEL_NEW, '0', PX(3999.75), 4, 1},
+    {1001, 3, 1, TP_LEVEL_NEW, '1', PX(4000.25), 7, 1},
+    {1001, 4, 1, TP_LEVEL_NEW, 'E', PX(3999.5), 2, 0},
+};
+
+/* The same book as snapshot entries. */
+static const struct entry es_snapshot[] = {
+    {0, 0, 1, 0, '0', PX(4000), 10, 2},
+    {0, 0, 2, 0, '0', PX(3999.75), 4, 1},
+    {0, 0, 1, 0, '1', PX(4000.25), 7, 1},
+    {0, 0, 1, 0, 'E', PX(3999.5), 2, 0},
+};
+
+static void send_es_book(struct fixture *f)
+{
+    packet_begin(f);
+    add_book46(f, EOE, es_book, 4);
+    assert_int_equal(packet_send(f), 0);
+}
+
+static void send_snapshot(struct fixture *f, int32_t secid, uint32_t rpt_seq, const struct entry *e,
+                          uint32_t n)
+{
+    packet_begin(f);
+    add_snapshot52(f, secid, rpt_seq, e, n);
+    assert_int_equal(packet_send(f), 0);
+}
+
+static void expect_level(struct fixture *f, uint32_t instr, enum tp_book_kind book,
+                         enum tp_side side, uint32_t index, int64_t price, int64_t qty,
+                         uint32_t count)
+{
+    struct tp_level lv;
+
+    assert_int_equal(tp_books_level(f->books, instr, book, side, index, &lv), 0);
+    assert_int_equal(lv.price, price);
+    assert_int_equal(lv.qty, qty);
+    assert_int_equal(lv.count, count);
+}
+
+/* An in-sync book that lacks a level the venue's snapshot has at the same RptSeq: replaced. */
+static void test_audit_replaces_a_book_that_differs(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+
+    /* The book never saw the 3999.75 bid (it existed before the first incremental). */
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){es_book[0],
+                                {1001, 2, 1, TP_LEVEL_CHANGE, '0', PX(4000), 10, 2},
+                                es_book[2],
+                                es_book[3]},
+               4);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(tp_books_levels(f->books, es, TP_BOOK_DIRECT, TP_SIDE_BID), 1);
+    uint32_t changes = f->log.changes;
+    send_snapshot(f, 1001, 4, es_snapshot, 4);
+    assert_int_equal(f->feed.counters.snapshots_audited, 1);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 1);
+    assert_int_equal(tp_books_get(f->books, es)->counters.snapshot_mismatch, 1);
+    assert_int_equal(f->feed.counters.snapshots, 1);
+    assert_int_equal(f->feed.counters.snapshots_old, 0);
+    /* Flagged before the snapshot's records (clear + 4 levels), trusted again after them. */
+    assert_int_equal(f->log.stale_on, 1);
+    assert_int_equal(f->log.last_stale_instrument, es);
+    assert_int_equal(f->log.changes_at_stale_on, changes);
+    assert_int_equal(f->log.stale_off, 1);
+    assert_int_equal(f->log.changes_at_stale_off, changes + 5);
+    assert_false(tp_mdp3_feed_state(&f->feed, es)->stale);
+    assert_int_equal(tp_mdp3_feed_state(&f->feed, es)->rpt_seq, 4);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 1, PX(4000), 10, 2);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 2, PX(3999.75), 4, 1);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_ASK, 1, PX(4000.25), 7, 1);
+    expect_level(f, es, TP_BOOK_IMPLIED, TP_SIDE_BID, 1, PX(3999.5), 2, 0);
+    /* The next incremental applies on the adopted book. */
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 5, 1, TP_LEVEL_DELETE, '0', PX(4000), 0, 0}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 1, PX(3999.75), 4, 1);
+}
+
+/* A book equal to the snapshot at its RptSeq: compared, nothing published, nothing counted. */
+static void test_audit_of_a_matching_book_publishes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+
+    send_es_book(f);
+    uint32_t changes = f->log.changes, events = f->log.events;
+    /* The entries in another order, and one beyond the depth the book would refuse too. */
+    send_snapshot(f, 1001, 4,
+                  (struct entry[]){es_snapshot[3],
+                                   es_snapshot[1],
+                                   {0, 0, 6, 0, '0', PX(3998), 1, 1},
+                                   es_snapshot[0],
+                                   es_snapshot[2]},
+                  5);
+    assert_int_equal(f->feed.counters.snapshots_audited, 1);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 0);
+    assert_int_equal(tp_books_get(f->books, es)->counters.snapshot_mismatch, 0);
+    assert_int_equal(f->feed.counters.snapshots_old, 1);
+    assert_int_equal(f->feed.counters.snapshots, 0);
+    assert_int_equal(f->log.changes, changes);
+    assert_int_equal(f->log.stale_on, 0);
+    assert_int_equal(f->log.stale_off, 0);
+    assert_int_equal(f->log.events, events + 1); /* the snapshot message's own end of event */
+}
+
+/* Each way a book can differ (price, quantity, order count, a level missing on either side, one
+ * too many, the implied book) is found, and the adopted book then matches the same snapshot. */
+static void test_audit_finds_each_difference(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    struct entry snap[4];
+
+    send_es_book(f);
+    for (unsigned c = 0; c < 7; c++) {
+        uint32_t n = 4;
+        memcpy(snap, es_snapshot, sizeof(snap));
+        switch (c) {
+        case 0:
+            snap[0].price = PX(4000.5);
+            break;
+        case 1:
+            snap[1].size = 5;
+            break;
+        case 2:
+            snap[2].orders = 3;
+            break;
+        case 3:
+            snap[3].size = 1;
+            break;
+        case 4: /* the book holds an ask the venue does not */
+            snap[2] = snap[3];
+            n = 3;
+            break;
+        case 5: /* the venue has a second ask level */
+            memcpy(snap, es_snapshot, sizeof(snap));
+            snap[3] = (struct entry){0, 0, 2, 0, '1', PX(4000.5), 3, 1};
+            break;
+        case 6: /* back to the book of es_snapshot */
+            break;
+        }
+        uint64_t before = f->feed.counters.snapshot_mismatch;
+        send_snapshot(f, 1001, 4, snap, n);
+        assert_int_equal(f->feed.counters.snapshot_mismatch, before + 1);
+        send_snapshot(f, 1001, 4, snap, n);
+        assert_int_equal(f->feed.counters.snapshot_mismatch, before + 1);
+    }
+    assert_int_equal(f->feed.counters.snapshots_audited, 14);
+    assert_int_equal(tp_books_get(f->books, es)->counters.snapshot_mismatch, 7);
+    assert_int_equal(f->log.stale_on, 7);
+    assert_int_equal(f->log.stale_off, 7);
+    assert_false(tp_mdp3_feed_state(&f->feed, es)->stale);
+}
+
+/* A snapshot behind or ahead of an in-sync book is not compared (nor counted as a mismatch). */
+static void test_audit_only_at_the_same_rpt_seq(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    const struct entry other = {0, 0, 1, 0, '0', PX(1), 1, 1};
+
+    send_es_book(f);
+    send_snapshot(f, 1001, 3, &other, 1); /* behind: the book keeps going */
+    assert_int_equal(f->feed.counters.snapshots_old, 1);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 1, PX(4000), 10, 2);
+    send_snapshot(f, 1001, 9, &other, 1); /* ahead: applied, as a newer state */
+    assert_int_equal(f->feed.counters.snapshots, 1);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 1, PX(1), 1, 1);
+    assert_int_equal(f->feed.counters.snapshots_audited, 0);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 0);
+    assert_int_equal(f->log.stale_on, 0);
+    assert_int_equal(f->log.stale_off, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1378,6 +1565,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burst_inside_a_burst, setup, teardown),
         cmocka_unit_test_setup_teardown(test_46_47_refused_as_the_generated_decoder_does, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_audit_replaces_a_book_that_differs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_of_a_matching_book_publishes_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_audit_finds_each_difference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_only_at_the_same_rpt_seq, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1029,6 +1029,20 @@ static void test_bad_rerequest_on_mdp3(void **state)
     expect_error(1, "channels[0].recovery.rerequest", "only for protocol itch");
 }
 
+/* The MDP3 book audit all session long: a boolean, off by default, only for mdp3. */
+static void test_recovery_audit_always(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    assert_false(cfg->channels[0].audit_always);
+    assert_int_equal(load_mutated(1, "channels[0].recovery.audit_always", "true"), 0);
+    assert_true(cfg->channels[0].audit_always);
+    assert_int_equal(load_mutated(1, "channels[0].recovery.audit_always", "1"), -EINVAL);
+    expect_error(1, "channels[0].recovery.audit_always", "expected a boolean, got integer");
+    assert_int_equal(load_mutated(1, "channels[1].recovery.audit_always", "true"), -EINVAL);
+    expect_error(1, "channels[1].recovery.audit_always", "only for protocol mdp3");
+}
+
 static void test_bad_rerequest_format(void **state)
 {
     (void)state;
@@ -1318,6 +1332,7 @@ int main(void)
         cmocka_unit_test(test_bad_state_depth_over_state_table),
         cmocka_unit_test(test_bad_state_depth_over_levels),
         cmocka_unit_test(test_bad_rerequest_on_mdp3),
+        cmocka_unit_test(test_recovery_audit_always),
         cmocka_unit_test(test_bad_rerequest_format),
         cmocka_unit_test(test_bad_invalid_json),
         cmocka_unit_test(test_bad_duplicate_json_key),

@@ -6,9 +6,10 @@
  * inside and outside rx bursts. Real registry, books, publisher and bus (segments in /dev/shm,
  * their names removed as soon as they are mapped: a crash leaves none behind).
  *
- * Input: byte 0 configures the channel (bit 0: MDP3, else ITCH; bit 1: a re-request server;
- * bit 2: MDP3 snapshot lines; bit 3: definition lines; bit 4: order-level MDP3 books; bit 5:
- * adopt the first packet's sequence, else start at 1; bits 6-7: held packets 4, 16, 64 or 4096).
+ * Input: byte 0 configures the channel (bit 0: MDP3, else ITCH; bit 1: a re-request server,
+ * for MDP3 audit_always; bit 2: MDP3 snapshot lines; bit 3: definition lines; bit 4: order-level
+ * MDP3 books; bit 5: adopt the first packet's sequence, else start at 1; bits 6-7: held packets
+ * 4, 16, 64 or 4096).
  * Then records: a control byte (bits 0-2: line role, 7 for no packet; bit 3: run the channel's
  * timers after it; bit 4: begin or end an rx burst before it; bits 5-7: time scale e), a time
  * step byte (the clock advances step << 3e ticks first), then for a packet its length (u16
@@ -243,6 +244,10 @@ static void check_channel(struct seen *s)
     if (ch->params.has_snapshot)
         check(ch->recovery.joined == fz.joined[TP_ROLE_SNAP_A] &&
               ch->recovery.joined == fz.joined[TP_ROLE_SNAP_B]);
+    /* Auditing all session: the snapshot lines are never left. */
+    if (ch->params.has_snapshot && ch->params.audit_always)
+        check(ch->recovery.joined);
+    check(ch->mdp3.counters.snapshot_mismatch <= ch->mdp3.counters.snapshots_audited);
 }
 
 /* ---- the driver --------------------------------------------------------------------------- */
@@ -348,6 +353,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .mdp3_book_type = (cfg & 0x10) ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
         .has_snapshot = mdp3 && (cfg & 4),
         .has_definitions = mdp3 && (cfg & 8),
+        .audit_always = mdp3 && (cfg & 2), /* the re-request bit is ITCH's */
         .replay_bytes = REPLAY_BYTES,
         .publisher = pub,
         .io = {.view = view,

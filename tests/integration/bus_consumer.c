@@ -9,7 +9,8 @@
  * (BookUpdate events, and the levels OrderEvents of order-only books carry; tpout LevelAction
  * semantics), and when the daemon has gone quiet (no packet for idle-ms),
  * compares both its own books and the conflated state table with the simulator's ground truth,
- * level by level (price, quantity, orders). Prints one JSON line and exits 0 when both match.
+ * level by level (price, quantity, orders). Prints one JSON line and exits 0 when both match
+ * ("flagged": instruments a status event marked RECOVERING or STALE during the run).
  *   --late       join mid-stream: start from the state table (entries carry the bus sequence
  *                they reflect) and apply only ring events newer than each entry;
  *   --die-after  kill itself with SIGKILL after N events (the daemon must not notice);
@@ -53,6 +54,8 @@ struct book {
 };
 
 static struct book books[MAX_INSTRUMENTS];
+/* Instruments a status event flagged RECOVERING or STALE at some point of the run. */
+static bool flagged[MAX_INSTRUMENTS];
 
 struct options {
     const char *instance;
@@ -159,6 +162,21 @@ static void apply_level_changes(const struct tp_ring_record *rec)
         apply_level(&books[id].s[g[0] & 1], g[2], g[1], (int64_t)tpout_load_u64(g + 8),
                     (int64_t)tpout_load_u64(g + 16), orders);
     }
+}
+
+/* Notes the instrument of a status event that flags its book recovering or stale. */
+static void note_status_flags(const struct tp_ring_record *rec)
+{
+    const uint8_t *msg = tp_ring_payload(rec);
+    size_t len = rec->length - TP_RING_RECORD_HEADER;
+    if (len < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_INSTRUMENT_STATUS_BLOCK_LENGTH ||
+        tpout_message_header_template_id(msg) != TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID)
+        return;
+    const uint8_t *body = msg + TPOUT_MESSAGE_HEADER_ENCODED_LENGTH;
+    uint32_t id = tpout_load_u32(body + TPOUT_INSTRUMENT_STATUS_INSTRUMENT_ID_OFFSET);
+    if (id < MAX_INSTRUMENTS &&
+        (body[TPOUT_INSTRUMENT_STATUS_FLAGS_OFFSET] & (TP_EVENT_F_RECOVERING | TP_EVENT_F_STALE)))
+        flagged[id] = true;
 }
 
 /* Compares one side against the truth's array (empty slots skipped); returns mismatches. */
@@ -299,8 +317,10 @@ int main(int argc, char **argv)
                 if (rx != 0)
                     tp_hist_record(&latency, __rdtsc() - rx);
             }
-            if (rec->type == TP_REC_SBE)
+            if (rec->type == TP_REC_SBE) {
                 apply_level_changes(rec);
+                note_status_flags(rec);
+            }
             if (++events == o.die_after)
                 raise(SIGKILL);
             continue;
@@ -365,10 +385,14 @@ int main(int argc, char **argv)
         state_bad += tp_test_compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels,
                                           UINT32_MAX, true) != 0;
     }
+    int n_flagged = 0;
+    for (uint32_t id = 0; id < MAX_INSTRUMENTS; id++)
+        n_flagged += flagged[id];
     printf("{\"events\":%lu,\"lost\":%lu,\"instruments\":%zu,\"missing\":%d,\"stale\":%d,"
-           "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu}\n",
+           "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu,"
+           "\"flagged\":%d}\n",
            events, lost, json_array_size(json_object_get(truth, "instruments")), missing, stale,
-           ring_bad, state_bad, last_rx);
+           ring_bad, state_bad, last_rx, n_flagged);
     if (o.latency) {
         /* TSC rate from the monotonic clock over 100 ms. */
         double t0 = now_s();

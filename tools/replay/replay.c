@@ -314,9 +314,9 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
             ",\"anomalies\":{\"unknown_order\":%" PRIu64 ",\"duplicate_order\":%" PRIu64
             ",\"bad_quantity\":%" PRIu64 ",\"bad_price\":%" PRIu64 ",\"over_execution\":%" PRIu64
             ",\"order_capacity\":%" PRIu64 ",\"level_capacity\":%" PRIu64 ",\"bad_level\":%" PRIu64
-            ",\"bad_input\":%" PRIu64 "}}",
+            ",\"bad_input\":%" PRIu64 ",\"snapshot_mismatch\":%" PRIu64 "}}",
             c->unknown_order, c->duplicate_order, c->bad_quantity, c->bad_price, c->over_execution,
-            c->order_capacity, c->level_capacity, c->bad_level, c->bad_input);
+            c->order_capacity, c->level_capacity, c->bad_level, c->bad_input, c->snapshot_mismatch);
     }
     fputs("\n],\"counters\":", out);
     replay_print_counters(out, r);

@@ -316,6 +316,7 @@ static int mdp3_seen(struct replay *r, const struct tp_udp_view *u)
 static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
 {
     uint64_t before = r->mdp3.counters.messages;
+    uint64_t mismatches = r->mdp3.counters.snapshot_mismatch;
 
     if (mdp3_seen(r, u)) {
         r->duplicates++;
@@ -324,6 +325,11 @@ static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
     if (tp_mdp3_feed_packet(&r->mdp3, u->payload, u->payload_len, ts) < 0)
         r->bad_packets++;
     r->messages += r->mdp3.counters.messages - before;
+    if (r->mdp3.counters.snapshot_mismatch != mismatches)
+        fprintf(stderr,
+                "tickplane-replay: packet %" PRIu64 ": a snapshot differs from its book at the "
+                "same RptSeq (the book was wrong; the snapshot replaced it)\n",
+                r->packets);
 }
 
 /*
@@ -408,10 +414,11 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"unknown_instrument\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64
             ",\"filtered\":%" PRIu64 ",\"registry_full\":%" PRIu64 ",\"rpt_seq_gaps\":%" PRIu64
             ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
-            ",\"snapshots_old\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
+            ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
             "}}",
             m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
             m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
             m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
-            m->channel_resets, m->events);
+            m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events);
 }

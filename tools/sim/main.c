@@ -100,6 +100,7 @@ enum {
     OPT_SNAPSHOT_EVERY,
     OPT_DEFINITION_EVERY,
     OPT_PACKET_BYTES,
+    OPT_UNSEEN_LEVELS,
     OPT_FAULT_BASE = 1000, /* + 2 * flag index + line */
 };
 
@@ -116,7 +117,9 @@ static void usage(FILE *out)
             "         --snapshot-addr G:P --snapshot-mbo-addr G:P --definition-addr G:P (mdp3)\n"
             "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
             "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
-            "faults:  --both-loss P  --seq-reset-at N (messages)\n");
+            "faults:  --both-loss P  --seq-reset-at N (messages)\n"
+            "         --unseen-levels ID:N (mdp3: instrument ID's book existed before the "
+            "capture)\n");
     for (size_t i = 0; i < N_FAULT_FLAGS; i++)
         fprintf(out, "         --%s-a / --%s-b %s\n", fault_flags[i].name, fault_flags[i].name,
                 fault_flags[i].help);
@@ -153,6 +156,18 @@ static int parse_u32(const char *s, uint32_t *out)
     return 0;
 }
 
+/* "A:B", two unsigned 32-bit numbers. */
+static int parse_u32_pair(const char *arg, uint32_t *a, uint32_t *b)
+{
+    char first[32];
+    const char *colon = strchr(arg, ':');
+    if (colon == NULL || (size_t)(colon - arg) >= sizeof(first))
+        return -EINVAL;
+    memcpy(first, arg, (size_t)(colon - arg));
+    first[colon - arg] = '\0';
+    return parse_u32(first, a) < 0 || parse_u32(colon + 1, b) < 0 ? -EINVAL : 0;
+}
+
 static int parse_fault(const struct fault_flag *flag, const char *arg,
                        struct tp_sim_line_faults *lf)
 {
@@ -164,17 +179,10 @@ static int parse_fault(const struct fault_flag *flag, const char *arg,
         return parse_u32(arg, (uint32_t *)field);
     case FV_U64:
         return parse_u64(arg, (uint64_t *)field);
-    default: {
-        char from[32];
-        const char *colon = strchr(arg, ':');
-        if (colon == NULL || (size_t)(colon - arg) >= sizeof(from))
-            return -EINVAL;
-        memcpy(from, arg, (size_t)(colon - arg));
-        from[colon - arg] = '\0';
-        if (parse_u32(from, &lf->heartbeat_from) < 0 || parse_u32(colon + 1, &lf->heartbeat_to))
+    default:
+        if (parse_u32_pair(arg, &lf->heartbeat_from, &lf->heartbeat_to) < 0)
             return -EINVAL;
         return lf->heartbeat_from <= lf->heartbeat_to ? 0 : -EINVAL;
-    }
     }
 }
 
@@ -217,6 +225,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
+        {"unseen-levels", required_argument, NULL, OPT_UNSEEN_LEVELS},
         {"help", no_argument, NULL, 'h'},
     };
     enum { N_BASE = sizeof(base_opts) / sizeof(base_opts[0]) };
@@ -348,6 +357,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_DEFINITION_EVERY:
             rc = parse_u32(optarg, &o->mdp3.definition_every);
+            break;
+        case OPT_UNSEEN_LEVELS:
+            rc = parse_u32_pair(optarg, &o->mdp3.unseen_id, &o->mdp3.unseen_events);
+            rc = rc == 0 && o->mdp3.unseen_events == 0 ? -EINVAL : rc;
             break;
         case OPT_PACKET_BYTES:
             /* ITCH takes 100.. and MDP3 1000.. (a snapshot of both books fits a packet) */
@@ -568,6 +581,11 @@ static int run_mdp3(struct options *o, struct tp_sim_model *m, json_t *report)
 {
     if (o->pcap_path == NULL && !o->live) {
         fprintf(stderr, "tickplane-sim mdp3: nothing to write (--pcap, --live)\n");
+        return -EINVAL;
+    }
+    if (o->mdp3.unseen_events > 0 && o->mdp3.unseen_id >= m->params.instruments) {
+        fprintf(stderr, "tickplane-sim mdp3: --unseen-levels: no instrument %u (--symbols %u)\n",
+                o->mdp3.unseen_id, m->params.instruments);
         return -EINVAL;
     }
     struct outputs out;

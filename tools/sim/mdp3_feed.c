@@ -71,6 +71,7 @@ int tp_sim_mdp3_init(struct tp_sim_mdp3_feed *f, struct tp_sim_model *m,
     }
     for (int s = 0; s < TP_SIM_STREAMS; s++)
         f->stream[s].next_seq = 1;
+    f->unseen_left = p->unseen_events;
     return 0;
 }
 
@@ -154,6 +155,22 @@ static int put_message(struct tp_sim_mdp3_feed *f, int s, const uint8_t *msg, si
 static uint8_t *event_room(struct tp_sim_mdp3_feed *f, size_t *cap);
 static int commit_event(struct tp_sim_mdp3_feed *f, int end_of_event);
 
+/* The incremental templates whose entries take RptSeqs. */
+static int carries_rpt_seq(uint16_t template_id)
+{
+    switch (template_id) {
+    case MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID:
+    case MKTDATA_MD_INCREMENTAL_REFRESH_TRADE_SUMMARY48_TEMPLATE_ID:
+    case MKTDATA_MD_INCREMENTAL_REFRESH_VOLUME37_TEMPLATE_ID:
+    case MKTDATA_MD_INCREMENTAL_REFRESH_DAILY_STATISTICS49_TEMPLATE_ID:
+    case MKTDATA_MD_INCREMENTAL_REFRESH_LIMITS_BANDING50_TEMPLATE_ID:
+    case MKTDATA_MD_INCREMENTAL_REFRESH_SESSION_STATISTICS51_TEMPLATE_ID:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Records the message just encoded at event_room(); mei is its MatchEventIndicator offset. */
 static void event_push(struct tp_sim_mdp3_feed *f, size_t len, size_t mei_offset, uint8_t kind)
 {
@@ -162,6 +179,7 @@ static void event_push(struct tp_sim_mdp3_feed *f, size_t len, size_t mei_offset
     p->len = len;
     p->mei = f->ev_len + MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + mei_offset;
     p->kind = kind;
+    p->unseen = f->hiding && carries_rpt_seq(mktdata_load_u16(f->ev + f->ev_len + 2));
     f->ev_len += len;
 }
 
@@ -178,6 +196,12 @@ static uint8_t *event_room(struct tp_sim_mdp3_feed *f, size_t *cap)
 static int commit_event(struct tp_sim_mdp3_feed *f, int end_of_event)
 {
     int last_of_kind[5] = {-1, -1, -1, -1, -1};
+    /* Unseen messages go before the bits are set: the event's sent messages carry them. */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < f->n_pending; i++)
+        if (!f->pending[i].unseen)
+            f->pending[kept++] = f->pending[i];
+    f->n_pending = kept;
     for (uint32_t i = 0; i < f->n_pending; i++)
         last_of_kind[f->pending[i].kind] = (int)i;
     for (int k = 0; k < 5; k++)
@@ -747,9 +771,13 @@ static int publish_open(struct tp_sim_mdp3_feed *f)
     int rc = 0;
     for (uint32_t id = 0; id < f->model->params.instruments && rc == 0; id++) {
         const struct tp_sim_instrument *in = &f->model->instruments[id];
+        f->hiding = f->params.unseen_events > 0 && id == f->params.unseen_id;
         publish_daily(f, id, 0);
         publish_limits(f, id, in->ref_ticks * in->tick9);
         rc = commit_event(f, 1);
+        if (f->hiding)
+            f->unseen_rpt_seq = f->rpt_seq[id];
+        f->hiding = 0;
         rc = f->error ? f->error : rc;
     }
     return rc;
@@ -774,6 +802,8 @@ static int publish_step(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *e
 {
     uint32_t id = ev[0].instrument;
     int traded = 0;
+    f->hiding = id == f->params.unseen_id && f->unseen_left > 0;
+    f->unseen_left -= f->hiding;
     for (int i = 0; i < n; i++)
         traded |= ev[i].kind == TP_SIM_EV_EXECUTE || ev[i].kind == TP_SIM_EV_TRADE;
     f->now_ns = ev[0].time_ns;
@@ -794,6 +824,9 @@ static int publish_step(struct tp_sim_mdp3_feed *f, const struct tp_sim_event *e
         if (ev[i].kind == TP_SIM_EV_STATUS)
             publish_status(f, &ev[i]);
     int rc = commit_event(f, 1);
+    if (f->hiding)
+        f->unseen_rpt_seq = f->rpt_seq[id];
+    f->hiding = 0;
     return f->error ? f->error : rc;
 }
 
@@ -1255,15 +1288,22 @@ json_t *tp_sim_mdp3_report(const struct tp_sim_mdp3_feed *f)
                       (json_int_t)st->high_limit9, "low_limit9", (json_int_t)st->low_limit9,
                       "max_variation9", (json_int_t)st->max_variation9));
     }
-    return json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates,
-                     "book_actions", actions, "statistics", stats, "incremental_packets",
-                     (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index, "snapshot_packets",
-                     (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index, "snapshot_mbo_packets",
-                     (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].index, "definition_packets",
-                     (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index, "snapshot_loops",
-                     (json_int_t)f->snapshot_loops, "definition_loops",
-                     (json_int_t)f->definition_loops, "channel_resets",
-                     (json_int_t)f->channel_resets);
+    json_t *report =
+        json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "templates", templates,
+                  "book_actions", actions, "statistics", stats, "incremental_packets",
+                  (json_int_t)f->stream[TP_SIM_STREAM_INCREMENTAL].index, "snapshot_packets",
+                  (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT].index, "snapshot_mbo_packets",
+                  (json_int_t)f->stream[TP_SIM_STREAM_SNAPSHOT_MBO].index, "definition_packets",
+                  (json_int_t)f->stream[TP_SIM_STREAM_DEFINITION].index, "snapshot_loops",
+                  (json_int_t)f->snapshot_loops, "definition_loops",
+                  (json_int_t)f->definition_loops, "channel_resets", (json_int_t)f->channel_resets);
+    if (f->params.unseen_events > 0)
+        json_object_set_new(report, "unseen",
+                            json_pack("{s:I,s:I,s:I}", "instrument",
+                                      (json_int_t)f->params.unseen_id, "events",
+                                      (json_int_t)(f->params.unseen_events - f->unseen_left),
+                                      "last_rpt_seq", (json_int_t)f->unseen_rpt_seq));
+    return report;
 }
 
 uint16_t tp_sim_mdp3_heartbeat(const struct tp_sim_packet *src, uint8_t *out)

@@ -33,6 +33,8 @@
  *   the last model event, each instrument that traded gets its final settlement (49 '6' at its
  *   last trade price). These entries take RptSeqs like every other; snapshots (52) carry the
  *   current limits.
+ * - Unseen levels (unseen_events > 0): see tp_sim_mdp3_params; the report's "unseen" gives the
+ *   instrument and the last RptSeq not sent.
  * - A channel reset (reset_at_message > 0): ChannelReset4 in a packet of its own with MsgSeqNum
  *   1, RptSeqs restart, then every book is sent again as New entries (46 and 47); session
  *   statistics and cumulative volume carry on.
@@ -58,9 +60,17 @@ struct tp_sim_mdp3_params {
     uint32_t definition_every; /* incremental packets between definition batches (0: start only) */
     uint32_t definition_batch;
     uint64_t reset_at_message; /* channel reset before this model event (0: none) */
-    uint64_t pack_window_ns;   /* messages this close to a packet's first go in it; with
-                                * TP_SIM_PACK_FILL packets fill to max_payload and SendingTime is
-                                * their last message's time (several events per packet) */
+    /*
+     * Fault: the capture starts after instrument unseen_id's book existed. Its messages that
+     * carry RptSeqs (46, 48, 37, 49, 50, 51) from the opening statistics through its first
+     * unseen_events model events are not sent (their RptSeqs are used); its 47 and 30 are, so
+     * only the price-level book and statistics start different. unseen_events 0: no fault.
+     */
+    uint32_t unseen_id;
+    uint32_t unseen_events;
+    uint64_t pack_window_ns; /* messages this close to a packet's first go in it; with
+                              * TP_SIM_PACK_FILL packets fill to max_payload and SendingTime is
+                              * their last message's time (several events per packet) */
     uint16_t max_payload;
     int16_t appl_id;            /* channel id */
     uint64_t midnight_epoch_ns; /* SendingTime/TransactTime = this + venue time */
@@ -96,6 +106,7 @@ struct tp_sim_mdp3_pending {
     size_t offset, len; /* SBE header + body in the event buffer */
     size_t mei;         /* offset of its MatchEventIndicator byte */
     uint8_t kind;       /* which Last*Msg bit it may carry */
+    uint8_t unseen;     /* not sent (tp_sim_mdp3_params.unseen_events) */
 };
 
 #define TP_SIM_MDP3_EVENT_BUF  16384
@@ -121,6 +132,9 @@ struct tp_sim_mdp3_feed {
     uint64_t templates[64]; /* messages sent per template id */
     uint64_t actions[6];    /* book entries per MDUpdateAction */
     uint64_t snapshot_loops, definition_loops, channel_resets;
+    uint32_t unseen_left;    /* model events of unseen_id still to hide */
+    int hiding;              /* the event being assembled is unseen_id's, hidden */
+    uint32_t unseen_rpt_seq; /* the last RptSeq not sent */
     int error;
 };
 
