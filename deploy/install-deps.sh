@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
     build-essential clang lld llvm libclang-rt-14-dev meson ninja-build pkg-config python3
     libdpdk-dev dpdk libjansson-dev libcmocka-dev libpcap-dev
+    dpdk-dev prometheus tmux  # dpdk-telemetry.py, promtool, a terminal for the live view's test
     iproute2 tshark valgrind clang-format
 )
 

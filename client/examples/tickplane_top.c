@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "tickplane/tickplane.h"
+#include "tp_version.h"
 
 #define MAX_WATCH  64
 #define UNRESOLVED UINT32_MAX       /* a watched symbol whose definition has not arrived yet */
@@ -161,8 +162,9 @@ static int usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [--dir DIR] [--seconds N] [--quiet] [--control SOCKET] [--by-name] "
-            "INSTANCE INSTRUMENT...\n",
-            prog);
+            "INSTANCE INSTRUMENT...\n"
+            "       %s --version\n",
+            prog, prog);
     return 2;
 }
 
@@ -184,7 +186,10 @@ int main(int argc, char **argv)
             control = argv[++i];
         else if (strcmp(argv[i], "--by-name") == 0)
             w.by_name = 1;
-        else
+        else if (strcmp(argv[i], "--version") == 0) {
+            tp_version_print(stdout, "tickplane-top");
+            return 0;
+        } else
             return usage(argv[0]);
     }
     if (argc - i < 2)

@@ -43,6 +43,7 @@
 #include "hostcheck_config.h"
 #include "publisher.h"
 #include "tp_instrument_filter.h"
+#include "tp_version.h"
 
 static atomic_bool quit;
 static struct tp_control_plane *control;
@@ -75,7 +76,7 @@ struct options {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tickplane --config FILE [--idle-exit-ms N] [--unlink-bus] "
-                 "[--start-after FILE]\n"
+                 "[--start-after FILE] [--version]\n"
                  "  --config FILE      the instance's JSON config (docs/CONFIG.md)\n"
                  "  --idle-exit-ms N   exit once every data lcore has polled N ms without a\n"
                  "                     feed packet (the end of a replayed capture)\n"
@@ -86,10 +87,13 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'}, {"idle-exit-ms", required_argument, NULL, 'i'},
-        {"unlink-bus", no_argument, NULL, 'u'},   {"start-after", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"idle-exit-ms", required_argument, NULL, 'i'},
+                                         {"unlink-bus", no_argument, NULL, 'u'},
+                                         {"start-after", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
         switch (c) {
@@ -107,6 +111,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'h':
             usage(stdout);
+            exit(0);
+        case 'V':
+            tp_version_print(stdout, "tickplane");
             exit(0);
         default:
             return -EINVAL;
@@ -410,10 +417,12 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
             messages += tp_daemon_channel(d, c)->counters.messages;
     /* The data lcores' CPU time over their busy spans: what the work cost on a shared host. */
     double busy_cpu_s = (double)t.busy_cpu_ns / 1e9;
-    printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
+    printf("{\"summary\":{\"version\":\"%s\",\"commit\":\"%s\",\"elapsed_s\":%.3f,\"busy_s\":%.6f,"
+           "\"messages\":%lu,"
            "\"messages_per_s\":%.0f,\"busy_cpu_s\":%.6f,\"messages_per_cpu_s\":%.0f,"
            "\"rx_packets\":%lu,\"tx_frames\":%lu",
-           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0, busy_cpu_s,
+           TP_VERSION, TP_COMMIT, elapsed_s, busy_s, messages,
+           busy_s > 0 ? (double)messages / busy_s : 0.0, busy_cpu_s,
            busy_cpu_s > 0 ? (double)messages / busy_cpu_s : 0.0, t.rx_packets, t.tx_frames);
     const struct tp_classifier_counters *cc = &t.classify;
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
@@ -763,8 +772,9 @@ static json_t *op_status(void *ctx)
                       "rx_packets",
                       (json_int_t)atomic_load_explicit(&dl->lc.rx_packets, memory_order_relaxed)));
     }
-    return json_pack("{s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "channels", channels,
-                     "data_lcores", ids, "lcores", lcores);
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "version",
+                     TP_VERSION, "commit", TP_COMMIT, "channels", channels, "data_lcores", ids,
+                     "lcores", lcores);
 }
 
 static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)

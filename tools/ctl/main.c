@@ -24,6 +24,7 @@
 #include "config.h"
 #include "ctl_client.h"
 #include "render.h"
+#include "tp_version.h"
 
 #define DEFAULT_SOCKET "/run/tickplane/control.sock"
 
@@ -55,7 +56,8 @@ static void usage(FILE *out)
                  "  subscribe PATTERN... [--topics top,trades] [--venue V]  (held until Ctrl-C)\n"
                  "  top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]\n"
                  "  raw JSON\n"
-                 "  check CONFIG\n");
+                 "  check CONFIG\n"
+                 "  --version\n");
 }
 
 /* The reply, or NULL after printing why; exits the error path consistently. */
@@ -334,17 +336,13 @@ int main(int argc, char **argv)
 {
     struct options o = {
         .socket = DEFAULT_SOCKET, .timeout_ms = 5000, .depth = 10, .interval_ms = 1000, .rows = 40};
-    static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
-                                         {"config", required_argument, NULL, 'c'},
-                                         {"timeout", required_argument, NULL, 't'},
-                                         {"venue", required_argument, NULL, 'v'},
-                                         {"topics", required_argument, NULL, 'T'},
-                                         {"depth", required_argument, NULL, 'd'},
-                                         {"interval", required_argument, NULL, 'i'},
-                                         {"rows", required_argument, NULL, 'r'},
-                                         {"once", no_argument, NULL, 'o'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 's'},   {"config", required_argument, NULL, 'c'},
+        {"timeout", required_argument, NULL, 't'},  {"venue", required_argument, NULL, 'v'},
+        {"topics", required_argument, NULL, 'T'},   {"depth", required_argument, NULL, 'd'},
+        {"interval", required_argument, NULL, 'i'}, {"rows", required_argument, NULL, 'r'},
+        {"once", no_argument, NULL, 'o'},           {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
     /* Options may come before or after the command ("book ESZ6 --depth 5"). */
     const char *verb = NULL;
     char *args[64];
@@ -353,6 +351,10 @@ int main(int argc, char **argv)
         int c = getopt_long(argc, argv, "+s:c:t:h", opts, NULL);
         if (c == 'h') {
             usage(stdout);
+            return 0;
+        }
+        if (c == 'V') {
+            tp_version_print(stdout, "tickplanectl");
             return 0;
         }
         if (c == -1) {

@@ -60,6 +60,7 @@
 #include "replay_input.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
+#include "tp_version.h"
 
 #define RUNS_MAX 64
 
@@ -87,7 +88,8 @@ static void usage(FILE *out)
                  "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
                  " [--levels N]\n"
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N] FILE\n");
+                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N] FILE\n"
+                 "       tickplane-replay --version\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -118,6 +120,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"no-checksum", no_argument, NULL, 'c'},
                                           {"digest", no_argument, NULL, 'D'},
                                           {"help", no_argument, NULL, 'h'},
+                                          {"version", no_argument, NULL, 'V'},
                                           {"recent-orders", required_argument, NULL, 'w'},
                                           {"gap-wait-ms", required_argument, NULL, 'g'},
                                           {NULL, 0, NULL, 0}};
@@ -183,6 +186,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'h':
             usage(stdout);
+            exit(0);
+        case 'V':
+            tp_version_print(stdout, "tickplane-replay");
             exit(0);
         default:
             return -EINVAL;
