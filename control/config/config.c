@@ -1603,10 +1603,11 @@ static void parse_entitlements(struct loader *ld, const json_t *root)
 
 static void parse_telemetry(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"prometheus_file", "prometheus_port", "interval_ms",
-                                       "dpdk_telemetry", NULL};
+    static const char *const keys[] = {"prometheus_file", "prometheus_port", "prometheus_address",
+                                       "interval_ms",     "dpdk_telemetry",  NULL};
     struct tp_cfg_telemetry *t = &ld->cfg->telemetry;
     t->interval_ms = 1000;
+    t->prometheus_address = 0x7f000001; /* loopback: metrics are not for the whole network */
     t->dpdk_telemetry = true;
     json_t *obj = tp_jw_get(ld->errs, "", root, "telemetry", JSON_OBJECT, false);
     if (obj == NULL)
@@ -1620,6 +1621,13 @@ static void parse_telemetry(struct loader *ld, const json_t *root)
     if (tp_jw_uint(ld->errs, "telemetry", obj, "interval_ms", 100, 3600000, false, &v))
         t->interval_ms = (uint32_t)v;
     tp_jw_bool(ld->errs, "telemetry", obj, "dpdk_telemetry", false, &t->dpdk_telemetry);
+    /* "0.0.0.0" listens on every interface; otherwise one host address of this machine. */
+    const json_t *addr = json_object_get(obj, "prometheus_address");
+    if (json_is_string(addr) && strcmp(json_string_value(addr), "0.0.0.0") == 0)
+        t->prometheus_address = 0;
+    else
+        tp_jw_ipv4(ld->errs, "telemetry", obj, "prometheus_address", TP_JW_ADDR_UNICAST, false,
+                   &t->prometheus_address);
 }
 
 /* ---------------------------------------------------------- the whole */

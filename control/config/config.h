@@ -251,6 +251,7 @@ struct tp_cfg_entitlements {
 struct tp_cfg_telemetry {
     char prometheus_file[TP_CFG_PATH_MAX]; /* textfile-collector output, "" = off */
     uint16_t prometheus_port;              /* HTTP /metrics port, 0 = off */
+    uint32_t prometheus_address;           /* its IPv4 address (host order), default 127.0.0.1 */
     uint32_t interval_ms;                  /* export period, default 1000 */
     bool dpdk_telemetry;                   /* register /tickplane/ commands, default true */
 };

@@ -11,6 +11,7 @@
 
 #include "http_metrics.h"
 #include "prometheus.h"
+#include "tp_version.h"
 
 struct tp_control_plane {
     struct tp_config *cfg;  /* running */
@@ -88,10 +89,14 @@ static void open_http(struct tp_control_plane *cp)
     }
     if (cp->cfg->telemetry.prometheus_port == 0)
         return;
-    int rc = tp_http_metrics_open(&cp->http, cp->cfg->telemetry.prometheus_port, metrics_op, cp);
+    const struct tp_cfg_telemetry *t = &cp->cfg->telemetry;
+    int rc =
+        tp_http_metrics_open(&cp->http, t->prometheus_address, t->prometheus_port, metrics_op, cp);
     if (rc != 0)
-        fprintf(stderr, "tickplane: telemetry: cannot listen on port %u: %s\n",
-                cp->cfg->telemetry.prometheus_port, strerror(-rc));
+        fprintf(stderr, "tickplane: telemetry: cannot listen on %u.%u.%u.%u:%u: %s\n",
+                t->prometheus_address >> 24, (t->prometheus_address >> 16) & 255,
+                (t->prometheus_address >> 8) & 255, t->prometheus_address & 255, t->prometheus_port,
+                strerror(-rc));
 }
 
 int tp_control_plane_open(struct tp_control_plane **out, const struct tp_config *cfg,
@@ -199,10 +204,12 @@ long tp_control_plane_metrics(struct tp_control_plane *cp, char *buf, size_t siz
         cp->hooks.latency(cp->hooks.ctx, h, &scale);
         char labels[160];
         snprintf(labels, sizeof(labels), "instance=\"%s\"", cp->cfg->name);
-        tp_prom_histogram(&b, "tickplane_rx_to_publish_ns",
-                          "receive (rx_burst) to publish latency in ns", labels, h, scale);
+        tp_prom_histogram(&b, "tickplane_rx_to_publish_seconds",
+                          "Receive (rx_burst) to publish latency of events applied at once", labels,
+                          h, scale / 1e9);
         free(h);
     }
+    tp_prom_build_info(&b, cp->cfg->name, TP_VERSION, TP_COMMIT);
     struct tp_ctl_server_stats s;
     tp_ctl_server_stats(cp->server, &s);
     tp_prom_ctl_stats(&b, cp->cfg->name, &s);
