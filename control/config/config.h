@@ -256,6 +256,14 @@ struct tp_cfg_telemetry {
     bool dpdk_telemetry;                   /* register /tickplane/ commands, default true */
 };
 
+/* logging: levels per component (log.h's enum tp_log_level values). */
+#define TP_CFG_LOG_COMPONENTS 16
+struct tp_cfg_logging {
+    uint8_t level;                             /* every component's, default info (6) */
+    uint8_t components[TP_CFG_LOG_COMPONENTS]; /* 0: as `level` */
+    uint32_t burst;                            /* lines per second per event kind, default 10 */
+};
+
 struct tp_config {
     char name[TP_CFG_NAME_MAX];   /* instance name, default "tickplane" */
     char source[TP_CFG_PATH_MAX]; /* the file it was loaded from ("" if from a string) */
@@ -272,6 +280,7 @@ struct tp_config {
     struct tp_cfg_control control;
     struct tp_cfg_entitlements entitlements;
     struct tp_cfg_telemetry telemetry;
+    struct tp_cfg_logging logging;
 };
 
 /* ---- errors: every problem found, each with its JSON path ---- */

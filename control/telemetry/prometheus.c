@@ -295,6 +295,22 @@ void tp_prom_histogram(struct tp_prom_buf *b, const char *name, const char *help
          name, braced, (unsigned long long)h->count);
 }
 
+void tp_prom_family(struct tp_prom_buf *b, const char *family, const char *type, const char *help)
+{
+    emit(b, "# HELP %s %s\n# TYPE %s %s\n", family, help, family, type);
+}
+
+void tp_prom_sample(struct tp_prom_buf *b, const char *family, const char *labels,
+                    const char *instance, uint64_t value)
+{
+    char inst[160];
+    size_t n = 0;
+    inst[0] = '\0';
+    append(inst, sizeof(inst), &n, instance, strlen(instance), true);
+    emit(b, "%s{%s%sinstance=\"%s\"} %llu\n", family, labels, labels[0] ? "," : "", inst,
+         (unsigned long long)value);
+}
+
 void tp_prom_build_info(struct tp_prom_buf *b, const char *instance, const char *version,
                         const char *commit)
 {

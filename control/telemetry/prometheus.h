@@ -55,6 +55,11 @@ int tp_prom_counters(struct tp_prom_buf *b, const struct tp_counters *c, const c
 void tp_prom_histogram(struct tp_prom_buf *b, const char *name, const char *help,
                        const char *labels, const struct tp_histogram *h, double seconds_per_unit);
 
+/* A family's "# HELP" and "# TYPE" lines, then its samples: family{labels,instance="I"} value. */
+void tp_prom_family(struct tp_prom_buf *b, const char *family, const char *type, const char *help);
+void tp_prom_sample(struct tp_prom_buf *b, const char *family, const char *labels,
+                    const char *instance, uint64_t value);
+
 /* tickplane_build_info{version,commit,instance} 1. */
 void tp_prom_build_info(struct tp_prom_buf *b, const char *instance, const char *version,
                         const char *commit);

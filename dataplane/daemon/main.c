@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "bus_setup.h"
 #include "control_plane.h"
 #include "interest.h"
+#include "log.h"
 #include "config.h"
 #include "preload.h"
 #include "daemon.h"
@@ -44,9 +46,11 @@
 #include "publisher.h"
 #include "tp_instrument_filter.h"
 #include "tp_version.h"
+#include "watch.h"
 
 static atomic_bool quit;
 static struct tp_control_plane *control;
+static struct tp_watch *watch; /* events, book states, NIC drops, consumers (watch.h) */
 
 static void on_signal(int sig)
 {
@@ -659,6 +663,27 @@ static int build_lcores(struct tp_daemon *d)
     return tp_daemon_start_channels(d);
 }
 
+/* The control socket's counters as the main lcore last copied them, for DPDK telemetry's thread. */
+static pthread_mutex_t control_stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_ctl_server_stats control_stats;
+
+static void op_control_stats(void *ctx, struct tp_ctl_server_stats *out)
+{
+    (void)ctx;
+    pthread_mutex_lock(&control_stats_lock);
+    *out = control_stats;
+    pthread_mutex_unlock(&control_stats_lock);
+}
+
+static void copy_control_stats(void)
+{
+    struct tp_ctl_server_stats s;
+    tp_control_plane_server_stats(control, &s);
+    pthread_mutex_lock(&control_stats_lock);
+    control_stats = s;
+    pthread_mutex_unlock(&control_stats_lock);
+}
+
 /*
  * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
  * bus's heartbeat, by which strategies tell a live daemon from a killed one.
@@ -670,6 +695,10 @@ static void wait_a_tick(struct tp_daemon *d)
     else
         usleep(10000);
     tp_daemon_bus_heartbeat(d->bus);
+    if (watch != NULL)
+        tp_watch_tick(watch, (uint64_t)(mono_s() * 1000));
+    if (control != NULL)
+        copy_control_stats();
 }
 
 /* The control plane: signals and the idle timeout, until told to stop. */
@@ -734,6 +763,8 @@ static json_t *op_stats(void *ctx)
                 json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
             }
     }
+    if (watch != NULL)
+        json_object_set_new(o, "consumers", tp_watch_consumers(watch));
     /* The bus writers' own counters (published, skipped, too large), registered by the bus. */
     const struct tp_counters *area = tp_daemon_bus_counters(d->bus);
     uint32_t n = atomic_load_explicit(&area->count, memory_order_acquire);
@@ -780,26 +811,52 @@ static json_t *op_status(void *ctx)
 static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)
 {
     struct tp_daemon *d = ctx;
-    return tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
+    json_t *list = tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
+    size_t i;
+    json_t *row;
+    json_array_foreach(list, i, row)
+    {
+        if (watch != NULL)
+            tp_watch_describe(watch, (uint32_t)json_integer_value(json_object_get(row, "id")), row);
+    }
+    return list;
 }
 
 static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigned depth, char *err,
                        size_t err_size)
 {
     struct tp_daemon *d = ctx;
-    return tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
+    json_t *book = tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
+    if (book != NULL && watch != NULL)
+        tp_watch_describe(watch, (uint32_t)json_integer_value(json_object_get(book, "id")), book);
+    return book;
 }
 
+/* The main lcore and DPDK telemetry's thread both call it: no shared scratch. */
 static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 {
     struct tp_daemon *d = ctx;
-    static struct tp_histogram one;
+    struct tp_histogram *one = malloc(sizeof(*one));
     tp_hist_reset(out);
-    for (unsigned l = 0; l < d->n_lcores; l++) {
-        tp_dp_latency_copy(&d->lcores[l].lc, &one);
-        tp_hist_merge(out, &one);
+    for (unsigned l = 0; one != NULL && l < d->n_lcores; l++) {
+        tp_dp_latency_copy(&d->lcores[l].lc, one);
+        tp_hist_merge(out, one);
     }
+    free(one);
     *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
+}
+
+static void op_metrics(void *ctx, struct tp_prom_buf *b)
+{
+    (void)ctx;
+    if (watch != NULL)
+        tp_watch_consumer_metrics(watch, b);
+}
+
+static unsigned op_consumers(void *ctx, struct tp_telemetry_consumer *out, unsigned max)
+{
+    (void)ctx;
+    return watch != NULL ? tp_watch_consumers_copy(watch, out, max) : 0;
 }
 
 /*
@@ -833,15 +890,28 @@ static int build_control(struct tp_daemon *d)
                 .book = op_book},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
+        .metrics = op_metrics,
         .apply = tp_daemon_apply,
         .ctx = d,
     };
+    if (tp_watch_open(&watch, d) != 0)
+        return -ENOMEM;
     int rc = tp_control_plane_open(&control, cfg, &hooks);
     if (rc != 0) {
         /* The data plane runs without it: feeds matter more than the socket. */
         fprintf(stderr, "tickplane: control socket %s: %s (running without control plane)\n",
                 cfg->control.socket_path, strerror(-rc));
         control = NULL;
+    }
+    if (cfg->telemetry.dpdk_telemetry) {
+        struct tp_telemetry_sources src = {.counters = tp_daemon_bus_counters(d->bus),
+                                           .latency = op_latency,
+                                           .control = op_control_stats,
+                                           .consumers = op_consumers,
+                                           .ctx = d};
+        rc = tp_dpdk_telemetry_register(&src);
+        if (rc != 0)
+            tp_log(TP_LOG_TELEMETRY, TP_LOG_ERR, "DPDK telemetry commands: %s", strerror(-rc));
     }
     return 0;
 }
@@ -928,6 +998,7 @@ int main(int argc, char **argv)
     print_summary(&d, mono_s() - t0);
     if (control != NULL)
         tp_control_plane_close(control);
+    tp_watch_close(watch);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
     free(d.cfg);
