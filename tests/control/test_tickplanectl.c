@@ -189,9 +189,10 @@ static void test_top_once(void **state)
     assert_true(strncmp(r.out, "tickplane top of book  ", 23) == 0);
     assert_non_null(strstr(r.out, "(3 instruments)"));
     assert_string_equal(
-        rest + 1, "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY\n"
-                  "ESZ6         CME              10        4500.25         4500.5          7\n"
-                  "NQZ6         CME                              ?                          \n");
+        rest + 1,
+        "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY  STATE\n"
+        "ESZ6         CME              10        4500.25         4500.5          7\n"
+        "NQZ6         CME                              ?                          \n");
 }
 
 static bool subscribed(void)
@@ -254,6 +255,38 @@ static void test_render_price9(void **state)
     assert_string_equal(buf, "-9223372036.854775808");
 }
 
+static void test_render_state(void **state)
+{
+    (void)state;
+    char out[320];
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "status", "trading", "state", "STALE", "since",
+                          "2026-12-02T00:31:02Z", "reason", "a gap given up");
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "STALE since 2026-12-02T00:31:02Z: a gap given up");
+    tp_render_state(o, false, out, sizeof(out));
+    assert_string_equal(out, "STALE");
+    json_decref(o);
+    /* Without the daemon's state: the book's own flags. */
+    o = json_pack("{s:s, s:b, s:b}", "status", "trading", "stale", 0, "recovering", 1);
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "RECOVERING");
+    json_decref(o);
+    o = json_pack("{s:s, s:s, s:s}", "status", "trading", "state", "ok", "since", "x");
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "");
+    json_decref(o);
+    /* A stale book in the top-of-book row. */
+    o = json_pack("{s:[], s:[], s:s}", "bids", "asks", "state", "STALE");
+    char text[512] = "";
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    tp_render_top_row(f, "NASDAQ", "AAAP", o);
+    fclose(f);
+    json_decref(o);
+    char want[128];
+    snprintf(want, sizeof(want), "%-12s %-8s%52s  STALE\n", "AAAP", "NASDAQ", "");
+    assert_string_equal(text, want);
+}
+
 static void test_render_book_uneven_sides(void **state)
 {
     (void)state;
@@ -266,7 +299,7 @@ static void test_render_book_uneven_sides(void **state)
     tp_render_book(f, book);
     fclose(f);
     json_decref(book);
-    assert_string_equal(text, "AAPL (NASDAQ) halted\n"
+    assert_string_equal(text, "AAPL (NASDAQ) halted HALTED\n"
                               "   BID QTY            BID | ASK               ASK QTY\n"
                               "       300         190.12 |                          \n"
                               "       100         190.11 |                          \n");
@@ -283,6 +316,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors_and_check, setup, teardown),
         cmocka_unit_test(test_render_price9),
         cmocka_unit_test(test_render_book_uneven_sides),
+        cmocka_unit_test(test_render_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,8 +119,10 @@ static int cmd_instruments(struct tp_ctl_conn *conn, const struct options *o, co
     json_t *item;
     json_array_foreach(json_object_get(reply, "instruments"), i, item)
     {
-        printf("%-8s %s\n", json_string_value(json_object_get(item, "venue")),
-               json_string_value(json_object_get(item, "symbol")));
+        char state[320];
+        tp_render_state(item, true, state, sizeof(state));
+        printf("%-8s %s%s%s\n", json_string_value(json_object_get(item, "venue")),
+               json_string_value(json_object_get(item, "symbol")), state[0] ? "  " : "", state);
     }
     json_decref(reply);
     return 0;
