@@ -763,13 +763,17 @@ static json_t *op_stats(void *ctx)
                 json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
             }
     }
-    if (watch != NULL)
+    if (watch != NULL) {
         json_object_set_new(o, "consumers", tp_watch_consumers(watch));
-    /* The bus writers' own counters (published, skipped, too large), registered by the bus. */
+        json_object_set_new(o, "books", tp_watch_books(watch));
+    }
+    /* The bus writers' own counters (published, skipped, too large), registered by the bus, and
+     * the NICs' (port=NAME.nic.*, the watch's). */
     const struct tp_counters *area = tp_daemon_bus_counters(d->bus);
     uint32_t n = atomic_load_explicit(&area->count, memory_order_acquire);
     for (uint32_t i = 0; i < n && i < area->capacity; i++)
-        if (strncmp(area->slots[i].name, "bus.", 4) == 0)
+        if (strncmp(area->slots[i].name, "bus.", 4) == 0 ||
+            strncmp(area->slots[i].name, "port=", 5) == 0)
             json_object_set_new(o, area->slots[i].name,
                                 json_integer((json_int_t)tp_counter_get(&area->slots[i])));
     return o;

@@ -454,6 +454,18 @@ void tp_watch_describe(const struct tp_watch *w, uint32_t id, json_t *obj)
     json_object_set_new(obj, "since", json_string(since));
 }
 
+json_t *tp_watch_books(const struct tp_watch *w)
+{
+    json_t *o = json_object();
+    for (unsigned v = 0; v < 2; v++)
+        if (w->defined[v] > 0)
+            json_object_set_new(o, w->d->venue_names[v],
+                                json_pack("{s:i, s:i, s:i}", "instruments", (int)w->defined[v],
+                                          "stale", (int)w->stale[v], "recovering",
+                                          (int)w->recovering[v]));
+    return o;
+}
+
 json_t *tp_watch_consumers(const struct tp_watch *w)
 {
     json_t *a = json_array();

@@ -40,6 +40,9 @@ void tp_watch_tick(struct tp_watch *w, uint64_t now_ms);
  */
 void tp_watch_describe(const struct tp_watch *w, uint32_t id, json_t *obj);
 
+/* Books per venue at the last scan: {"NASDAQ": {"instruments", "stale", "recovering"}, ...}. */
+json_t *tp_watch_books(const struct tp_watch *w);
+
 /* The consumers seen at the last scan: [{"pid", "records", "lag", "lapped", "lost", "resyncs"}]. */
 json_t *tp_watch_consumers(const struct tp_watch *w);
 

@@ -7,6 +7,7 @@
  *     book INSTRUMENT [--venue V] [--depth N]
  *     subscribe PATTERN... [--topics a,b] [--venue V]   (holds the subscription until Ctrl-C)
  *     top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]
+ *     stat [--interval MS] [--once] [--json]            (live rates, drops, lag: stat.h)
  *     raw JSON                                          (send one request line as is)
  *     check CONFIG                                      (validate a config file, no daemon)
  *
@@ -24,6 +25,7 @@
 #include "config.h"
 #include "ctl_client.h"
 #include "render.h"
+#include "stat.h"
 #include "tp_version.h"
 
 #define DEFAULT_SOCKET "/run/tickplane/control.sock"
@@ -45,6 +47,7 @@ struct options {
     int interval_ms;
     int rows;
     bool once;
+    bool json;
 };
 
 static void usage(FILE *out)
@@ -55,6 +58,7 @@ static void usage(FILE *out)
                  "  book INSTRUMENT [--venue V] [--depth N]\n"
                  "  subscribe PATTERN... [--topics top,trades] [--venue V]  (held until Ctrl-C)\n"
                  "  top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]\n"
+                 "  stat [--interval MS] [--once] [--json]  (live rates, drops and lag)\n"
                  "  raw JSON\n"
                  "  check CONFIG\n"
                  "  --version\n");
@@ -244,6 +248,62 @@ static int cmd_top(struct tp_ctl_conn *conn, const struct options *o, const char
     return 0;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* The live view: two stats replies an interval apart make the rates (--once: one such view). */
+static int cmd_stat(struct tp_ctl_conn *conn, const struct options *o)
+{
+    json_t *prev = NULL;
+    double t_prev = 0;
+    bool tty = isatty(STDOUT_FILENO) && !o->once && !o->json;
+    int status = 0;
+    while (!stop) {
+        json_t *now = call(conn, o, json_pack("{s:s}", "cmd", "stats"), &status);
+        if (now == NULL)
+            break;
+        double t = mono_s();
+        if (prev != NULL || !o->once) {
+            json_t *view = tp_stat_view(prev, now, prev ? t - t_prev : 0);
+            if (o->json) {
+                char *text = json_dumps(view, JSON_COMPACT);
+                puts(text ? text : "{}");
+                free(text);
+            } else {
+                if (tty)
+                    fputs("\033[H\033[2J", stdout);
+                time_t wall = time(NULL);
+                char when[32];
+                strftime(when, sizeof(when), "%H:%M:%S", localtime(&wall));
+                printf("tickplane stat  %s  (rates over %.1f s)\n", when, prev ? t - t_prev : 0);
+                tp_stat_render(stdout, view);
+            }
+            fflush(stdout);
+            json_decref(view);
+            if (o->once) {
+                json_decref(now);
+                break;
+            }
+        }
+        json_decref(prev);
+        prev = now;
+        t_prev = t;
+        sleep_ms(o->interval_ms);
+    }
+    json_decref(prev);
+    return status;
+}
+
 static int cmd_raw(struct tp_ctl_conn *conn, const struct options *o, const char *text)
 {
     json_error_t jerr;
@@ -329,6 +389,9 @@ static bool apply_option(int c, struct options *o)
     case 'o':
         o->once = true;
         return true;
+    case 'J':
+        o->json = true;
+        return true;
     default:
         return false;
     }
@@ -338,13 +401,19 @@ int main(int argc, char **argv)
 {
     struct options o = {
         .socket = DEFAULT_SOCKET, .timeout_ms = 5000, .depth = 10, .interval_ms = 1000, .rows = 40};
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 's'},   {"config", required_argument, NULL, 'c'},
-        {"timeout", required_argument, NULL, 't'},  {"venue", required_argument, NULL, 'v'},
-        {"topics", required_argument, NULL, 'T'},   {"depth", required_argument, NULL, 'd'},
-        {"interval", required_argument, NULL, 'i'}, {"rows", required_argument, NULL, 'r'},
-        {"once", no_argument, NULL, 'o'},           {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
+                                         {"config", required_argument, NULL, 'c'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {"venue", required_argument, NULL, 'v'},
+                                         {"topics", required_argument, NULL, 'T'},
+                                         {"depth", required_argument, NULL, 'd'},
+                                         {"interval", required_argument, NULL, 'i'},
+                                         {"rows", required_argument, NULL, 'r'},
+                                         {"once", no_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {NULL, 0, NULL, 0}};
     /* Options may come before or after the command ("book ESZ6 --depth 5"). */
     const char *verb = NULL;
     char *args[64];
@@ -412,6 +481,8 @@ int main(int argc, char **argv)
         status = cmd_subscribe(&conn, &o, args, n_args);
     else if (strcmp(verb, "top") == 0 && n_args <= 1)
         status = cmd_top(&conn, &o, n_args ? args[0] : NULL);
+    else if (strcmp(verb, "stat") == 0 && n_args == 0)
+        status = cmd_stat(&conn, &o);
     else if (strcmp(verb, "raw") == 0 && n_args == 1)
         status = cmd_raw(&conn, &o, args[0]);
     else
