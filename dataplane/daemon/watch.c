@@ -49,6 +49,21 @@ static const char *const metric_counter[N_METRICS] = {
     [M_REGISTRY_FULL] = "decode.registry_full",
 };
 
+/* The event a rise logs (its line starts with this), and its component. */
+static const char *const metric_event[N_METRICS] = {
+    [M_GAP_FILLED] = "gap filled",     [M_GAPS] = "gap detected",
+    [M_REQUESTS] = "gap re-requested", [M_RECOVERED] = "gap recovered",
+    [M_GIVEN_UP] = "gap given up",     [M_SKIPPED] = "messages skipped",
+    [M_RESETS] = "session change",     [M_STALE_MARKS] = "books marked stale",
+    [M_RPT_SEQ_GAPS] = "gap detected", [M_REGISTRY_FULL] = "capacity exhausted",
+};
+static const enum tp_log_component metric_component[N_METRICS] = {
+    [M_GAP_FILLED] = TP_LOG_GAP,      [M_GAPS] = TP_LOG_GAP,          [M_REQUESTS] = TP_LOG_GAP,
+    [M_RECOVERED] = TP_LOG_GAP,       [M_GIVEN_UP] = TP_LOG_GAP,      [M_SKIPPED] = TP_LOG_GAP,
+    [M_RESETS] = TP_LOG_SESSION,      [M_STALE_MARKS] = TP_LOG_BOOKS, [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
+    [M_REGISTRY_FULL] = TP_LOG_BOOKS,
+};
+
 struct chan_watch {
     char name[TP_CFG_NAME_MAX]; /* "" = free */
     bool live;                  /* in the running config at the last pass */
@@ -242,8 +257,9 @@ static void watch_channels(struct tp_watch *w)
         }
         for (unsigned m = 0; m < N_METRICS; m++) {
             cw->prev[m] = now[m];
-            tp_log_limit_flush(&cw->limit[m], m == M_RESETS ? TP_LOG_SESSION : TP_LOG_GAP,
-                               TP_LOG_NOTICE, cw->name);
+            char what[TP_CFG_NAME_MAX + 48];
+            snprintf(what, sizeof(what), "%s: channel %s", metric_event[m], cw->name);
+            tp_log_limit_flush(&cw->limit[m], metric_component[m], TP_LOG_NOTICE, what);
         }
     }
 }
