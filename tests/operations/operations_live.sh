@@ -7,7 +7,8 @@
 #      "gap given up" and "books stale" (line B 0.5 ms behind A, so A's losses are gaps B
 #      fills); a bad config file logs "reload refused"; the flood
 #      limiter reports what it suppressed;
-#   2. tickplanectl book and instruments say STALE, since when and why;
+#   2. tickplanectl book and instruments say STALE, since when and why; subscriptions --all
+#      lists another client's subscription;
 #   3. promtool check metrics accepts the HTTP endpoint's text (HTTP/1.1, 405 for POST), which
 #      has the NIC's drop counters, a libtickplane consumer's lag and the build info;
 #   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers and /tickplane/latency;
@@ -120,6 +121,17 @@ grep -Eq "^$stale_symbol \(NASDAQ\) [a-z_]+ STALE since 20[0-9-]+T[0-9:]+Z: the 
     "$work/book.out" || fail "book output: $(cat "$work/book.out")"
 ctl instruments "$stale_symbol" | grep -q "STALE since" || fail "instruments shows no STALE"
 
+# Operators see every client's subscriptions (here: a subscriber held open by tickplanectl).
+ctl subscribe AAAA --venue NASDAQ --topics top >"$work/subscribe.out" 2>&1 &
+subscriber=$!
+pids+=($subscriber)
+for _ in $(seq 400); do
+    ctl subscriptions --all >"$work/subs.json" 2>&1 && grep -q '"instrument": "AAAA"' "$work/subs.json" && break
+    sleep 0.05
+done
+grep -q '"instrument": "AAAA"' "$work/subs.json" || fail "subscriptions --all: $(cat "$work/subs.json")"
+kill -INT "$subscriber"
+
 # 3. The metrics, as Prometheus scrapes them.
 curl -sS -o "$work/metrics.txt" -w '%{http_version} %{http_code}\n' \
     "http://127.0.0.1:$http_port/metrics" >"$work/http.out" || fail "scrape failed"
@@ -131,7 +143,9 @@ for family in 'tickplane_nic_imissed_total{port="veth"' 'tickplane_nic_rx_nombuf
     "tickplane_consumer_lag{pid=\"$top_pid\"" "tickplane_consumer_lost_total{pid=\"$top_pid\"" \
     'tickplane_build_info{version="' 'tickplane_rx_to_publish_seconds_bucket{instance=' \
     'tickplane_mold_given_up_total{channel="itch"'; do
-    grep -qF "$family" "$work/metrics.txt" || fail "metrics lack $family"
+    grep -qF "$family" "$work/metrics.txt" ||
+        fail "metrics lack $family (consumer alive: $(kill -0 "$top_pid" 2>&1 && echo yes);" \
+            "consumers: $(ctl stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["consumers"])'))"
 done
 code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$http_port/metrics")
 [ "$code" = 405 ] || fail "POST /metrics answered $code"

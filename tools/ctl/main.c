@@ -2,7 +2,7 @@
  * tickplanectl: the control CLI, over the daemon's control socket (control/socket/protocol.md).
  *
  *   tickplanectl [-s SOCKET | -c CONFIG] [-t TIMEOUT_MS] COMMAND [ARGS]
- *     status | stats | metrics | reload | subscriptions
+ *     status | stats | metrics | reload | subscriptions [--all]
  *     instruments [PATTERN]
  *     book INSTRUMENT [--venue V] [--depth N]
  *     subscribe PATTERN... [--topics a,b] [--venue V]   (holds the subscription until Ctrl-C)
@@ -48,12 +48,13 @@ struct options {
     int rows;
     bool once;
     bool json;
+    bool all;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tickplanectl [-s SOCKET | -c CONFIG] [-t TIMEOUT_MS] COMMAND [ARGS]\n"
-                 "  status | stats | metrics | reload | subscriptions\n"
+                 "  status | stats | metrics | reload | subscriptions [--all]\n"
                  "  instruments [PATTERN]\n"
                  "  book INSTRUMENT [--venue V] [--depth N]\n"
                  "  subscribe PATTERN... [--topics top,trades] [--venue V]  (held until Ctrl-C)\n"
@@ -93,7 +94,10 @@ static void print_json(const json_t *v)
 static int cmd_simple(struct tp_ctl_conn *conn, const struct options *o, const char *verb)
 {
     int status = 0;
-    json_t *reply = call(conn, o, json_pack("{s:s}", "cmd", verb), &status);
+    json_t *req = json_pack("{s:s}", "cmd", verb);
+    if (o->all && strcmp(verb, "subscriptions") == 0)
+        json_object_set_new(req, "all", json_true()); /* every client's: root or the daemon's */
+    json_t *reply = call(conn, o, req, &status);
     if (reply == NULL)
         return status;
     if (strcmp(verb, "metrics") == 0) {
@@ -392,6 +396,9 @@ static bool apply_option(int c, struct options *o)
     case 'J':
         o->json = true;
         return true;
+    case 'A':
+        o->all = true;
+        return true;
     default:
         return false;
     }
@@ -413,6 +420,7 @@ int main(int argc, char **argv)
                                          {"help", no_argument, NULL, 'h'},
                                          {"version", no_argument, NULL, 'V'},
                                          {"json", no_argument, NULL, 'J'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     /* Options may come before or after the command ("book ESZ6 --depth 5"). */
     const char *verb = NULL;
