@@ -130,7 +130,7 @@ void *tp_daemon_alloc(const char *what, size_t size, int socket)
 {
     void *p = size ? rte_zmalloc_socket(what, size, 64, socket) : NULL;
     if (p == NULL)
-        fprintf(stderr, "tickplane: cannot allocate %zu bytes for %s\n", size, what);
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "cannot allocate %zu bytes for %s", size, what);
     return p;
 }
 
@@ -212,11 +212,12 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             int rc = tp_preload_open(&preloads[i], cp->dev_name, cp->pcap, (int)rte_socket_id(),
                                      err, sizeof(err));
             if (rc != 0) {
-                fprintf(stderr, "tickplane: %s\n", err);
+                tp_log(TP_LOG_PORT, TP_LOG_ERR, "%s", err);
                 return rc;
             }
-            fprintf(stderr, "tickplane: port %s: %u frames of up to %u bytes preloaded in %.2f s\n",
-                    cp->name, preloads[i].plan.frames, preloads[i].plan.max_frame, mono_s() - t0);
+            tp_log(TP_LOG_PORT, TP_LOG_INFO,
+                   "port %s: %u frames of up to %u bytes preloaded in %.2f s", cp->name,
+                   preloads[i].plan.frames, preloads[i].plan.max_frame, mono_s() - t0);
         }
         struct tp_port_setup setup = {
             .dev_name = cp->dev_name,
@@ -233,7 +234,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         setup.n_groups = tp_daemon_port_groups(cfg, i, setup.groups, 0, TP_PORT_MAX_GROUPS);
         int rc = tp_port_open(&ports[i].port, &setup, err, sizeof(err));
         if (rc != 0) {
-            fprintf(stderr, "tickplane: %s\n", err);
+            tp_log(TP_LOG_PORT, TP_LOG_ERR, "%s", err);
             return rc;
         }
         ports[i].can_send = ports[i].port.tx_queues > 0;
@@ -252,14 +253,14 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         /* Slopes over one second; a clock read taking over 10 us was interrupted. */
         tp_nic_clock_init(&ports[i].nic_clock, tsc_hz, tsc_hz / 100000);
         static const char *const mode[] = {"filter", "all-multicast", "promiscuous"};
-        fprintf(stderr,
-                "tickplane: port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
-                "checksums verified by %s, receive times from %s\n",
-                cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
-                ports[i].port.socket, mode[ports[i].port.mc_mode],
-                ports[i].port.rx_udp_checksum ? "the NIC" : "software",
-                ports[i].port.rx_timestamp ? "the NIC's clock (mapped to the TSC)"
-                                           : "the TSC at rx_burst");
+        tp_log(TP_LOG_PORT, TP_LOG_INFO,
+               "port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
+               "checksums verified by %s, receive times from %s",
+               cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
+               ports[i].port.socket, mode[ports[i].port.mc_mode],
+               ports[i].port.rx_udp_checksum ? "the NIC" : "software",
+               ports[i].port.rx_timestamp ? "the NIC's clock (mapped to the TSC)"
+                                          : "the TSC at rx_burst");
     }
     return 0;
 }
@@ -500,7 +501,7 @@ static int build_bus(struct tp_daemon *d)
     char err[256];
     d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS(d->n_lcores), err, sizeof(err));
     if (d->bus == NULL) {
-        fprintf(stderr, "tickplane: bus: %s\n", err);
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "bus: %s", err);
         return -EIO;
     }
     return 0;
@@ -635,10 +636,10 @@ static int build_lcores(struct tp_daemon *d)
                 if (cfg->lcores[l].rxq[q].port != p || owner == (int)l)
                     continue;
                 if (owner >= 0) {
-                    fprintf(stderr,
-                            "tickplane: lcores[%u].poll[%u]: port \"%s\" is polled by lcores[%d] "
-                            "already (this build runs each port on one data lcore)\n",
-                            l, q, cfg->ports[p].name, owner);
+                    tp_log(TP_LOG_MAIN, TP_LOG_ERR,
+                           "lcores[%u].poll[%u]: port \"%s\" is polled by lcores[%d] "
+                           "already (this build runs each port on one data lcore)",
+                           l, q, cfg->ports[p].name, owner);
                     return -EINVAL;
                 }
                 owner = (int)l;
@@ -903,8 +904,8 @@ static int build_control(struct tp_daemon *d)
     int rc = tp_control_plane_open(&control, cfg, &hooks);
     if (rc != 0) {
         /* The data plane runs without it: feeds matter more than the socket. */
-        fprintf(stderr, "tickplane: control socket %s: %s (running without control plane)\n",
-                cfg->control.socket_path, strerror(-rc));
+        tp_log(TP_LOG_CONTROL, TP_LOG_ERR, "control socket %s: %s (running without control plane)",
+               cfg->control.socket_path, strerror(-rc));
         control = NULL;
     }
     if (cfg->telemetry.dpdk_telemetry) {
@@ -955,7 +956,7 @@ int main(int argc, char **argv)
     int eal_argc =
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
     if (eal_argc < 0 || rte_eal_init(eal_argc, eal_argv) < 0) {
-        fprintf(stderr, "tickplane: EAL initialisation failed\n");
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "EAL initialisation failed");
         return 1;
     }
     signal(SIGINT, on_signal);
@@ -975,7 +976,7 @@ int main(int argc, char **argv)
         rc = build_control(&d);
     }
     if (rc < 0) {
-        fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "start-up failed: %s", strerror(-rc));
         teardown(&d, true);
         rte_eal_cleanup();
         return 1;
@@ -989,14 +990,17 @@ int main(int argc, char **argv)
         struct tp_dp_lcore *lc = &d.lcores[l].lc;
         rc = rte_eal_remote_launch(tp_dp_lcore_main, lc, lc->lcore_id);
         if (rc != 0) {
-            fprintf(stderr, "tickplane: cannot launch lcore %u: %s\n", lc->lcore_id, strerror(-rc));
+            tp_log(TP_LOG_MAIN, TP_LOG_ERR, "cannot launch lcore %u: %s", lc->lcore_id,
+                   strerror(-rc));
             atomic_store(&quit, true);
             break;
         }
-        fprintf(stderr, "tickplane: data lcore %u running (ring %u, %u channels)\n", lc->lcore_id,
-                l, d.cfg->lcores[l].n_channels);
+        tp_log(TP_LOG_MAIN, TP_LOG_INFO, "data lcore %u running (ring %u, %u channels)",
+               lc->lcore_id, l, d.cfg->lcores[l].n_channels);
     }
-    fprintf(stderr, "tickplane: running (%u data lcores); SIGINT/SIGTERM to stop\n", d.n_lcores);
+    tp_log(TP_LOG_MAIN, TP_LOG_NOTICE,
+           "tickplane %s (commit %s) running (%u data lcores); SIGINT/SIGTERM to stop", TP_VERSION,
+           TP_COMMIT, d.n_lcores);
     control_loop(&d, &o);
     rte_eal_mp_wait_lcore();
     print_summary(&d, mono_s() - t0);
