@@ -85,8 +85,7 @@ struct port_watch {
 };
 
 struct consumer {
-    int pid;
-    uint64_t records, lag, lapped, lost, resyncs;
+    struct tp_telemetry_consumer c; /* what DPDK telemetry, the metrics and stats show */
     struct tp_log_limit limit;
 };
 
@@ -378,7 +377,7 @@ static uint64_t reader_counter(const struct tp_counters *c, const char *name)
 static struct consumer *previous(struct tp_watch *w, int pid)
 {
     for (unsigned i = 0; i < w->n_consumers; i++)
-        if (w->consumers[i].pid == pid)
+        if (w->consumers[i].c.pid == pid)
             return &w->consumers[i];
     return NULL;
 }
@@ -408,22 +407,22 @@ static void scan_consumers(struct tp_watch *w)
         const struct tp_counters *c = seg.data;
         struct consumer *k = &found[n++];
         struct consumer *was = previous(w, pid);
-        *k = (struct consumer){.pid = pid,
-                               .records = reader_counter(c, "reader.records"),
-                               .lag = reader_counter(c, "reader.lag"),
-                               .lapped = reader_counter(c, "reader.lapped"),
-                               .lost = reader_counter(c, "reader.lost"),
-                               .resyncs = reader_counter(c, "reader.resyncs")};
+        *k = (struct consumer){.c = {.pid = pid,
+                                     .records = reader_counter(c, "reader.records"),
+                                     .lag = reader_counter(c, "reader.lag"),
+                                     .lapped = reader_counter(c, "reader.lapped"),
+                                     .lost = reader_counter(c, "reader.lost"),
+                                     .resyncs = reader_counter(c, "reader.resyncs")}};
         tp_seg_close(&seg);
         if (was != NULL) {
             k->limit = was->limit;
-            if (k->lapped > was->lapped)
+            if (k->c.lapped > was->c.lapped)
                 tp_log_limited(&k->limit, TP_LOG_CONSUMER, TP_LOG_WARNING,
                                "consumer lapped: pid %d: overtaken %llu times, %llu records lost "
                                "in the last second (%llu, %llu in all)",
-                               pid, (unsigned long long)(k->lapped - was->lapped),
-                               (unsigned long long)(k->lost - was->lost),
-                               (unsigned long long)k->lapped, (unsigned long long)k->lost);
+                               pid, (unsigned long long)(k->c.lapped - was->c.lapped),
+                               (unsigned long long)(k->c.lost - was->c.lost),
+                               (unsigned long long)k->c.lapped, (unsigned long long)k->c.lost);
         }
     }
     if (dh != NULL)
@@ -487,11 +486,11 @@ json_t *tp_watch_consumers(const struct tp_watch *w)
     json_t *a = json_array();
     for (unsigned i = 0; i < w->n_consumers; i++) {
         const struct consumer *k = &w->consumers[i];
-        json_array_append_new(a,
-                              json_pack("{s:i, s:I, s:I, s:I, s:I, s:I}", "pid", k->pid, "records",
-                                        (json_int_t)k->records, "lag", (json_int_t)k->lag, "lapped",
-                                        (json_int_t)k->lapped, "lost", (json_int_t)k->lost,
-                                        "resyncs", (json_int_t)k->resyncs));
+        json_array_append_new(a, json_pack("{s:i, s:I, s:I, s:I, s:I, s:I}", "pid", k->c.pid,
+                                           "records", (json_int_t)k->c.records, "lag",
+                                           (json_int_t)k->c.lag, "lapped", (json_int_t)k->c.lapped,
+                                           "lost", (json_int_t)k->c.lost, "resyncs",
+                                           (json_int_t)k->c.resyncs));
     }
     return a;
 }
@@ -503,12 +502,7 @@ unsigned tp_watch_consumers_copy(struct tp_watch *w, struct tp_telemetry_consume
     unsigned n = w->n_consumers < max ? w->n_consumers : max;
     for (unsigned i = 0; i < n; i++) {
         const struct consumer *k = &w->consumers[i];
-        out[i] = (struct tp_telemetry_consumer){.pid = k->pid,
-                                                .records = k->records,
-                                                .lag = k->lag,
-                                                .lapped = k->lapped,
-                                                .lost = k->lost,
-                                                .resyncs = k->resyncs};
+        out[i] = k->c;
     }
     pthread_mutex_unlock(&w->consumers_lock);
     return n;
@@ -521,16 +515,16 @@ void tp_watch_consumer_metrics(const struct tp_watch *w, struct tp_prom_buf *b)
         size_t offset;
     } rows[] = {
         {"tickplane_consumer_records_total", "counter", "Records the consumer read",
-         offsetof(struct consumer, records)},
+         offsetof(struct consumer, c.records)},
         {"tickplane_consumer_lag", "gauge",
          "Records published but not read by the consumer at its last poll",
-         offsetof(struct consumer, lag)},
+         offsetof(struct consumer, c.lag)},
         {"tickplane_consumer_lapped_total", "counter", "Times the writer overtook the consumer",
-         offsetof(struct consumer, lapped)},
+         offsetof(struct consumer, c.lapped)},
         {"tickplane_consumer_lost_total", "counter", "Records the consumer lost to laps",
-         offsetof(struct consumer, lost)},
+         offsetof(struct consumer, c.lost)},
         {"tickplane_consumer_resyncs_total", "counter",
-         "Books the consumer rebuilt from the state table", offsetof(struct consumer, resyncs)},
+         "Books the consumer rebuilt from the state table", offsetof(struct consumer, c.resyncs)},
     };
     for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
         tp_prom_family(b, rows[r].family, rows[r].type, rows[r].help);
@@ -539,7 +533,7 @@ void tp_watch_consumer_metrics(const struct tp_watch *w, struct tp_prom_buf *b)
             uint64_t v;
             memcpy(&v, (const char *)k + rows[r].offset, sizeof(v));
             char labels[64];
-            snprintf(labels, sizeof(labels), "pid=\"%d\"", k->pid);
+            snprintf(labels, sizeof(labels), "pid=\"%d\"", k->c.pid);
             tp_prom_sample(b, rows[r].family, labels, w->d->cfg->name, v);
         }
     }
