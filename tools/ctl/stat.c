@@ -121,10 +121,12 @@ json_t *tp_stat_view(const json_t *prev, const json_t *now, double seconds)
     }
     const json_t *books = json_object_get(now, "books");
     const json_t *consumers = json_object_get(now, "consumers");
-    return json_pack("{s:f, s:o, s:O, s:o, s:{s:I, s:f}, s:O}", "interval_s", seconds, "channels",
-                     channels, "books", books ? books : json_object(), "ports", ports, "bus",
-                     "published", published, "published_per_s", published_per_s, "consumers",
-                     consumers ? consumers : json_array());
+    /* "o" takes a reference: the reply's own objects get one more, fresh ones are handed over. */
+    return json_pack("{s:f, s:o, s:o, s:o, s:{s:I, s:f}, s:o}", "interval_s", seconds, "channels",
+                     channels, "books", books ? json_incref((json_t *)books) : json_object(),
+                     "ports", ports, "bus", "published", published, "published_per_s",
+                     published_per_s, "consumers",
+                     consumers ? json_incref((json_t *)consumers) : json_array());
 }
 
 static json_int_t get(const json_t *o, const char *k)
