@@ -148,21 +148,40 @@ int tp_watch_open(struct tp_watch **out, struct tp_daemon *d)
     return 0;
 }
 
-/* The channel's entry (by name: a reload may move channels in the config). */
+/* The channel's entry (by name: a reload may move channels in the config), or NULL. */
 static struct chan_watch *chan_entry(struct tp_watch *w, const char *name)
 {
-    struct chan_watch *free_slot = NULL;
-    for (unsigned i = 0; i < TP_CFG_MAX_CHANNELS; i++) {
-        if (strcmp(w->chans[i].name, name) == 0)
+    for (unsigned i = 0; i < TP_CFG_MAX_CHANNELS; i++)
+        if (w->chans[i].name[0] != '\0' && strcmp(w->chans[i].name, name) == 0)
             return &w->chans[i];
-        if (free_slot == NULL && !w->chans[i].live)
-            free_slot = &w->chans[i];
+    return NULL;
+}
+
+/*
+ * Which entries the running config's channels have: kept by name, new names take entries of
+ * channels no longer configured (a channel added again starts from scratch, as its counters do).
+ */
+static void mark_channels(struct tp_watch *w)
+{
+    const struct tp_config *cfg = w->d->cfg;
+    for (unsigned i = 0; i < TP_CFG_MAX_CHANNELS; i++)
+        w->chans[i].live = false;
+    for (unsigned c = 0; c < cfg->n_channels; c++) {
+        struct chan_watch *cw = chan_entry(w, cfg->channels[c].name);
+        if (cw != NULL)
+            cw->live = true;
     }
-    if (free_slot != NULL) {
-        memset(free_slot, 0, sizeof(*free_slot));
-        snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+    for (unsigned c = 0; c < cfg->n_channels; c++) {
+        if (chan_entry(w, cfg->channels[c].name) != NULL)
+            continue;
+        for (unsigned i = 0; i < TP_CFG_MAX_CHANNELS; i++)
+            if (!w->chans[i].live) {
+                memset(&w->chans[i], 0, sizeof(w->chans[i]));
+                snprintf(w->chans[i].name, sizeof(w->chans[i].name), "%s", cfg->channels[c].name);
+                w->chans[i].live = true;
+                break;
+            }
     }
-    return free_slot;
 }
 
 /* One line for a rise of counter m on channel name (delta since the last pass, value now). */
@@ -230,13 +249,11 @@ static void channel_event(struct chan_watch *cw, enum chan_metric m, uint64_t de
 static void watch_channels(struct tp_watch *w)
 {
     const struct tp_config *cfg = w->d->cfg;
-    for (unsigned i = 0; i < TP_CFG_MAX_CHANNELS; i++)
-        w->chans[i].live = false;
+    mark_channels(w);
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         struct chan_watch *cw = chan_entry(w, cfg->channels[c].name);
         if (cw == NULL)
             continue;
-        cw->live = true;
         const struct tp_daemon_lcore *dl = &w->d->lcores[w->d->lcore_of[c]];
         const char *label = dl->slot_label[w->d->slot_of[c]];
         uint64_t now[N_METRICS] = {0};
