@@ -8,6 +8,7 @@ packages=(
     libdpdk-dev dpdk libjansson-dev libcmocka-dev libpcap-dev
     iproute2 tshark valgrind clang-format help2man lintian
     python3-numpy python3-pandas python3-pytest python3-matplotlib
+    dpdk-dev prometheus tmux  # dpdk-telemetry.py, promtool, a terminal for the live view's test
 )
 
 missing=()

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "tickplane/tickplane.h"
+#include "tp_version.h"
 
 #define MAX_WATCH  64
 #define UNRESOLVED UINT32_MAX       /* a watched symbol whose definition has not arrived yet */
@@ -204,7 +205,8 @@ static int usage(FILE *out)
         "  --wait N          wait up to N seconds for the instance (a daemon starting)\n"
         "  --quiet           print the summary only\n"
         "  --control SOCKET  subscribe through the daemon's control socket\n"
-        "  --by-name         subscribe by name at once; '*' and '?' make a name a glob\n");
+        "  --by-name         subscribe by name at once; '*' and '?' make a name a glob\n"
+        "  --version         print the version and exit\n");
     return out == stdout ? 0 : 2;
 }
 
@@ -248,7 +250,10 @@ int main(int argc, char **argv)
             control = argv[++i];
         else if (strcmp(argv[i], "--by-name") == 0)
             w.by_name = 1;
-        else
+        else if (strcmp(argv[i], "--version") == 0) {
+            tp_version_print(stdout, "tickplane-top");
+            return 0;
+        } else
             return usage(stderr);
     }
     if (argc - i < 2)

@@ -24,7 +24,7 @@
 
 static const char *const counter_names[RC_COUNT] = {
     "reader.records", "reader.delivered", "reader.filtered",  "reader.lapped",
-    "reader.lost",    "reader.resyncs",   "reader.malformed",
+    "reader.lost",    "reader.resyncs",   "reader.malformed", "reader.lag",
 };
 
 static int fail(char *err, size_t err_len, int rc, const char *what)
@@ -867,6 +867,13 @@ int tp_poll(struct tp_client *c, tp_event_fn fn, void *user, unsigned max_events
         tp_counter_add(c->k[RC_FILTERED], filtered);
         tp_counter_add(c->k[RC_MALFORMED], malformed);
         tp_counter_add(c->k[RC_DELIVERED], (uint64_t)delivered);
+    }
+    /* Side-cars (the daemon's metrics) see the lag as of this poll. */
+    if (records != 0 || tp_counter_get(c->k[RC_LAG]) != 0) {
+        uint64_t lag = 0;
+        for (unsigned r = 0; r < c->n_rings; r++)
+            lag += tp_ring_lag(&c->rings[r]);
+        tp_counter_set(c->k[RC_LAG], lag);
     }
     if (stale && drained && records == 0 && delivered == 0)
         return -ESTALE;

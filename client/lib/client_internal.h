@@ -32,6 +32,7 @@ enum reader_counter {
     RC_LOST,
     RC_RESYNCS,
     RC_MALFORMED,
+    RC_LAG, /* a gauge: records published but not read, at the last poll that read some */
     RC_COUNT
 };
 

@@ -16,6 +16,7 @@
 
 #include "cme_channels.h"
 #include "json_walk.h"
+#include "log.h"
 #include "preload_plan.h"
 #include "../util/glob.h"
 
@@ -1605,10 +1606,11 @@ static void parse_entitlements(struct loader *ld, const json_t *root)
 
 static void parse_telemetry(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"prometheus_file", "prometheus_port", "interval_ms",
-                                       "dpdk_telemetry", NULL};
+    static const char *const keys[] = {"prometheus_file", "prometheus_port", "prometheus_address",
+                                       "interval_ms",     "dpdk_telemetry",  NULL};
     struct tp_cfg_telemetry *t = &ld->cfg->telemetry;
     t->interval_ms = 1000;
+    t->prometheus_address = 0x7f000001; /* loopback: metrics are not for the whole network */
     t->dpdk_telemetry = true;
     json_t *obj = tp_jw_get(ld->errs, "", root, "telemetry", JSON_OBJECT, false);
     if (obj == NULL)
@@ -1622,6 +1624,62 @@ static void parse_telemetry(struct loader *ld, const json_t *root)
     if (tp_jw_uint(ld->errs, "telemetry", obj, "interval_ms", 100, 3600000, false, &v))
         t->interval_ms = (uint32_t)v;
     tp_jw_bool(ld->errs, "telemetry", obj, "dpdk_telemetry", false, &t->dpdk_telemetry);
+    /* "0.0.0.0" listens on every interface; otherwise one host address of this machine. */
+    const json_t *addr = json_object_get(obj, "prometheus_address");
+    if (json_is_string(addr) && strcmp(json_string_value(addr), "0.0.0.0") == 0)
+        t->prometheus_address = 0;
+    else
+        tp_jw_ipv4(ld->errs, "telemetry", obj, "prometheus_address", TP_JW_ADDR_UNICAST, false,
+                   &t->prometheus_address);
+}
+
+static bool log_level_value(struct loader *ld, const char *path, const json_t *v, uint8_t *out)
+{
+    static const char *const names[] = {"error", "warning", "notice", "info", "debug", NULL};
+    char text[16];
+    if (!tp_jw_string_value(ld->errs, path, v, sizeof(text), text))
+        return false;
+    int level = tp_log_level_parse(text);
+    if (level < 0) {
+        tp_jw_error(ld->errs, path, "\"%s\" is not a level (%s, %s, %s, %s or %s)", text, names[0],
+                    names[1], names[2], names[3], names[4]);
+        return false;
+    }
+    *out = (uint8_t)level;
+    return true;
+}
+
+static void parse_logging(struct loader *ld, const json_t *root)
+{
+    static const char *const keys[] = {"level", "components", "burst", NULL};
+    struct tp_cfg_logging *l = &ld->cfg->logging;
+    l->level = TP_LOG_INFO;
+    l->burst = 10;
+    json_t *obj = tp_jw_get(ld->errs, "", root, "logging", JSON_OBJECT, false);
+    if (obj == NULL)
+        return;
+    tp_jw_check_keys(ld->errs, "logging", obj, keys);
+    const json_t *level = json_object_get(obj, "level");
+    if (level != NULL)
+        log_level_value(ld, "logging.level", level, &l->level);
+    uint64_t v;
+    if (tp_jw_uint(ld->errs, "logging", obj, "burst", 1, 100000, false, &v))
+        l->burst = (uint32_t)v;
+    json_t *comps = tp_jw_get(ld->errs, "logging", obj, "components", JSON_OBJECT, false);
+    const char *name;
+    json_t *value;
+    json_object_foreach(comps, name, value)
+    {
+        char path[96];
+        snprintf(path, sizeof(path), "logging.components.%s", name);
+        int c = tp_log_component_parse(name);
+        if (c < 0 || c >= TP_CFG_LOG_COMPONENTS)
+            tp_jw_error(ld->errs, path,
+                        "unknown component (main, port, gap, books, session, "
+                        "consumer, control, reload, telemetry)");
+        else
+            log_level_value(ld, path, value, &l->components[c]);
+    }
 }
 
 /* ---------------------------------------------------------- the whole */
@@ -1655,9 +1713,9 @@ static void check_memory(struct loader *ld)
 
 static void load_root(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"name",     "eal",          "ports",     "lcores",
-                                       "channels", "instruments",  "books",     "bus",
-                                       "control",  "entitlements", "telemetry", NULL};
+    static const char *const keys[] = {"name",        "eal",     "ports", "lcores",  "channels",
+                                       "instruments", "books",   "bus",   "control", "entitlements",
+                                       "telemetry",   "logging", NULL};
     struct tp_config *cfg = ld->cfg;
     tp_jw_check_keys(ld->errs, "", root, keys);
     strcpy(cfg->name, "tickplane");
@@ -1679,6 +1737,7 @@ static void load_root(struct loader *ld, const json_t *root)
     parse_control(ld, root);
     parse_entitlements(ld, root);
     parse_telemetry(ld, root);
+    parse_logging(ld, root);
     if (ld->eal_ok && !eal_has_lcore(&cfg->eal, cfg->eal.main_lcore)) {
         char list[128];
         format_lcore_list(&cfg->eal, list, sizeof(list));

@@ -252,8 +252,17 @@ struct tp_cfg_entitlements {
 struct tp_cfg_telemetry {
     char prometheus_file[TP_CFG_PATH_MAX]; /* textfile-collector output, "" = off */
     uint16_t prometheus_port;              /* HTTP /metrics port, 0 = off */
+    uint32_t prometheus_address;           /* its IPv4 address (host order), default 127.0.0.1 */
     uint32_t interval_ms;                  /* export period, default 1000 */
     bool dpdk_telemetry;                   /* register /tickplane/ commands, default true */
+};
+
+/* logging: levels per component (log.h's enum tp_log_level values). */
+#define TP_CFG_LOG_COMPONENTS 16
+struct tp_cfg_logging {
+    uint8_t level;                             /* every component's, default info (6) */
+    uint8_t components[TP_CFG_LOG_COMPONENTS]; /* 0: as `level` */
+    uint32_t burst;                            /* lines per second per event kind, default 10 */
 };
 
 struct tp_config {
@@ -272,6 +281,7 @@ struct tp_config {
     struct tp_cfg_control control;
     struct tp_cfg_entitlements entitlements;
     struct tp_cfg_telemetry telemetry;
+    struct tp_cfg_logging logging;
 };
 
 /* ---- errors: every problem found, each with its JSON path ---- */

@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include "http_metrics.h"
+#include "log.h"
 #include "prometheus.h"
+#include "tp_version.h"
 
 struct tp_control_plane {
     struct tp_config *cfg;  /* running */
@@ -88,10 +90,22 @@ static void open_http(struct tp_control_plane *cp)
     }
     if (cp->cfg->telemetry.prometheus_port == 0)
         return;
-    int rc = tp_http_metrics_open(&cp->http, cp->cfg->telemetry.prometheus_port, metrics_op, cp);
+    const struct tp_cfg_telemetry *t = &cp->cfg->telemetry;
+    int rc =
+        tp_http_metrics_open(&cp->http, t->prometheus_address, t->prometheus_port, metrics_op, cp);
     if (rc != 0)
-        fprintf(stderr, "tickplane: telemetry: cannot listen on port %u: %s\n",
-                cp->cfg->telemetry.prometheus_port, strerror(-rc));
+        tp_log(TP_LOG_TELEMETRY, TP_LOG_ERR, "cannot listen on %u.%u.%u.%u:%u: %s",
+               t->prometheus_address >> 24, (t->prometheus_address >> 16) & 255,
+               (t->prometheus_address >> 8) & 255, t->prometheus_address & 255, t->prometheus_port,
+               strerror(-rc));
+}
+
+/* The config's log levels and burst, for every component. */
+static void apply_logging(const struct tp_cfg_logging *l)
+{
+    for (unsigned c = 0; c < TP_LOG_COMPONENTS && c < TP_CFG_LOG_COMPONENTS; c++)
+        tp_log_set_level(c, l->components[c] ? l->components[c] : l->level);
+    tp_log_set_burst(l->burst);
 }
 
 int tp_control_plane_open(struct tp_control_plane **out, const struct tp_config *cfg,
@@ -109,6 +123,7 @@ int tp_control_plane_open(struct tp_control_plane **out, const struct tp_config 
     }
     *cp->cfg = *cfg;
     cp->hooks = *hooks;
+    apply_logging(&cfg->logging);
     const struct tp_ctl_ops ops = {.ctx = cp,
                                    .send_command = send_command_op,
                                    .status = status_op,
@@ -132,11 +147,13 @@ void tp_control_plane_request_reload(struct tp_control_plane *cp)
     cp->reload_requested = 1;
 }
 
-/* Log one reload outcome on stderr (the daemon's log), one line. */
+/* Log one reload outcome, one line. */
 static void log_reload(const json_t *result)
 {
     char *text = json_dumps(result, JSON_COMPACT);
-    fprintf(stderr, "tickplane: reload: %s\n", text ? text : "?");
+    bool ok = json_is_true(json_object_get(result, "ok"));
+    tp_log(TP_LOG_RELOAD, ok ? TP_LOG_NOTICE : TP_LOG_WARNING, "reload %s: %s",
+           ok ? "applied" : "refused", text ? text : "?");
     free(text);
 }
 
@@ -179,6 +196,8 @@ json_t *tp_control_plane_reload(struct tp_control_plane *cp)
             open_http(cp);
             cp->next_export_ms = 0;
         }
+        if (cp->diff.logging_changed)
+            apply_logging(&cp->cfg->logging);
     }
     log_reload(result);
     return result;
@@ -199,10 +218,14 @@ long tp_control_plane_metrics(struct tp_control_plane *cp, char *buf, size_t siz
         cp->hooks.latency(cp->hooks.ctx, h, &scale);
         char labels[160];
         snprintf(labels, sizeof(labels), "instance=\"%s\"", cp->cfg->name);
-        tp_prom_histogram(&b, "tickplane_rx_to_publish_ns",
-                          "receive (rx_burst) to publish latency in ns", labels, h, scale);
+        tp_prom_histogram(&b, "tickplane_rx_to_publish_seconds",
+                          "Receive (rx_burst) to publish latency of events applied at once", labels,
+                          h, scale / 1e9);
         free(h);
     }
+    if (cp->hooks.metrics != NULL)
+        cp->hooks.metrics(cp->hooks.ctx, &b);
+    tp_prom_build_info(&b, cp->cfg->name, TP_VERSION, TP_COMMIT);
     struct tp_ctl_server_stats s;
     tp_ctl_server_stats(cp->server, &s);
     tp_prom_ctl_stats(&b, cp->cfg->name, &s);
@@ -218,7 +241,7 @@ static void export_file(struct tp_control_plane *cp, uint64_t now)
     long n = tp_control_plane_metrics(cp, cp->metrics_buf, METRICS_BUFFER);
     int rc = n < 0 ? (int)n : tp_prom_write_file(t->prometheus_file, cp->metrics_buf, (size_t)n);
     if (rc != 0)
-        fprintf(stderr, "tickplane: telemetry: %s: %s\n", t->prometheus_file, strerror(-rc));
+        tp_log(TP_LOG_TELEMETRY, TP_LOG_ERR, "%s: %s", t->prometheus_file, strerror(-rc));
 }
 
 void tp_control_plane_poll(struct tp_control_plane *cp, int timeout_ms)
@@ -250,6 +273,11 @@ void tp_control_plane_poll(struct tp_control_plane *cp, int timeout_ms)
 const struct tp_config *tp_control_plane_config(const struct tp_control_plane *cp)
 {
     return cp->cfg;
+}
+
+void tp_control_plane_server_stats(struct tp_control_plane *cp, struct tp_ctl_server_stats *out)
+{
+    tp_ctl_server_stats(cp->server, out);
 }
 
 uint16_t tp_control_plane_http_port(const struct tp_control_plane *cp)

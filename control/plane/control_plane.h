@@ -7,8 +7,9 @@
  *
  * Reload: the file the running config came from (cfg->source) is loaded and validated; if it is
  * invalid or needs a restart, nothing changes and the reply says why. Otherwise hooks.apply gets
- * the new config and the diff; if it succeeds, entitlements, rate limits and telemetry switch to
- * the new config and it becomes the running one. If apply fails, the old config stays.
+ * the new config and the diff; if it succeeds, entitlements, rate limits, telemetry and log levels
+ * switch to the new config and it becomes the running one. If apply fails, the old config stays.
+ * Every reload is logged: "reload applied" (notice) or "reload refused" (warning) with the reply.
  */
 #ifndef TP_CONTROL_PLANE_H
 #define TP_CONTROL_PLANE_H
@@ -18,6 +19,7 @@
 #include "bus/counters.h"
 #include "config.h"
 #include "ctl_ops.h"
+#include "prometheus.h"
 #include "reload.h"
 #include "server.h"
 #include "util/histogram.h"
@@ -37,7 +39,9 @@ struct tp_control_plane_hooks {
     const struct tp_counters *counters; /* the shared counters area, or NULL */
     /* A consistent copy of the receive-to-publish histogram and its ns per unit, or NULL. */
     void (*latency)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
-    void *ctx; /* for apply and latency (ops has its own) */
+    /* More Prometheus families the daemon renders itself (the consumers), or NULL. */
+    void (*metrics)(void *ctx, struct tp_prom_buf *b);
+    void *ctx; /* for apply, latency and metrics (ops has its own) */
 };
 
 /* Open the socket and (if configured) the HTTP endpoint. cfg is copied. 0 or -errno. */
@@ -58,6 +62,9 @@ long tp_control_plane_metrics(struct tp_control_plane *cp, char *buf, size_t siz
 
 /* The running config (changes after a successful reload). */
 const struct tp_config *tp_control_plane_config(const struct tp_control_plane *cp);
+
+/* The control socket's counters now (call from the control plane's thread). */
+void tp_control_plane_server_stats(struct tp_control_plane *cp, struct tp_ctl_server_stats *out);
 
 /* The HTTP port actually bound (0 if none). */
 uint16_t tp_control_plane_http_port(const struct tp_control_plane *cp);

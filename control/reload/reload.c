@@ -85,8 +85,8 @@ static void diff_channels(const struct tp_config *a, const struct tp_config *b,
 bool tp_config_diff_empty(const struct tp_config_diff *d)
 {
     return d->n_added == 0 && d->n_removed == 0 && d->n_changed == 0 && !d->filters_changed &&
-           !d->entitlements_changed && !d->telemetry_changed && !d->rate_limit_changed &&
-           d->n_restart == 0;
+           !d->entitlements_changed && !d->telemetry_changed && !d->logging_changed &&
+           !d->rate_limit_changed && d->n_restart == 0;
 }
 
 int tp_config_diff(const struct tp_config *a, const struct tp_config *b, struct tp_config_diff *d)
@@ -117,6 +117,7 @@ int tp_config_diff(const struct tp_config *a, const struct tp_config *b, struct 
         needs_restart(d, "control (socket, mode or sizes)");
     d->entitlements_changed = !SAME(a->entitlements, b->entitlements);
     d->telemetry_changed = !SAME(a->telemetry, b->telemetry);
+    d->logging_changed = !SAME(a->logging, b->logging);
     return d->n_restart == 0 ? 0 : -EPERM;
 }
 
@@ -161,13 +162,13 @@ json_t *tp_reload_result_json(int rc, const struct tp_config_errors *errs,
     json_t *restart = json_array();
     for (unsigned i = 0; i < diff->n_restart; i++)
         json_array_append_new(restart, json_string(diff->restart[i]));
-    json_object_set_new(result, "changes",
-                        json_pack("{s:o, s:o, s:o, s:b, s:b, s:b, s:o}", "channels_added",
-                                  channel_names(next, diff->added, diff->n_added),
-                                  "channels_removed",
-                                  channel_names(running, diff->removed, diff->n_removed),
-                                  "channels_changed", changed, "filters", diff->filters_changed,
-                                  "entitlements", diff->entitlements_changed, "telemetry",
-                                  diff->telemetry_changed, "restart_needed", restart));
+    json_object_set_new(
+        result, "changes",
+        json_pack("{s:o, s:o, s:o, s:b, s:b, s:b, s:b, s:o}", "channels_added",
+                  channel_names(next, diff->added, diff->n_added), "channels_removed",
+                  channel_names(running, diff->removed, diff->n_removed), "channels_changed",
+                  changed, "filters", diff->filters_changed, "entitlements",
+                  diff->entitlements_changed, "telemetry", diff->telemetry_changed, "logging",
+                  diff->logging_changed, "restart_needed", restart));
     return result;
 }

@@ -35,6 +35,7 @@ struct tp_config_diff {
     bool filters_changed;      /* instruments include/exclude/security_groups */
     bool entitlements_changed; /* re-check subscriptions (tp_ctl_server_update) */
     bool telemetry_changed;
+    bool logging_changed;    /* levels and burst: applied at once */
     bool rate_limit_changed; /* control.max_requests_per_sec */
     unsigned n_restart;      /* what would need a restart; non-zero = reload refused */
     char restart[TP_RELOAD_MAX_RESTART][128];

@@ -269,12 +269,38 @@ static void do_unsubscribe(struct request *r)
     reply_ok(r, json_pack("{s:o}", "removed", removed));
 }
 
-static void do_subscriptions(struct request *r)
+static json_t *client_subs_json(const struct ctl_client *c)
 {
     json_t *list = json_array();
-    for (unsigned i = 0; i < r->c->n_subs; i++)
-        json_array_append_new(list, sub_json(&r->c->subs[i]));
-    reply_ok(r, json_pack("{s:o}", "subscriptions", list));
+    for (unsigned i = 0; i < c->n_subs; i++)
+        json_array_append_new(list, sub_json(&c->subs[i]));
+    return list;
+}
+
+/* The caller's subscriptions; with "all": true (root or the daemon's user) every client's. */
+static void do_subscriptions(struct request *r)
+{
+    if (!json_is_true(json_object_get(r->body, "all"))) {
+        reply_ok(r, json_pack("{s:o}", "subscriptions", client_subs_json(r->c)));
+        return;
+    }
+    if (!tp_entitle_is_admin(&r->c->peer)) {
+        r->srv->stats.refused++;
+        ctl_reply_error(r->srv, r->c, r->id,
+                        "refused: every client's subscriptions need root or the daemon's user");
+        return;
+    }
+    json_t *clients = json_array();
+    for (unsigned k = 0; k < r->srv->n_slots; k++) {
+        const struct ctl_client *c = &r->srv->clients[k];
+        if (c->fd < 0)
+            continue;
+        json_array_append_new(
+            clients, json_pack("{s:i, s:i, s:i, s:i, s:o}", "client", (json_int_t)c->id, "pid",
+                               (json_int_t)c->peer.pid, "uid", (json_int_t)c->peer.uid, "gid",
+                               (json_int_t)c->peer.gid, "subscriptions", client_subs_json(c)));
+    }
+    reply_ok(r, json_pack("{s:o}", "clients", clients));
 }
 
 /* Entitled to see an instrument at all: any single topic allowed. */

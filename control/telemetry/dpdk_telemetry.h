@@ -7,6 +7,10 @@
  *                                 (DPDK's rule): "bus.ring.published" -> "bus_ring_published"
  *   /tickplane/latency            receive-to-publish summary in ns: count, min_ns, p50_ns, p90_ns,
  *                                 p99_ns, p999_ns, p9999_ns, max_ns
+ *   /tickplane/channels           per channel (by its counter label) a dict of its counters:
+ *                                 {"itch": {"feed_packets": .., "arb_gaps": .., "line_a_line_held":
+ *                                 .., ...}, ...}
+ *   /tickplane/consumers          per bus consumer (by pid) its records, lag, lapped, lost, resyncs
  *   /tickplane/control            the control socket's counters
  *
  * Handlers run on DPDK's telemetry thread, not the main lcore: they read only what is safe to read
@@ -21,12 +25,20 @@
 #include "server.h"
 #include "util/histogram.h"
 
+/* One consumer of the bus as its own counters segment shows it. */
+struct tp_telemetry_consumer {
+    int pid;
+    uint64_t records, lag, lapped, lost, resyncs;
+};
+
 struct tp_telemetry_sources {
     const struct tp_counters *counters; /* may be NULL */
     /* Copy the latency histogram into *out; ns_per_unit converts its values. NULL = none. */
     void (*latency)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
     /* Copy the control socket's counters. NULL = none. */
     void (*control)(void *ctx, struct tp_ctl_server_stats *out);
+    /* Copy at most max consumers into out; returns how many. NULL = none. */
+    unsigned (*consumers)(void *ctx, struct tp_telemetry_consumer *out, unsigned max);
     void *ctx;
 };
 

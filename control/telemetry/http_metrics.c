@@ -31,8 +31,8 @@ struct tp_http_metrics {
     struct http_client clients[TP_HTTP_MAX_CLIENTS];
 };
 
-int tp_http_metrics_open(struct tp_http_metrics **out, uint16_t port, tp_http_render_fn render,
-                         void *ctx)
+int tp_http_metrics_open(struct tp_http_metrics **out, uint32_t address, uint16_t port,
+                         tp_http_render_fn render, void *ctx)
 {
     struct tp_http_metrics *h = calloc(1, sizeof(*h));
     if (h == NULL)
@@ -44,7 +44,7 @@ int tp_http_metrics_open(struct tp_http_metrics **out, uint16_t port, tp_http_re
     h->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     struct sockaddr_in addr = {
-        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_ANY)};
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(address)};
     socklen_t len = sizeof(addr);
     if (h->listen_fd < 0 ||
         setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
@@ -88,19 +88,31 @@ static void drop(struct http_client *c)
     c->req_len = c->resp_len = c->resp_sent = 0;
 }
 
+/* The request line's method and whether its path is /metrics (a query string allowed). */
+static bool is_metrics_path(const char *req, size_t *method_len)
+{
+    *method_len = strcspn(req, " \r\n");
+    const char *path = req + *method_len + (req[*method_len] == ' ');
+    size_t plen = strcspn(path, " ?\r\n");
+    return plen == strlen("/metrics") && strncmp(path, "/metrics", plen) == 0;
+}
+
 /* Build the whole response once the request head is in. */
 static void respond(struct tp_http_metrics *h, struct http_client *c)
 {
-    bool metrics =
-        strncmp(c->req, "GET /metrics ", 13) == 0 || strncmp(c->req, "GET /metrics?", 13) == 0;
+    size_t mlen;
+    bool metrics = is_metrics_path(c->req, &mlen);
+    bool get = mlen == 3 && strncmp(c->req, "GET", 3) == 0;
+    bool head_only = mlen == 4 && strncmp(c->req, "HEAD", 4) == 0;
     char *body = malloc(RESPONSE_MAX);
     long n = -ENOMEM;
-    if (body != NULL && metrics)
+    if (body != NULL && metrics && (get || head_only))
         n = h->render(h->ctx, body, RESPONSE_MAX - 256);
-    const char *status = !metrics ? "404 Not Found"
-                         : n < 0  ? "500 Internal Server Error"
-                                  : "200 OK";
-    if (!metrics || n < 0)
+    const char *status = !metrics             ? "404 Not Found"
+                         : !get && !head_only ? "405 Method Not Allowed"
+                         : n < 0              ? "500 Internal Server Error"
+                                              : "200 OK";
+    if (!metrics || (!get && !head_only) || n < 0)
         n = body ? snprintf(body, 64, "%s\n", status) : 0;
     c->resp = malloc((size_t)n + 256);
     if (c->resp == NULL || body == NULL) {
@@ -109,11 +121,13 @@ static void respond(struct tp_http_metrics *h, struct http_client *c)
         return;
     }
     int head = snprintf(c->resp, 256,
-                        "HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
-                        "Content-Length: %ld\r\nConnection: close\r\n\r\n",
-                        status, n);
-    memcpy(c->resp + head, body, (size_t)n);
-    c->resp_len = (size_t)head + (size_t)n;
+                        "HTTP/1.1 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
+                        "Content-Length: %ld\r\n%sConnection: close\r\n\r\n",
+                        status, n, metrics && !get && !head_only ? "Allow: GET, HEAD\r\n" : "");
+    /* HEAD: the headers GET would have, without the body. */
+    if (!head_only)
+        memcpy(c->resp + head, body, (size_t)n);
+    c->resp_len = (size_t)head + (head_only ? 0 : (size_t)n);
     free(body);
 }
 

@@ -7,8 +7,10 @@
  *     "line.channel=cme-901.side=a.received"  ->
  * tickplane_line_received_total{channel="cme-901",side="a"} Characters outside [a-zA-Z0-9_] in
  * names become '_'; label values are escaped. Metrics of one family are written together under one
- * # TYPE line, as the format requires. Every counter is a Prometheus counter (monotonic);
- * histograms are summaries (quantiles 0.5 ... 0.9999, _sum, _count) plus _min and _max gauges.
+ * # HELP and # TYPE line, as the format requires, so `promtool check metrics` finds nothing to
+ * say. Counters are Prometheus counters (suffix _total) except the few that can fall (a peak, a
+ * consumer's lag), which are gauges; histograms are Prometheus histograms in seconds, with
+ * cumulative buckets from 1 us to 10 s that dashboards can rate over any window.
  *
  * Output goes into a caller's fixed buffer; nothing is allocated except a sort index.
  */
@@ -41,16 +43,26 @@ int tp_prom_split_name(const char *counter_name, const char *prefix, char *famil
                        size_t family_size, char *labels, size_t labels_size);
 
 /*
- * Every registered counter of the area as "<prefix>_<name>_total{labels,instance="..."} value".
+ * Every registered counter of the area as "<prefix>_<name>_total{labels,instance="..."} value"
+ * (a gauge without "_total"), each family under its # HELP and # TYPE lines.
  * Reads names defensively (the area may be a mapping of another process). Returns the number of
  * counters written, or -ENOMEM.
  */
 int tp_prom_counters(struct tp_prom_buf *b, const struct tp_counters *c, const char *prefix,
                      const char *instance);
 
-/* A summary of a histogram; values are multiplied by scale (e.g. ns per TSC tick). */
+/* A histogram (name ending in _seconds); values are multiplied by seconds_per_unit. */
 void tp_prom_histogram(struct tp_prom_buf *b, const char *name, const char *help,
-                       const char *labels, const struct tp_histogram *h, double scale);
+                       const char *labels, const struct tp_histogram *h, double seconds_per_unit);
+
+/* A family's "# HELP" and "# TYPE" lines, then its samples: family{labels,instance="I"} value. */
+void tp_prom_family(struct tp_prom_buf *b, const char *family, const char *type, const char *help);
+void tp_prom_sample(struct tp_prom_buf *b, const char *family, const char *labels,
+                    const char *instance, uint64_t value);
+
+/* tickplane_build_info{version,commit,instance} 1. */
+void tp_prom_build_info(struct tp_prom_buf *b, const char *instance, const char *version,
+                        const char *commit);
 
 /* The control socket's own counters (tickplane_control_*). */
 void tp_prom_ctl_stats(struct tp_prom_buf *b, const char *instance,

@@ -97,6 +97,27 @@ void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool int
         tp_bus_set_interest(bus, id, interested);
 }
 
+uint32_t tp_daemon_bus_instrument_slots(struct tp_bus_writer *bus)
+{
+    return bus->state->instruments;
+}
+
+int tp_daemon_bus_book_brief(struct tp_bus_writer *bus, uint32_t id,
+                             struct tp_daemon_book_brief *out)
+{
+    static struct tp_instrument_state st;
+    int rc = tp_state_read(bus->state, id, &st, 100);
+    if (rc != 0)
+        return rc;
+    *out = (struct tp_daemon_book_brief){.defined = st.book.symbol[0] != '\0',
+                                         .venue = st.book.venue,
+                                         .stale = (st.book.flags & TP_EVENT_F_STALE) != 0,
+                                         .recovering = (st.book.flags & TP_EVENT_F_RECOVERING) != 0,
+                                         .halted = st.book.trading_status == TP_STATUS_HALTED ||
+                                                   st.book.trading_status == TP_STATUS_PAUSED};
+    return 0;
+}
+
 static const char *status_name(uint8_t status)
 {
     static const char *const names[] = {"unknown", "pre_open",   "trading",
@@ -157,7 +178,7 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
             continue;
         unsigned bids = st.book.bid_levels < depth ? st.book.bid_levels : depth;
         unsigned asks = st.book.ask_levels < depth ? st.book.ask_levels : depth;
-        return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:b}", "venue",
+        return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:b, s:b}", "id", (json_int_t)id, "venue",
                          venue_names[st.book.venue & 1], "symbol", name, "status",
                          status_name(st.book.trading_status), "bids", levels_json(st.bids, bids),
                          "asks", levels_json(st.asks, asks), "recovering",

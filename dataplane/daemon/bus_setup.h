@@ -45,6 +45,20 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
                            const char *venue, const char *symbol, unsigned depth, char *err,
                            size_t err_size);
 
+/* Main lcore: what the state table says of an instrument's book, for the operator's view. */
+struct tp_daemon_book_brief {
+    bool defined;    /* has a symbol */
+    uint8_t venue;   /* tpout venue */
+    bool stale;      /* TP_EVENT_F_STALE on its last event */
+    bool recovering; /* TP_EVENT_F_RECOVERING */
+    bool halted;     /* trading halted or paused */
+};
+/* Instruments the state table holds (ids 0..n-1). */
+uint32_t tp_daemon_bus_instrument_slots(struct tp_bus_writer *bus);
+/* 0, or -EAGAIN / -ERANGE (tp_state_read). */
+int tp_daemon_bus_book_brief(struct tp_bus_writer *bus, uint32_t id,
+                             struct tp_daemon_book_brief *out);
+
 /*
  * Main lcore: one heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h).
  * The main lcore beats, not the data lcores: a dead process stops it whatever its lcores were

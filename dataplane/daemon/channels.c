@@ -22,6 +22,7 @@
 #include "bus/counters.h"
 #include "bus_setup.h"
 #include "host.h"
+#include "log.h"
 #include "mdp3_schema_file.h"
 
 /*
@@ -215,9 +216,8 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         return -ENOSPC;
     }
     if (cc->rerequest_host != 0 && d->ports[a->slot.rerequest.port].ip == 0)
-        fprintf(stderr,
-                "tickplane: channel %s: port has no IPv4 address, re-requests cannot be answered\n",
-                cc->name);
+        tp_log(TP_LOG_GAP, TP_LOG_WARNING,
+               "channel %s: port has no IPv4 address, re-requests cannot be answered", cc->name);
     return 0;
 }
 
@@ -302,7 +302,7 @@ int tp_daemon_start_channels(struct tp_daemon *d)
             d->lcores[l].itch_slot_of[s] = -1;
     char why[256];
     if (check_channel_capacity(cfg, why, sizeof(why)) != 0) {
-        fprintf(stderr, "tickplane: %s\n", why);
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "%s", why);
         return -EINVAL;
     }
     uint64_t now = rte_rdtsc();
@@ -322,7 +322,7 @@ int tp_daemon_start_channels(struct tp_daemon *d)
         if (rc == 0)
             rc = tp_dp_set_attach(&dl->lc.set, slot, &a, now);
         if (rc != 0) {
-            fprintf(stderr, "tickplane: %s\n", err);
+            tp_log(TP_LOG_MAIN, TP_LOG_ERR, "%s", err);
             return rc;
         }
         d->slot_of[c] = (uint8_t)slot;
@@ -633,14 +633,14 @@ int tp_daemon_apply(void *ctx, const struct tp_config *next, const struct tp_con
     /* The leaving groups go from the filters: a failure only leaves extra frames to drop. */
     char why[256];
     if (filter_groups(d, next, NULL, why, sizeof(why)) != 0)
-        fprintf(stderr, "tickplane: reload: %s\n", why);
+        tp_log(TP_LOG_RELOAD, TP_LOG_WARNING, "%s", why);
     *d->cfg = *next;
     memcpy(d->slot_of, p->slot_of, sizeof(d->slot_of));
     memcpy(d->lcore_of, p->lcore_of, sizeof(d->lcore_of));
     tp_daemon_name_venues(d);
     if (apply_errors != 0)
-        fprintf(stderr, "tickplane: reload: %lu flows or joins failed on the data lcores\n",
-                apply_errors);
+        tp_log(TP_LOG_RELOAD, TP_LOG_ERR, "%lu flows or joins failed on the data lcores",
+               apply_errors);
     p->n_attach = 0; /* the channels are running now */
     plan_free(p);
     return 0;

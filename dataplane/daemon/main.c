@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "bus_setup.h"
 #include "control_plane.h"
 #include "interest.h"
+#include "log.h"
 #include "config.h"
 #include "preload.h"
 #include "daemon.h"
@@ -43,9 +45,12 @@
 #include "hostcheck_config.h"
 #include "publisher.h"
 #include "tp_instrument_filter.h"
+#include "tp_version.h"
+#include "watch.h"
 
 static atomic_bool quit;
 static struct tp_control_plane *control;
+static struct tp_watch *watch; /* events, book states, NIC drops, consumers (watch.h) */
 
 static void on_signal(int sig)
 {
@@ -75,7 +80,7 @@ struct options {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tickplane --config FILE [--idle-exit-ms N] [--unlink-bus] "
-                 "[--start-after FILE]\n"
+                 "[--start-after FILE] [--version]\n"
                  "  --config FILE      the instance's JSON config (docs/CONFIG.md)\n"
                  "  --idle-exit-ms N   exit once every data lcore has polled N ms without a\n"
                  "                     feed packet (the end of a replayed capture)\n"
@@ -86,10 +91,13 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'}, {"idle-exit-ms", required_argument, NULL, 'i'},
-        {"unlink-bus", no_argument, NULL, 'u'},   {"start-after", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"idle-exit-ms", required_argument, NULL, 'i'},
+                                         {"unlink-bus", no_argument, NULL, 'u'},
+                                         {"start-after", required_argument, NULL, 's'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
         switch (c) {
@@ -108,6 +116,9 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'h':
             usage(stdout);
             exit(0);
+        case 'V':
+            tp_version_print(stdout, "tickplane");
+            exit(0);
         default:
             return -EINVAL;
         }
@@ -119,7 +130,7 @@ void *tp_daemon_alloc(const char *what, size_t size, int socket)
 {
     void *p = size ? rte_zmalloc_socket(what, size, 64, socket) : NULL;
     if (p == NULL)
-        fprintf(stderr, "tickplane: cannot allocate %zu bytes for %s\n", size, what);
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "cannot allocate %zu bytes for %s", size, what);
     return p;
 }
 
@@ -201,11 +212,12 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
             int rc = tp_preload_open(&preloads[i], cp->dev_name, cp->pcap, (int)rte_socket_id(),
                                      err, sizeof(err));
             if (rc != 0) {
-                fprintf(stderr, "tickplane: %s\n", err);
+                tp_log(TP_LOG_PORT, TP_LOG_ERR, "%s", err);
                 return rc;
             }
-            fprintf(stderr, "tickplane: port %s: %u frames of up to %u bytes preloaded in %.2f s\n",
-                    cp->name, preloads[i].plan.frames, preloads[i].plan.max_frame, mono_s() - t0);
+            tp_log(TP_LOG_PORT, TP_LOG_INFO,
+                   "port %s: %u frames of up to %u bytes preloaded in %.2f s", cp->name,
+                   preloads[i].plan.frames, preloads[i].plan.max_frame, mono_s() - t0);
         }
         struct tp_port_setup setup = {
             .dev_name = cp->dev_name,
@@ -222,7 +234,7 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         setup.n_groups = tp_daemon_port_groups(cfg, i, setup.groups, 0, TP_PORT_MAX_GROUPS);
         int rc = tp_port_open(&ports[i].port, &setup, err, sizeof(err));
         if (rc != 0) {
-            fprintf(stderr, "tickplane: %s\n", err);
+            tp_log(TP_LOG_PORT, TP_LOG_ERR, "%s", err);
             return rc;
         }
         ports[i].can_send = ports[i].port.tx_queues > 0;
@@ -241,14 +253,14 @@ static int open_ports(const struct tp_config *cfg, struct tp_dp_port *ports, uin
         /* Slopes over one second; a clock read taking over 10 us was interrupted. */
         tp_nic_clock_init(&ports[i].nic_clock, tsc_hz, tsc_hz / 100000);
         static const char *const mode[] = {"filter", "all-multicast", "promiscuous"};
-        fprintf(stderr,
-                "tickplane: port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
-                "checksums verified by %s, receive times from %s\n",
-                cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
-                ports[i].port.socket, mode[ports[i].port.mc_mode],
-                ports[i].port.rx_udp_checksum ? "the NIC" : "software",
-                ports[i].port.rx_timestamp ? "the NIC's clock (mapped to the TSC)"
-                                           : "the TSC at rx_burst");
+        tp_log(TP_LOG_PORT, TP_LOG_INFO,
+               "port %s (%s): %u rx / %u tx queues, socket %d, multicast %s, UDP "
+               "checksums verified by %s, receive times from %s",
+               cp->name, cp->dev_name, ports[i].port.rx_queues, ports[i].port.tx_queues,
+               ports[i].port.socket, mode[ports[i].port.mc_mode],
+               ports[i].port.rx_udp_checksum ? "the NIC" : "software",
+               ports[i].port.rx_timestamp ? "the NIC's clock (mapped to the TSC)"
+                                          : "the TSC at rx_burst");
     }
     return 0;
 }
@@ -410,10 +422,12 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
             messages += tp_daemon_channel(d, c)->counters.messages;
     /* The data lcores' CPU time over their busy spans: what the work cost on a shared host. */
     double busy_cpu_s = (double)t.busy_cpu_ns / 1e9;
-    printf("{\"summary\":{\"elapsed_s\":%.3f,\"busy_s\":%.6f,\"messages\":%lu,"
+    printf("{\"summary\":{\"version\":\"%s\",\"commit\":\"%s\",\"elapsed_s\":%.3f,\"busy_s\":%.6f,"
+           "\"messages\":%lu,"
            "\"messages_per_s\":%.0f,\"busy_cpu_s\":%.6f,\"messages_per_cpu_s\":%.0f,"
            "\"rx_packets\":%lu,\"tx_frames\":%lu",
-           elapsed_s, busy_s, messages, busy_s > 0 ? (double)messages / busy_s : 0.0, busy_cpu_s,
+           TP_VERSION, TP_COMMIT, elapsed_s, busy_s, messages,
+           busy_s > 0 ? (double)messages / busy_s : 0.0, busy_cpu_s,
            busy_cpu_s > 0 ? (double)messages / busy_cpu_s : 0.0, t.rx_packets, t.tx_frames);
     const struct tp_classifier_counters *cc = &t.classify;
     printf(",\"classify\":{\"matched\":%lu,\"no_flow\":%lu,\"not_udp\":%lu,\"malformed\":%lu,"
@@ -489,7 +503,7 @@ static int build_bus(struct tp_daemon *d)
     char err[256];
     d->bus = tp_daemon_bus_open(d->cfg, TP_DP_COUNTERS(d->n_lcores), err, sizeof(err));
     if (d->bus == NULL) {
-        fprintf(stderr, "tickplane: bus: %s\n", err);
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "bus: %s", err);
         return -EIO;
     }
     return 0;
@@ -624,10 +638,10 @@ static int build_lcores(struct tp_daemon *d)
                 if (cfg->lcores[l].rxq[q].port != p || owner == (int)l)
                     continue;
                 if (owner >= 0) {
-                    fprintf(stderr,
-                            "tickplane: lcores[%u].poll[%u]: port \"%s\" is polled by lcores[%d] "
-                            "already (this build runs each port on one data lcore)\n",
-                            l, q, cfg->ports[p].name, owner);
+                    tp_log(TP_LOG_MAIN, TP_LOG_ERR,
+                           "lcores[%u].poll[%u]: port \"%s\" is polled by lcores[%d] "
+                           "already (this build runs each port on one data lcore)",
+                           l, q, cfg->ports[p].name, owner);
                     return -EINVAL;
                 }
                 owner = (int)l;
@@ -652,6 +666,27 @@ static int build_lcores(struct tp_daemon *d)
     return tp_daemon_start_channels(d);
 }
 
+/* The control socket's counters as the main lcore last copied them, for DPDK telemetry's thread. */
+static pthread_mutex_t control_stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_ctl_server_stats control_stats;
+
+static void op_control_stats(void *ctx, struct tp_ctl_server_stats *out)
+{
+    (void)ctx;
+    pthread_mutex_lock(&control_stats_lock);
+    *out = control_stats;
+    pthread_mutex_unlock(&control_stats_lock);
+}
+
+static void copy_control_stats(void)
+{
+    struct tp_ctl_server_stats s;
+    tp_control_plane_server_stats(control, &s);
+    pthread_mutex_lock(&control_stats_lock);
+    control_stats = s;
+    pthread_mutex_unlock(&control_stats_lock);
+}
+
 /*
  * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
  * bus's heartbeat, by which strategies tell a live daemon from a killed one.
@@ -663,6 +698,10 @@ static void wait_a_tick(struct tp_daemon *d)
     else
         usleep(10000);
     tp_daemon_bus_heartbeat(d->bus);
+    if (watch != NULL)
+        tp_watch_tick(watch, (uint64_t)(mono_s() * 1000));
+    if (control != NULL)
+        copy_control_stats();
 }
 
 /* The control plane: signals and the idle timeout, until told to stop. */
@@ -727,11 +766,17 @@ static json_t *op_stats(void *ctx)
                 json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
             }
     }
-    /* The bus writers' own counters (published, skipped, too large), registered by the bus. */
+    if (watch != NULL) {
+        json_object_set_new(o, "consumers", tp_watch_consumers(watch));
+        json_object_set_new(o, "books", tp_watch_books(watch));
+    }
+    /* The bus writers' own counters (published, skipped, too large), registered by the bus, and
+     * the NICs' (port=NAME.nic.*, the watch's). */
     const struct tp_counters *area = tp_daemon_bus_counters(d->bus);
     uint32_t n = atomic_load_explicit(&area->count, memory_order_acquire);
     for (uint32_t i = 0; i < n && i < area->capacity; i++)
-        if (strncmp(area->slots[i].name, "bus.", 4) == 0)
+        if (strncmp(area->slots[i].name, "bus.", 4) == 0 ||
+            strncmp(area->slots[i].name, "port=", 5) == 0)
             json_object_set_new(o, area->slots[i].name,
                                 json_integer((json_int_t)tp_counter_get(&area->slots[i])));
     return o;
@@ -765,33 +810,60 @@ static json_t *op_status(void *ctx)
                       "rx_packets",
                       (json_int_t)atomic_load_explicit(&dl->lc.rx_packets, memory_order_relaxed)));
     }
-    return json_pack("{s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "channels", channels,
-                     "data_lcores", ids, "lcores", lcores);
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "instance", d->cfg->name, "version",
+                     TP_VERSION, "commit", TP_COMMIT, "channels", channels, "data_lcores", ids,
+                     "lcores", lcores);
 }
 
 static json_t *op_instruments(void *ctx, const char *pattern, unsigned limit)
 {
     struct tp_daemon *d = ctx;
-    return tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
+    json_t *list = tp_daemon_bus_instruments(d->bus, d->venue_names, pattern, limit);
+    size_t i;
+    json_t *row;
+    json_array_foreach(list, i, row)
+    {
+        if (watch != NULL)
+            tp_watch_describe(watch, (uint32_t)json_integer_value(json_object_get(row, "id")), row);
+    }
+    return list;
 }
 
 static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigned depth, char *err,
                        size_t err_size)
 {
     struct tp_daemon *d = ctx;
-    return tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
+    json_t *book = tp_daemon_bus_book(d->bus, d->venue_names, venue, symbol, depth, err, err_size);
+    if (book != NULL && watch != NULL)
+        tp_watch_describe(watch, (uint32_t)json_integer_value(json_object_get(book, "id")), book);
+    return book;
 }
 
+/* The main lcore and DPDK telemetry's thread both call it: no shared scratch. */
 static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 {
     struct tp_daemon *d = ctx;
-    static struct tp_histogram one;
+    struct tp_histogram *one = malloc(sizeof(*one));
     tp_hist_reset(out);
-    for (unsigned l = 0; l < d->n_lcores; l++) {
-        tp_dp_latency_copy(&d->lcores[l].lc, &one);
-        tp_hist_merge(out, &one);
+    for (unsigned l = 0; one != NULL && l < d->n_lcores; l++) {
+        tp_dp_latency_copy(&d->lcores[l].lc, one);
+        tp_hist_merge(out, one);
     }
+    free(one);
     *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
+}
+
+static void op_metrics(void *ctx, struct tp_prom_buf *b)
+{
+    (void)ctx;
+    if (watch != NULL)
+        tp_watch_consumer_metrics(watch, b);
+}
+
+static unsigned op_consumers(void *ctx, struct tp_telemetry_consumer *out, unsigned max)
+{
+    (void)ctx;
+    return watch != NULL ? tp_watch_consumers_copy(watch, out, max) : 0;
 }
 
 /*
@@ -825,15 +897,28 @@ static int build_control(struct tp_daemon *d)
                 .book = op_book},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
+        .metrics = op_metrics,
         .apply = tp_daemon_apply,
         .ctx = d,
     };
+    if (tp_watch_open(&watch, d) != 0)
+        return -ENOMEM;
     int rc = tp_control_plane_open(&control, cfg, &hooks);
     if (rc != 0) {
         /* The data plane runs without it: feeds matter more than the socket. */
-        fprintf(stderr, "tickplane: control socket %s: %s (running without control plane)\n",
-                cfg->control.socket_path, strerror(-rc));
+        tp_log(TP_LOG_CONTROL, TP_LOG_ERR, "control socket %s: %s (running without control plane)",
+               cfg->control.socket_path, strerror(-rc));
         control = NULL;
+    }
+    if (cfg->telemetry.dpdk_telemetry) {
+        struct tp_telemetry_sources src = {.counters = tp_daemon_bus_counters(d->bus),
+                                           .latency = op_latency,
+                                           .control = op_control_stats,
+                                           .consumers = op_consumers,
+                                           .ctx = d};
+        rc = tp_dpdk_telemetry_register(&src);
+        if (rc != 0)
+            tp_log(TP_LOG_TELEMETRY, TP_LOG_ERR, "DPDK telemetry commands: %s", strerror(-rc));
     }
     return 0;
 }
@@ -873,7 +958,7 @@ int main(int argc, char **argv)
     int eal_argc =
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
     if (eal_argc < 0 || rte_eal_init(eal_argc, eal_argv) < 0) {
-        fprintf(stderr, "tickplane: EAL initialisation failed\n");
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "EAL initialisation failed");
         return 1;
     }
     signal(SIGINT, on_signal);
@@ -893,7 +978,7 @@ int main(int argc, char **argv)
         rc = build_control(&d);
     }
     if (rc < 0) {
-        fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "start-up failed: %s", strerror(-rc));
         teardown(&d, true);
         rte_eal_cleanup();
         return 1;
@@ -907,19 +992,23 @@ int main(int argc, char **argv)
         struct tp_dp_lcore *lc = &d.lcores[l].lc;
         rc = rte_eal_remote_launch(tp_dp_lcore_main, lc, lc->lcore_id);
         if (rc != 0) {
-            fprintf(stderr, "tickplane: cannot launch lcore %u: %s\n", lc->lcore_id, strerror(-rc));
+            tp_log(TP_LOG_MAIN, TP_LOG_ERR, "cannot launch lcore %u: %s", lc->lcore_id,
+                   strerror(-rc));
             atomic_store(&quit, true);
             break;
         }
-        fprintf(stderr, "tickplane: data lcore %u running (ring %u, %u channels)\n", lc->lcore_id,
-                l, d.cfg->lcores[l].n_channels);
+        tp_log(TP_LOG_MAIN, TP_LOG_INFO, "data lcore %u running (ring %u, %u channels)",
+               lc->lcore_id, l, d.cfg->lcores[l].n_channels);
     }
-    fprintf(stderr, "tickplane: running (%u data lcores); SIGINT/SIGTERM to stop\n", d.n_lcores);
+    tp_log(TP_LOG_MAIN, TP_LOG_NOTICE,
+           "tickplane %s (commit %s) running (%u data lcores); SIGINT/SIGTERM to stop", TP_VERSION,
+           TP_COMMIT, d.n_lcores);
     control_loop(&d, &o);
     rte_eal_mp_wait_lcore();
     print_summary(&d, mono_s() - t0);
     if (control != NULL)
         tp_control_plane_close(control);
+    tp_watch_close(watch);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
     free(d.cfg);

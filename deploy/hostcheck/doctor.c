@@ -11,6 +11,7 @@
 #include "hostcheck.h"
 #include "hostcheck_config.h"
 #include "pci_address.h"
+#include "tp_version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -31,6 +32,7 @@ static void usage(FILE *out)
             "  --show-lcores        print only the data lcore list (for tune-host.sh)\n"
             "  --problems           print only WARN and FAIL\n"
             "  --root DIR           read /proc and /sys under DIR (for tests)\n"
+            "  --version            print the version and commit\n"
             "exit status: 0 no FAIL, 1 at least one FAIL, 2 usage error\n");
 }
 
@@ -89,17 +91,12 @@ static int print_plan(const struct tp_hostcheck_params *params)
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"data-lcores", required_argument, NULL, 'l'},
-        {"pci", required_argument, NULL, 'p'},
-        {"hugepages-mb", required_argument, NULL, 'm'},
-        {"json", no_argument, NULL, 'j'},
-        {"hugepage-plan", no_argument, NULL, 'H'},
-        {"show-lcores", no_argument, NULL, 'L'},
-        {"problems", no_argument, NULL, 'q'},
-        {"root", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'}, {"data-lcores", required_argument, NULL, 'l'},
+        {"pci", required_argument, NULL, 'p'},    {"hugepages-mb", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},         {"hugepage-plan", no_argument, NULL, 'H'},
+        {"show-lcores", no_argument, NULL, 'L'},  {"problems", no_argument, NULL, 'q'},
+        {"root", required_argument, NULL, 'r'},   {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
     static char pci_storage[TP_HOSTCHECK_MAX_PCI][TP_PCI_ADDRESS_LEN];
     static struct tp_hostcheck_report report;
@@ -151,6 +148,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            tp_version_print(stdout, "tickplane-doctor");
             return 0;
         default:
             usage(stderr);

@@ -1198,6 +1198,19 @@ static void test_bad_many_at_once(void **state)
                  "pattern \"ES Z6\" has a space or non-printable character");
 }
 
+static void test_prometheus_address(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    assert_int_equal(cfg->telemetry.prometheus_address, 0x7f000001); /* loopback by default */
+    assert_int_equal(load_mutated(1, "telemetry.prometheus_address", "\"0.0.0.0\""), 0);
+    assert_int_equal(cfg->telemetry.prometheus_address, 0);
+    assert_int_equal(load_mutated(1, "telemetry.prometheus_address", "\"10.1.2.3\""), 0);
+    assert_int_equal(cfg->telemetry.prometheus_address, 0x0a010203);
+    assert_int_equal(load_mutated(1, "telemetry.prometheus_address", "\"239.1.1.1\""), -EINVAL);
+    expect_error(1, "telemetry.prometheus_address", "\"239.1.1.1\" is not a unicast host address");
+}
+
 static void test_errors_overflow_are_counted(void **state)
 {
     (void)state;
@@ -1358,6 +1371,7 @@ int main(void)
         cmocka_unit_test(test_bad_channel_on_two_lcores),
         cmocka_unit_test(test_bad_poll_twice),
         cmocka_unit_test(test_bad_many_at_once),
+        cmocka_unit_test(test_prometheus_address),
         cmocka_unit_test(test_errors_overflow_are_counted),
         cmocka_unit_test(test_missing_file),
     };

@@ -286,8 +286,9 @@ static void test_metrics_file_and_verb(void **state)
     text[n] = '\0';
     fclose(f);
     assert_non_null(strstr(text, "tickplane_bus_ring_published_total{instance=\"cp\"} 42\n"));
-    assert_non_null(strstr(text, "tickplane_rx_to_publish_ns_count{instance=\"cp\"} 1\n"));
+    assert_non_null(strstr(text, "tickplane_rx_to_publish_seconds_count{instance=\"cp\"} 1\n"));
     assert_non_null(strstr(text, "tickplane_control_clients{instance=\"cp\"} 0\n"));
+    assert_non_null(strstr(text, "tickplane_build_info{version=\""));
     json_t *reply = request("{\"cmd\": \"metrics\"}");
     assert_non_null(strstr(json_string_value(json_object_get(reply, "metrics")),
                            "tickplane_bus_ring_published_total{instance=\"cp\"} 42\n"));
@@ -298,15 +299,15 @@ static void test_metrics_file_and_verb(void **state)
     json_decref(reply);
 }
 
-/* GET over TCP, serving meanwhile; returns the whole response. */
-static const char *http_get(uint16_t port, const char *path)
+/* A request over TCP (method and path), serving meanwhile; returns the whole response. */
+static const char *http_request(uint16_t port, const char *method, const char *path)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in addr = {
         .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     char req[128];
-    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+    snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: x\r\n\r\n", method, path);
     assert_true(send(fd, req, strlen(req), 0) > 0);
     static char buf[65536];
     size_t len = 0;
@@ -343,12 +344,23 @@ static void test_http_endpoint_after_reload(void **state)
     assert_true(json_is_true(json_object_get(json_object_get(r, "changes"), "telemetry")));
     json_decref(r);
     assert_int_equal(tp_control_plane_http_port(cp), port);
-    const char *resp = http_get(port, "/metrics");
-    assert_true(strncmp(resp, "HTTP/1.0 200 OK\r\n", 17) == 0);
+    const char *resp = http_request(port, "GET", "/metrics");
+    assert_true(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17) == 0);
     assert_non_null(strstr(resp, "Content-Type: text/plain; version=0.0.4\r\n"));
-    assert_non_null(strstr(resp, "\r\n\r\n# TYPE tickplane_bus_ring_published_total counter\n"));
-    resp = http_get(port, "/secret");
-    assert_true(strncmp(resp, "HTTP/1.0 404 Not Found\r\n", 24) == 0);
+    assert_non_null(strstr(resp, "\r\n\r\n# HELP tickplane_bus_ring_published_total "));
+    resp = http_request(port, "GET", "/metrics?x=1");
+    assert_true(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    /* HEAD: the headers only. */
+    resp = http_request(port, "HEAD", "/metrics");
+    assert_true(strncmp(resp, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    assert_null(strstr(resp, "# TYPE"));
+    resp = http_request(port, "POST", "/metrics");
+    assert_true(strncmp(resp, "HTTP/1.1 405 Method Not Allowed\r\n", 33) == 0);
+    assert_non_null(strstr(resp, "Allow: GET, HEAD\r\n"));
+    resp = http_request(port, "GET", "/secret");
+    assert_true(strncmp(resp, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
+    resp = http_request(port, "GET", "/metricsx");
+    assert_true(strncmp(resp, "HTTP/1.1 404 Not Found\r\n", 24) == 0);
 }
 
 int main(void)

@@ -636,6 +636,13 @@ static int child_4242(int sync_fd)
                              "\"ES*\",\"topics\":[\"top\",\"trades\"]}",
                              NULL))
         return 2;
+    /* The parent (root) lists every client's subscriptions now (see operator_sees_4242). */
+    if (write(sync_fd, "s", 1) != 1)
+        return 11;
+    if (!child_request_check(
+            fd, "{\"cmd\":\"subscriptions\",\"all\":true}",
+            "refused: every client's subscriptions need root or the daemon's user"))
+        return 10;
     if (!child_request_check(fd,
                              "{\"cmd\":\"subscribe\",\"instruments\":\"AAPL\",\"topics\":"
                              "\"top\"}",
@@ -677,10 +684,34 @@ static int child_4242(int sync_fd)
     return 0;
 }
 
+/* Root asks for every client's subscriptions while uid 4242 holds its ES* one. */
+static bool operator_saw_4242;
+
+static void operator_sees_4242(void)
+{
+    int fd = client_connect();
+    json_t *r = request(fd, "{\"cmd\": \"subscriptions\", \"all\": true}");
+    assert_ok(r);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r, "clients"), i, c)
+    {
+        const json_t *subs = json_object_get(c, "subscriptions");
+        if (json_integer_value(json_object_get(c, "uid")) == 4242 && json_array_size(subs) == 1 &&
+            strcmp(json_string_value(json_object_get(json_array_get(subs, 0), "instrument")),
+                   "ES*") == 0 &&
+            json_integer_value(json_object_get(c, "pid")) > 0)
+            operator_saw_4242 = true;
+    }
+    json_decref(r);
+    close_client(fd);
+}
+
 static void test_entitlements_by_uid(void **state)
 {
     (void)state;
-    assert_int_equal(run_as(4242, 4242, child_4242, NULL), 0);
+    assert_int_equal(run_as(4242, 4242, child_4242, operator_sees_4242), 0);
+    assert_true(operator_saw_4242);
     assert_true(stats().refused >= 5);
 }
 

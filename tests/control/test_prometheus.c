@@ -58,13 +58,23 @@ static void test_counters_grouped_by_family(void **state)
     tp_counter_set(tp_counters_register(c, "bus.ring.published"), 7);
     tp_counter_set(tp_counters_register(c, "line.channel=itch.side=b.received"), 11);
     tp_counters_register(c, "k=only-a-label"); /* skipped: no metric name */
+    /* A peak can fall after a restart of its source: a gauge, no _total. */
+    tp_counter_set(tp_counters_register(c, "dp.books.peak_live_orders"), 5);
     char mem[4096];
     struct tp_prom_buf b;
     tp_prom_buf_init(&b, mem, sizeof(mem));
-    assert_int_equal(tp_prom_counters(&b, c, "tickplane", "demo\"1"), 3);
+    assert_int_equal(tp_prom_counters(&b, c, "tickplane", "demo\"1"), 4);
     assert_false(b.overflow);
-    assert_string_equal(mem, "# TYPE tickplane_bus_ring_published_total counter\n"
+    assert_string_equal(mem, "# HELP tickplane_bus_ring_published_total tickplane counter "
+                             "bus_ring_published\n"
+                             "# TYPE tickplane_bus_ring_published_total counter\n"
                              "tickplane_bus_ring_published_total{instance=\"demo\\\"1\"} 7\n"
+                             "# HELP tickplane_dp_books_peak_live_orders Most live orders the "
+                             "order books held at once\n"
+                             "# TYPE tickplane_dp_books_peak_live_orders gauge\n"
+                             "tickplane_dp_books_peak_live_orders{instance=\"demo\\\"1\"} 5\n"
+                             "# HELP tickplane_line_received_total tickplane counter "
+                             "line_received\n"
                              "# TYPE tickplane_line_received_total counter\n"
                              "tickplane_line_received_total{channel=\"itch\",side=\"a\","
                              "instance=\"demo\\\"1\"} 10\n"
@@ -90,43 +100,67 @@ static void test_corrupt_area_is_read_safely(void **state)
     free(c);
 }
 
-static void test_histogram_summary(void **state)
+static void test_histogram_buckets(void **state)
 {
     (void)state;
     struct tp_histogram h;
     tp_hist_reset(&h);
+    /* 1..100 units of 1 us: 1 us, 2 us, ... 100 us. */
     for (uint64_t v = 1; v <= 100; v++)
         tp_hist_record(&h, v);
-    char mem[4096], want[4096];
+    char mem[8192];
     struct tp_prom_buf b;
     tp_prom_buf_init(&b, mem, sizeof(mem));
-    tp_prom_histogram(&b, "tickplane_rx_to_publish_ns", "receive to publish", "lcore=\"1\"", &h,
-                      2.0);
-    snprintf(want, sizeof(want),
-             "# HELP tickplane_rx_to_publish_ns receive to publish\n"
-             "# TYPE tickplane_rx_to_publish_ns summary\n"
-             "tickplane_rx_to_publish_ns{lcore=\"1\",quantile=\"0.5\"} %llu\n"
-             "tickplane_rx_to_publish_ns{lcore=\"1\",quantile=\"0.9\"} %llu\n"
-             "tickplane_rx_to_publish_ns{lcore=\"1\",quantile=\"0.99\"} %llu\n"
-             "tickplane_rx_to_publish_ns{lcore=\"1\",quantile=\"0.999\"} 200\n"
-             "tickplane_rx_to_publish_ns{lcore=\"1\",quantile=\"0.9999\"} 200\n"
-             "tickplane_rx_to_publish_ns_sum{lcore=\"1\"} 10100\n"
-             "tickplane_rx_to_publish_ns_count{lcore=\"1\"} 100\n"
-             "# TYPE tickplane_rx_to_publish_ns_min gauge\n"
-             "tickplane_rx_to_publish_ns_min{lcore=\"1\"} 2\n"
-             "# TYPE tickplane_rx_to_publish_ns_max gauge\n"
-             "tickplane_rx_to_publish_ns_max{lcore=\"1\"} 200\n",
-             (unsigned long long)tp_hist_percentile(&h, 50) * 2,
-             (unsigned long long)tp_hist_percentile(&h, 90) * 2,
-             (unsigned long long)tp_hist_percentile(&h, 99) * 2);
-    assert_string_equal(mem, want);
-    /* The median of 1..100 is 50 within the histogram's 1/32 resolution. */
-    assert_in_range(tp_hist_percentile(&h, 50), 50, 52);
+    tp_prom_histogram(&b, "tickplane_rx_to_publish_seconds", "receive to publish", "lcore=\"1\"",
+                      &h, 1e-6);
+    assert_false(b.overflow);
+    assert_true(strncmp(mem,
+                        "# HELP tickplane_rx_to_publish_seconds receive to publish\n"
+                        "# TYPE tickplane_rx_to_publish_seconds histogram\n"
+                        "tickplane_rx_to_publish_seconds_bucket{lcore=\"1\",le=\"1e-06\"} 1\n",
+                        strlen("# HELP tickplane_rx_to_publish_seconds receive to publish\n"
+                               "# TYPE tickplane_rx_to_publish_seconds histogram\n"
+                               "tickplane_rx_to_publish_seconds_bucket{lcore=\"1\",le=\"1e-06\"} "
+                               "1\n")) == 0);
+    /* Values below 32 are exact: 1..5 us fall under 5 us, 1..10 under 10 us. */
+    assert_non_null(strstr(mem, "_bucket{lcore=\"1\",le=\"5e-06\"} 5\n"));
+    assert_non_null(strstr(mem, "_bucket{lcore=\"1\",le=\"1e-05\"} 10\n"));
+    assert_non_null(strstr(mem, "_bucket{lcore=\"1\",le=\"2.5e-05\"} 25\n"));
+    /* Above 32 buckets are 1/32 of a power of two wide: 97..100 share 96..99 and 100..103's,
+     * so the 100 us bound may hold fewer, never more, than the 100 samples. */
+    const char *at = strstr(mem, "_bucket{lcore=\"1\",le=\"0.0001\"} ");
+    assert_non_null(at);
+    unsigned long under = strtoul(strchr(at, '}') + 2, NULL, 10);
+    assert_in_range(under, 96, 100);
+    assert_non_null(strstr(mem, "_bucket{lcore=\"1\",le=\"0.00025\"} 100\n"));
+    assert_non_null(strstr(mem, "_bucket{lcore=\"1\",le=\"+Inf\"} 100\n"));
+    assert_non_null(strstr(mem, "tickplane_rx_to_publish_seconds_sum{lcore=\"1\"} 0.00505"));
+    assert_non_null(strstr(mem, "tickplane_rx_to_publish_seconds_count{lcore=\"1\"} 100\n"));
+    /* Buckets are cumulative: never falling. */
+    unsigned long last = 0;
+    for (const char *p = strstr(mem, "_bucket{"); p != NULL; p = strstr(p + 1, "_bucket{")) {
+        unsigned long v = strtoul(strchr(p, '}') + 2, NULL, 10);
+        assert_true(v >= last);
+        last = v;
+    }
     /* Without labels: no empty braces. */
     tp_prom_buf_init(&b, mem, sizeof(mem));
     tp_prom_histogram(&b, "x", "h", NULL, &h, 1.0);
     assert_non_null(strstr(mem, "\nx_sum 5050\nx_count 100\n"));
-    assert_non_null(strstr(mem, "x{quantile=\"0.5\"}"));
+    assert_non_null(strstr(mem, "x_bucket{le=\"+Inf\"} 100\n"));
+}
+
+static void test_build_info(void **state)
+{
+    (void)state;
+    char mem[1024];
+    struct tp_prom_buf b;
+    tp_prom_buf_init(&b, mem, sizeof(mem));
+    tp_prom_build_info(&b, "demo", "0.1.0", "abc123");
+    assert_string_equal(mem, "# HELP tickplane_build_info The running daemon's version and commit "
+                             "(always 1)\n# TYPE tickplane_build_info gauge\n"
+                             "tickplane_build_info{version=\"0.1.0\",commit=\"abc123\","
+                             "instance=\"demo\"} 1\n");
 }
 
 static void test_overflow_leaves_whole_lines(void **state)
@@ -173,7 +207,8 @@ int main(void)
         cmocka_unit_test(test_split_name),
         cmocka_unit_test(test_counters_grouped_by_family),
         cmocka_unit_test(test_corrupt_area_is_read_safely),
-        cmocka_unit_test(test_histogram_summary),
+        cmocka_unit_test(test_histogram_buckets),
+        cmocka_unit_test(test_build_info),
         cmocka_unit_test(test_overflow_leaves_whole_lines),
         cmocka_unit_test(test_write_file_atomically),
     };

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "fake_daemon.h"
 #include "render.h"
+#include "stat.h"
 #include "server.h"
 
 static char dir[64], sock_path[128];
@@ -189,9 +190,10 @@ static void test_top_once(void **state)
     assert_true(strncmp(r.out, "tickplane top of book  ", 23) == 0);
     assert_non_null(strstr(r.out, "(3 instruments)"));
     assert_string_equal(
-        rest + 1, "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY\n"
-                  "ESZ6         CME              10        4500.25        4500.50          7\n"
-                  "NQZ6         CME                              ?                          \n");
+        rest + 1,
+        "SYMBOL       VENUE       BID QTY            BID            ASK    ASK QTY  STATE\n"
+        "ESZ6         CME              10        4500.25        4500.50          7\n"
+        "NQZ6         CME                              ?                          \n");
 }
 
 static bool subscribed(void)
@@ -238,6 +240,98 @@ static void test_errors_and_check(void **state)
     assert_non_null(strstr(r.err, "usage: tickplanectl"));
 }
 
+static void test_render_state(void **state)
+{
+    (void)state;
+    char out[320];
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "status", "trading", "state", "STALE", "since",
+                          "2026-12-02T00:31:02Z", "reason", "a gap given up");
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "STALE since 2026-12-02T00:31:02Z: a gap given up");
+    tp_render_state(o, false, out, sizeof(out));
+    assert_string_equal(out, "STALE");
+    json_decref(o);
+    /* Without the daemon's state: the book's own flags. */
+    o = json_pack("{s:s, s:b, s:b}", "status", "trading", "stale", 0, "recovering", 1);
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "RECOVERING");
+    json_decref(o);
+    o = json_pack("{s:s, s:s, s:s}", "status", "trading", "state", "ok", "since", "x");
+    tp_render_state(o, true, out, sizeof(out));
+    assert_string_equal(out, "");
+    json_decref(o);
+    /* A stale book in the top-of-book row. */
+    o = json_pack("{s:[], s:[], s:s}", "bids", "asks", "state", "STALE");
+    char text[512] = "";
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    tp_render_top_row(f, "NASDAQ", "AAAP", o);
+    fclose(f);
+    json_decref(o);
+    char want[128];
+    snprintf(want, sizeof(want), "%-12s %-8s%52s  STALE\n", "AAAP", "NASDAQ", "");
+    assert_string_equal(text, want);
+}
+
+static void test_stat_view_rates(void **state)
+{
+    (void)state;
+    json_t *prev =
+        json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "channel=itch.feed.messages", 1000,
+                  "channel=itch.line=a.line.packets", 400, "channel=itch.arb.gaps", 1,
+                  "port=p0.nic.ipackets", 500, "port=p0.nic.imissed", 0, "bus.published", 10,
+                  "bus.ring=1.published", 5, "port=0.host.tx_retries", 0);
+    json_t *now = json_pack(
+        "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:[{s:i, s:i, s:i, s:i, s:i, s:i}],"
+        " s:{s:{s:i, s:i, s:i}}}",
+        "channel=itch.feed.messages", 3000, "channel=itch.line=a.line.packets", 900,
+        "channel=itch.arb.gaps", 4, "port=p0.nic.ipackets", 1500, "port=p0.nic.imissed", 7,
+        "bus.published", 30, "bus.ring=1.published", 25, "port=0.host.tx_retries", 0,
+        "channel=itch.mold.given_up", 2, "consumers", "pid", 42, "records", 50, "lag", 3, "lapped",
+        1, "lost", 9, "resyncs", 2, "books", "NASDAQ", "instruments", 20, "stale", 5, "recovering",
+        1);
+    json_t *view = tp_stat_view(prev, now, 2.0);
+    const json_t *ch = json_array_get(json_object_get(view, "channels"), 0);
+    assert_string_equal(json_string_value(json_object_get(ch, "name")), "itch");
+    assert_true(json_real_value(json_object_get(ch, "messages_per_s")) == 1000.0);
+    assert_int_equal(json_integer_value(json_object_get(ch, "gaps")), 4);
+    assert_int_equal(json_integer_value(json_object_get(ch, "given_up")), 2);
+    const json_t *line = json_array_get(json_object_get(ch, "lines"), 0);
+    assert_true(json_real_value(json_object_get(line, "packets_per_s")) == 250.0);
+    /* Only NIC ports, not the host side's port=N counters. */
+    assert_int_equal(json_array_size(json_object_get(view, "ports")), 1);
+    const json_t *port = json_array_get(json_object_get(view, "ports"), 0);
+    assert_true(json_real_value(json_object_get(port, "rx_per_s")) == 500.0);
+    assert_int_equal(json_integer_value(json_object_get(port, "imissed")), 7);
+    const json_t *bus = json_object_get(view, "bus");
+    assert_int_equal(json_integer_value(json_object_get(bus, "published")), 55);
+    assert_true(json_real_value(json_object_get(bus, "published_per_s")) == 20.0);
+    char text[4096] = "";
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    tp_stat_render(f, view);
+    fclose(f);
+    char want[256];
+    snprintf(want, sizeof(want), "%-24s %4s %12s %10d %8d %8d %8d %8d %8d\n", "itch", "", "", 1000,
+             4, 0, 0, 2, 0);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof(want), "%-24s %4s %12d\n", "", "a", 250);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof(want), "%-24s %12d %10d %10d\n", "NASDAQ", 20, 5, 1);
+    assert_non_null(strstr(text, want));
+    snprintf(want, sizeof(want), "%-24s %12d %10d %10d %10d\n", "p0", 500, 7, 0, 0);
+    assert_non_null(strstr(text, want));
+    assert_non_null(strstr(text, "BUS published 55 records, 20/s\n"));
+    snprintf(want, sizeof(want), "%-24d %12d %10d %10d %10d %10d\n", 42, 50, 3, 1, 9, 2);
+    assert_non_null(strstr(text, want));
+    json_decref(view);
+    /* A counter that went back (a channel re-added) is no negative rate. */
+    view = tp_stat_view(now, prev, 1.0);
+    ch = json_array_get(json_object_get(view, "channels"), 0);
+    assert_true(json_real_value(json_object_get(ch, "messages_per_s")) == 0.0);
+    json_decref(view);
+    json_decref(prev);
+    json_decref(now);
+}
+
 static void test_render_book_uneven_sides(void **state)
 {
     (void)state;
@@ -250,7 +344,7 @@ static void test_render_book_uneven_sides(void **state)
     tp_render_book(f, book);
     fclose(f);
     json_decref(book);
-    assert_string_equal(text, "AAPL (NASDAQ) halted\n"
+    assert_string_equal(text, "AAPL (NASDAQ) halted HALTED\n"
                               "   BID QTY            BID | ASK               ASK QTY\n"
                               "       300         190.12 |                          \n"
                               "       100         190.11 |                          \n");
@@ -266,6 +360,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_subscribe_holds_until_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_check, setup, teardown),
         cmocka_unit_test(test_render_book_uneven_sides),
+        cmocka_unit_test(test_render_state),
+        cmocka_unit_test(test_stat_view_rates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@ Scenarios:
               same, and the ITCH consumer's final books equal the truth.
 """
 import json
+import re
 import os
 import signal
 import subprocess
@@ -196,10 +197,11 @@ def reload_verb():
 
 
 def log_reloads():
-    """The daemon's reload log lines (one JSON object each)."""
+    """The daemon's reload log lines ("... reload: reload applied: {...}" or "refused"), one JSON
+    object each."""
+    pattern = re.compile(r" reload: reload (applied|refused): (\{.*\})$")
     with open(os.path.join(work, "daemon.log"), errors="replace") as f:
-        return [json.loads(l.split("tickplane: reload: ", 1)[1]) for l in f
-                if l.startswith("tickplane: reload: ")]
+        return [json.loads(m.group(2)) for m in map(pattern.search, f) if m]
 
 
 def sighup_reload(daemon):

@@ -2,11 +2,12 @@
  * tickplanectl: the control CLI, over the daemon's control socket (control/socket/protocol.md).
  *
  *   tickplanectl [-s SOCKET | -c CONFIG] [-t TIMEOUT_MS] COMMAND [ARGS]
- *     status | stats | metrics | reload | subscriptions
+ *     status | stats | metrics | reload | subscriptions [--all]
  *     instruments [PATTERN]
  *     book INSTRUMENT [--venue V] [--depth N]
  *     subscribe PATTERN... [--topics a,b] [--venue V]   (holds the subscription until Ctrl-C)
  *     top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]
+ *     stat [--interval MS] [--once] [--json]            (live rates, drops, lag: stat.h)
  *     raw JSON                                          (send one request line as is)
  *     check CONFIG                                      (validate a config file, no daemon)
  *
@@ -24,6 +25,8 @@
 #include "config.h"
 #include "ctl_client.h"
 #include "render.h"
+#include "stat.h"
+#include "tp_version.h"
 
 #define DEFAULT_SOCKET "/run/tickplane/control.sock"
 
@@ -44,18 +47,22 @@ struct options {
     int interval_ms;
     int rows;
     bool once;
+    bool json;
+    bool all;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: tickplanectl [-s SOCKET | -c CONFIG] [-t TIMEOUT_MS] COMMAND [ARGS]\n"
-                 "  status | stats | metrics | reload | subscriptions\n"
+                 "  status | stats | metrics | reload | subscriptions [--all]\n"
                  "  instruments [PATTERN]\n"
                  "  book INSTRUMENT [--venue V] [--depth N]\n"
                  "  subscribe PATTERN... [--topics top,trades] [--venue V]  (held until Ctrl-C)\n"
                  "  top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]\n"
+                 "  stat [--interval MS] [--once] [--json]  (live rates, drops and lag)\n"
                  "  raw JSON\n"
-                 "  check CONFIG\n");
+                 "  check CONFIG\n"
+                 "  --version\n");
 }
 
 /* The reply, or NULL after printing why; exits the error path consistently. */
@@ -87,7 +94,10 @@ static void print_json(const json_t *v)
 static int cmd_simple(struct tp_ctl_conn *conn, const struct options *o, const char *verb)
 {
     int status = 0;
-    json_t *reply = call(conn, o, json_pack("{s:s}", "cmd", verb), &status);
+    json_t *req = json_pack("{s:s}", "cmd", verb);
+    if (o->all && strcmp(verb, "subscriptions") == 0)
+        json_object_set_new(req, "all", json_true()); /* every client's: root or the daemon's */
+    json_t *reply = call(conn, o, req, &status);
     if (reply == NULL)
         return status;
     if (strcmp(verb, "metrics") == 0) {
@@ -117,8 +127,10 @@ static int cmd_instruments(struct tp_ctl_conn *conn, const struct options *o, co
     json_t *item;
     json_array_foreach(json_object_get(reply, "instruments"), i, item)
     {
-        printf("%-8s %s\n", json_string_value(json_object_get(item, "venue")),
-               json_string_value(json_object_get(item, "symbol")));
+        char state[320];
+        tp_render_state(item, true, state, sizeof(state));
+        printf("%-8s %s%s%s\n", json_string_value(json_object_get(item, "venue")),
+               json_string_value(json_object_get(item, "symbol")), state[0] ? "  " : "", state);
     }
     json_decref(reply);
     return 0;
@@ -240,6 +252,62 @@ static int cmd_top(struct tp_ctl_conn *conn, const struct options *o, const char
     return 0;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* The live view: two stats replies an interval apart make the rates (--once: one such view). */
+static int cmd_stat(struct tp_ctl_conn *conn, const struct options *o)
+{
+    json_t *prev = NULL;
+    double t_prev = 0;
+    bool tty = isatty(STDOUT_FILENO) && !o->once && !o->json;
+    int status = 0;
+    while (!stop) {
+        json_t *now = call(conn, o, json_pack("{s:s}", "cmd", "stats"), &status);
+        if (now == NULL)
+            break;
+        double t = mono_s();
+        if (prev != NULL || !o->once) {
+            json_t *view = tp_stat_view(prev, now, prev ? t - t_prev : 0);
+            if (o->json) {
+                char *text = json_dumps(view, JSON_COMPACT);
+                puts(text ? text : "{}");
+                free(text);
+            } else {
+                if (tty)
+                    fputs("\033[H\033[2J", stdout);
+                time_t wall = time(NULL);
+                char when[32];
+                strftime(when, sizeof(when), "%H:%M:%S", localtime(&wall));
+                printf("tickplane stat  %s  (rates over %.1f s)\n", when, prev ? t - t_prev : 0);
+                tp_stat_render(stdout, view);
+            }
+            fflush(stdout);
+            json_decref(view);
+            if (o->once) {
+                json_decref(now);
+                break;
+            }
+        }
+        json_decref(prev);
+        prev = now;
+        t_prev = t;
+        sleep_ms(o->interval_ms);
+    }
+    json_decref(prev);
+    return status;
+}
+
 static int cmd_raw(struct tp_ctl_conn *conn, const struct options *o, const char *text)
 {
     json_error_t jerr;
@@ -325,6 +393,12 @@ static bool apply_option(int c, struct options *o)
     case 'o':
         o->once = true;
         return true;
+    case 'J':
+        o->json = true;
+        return true;
+    case 'A':
+        o->all = true;
+        return true;
     default:
         return false;
     }
@@ -344,6 +418,9 @@ int main(int argc, char **argv)
                                          {"rows", required_argument, NULL, 'r'},
                                          {"once", no_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"json", no_argument, NULL, 'J'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     /* Options may come before or after the command ("book ESZ6 --depth 5"). */
     const char *verb = NULL;
@@ -353,6 +430,10 @@ int main(int argc, char **argv)
         int c = getopt_long(argc, argv, "+s:c:t:h", opts, NULL);
         if (c == 'h') {
             usage(stdout);
+            return 0;
+        }
+        if (c == 'V') {
+            tp_version_print(stdout, "tickplanectl");
             return 0;
         }
         if (c == -1) {
@@ -408,6 +489,8 @@ int main(int argc, char **argv)
         status = cmd_subscribe(&conn, &o, args, n_args);
     else if (strcmp(verb, "top") == 0 && n_args <= 1)
         status = cmd_top(&conn, &o, n_args ? args[0] : NULL);
+    else if (strcmp(verb, "stat") == 0 && n_args == 0)
+        status = cmd_stat(&conn, &o);
     else if (strcmp(verb, "raw") == 0 && n_args == 1)
         status = cmd_raw(&conn, &o, args[0]);
     else

@@ -22,6 +22,7 @@
 
 #include "dump.h"
 #include "pcap_reader.h"
+#include "tp_version.h"
 
 #define EXIT_MALFORMED 1
 #define EXIT_USAGE     2
@@ -38,7 +39,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: tickplane-dump [--proto mdp3|itch] [--map IP:PORT[@VLAN]=mdp3|itch,...]"
                " [--summary] CAPTURE.pcap\n"
-               "       tickplane-dump --binaryfile ITCH-BINARYFILE [--summary]\n");
+               "       tickplane-dump --binaryfile ITCH-BINARYFILE [--summary]\n"
+               "       tickplane-dump --version\n");
 }
 
 static void dump_frame(struct dump_out *d, const struct flow_map *map, enum dump_proto fallback,
@@ -106,9 +108,13 @@ static int dump_pcap(struct dump_out *d, const char *path, const struct flow_map
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        {"proto", required_argument, NULL, 'p'}, {"map", required_argument, NULL, 'm'},
-        {"binaryfile", no_argument, NULL, 'b'},  {"summary", no_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
+        {"proto", required_argument, NULL, 'p'},
+        {"map", required_argument, NULL, 'm'},
+        {"binaryfile", no_argument, NULL, 'b'},
+        {"summary", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     struct flow_map map = {0};
     enum dump_proto fallback = DUMP_PROTO_NONE;
@@ -137,6 +143,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            tp_version_print(stdout, "tickplane-dump");
             return 0;
         default:
             usage(stderr);

@@ -71,6 +71,7 @@
 #include "tickplane/event_file.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
+#include "tp_version.h"
 
 #define RUNS_MAX 64
 
@@ -103,7 +104,8 @@ static void usage(FILE *out)
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
                  " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
                  "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-                 "definitions]] FILE\n");
+                 "definitions]] FILE\n"
+                 "       tickplane-replay --version\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -134,6 +136,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"no-checksum", no_argument, NULL, 'c'},
                                           {"digest", no_argument, NULL, 'D'},
                                           {"help", no_argument, NULL, 'h'},
+                                          {"version", no_argument, NULL, 'V'},
                                           {"recent-orders", required_argument, NULL, 'w'},
                                           {"gap-wait-ms", required_argument, NULL, 'g'},
                                           {"events", required_argument, NULL, 'E'},
@@ -211,6 +214,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'h':
             usage(stdout);
+            exit(0);
+        case 'V':
+            tp_version_print(stdout, "tickplane-replay");
             exit(0);
         default:
             return -EINVAL;

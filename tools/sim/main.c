@@ -23,6 +23,7 @@
 #include "pcap_out.h"
 #include "rerequest.h"
 #include "truth.h"
+#include "tp_version.h"
 
 struct options {
     const char *protocol;
@@ -108,6 +109,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
+            "       tickplane-sim --version\n"
             "model:   --seed X --symbols N --messages N --zipf S\n"
             "truth:   --truth F.json --depth D\n"
             "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate "
@@ -623,6 +625,10 @@ int main(int argc, char **argv)
 {
     struct options o;
     memset(&o, 0, sizeof(o));
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        tp_version_print(stdout, "tickplane-sim");
+        return 0;
+    }
     if (parse_options(argc, argv, &o) < 0) {
         usage(stderr);
         return 2;
