@@ -139,6 +139,18 @@ int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bu
     return rc;
 }
 
+uint64_t tp_bus_footprint(const struct tp_bus_params *p, unsigned n, uint64_t block)
+{
+    struct tp_ring_params rp = {.capacity = p->ring_bytes, .max_record = p->max_record};
+    struct tp_state_params sp = {.instruments = p->instruments, .depth = p->depth};
+    size_t ring = tp_ring_memsize(&rp), state = tp_state_memsize(&sp);
+    size_t counters = tp_counters_memsize(p->counters);
+    if (ring == 0 || state == 0 || counters == 0 || n == 0 || block == 0)
+        return 0;
+    return n * tp_seg_file_size(ring, block) + tp_seg_file_size(state, block) +
+           tp_seg_file_size(counters, block);
+}
+
 int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
                        size_t err_len)
 {

@@ -88,6 +88,12 @@ struct tp_bus_writer {
 int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bus_params *p,
                         char *err, size_t err_len);
 
+/*
+ * The bytes n writers' segments take on a file system of this block size: every file of the
+ * instance (rings, state table, counters), headers included. 0 when p is invalid.
+ */
+uint64_t tp_bus_footprint(const struct tp_bus_params *p, unsigned n, uint64_t block);
+
 /* One writer: tp_bus_writers_open(w, 1, p, ...). */
 int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
                        size_t err_len);

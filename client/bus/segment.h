@@ -107,10 +107,17 @@ struct tp_seg_create_params {
  */
 int tp_seg_path(char *out, size_t out_len, const char *dir, const char *instance, const char *part);
 
+/* The size of a segment file holding data_size bytes on a file system of this block size
+ * (hugetlbfs: the huge page size), header included. */
+uint64_t tp_seg_file_size(uint64_t data_size, uint64_t block);
+
 /*
  * Writer: create and map a new segment file (zero-filled data, header written, state INIT),
- * replacing any previous file at the path (marked REPLACED). The file becomes visible under its
- * name only by tp_seg_publish, after the caller has initialised the data.
+ * replacing any previous file at the path (marked REPLACED). The file's blocks are allocated
+ * here (posix_fallocate): a file system without room for it is -ENOSPC now, not a SIGBUS when
+ * the data plane first writes a page. The file becomes visible under its name only by
+ * tp_seg_publish, after the caller has initialised the data; its temporary file is removed on
+ * every failure (here, in tp_seg_publish, or by tp_seg_close of a segment never published).
  * Returns 0 or a negative errno; err gets a readable reason.
  */
 int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char *err,
@@ -119,10 +126,21 @@ int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char
 /* Writer: mark LIVE and rename into place. Returns 0 or a negative errno. */
 int tp_seg_publish(struct tp_seg *seg, char *err, size_t err_len);
 
+/* The system user the packaged daemon runs as (deploy/debian). */
+#define TP_SEG_SERVICE_USER "tickplane"
+/* Names (user name or uid) one more user whose segments readers accept. */
+#define TP_SEG_OWNER_ENV "TICKPLANE_BUS_OWNER"
+
+/* Whether a reader accepts segments owned by uid: root, the reader's own user, the service user
+ * or the user TICKPLANE_BUS_OWNER names. */
+int tp_seg_writer_trusted(uid_t uid);
+
 /*
  * Reader: map an existing segment read-only, after checking magic, layout version, kind, sizes
- * and that it is LIVE. Returns 0 or:
+ * and that it is LIVE, and that it is a regular file of a trusted owner (tp_seg_writer_trusted)
+ * writable by its owner alone. Returns 0 or:
  *   -ENOENT            no such segment (writer not started),
+ *   -EPERM             another user's file, or one others may write (err names owner or mode),
  *   -EBADF / -EINVAL   not a tickplane segment, or the wrong kind, or truncated,
  *   -EPROTONOSUPPORT   layout version differs from this library's (err says both versions),
  *   -ESTALE            the segment is CLOSED or REPLACED.
