@@ -11,6 +11,7 @@
 #include "bus/bus.h"
 #include "config.h"
 #include "glob.h"
+#include "resources.h"
 
 _Static_assert(TP_CFG_MAX_STATE_DEPTH == TP_MAX_DEPTH, "bus.state_depth's range is the table's");
 
@@ -33,22 +34,15 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         snprintf(err, err_len, "bus.group: no such group \"%s\"", cfg->bus.group);
         return NULL;
     }
-    unsigned n = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    unsigned n = tp_config_bus_rings(cfg);
     struct daemon_bus *db = calloc(1, sizeof(*db) + n * sizeof(db->writers[0]));
     if (db == NULL)
         return NULL;
     db->n = n;
-    struct tp_bus_params bp = {
-        .instance = cfg->name,
-        .dir = cfg->bus.path[0] ? cfg->bus.path : NULL,
-        .ring_bytes = cfg->bus.ring_bytes,
-        .max_record = 8192, /* a DELETE_FROM of 255 levels is ~6 KiB */
-        .instruments = cfg->instruments.capacity,
-        .depth = cfg->bus.state_depth,
-        .counters = counters,
-        .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
-        .gid = gid,
-    };
+    struct tp_bus_params bp;
+    tp_config_bus_params(cfg, &bp);
+    bp.counters = counters;
+    bp.gid = gid;
     if (tp_bus_writers_open(db->writers, n, &bp, err, err_len) != 0) {
         free(db);
         return NULL;

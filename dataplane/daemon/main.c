@@ -33,16 +33,24 @@
 #include <rte_ring.h>
 
 #include "bus/counters.h"
+#include "bus/instance_lock.h"
 #include "bus_setup.h"
 #include "control_plane.h"
 #include "interest.h"
 #include "config.h"
 #include "preload.h"
+#include "resources.h"
 #include "daemon.h"
 #include "dataplane.h"
 #include "hostcheck_config.h"
 #include "publisher.h"
 #include "tp_instrument_filter.h"
+
+/* What tickplanectl check sizes the bus by is what the daemon creates. */
+_Static_assert(TP_DP_COUNTERS(1) == TP_CFG_BUS_COUNTERS(1) &&
+                   TP_DP_COUNTERS(TP_CFG_MAX_DATA_LCORES) ==
+                       TP_CFG_BUS_COUNTERS(TP_CFG_MAX_DATA_LCORES),
+               "the counters segment's size rule is resources.h's");
 
 static atomic_bool quit;
 static struct tp_control_plane *control;
@@ -828,12 +836,12 @@ static int build_control(struct tp_daemon *d)
     };
     int rc = tp_control_plane_open(&control, cfg, &hooks);
     if (rc != 0) {
-        /* The data plane runs without it: feeds matter more than the socket. */
-        fprintf(stderr, "tickplane: control socket %s: %s (running without control plane)\n",
+        /* Never started degraded: without it there are no subscriptions and no reload. */
+        fprintf(stderr, "tickplane: control.socket: cannot create %s: %s\n",
                 cfg->control.socket_path, strerror(-rc));
         control = NULL;
     }
-    return 0;
+    return rc;
 }
 
 static void teardown(struct tp_daemon *d, bool unlink_bus)
@@ -858,12 +866,24 @@ int main(int argc, char **argv)
     if (d.cfg == NULL)
         return 1;
     if (tp_config_load_file(o.config, d.cfg, &errs) != 0 ||
-        tp_config_check_host(d.cfg, &errs) != 0) {
+        tp_config_check_resources(d.cfg, NULL, &errs) != 0) {
         char buf[8192];
         tp_config_errors_format(&errs, buf, sizeof(buf));
         fprintf(stderr, "tickplane: %s:\n%s", o.config, buf);
         return 2;
     }
+    /* Before EAL: a second daemon of this instance stops here, having touched nothing. */
+    static struct tp_instance_lock lock;
+    char lock_err[512];
+    if (tp_instance_lock(&lock, d.cfg->bus.path, d.cfg->name, lock_err, sizeof(lock_err)) != 0) {
+        fprintf(stderr, "tickplane: %s\n", lock_err);
+        return 1;
+    }
+    if (lock.previous != 0)
+        fprintf(stderr,
+                "tickplane: instance \"%s\": took over the lock %s left by pid %d, which died "
+                "holding it\n",
+                d.cfg->name, lock.path, (int)lock.previous);
     d.n_lcores = d.cfg->n_lcores;
     /* The host checks only advise (tickplane-doctor explains each one): start regardless. */
     tp_hostcheck_startup(d.cfg, "/", stderr);
@@ -872,6 +892,7 @@ int main(int argc, char **argv)
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
     if (eal_argc < 0 || rte_eal_init(eal_argc, eal_argv) < 0) {
         fprintf(stderr, "tickplane: EAL initialisation failed\n");
+        tp_instance_unlock(&lock);
         return 1;
     }
     signal(SIGINT, on_signal);
@@ -894,6 +915,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
         teardown(&d, true);
         rte_eal_cleanup();
+        tp_instance_unlock(&lock);
         return 1;
     }
     /* --start-after: at most 30 s, serving the control socket meanwhile. */
@@ -920,6 +942,7 @@ int main(int argc, char **argv)
         tp_control_plane_close(control);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
+    tp_instance_unlock(&lock);
     free(d.cfg);
     return 0;
 }
