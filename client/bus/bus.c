@@ -30,6 +30,7 @@ static int make_segment(struct tp_seg *seg, const struct tp_bus_params *p, uint3
         .mode = p->mode,
         .gid = p->gid,
         .params = params,
+        .heartbeat_timeout_ms = p->heartbeat_timeout_ms,
     };
     return tp_seg_create(seg, &cp, err, err_len);
 }

@@ -54,6 +54,8 @@ struct tp_bus_params {
     uint32_t counters;    /* counter slots in the counters segment (>= 8) */
     mode_t mode;          /* segment file mode, e.g. 0640 */
     gid_t gid;            /* segment group; (gid_t)-1: the creator's */
+    /* Told to readers in every header: how old a beat may be (ms); 0: their default. */
+    uint32_t heartbeat_timeout_ms;
 };
 
 /* Writer-side counters, in the counters segment. */

@@ -170,6 +170,7 @@ int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char
     h->writer_pid = (uint32_t)getpid();
     h->writer_epoch = h->created_ns ^ ((uint64_t)h->writer_pid << 40);
     h->writer_pid_ns = own_pid_namespace();
+    h->heartbeat_timeout_ms = p->heartbeat_timeout_ms;
     if (p->params != NULL)
         memcpy(h->params, p->params, sizeof(h->params));
     snprintf(h->name, sizeof(h->name), "%s", p->instance != NULL ? p->instance : "");

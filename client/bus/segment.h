@@ -72,7 +72,9 @@ struct tp_seg_header {
     uint64_t created_ns;     /* CLOCK_REALTIME at creation */
     uint64_t writer_epoch;   /* unique per creation: a reader compares it after re-attach */
     uint32_t writer_pid;
-    uint32_t reserved;
+    /* How old the heartbeat may be before readers take the writer for dead (ms); 0: the
+     * reader's default (writers before this field wrote 0 here). */
+    uint32_t heartbeat_timeout_ms;
     uint64_t writer_pid_ns;              /* inode of the writer's PID namespace; 0: unknown */
     uint64_t params[TP_SEG_PARAMS];      /* kind-specific sizes, for tools that only read headers */
     char name[TP_SEG_NAME_MAX];          /* instance name */
@@ -94,13 +96,14 @@ struct tp_seg {
 };
 
 struct tp_seg_create_params {
-    const char *path;       /* full path of the segment file */
-    const char *instance;   /* instance name recorded in the header */
-    uint32_t kind;          /* enum tp_seg_kind */
-    uint64_t data_size;     /* bytes needed after the header */
-    mode_t mode;            /* e.g. 0640 */
-    gid_t gid;              /* group of the file; (gid_t)-1 keeps the creator's */
-    const uint64_t *params; /* TP_SEG_PARAMS values copied into the header, or NULL */
+    const char *path;              /* full path of the segment file */
+    const char *instance;          /* instance name recorded in the header */
+    uint32_t kind;                 /* enum tp_seg_kind */
+    uint64_t data_size;            /* bytes needed after the header */
+    mode_t mode;                   /* e.g. 0640 */
+    gid_t gid;                     /* group of the file; (gid_t)-1 keeps the creator's */
+    const uint64_t *params;        /* TP_SEG_PARAMS values copied into the header, or NULL */
+    uint32_t heartbeat_timeout_ms; /* the header's (0: the readers' default) */
 };
 
 /* Build "<dir>/tickplane.<instance>.<part>" into out. Returns -ENAMETOOLONG or -EINVAL (bad name).
@@ -167,11 +170,19 @@ static inline uint64_t tp_seg_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Writer: one beat (now_ns from tp_seg_clock_ns, never 0). One store, for the writer's
- * control loop. */
+/*
+ * Writer: one beat (now_ns from tp_seg_clock_ns, never 0). Several threads of the writer may
+ * beat (the daemon's main and data lcores): the beat only moves forward, so a thread that read
+ * its clock before being preempted never sets it back over a fresher one. One load and, at most
+ * a few times, one compare-and-swap.
+ */
 static inline void tp_seg_heartbeat(struct tp_seg *seg, uint64_t now_ns)
 {
-    atomic_store_explicit(&seg->hdr->heartbeat_ns, now_ns, memory_order_release);
+    uint64_t beat = atomic_load_explicit(&seg->hdr->heartbeat_ns, memory_order_relaxed);
+    while (beat < now_ns &&
+           !atomic_compare_exchange_weak_explicit(&seg->hdr->heartbeat_ns, &beat, now_ns,
+                                                  memory_order_release, memory_order_relaxed))
+        ;
 }
 
 /*

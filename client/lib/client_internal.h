@@ -70,6 +70,7 @@ struct tp_client {
     char venue_names[VENUE_CODES][VENUE_NAME_MAX];
     char dir[200];
     uint64_t heartbeat_timeout_ns; /* older heartbeats: the writer is dead or hung */
+    uint64_t heartbeat_chosen_ns;  /* the option's or the environment's; 0: the writer's */
     struct tp_bus_reader bus;
     /* One reader per ring of the instance (one per data lcore), drained in turn. */
     unsigned n_rings;

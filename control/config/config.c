@@ -1374,12 +1374,14 @@ static void parse_books(struct loader *ld, const json_t *root)
 
 static void parse_bus(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"path", "ring_bytes", "state_depth", "mode", "group", NULL};
+    static const char *const keys[] = {"path",  "ring_bytes",           "state_depth", "mode",
+                                       "group", "heartbeat_timeout_ms", NULL};
     struct tp_cfg_bus *bus = &ld->cfg->bus;
     strcpy(bus->path, "/dev/shm");
     bus->ring_bytes = 64u << 20;
     bus->state_depth = ld->cfg->books.levels_per_side < 10 ? ld->cfg->books.levels_per_side : 10;
     bus->mode = 0640;
+    bus->heartbeat_timeout_ms = 5000;
     json_t *obj = tp_jw_get(ld->errs, "", root, "bus", JSON_OBJECT, false);
     if (obj == NULL)
         return;
@@ -1408,6 +1410,9 @@ static void parse_bus(struct loader *ld, const json_t *root)
                     "readers need read access only, e.g. 0640",
                     (unsigned)bus->mode);
     tp_jw_string(ld->errs, "bus", obj, "group", sizeof(bus->group), false, bus->group);
+    /* The daemon beats every 10 ms: below 100 ms a busy machine's scheduling alone is a death. */
+    if (tp_jw_uint(ld->errs, "bus", obj, "heartbeat_timeout_ms", 100, 3600000, false, &v))
+        bus->heartbeat_timeout_ms = (uint32_t)v;
 }
 
 static void parse_control(struct loader *ld, const json_t *root)

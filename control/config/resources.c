@@ -28,6 +28,7 @@ void tp_config_bus_params(const struct tp_config *cfg, struct tp_bus_params *bp)
         .counters = TP_CFG_BUS_COUNTERS(tp_config_bus_rings(cfg)),
         .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
         .gid = (gid_t)-1,
+        .heartbeat_timeout_ms = cfg->bus.heartbeat_timeout_ms,
     };
 }
 

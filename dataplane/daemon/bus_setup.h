@@ -46,12 +46,14 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
                            size_t err_size);
 
 /*
- * Main lcore: one heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h).
- * The main lcore beats, not the data lcores: a dead process stops it whatever its lcores were
- * doing, a busy-polling data lcore would pay a clock read and a shared cache line write for
- * nothing, and an idle one (no traffic) is not a dead one. A wedged data lcore is another
- * failure, seen in its counters ("dp.ticks" stops growing, see dataplane.h). Called
- * first by tp_daemon_bus_open, then at least every 10 ms by the control loop.
+ * One heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h), by the main
+ * lcore (first by tp_daemon_bus_open, then at least every 10 ms by the control loop) and by
+ * every data lcore (at its counter exports, 100 a second, traffic or not): the process is alive
+ * while any of its threads runs, so a main lcore held up for seconds (a reload's work, a loaded
+ * machine) is not reported dead while its data lcores run, nor the reverse. The cost on a data
+ * lcore is one clock read and a few compare-and-swaps every 10 ms. A wedged data lcore is
+ * another failure, seen in its counters ("dp.ticks" stops growing, see dataplane.h). Readers
+ * learn how old a beat may be from the headers (bus.heartbeat_timeout_ms).
  */
 void tp_daemon_bus_heartbeat(struct tp_bus_writer *bus);
 

@@ -820,6 +820,7 @@ static int build_control(struct tp_daemon *d)
         if (lc->commands == NULL || lc->interest == NULL || tp_interest_init(lc->interest, &ip))
             return -ENOMEM;
         lc->bus = tp_daemon_bus_writer(d->bus, l);
+        lc->beats = d->bus;
         lc->registry = d->lcores[l].registry;
     }
     struct tp_control_plane_hooks hooks = {

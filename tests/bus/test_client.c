@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -701,11 +702,12 @@ static void test_restart_version_and_reader_counters(void **state)
 }
 
 /* Every segment of the writer's instance beats at `when` (what the daemon's control loop does). */
+/* The writer's last beat was at `when` (stored: a beat never moves the heartbeat back). */
 static void beat_all(struct writer *w, uint64_t when)
 {
-    tp_seg_heartbeat(&w->bus.ring_seg, when);
-    tp_seg_heartbeat(&w->bus.state_seg, when);
-    tp_seg_heartbeat(&w->bus.counters_seg, when);
+    atomic_store(&w->bus.ring_seg.hdr->heartbeat_ns, when);
+    atomic_store(&w->bus.state_seg.hdr->heartbeat_ns, when);
+    atomic_store(&w->bus.counters_seg.hdr->heartbeat_ns, when);
 }
 
 /*
@@ -764,11 +766,23 @@ static void test_stale_heartbeat_refused(void **state)
 
     /* Every segment of the instance counts: here only the counters segment stopped. */
     beat_all(w, tp_seg_clock_ns());
-    tp_seg_heartbeat(&w->bus.counters_seg, tp_seg_clock_ns() - 3000000000ull);
+    atomic_store(&w->bus.counters_seg.hdr->heartbeat_ns, tp_seg_clock_ns() - 3000000000ull);
     assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
     beat_all(w, tp_seg_clock_ns());
     assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
     tp_detach(c);
+
+    /* Without a choice of the strategy's, the daemon's word (bus.heartbeat_timeout_ms, in the
+     * headers) is the timeout: 3 s without a beat is alive with its 10 s, dead with 1 s asked. */
+    w->bus.state_seg.hdr->heartbeat_timeout_ms = 10000;
+    beat_all(w, tp_seg_clock_ns() - 3000000000ull);
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    assert_int_equal(tp_check_heartbeat(c), 0);
+    assert_int_equal(tp_check_writer(c), 0);
+    tp_detach(c);
+    opt.heartbeat_timeout_ms = 1000;
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
+    assert_non_null(strstr(err, "more than the 1000 ms allowed"));
     tp_bus_writer_close(&w->bus, 1);
     free(w);
 }

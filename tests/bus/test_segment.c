@@ -273,8 +273,15 @@ static void test_heartbeat_tells_alive_from_dead(void **state)
     assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), 0);
     /* Stale with a live pid (ours): dead or hung all the same. */
     w.hdr->writer_pid = (uint32_t)getpid();
-    tp_seg_heartbeat(&w, tp_seg_clock_ns() - 3 * TIMEOUT_NS);
+    atomic_store(&w.hdr->heartbeat_ns, tp_seg_clock_ns() - 3 * TIMEOUT_NS); /* its last beat */
     assert_int_equal(tp_seg_check_writer(&r, TIMEOUT_NS), -EOWNERDEAD);
+
+    /* Several threads beat: a beat older than the last one (its thread read the clock, then was
+     * preempted) never sets the heartbeat back. */
+    uint64_t fresh = tp_seg_clock_ns();
+    tp_seg_heartbeat(&w, fresh);
+    tp_seg_heartbeat(&w, fresh - 3 * TIMEOUT_NS);
+    assert_int_equal(atomic_load(&w.hdr->heartbeat_ns), fresh);
 
     /* No heartbeat and a dead pid: the pid check decides, in the writer's PID namespace only. */
     atomic_store(&w.hdr->heartbeat_ns, 0);
