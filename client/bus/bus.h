@@ -173,6 +173,15 @@ static inline uint64_t tp_bus_next_sequence(const struct tp_bus_writer *w)
 uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                         uint32_t flags, const void *payload, uint32_t payload_len);
 
+/*
+ * Removes the reader segments (<dir>/tickplane.<instance>.reader.<pid>) of readers that are gone:
+ * closed by their reader, or whose process no longer exists in this PID namespace (a reader in
+ * another PID namespace is left: its pid means nothing here). Only files this process may remove
+ * go (in a sticky directory such as /dev/shm: its own, or any as root). dir NULL: the default.
+ * Returns how many were removed. Side path (a directory scan and a few syscalls per reader).
+ */
+unsigned tp_bus_sweep_readers(const char *dir, const char *instance);
+
 /* Reader side: the instance's segments mapped read-only. */
 struct tp_bus_reader {
     struct tp_seg ring_seg; /* ring 0 */

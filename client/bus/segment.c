@@ -50,9 +50,7 @@ int tp_seg_path(char *out, size_t out_len, const char *dir, const char *instance
     return 0;
 }
 
-/* Inode of the calling process's PID namespace (two processes share it when equal); 0 when
- * /proc is not mounted. */
-static uint64_t own_pid_namespace(void)
+uint64_t tp_seg_pid_namespace(void)
 {
     struct stat st;
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
@@ -169,7 +167,7 @@ int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char
     h->created_ns = now_ns();
     h->writer_pid = (uint32_t)getpid();
     h->writer_epoch = h->created_ns ^ ((uint64_t)h->writer_pid << 40);
-    h->writer_pid_ns = own_pid_namespace();
+    h->writer_pid_ns = tp_seg_pid_namespace();
     h->heartbeat_timeout_ms = p->heartbeat_timeout_ms;
     if (p->params != NULL)
         memcpy(h->params, p->params, sizeof(h->params));
@@ -334,7 +332,7 @@ int tp_seg_check_writer(const struct tp_seg *seg, uint64_t max_age_ns)
     /* A writer that beats says for itself whether it lives, in any PID namespace. */
     if (atomic_load_explicit(&seg->hdr->heartbeat_ns, memory_order_acquire) != 0)
         return tp_seg_heartbeat_stale(seg, tp_seg_clock_ns(), max_age_ns) ? -EOWNERDEAD : 0;
-    uint64_t ns = own_pid_namespace();
+    uint64_t ns = tp_seg_pid_namespace();
     if (seg->hdr->writer_pid_ns != 0 && ns != 0 && seg->hdr->writer_pid_ns != ns)
         return 0; /* its pid means nothing here: cannot tell */
     if (kill((pid_t)seg->hdr->writer_pid, 0) != 0 && errno == ESRCH)

@@ -106,6 +106,10 @@ struct tp_seg_create_params {
     uint32_t heartbeat_timeout_ms; /* the header's (0: the readers' default) */
 };
 
+/* Inode of the calling process's PID namespace (two processes share it when equal); 0 when
+ * /proc is not mounted. */
+uint64_t tp_seg_pid_namespace(void);
+
 /* Build "<dir>/tickplane.<instance>.<part>" into out. Returns -ENAMETOOLONG or -EINVAL (bad name).
  */
 int tp_seg_path(char *out, size_t out_len, const char *dir, const char *instance, const char *part);

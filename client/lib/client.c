@@ -86,12 +86,14 @@ static int open_counters(struct tp_client *c, const struct tp_client_options *op
     if (!opt->no_reader_segment) {
         char part[32], path[256], err[128];
         snprintf(part, sizeof(part), "reader.%d", (int)getpid());
+        /* Killed readers' segments go at the next attach (and at the daemon's sweep). */
+        tp_bus_sweep_readers(c->dir, c->instance);
         struct tp_seg_create_params p = {
             .path = path,
             .instance = c->instance,
             .kind = TP_SEG_COUNTERS,
             .data_size = size,
-            .mode = opt->reader_mode != 0 ? (mode_t)opt->reader_mode : 0644,
+            .mode = opt->reader_mode != 0 ? (mode_t)opt->reader_mode : 0640,
             .gid = (gid_t)-1,
         };
         if (tp_seg_path(path, sizeof(path), c->dir, c->instance, part) == 0 &&

@@ -73,6 +73,11 @@ struct tp_counters *tp_daemon_bus_counters(struct tp_bus_writer *bus)
     return bus->counters;
 }
 
+unsigned tp_daemon_bus_sweep_readers(const struct tp_config *cfg)
+{
+    return tp_bus_sweep_readers(cfg->bus.path[0] ? cfg->bus.path : NULL, cfg->name);
+}
+
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files)
 {
     if (bus == NULL)

@@ -57,6 +57,9 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
  */
 void tp_daemon_bus_heartbeat(struct tp_bus_writer *bus);
 
+/* Removes the segments of the instance's readers that are gone (tp_bus_sweep_readers). */
+unsigned tp_daemon_bus_sweep_readers(const struct tp_config *cfg);
+
 /* Marks every writer's segments closed (and removes them with unlink_files). */
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files);
 

@@ -660,7 +660,8 @@ static int build_lcores(struct tp_daemon *d)
 
 /*
  * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
- * bus's heartbeat, by which strategies tell a live daemon from a killed one.
+ * bus's heartbeat, by which strategies tell a live daemon from a killed one, and now and then
+ * remove the segments of readers that are gone.
  */
 static void wait_a_tick(struct tp_daemon *d)
 {
@@ -669,6 +670,10 @@ static void wait_a_tick(struct tp_daemon *d)
     else
         usleep(10000);
     tp_daemon_bus_heartbeat(d->bus);
+    /* Every 5 s or so: killed consumers leave their reader segments behind. */
+    static unsigned ticks;
+    if (++ticks % 500 == 0)
+        tp_daemon_bus_sweep_readers(d->cfg);
 }
 
 /* The control plane: signals and the idle timeout, until told to stop. */
@@ -852,6 +857,7 @@ static void teardown(struct tp_daemon *d, bool unlink_bus)
         tp_preload_close(&preloads[i]);
     }
     tp_daemon_bus_close(d->bus, unlink_bus);
+    tp_daemon_bus_sweep_readers(d->cfg);
 }
 
 int main(int argc, char **argv)

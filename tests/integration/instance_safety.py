@@ -13,6 +13,9 @@ usage: instance_safety.py TICKPLANE SIM LIBTICKPLANE_SO SCENARIO
                    process holds is a start error (exit 1), never a daemon without control plane.
   bus_full         the default 64 MiB ring on a 64 MiB tmpfs: refused at start with the bytes
                    needed and free (exit 2), no SIGBUS (rc 135) mid-stream.
+  readers          a consumer killed (SIGKILL) leaves its reader segment (mode 0640): the running
+                   daemon's sweep removes it; one killed just before the daemon stops is removed
+                   at the daemon's exit.
   squat            another user's files under the segments' names, in a world-writable sticky
                    directory as /dev/shm is, do not stop the daemon (root) from starting, and no
                    temporary file is left; readers refuse segments owned by another user or
@@ -266,6 +269,51 @@ def squat(tickplane, sim, lib_path, workdir):
     print("ok: planted files replaced, no temporary left, foreign segments refused: " + err)
 
 
+def killed_reader(lib_path, instance):
+    """A consumer attached (its reader segment made), then killed: the segment's path."""
+    code = ("import ctypes, sys, time\n"
+            "lib = ctypes.CDLL(sys.argv[1])\n"
+            "c = ctypes.c_void_p(); err = ctypes.create_string_buffer(512)\n"
+            "rc = lib.tp_attach(ctypes.byref(c), sys.argv[2].encode(), None, err, 512)\n"
+            "print(rc, err.value.decode(), flush=True)\n"
+            "time.sleep(600)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, lib_path, instance], stdout=subprocess.PIPE,
+                         text=True)
+    line = p.stdout.readline()
+    if not line.startswith("0 "):
+        p.kill()
+        fail("a consumer could not attach: " + line)
+    path = "/dev/shm/tickplane.%s.reader.%d" % (instance, p.pid)
+    mode = os.stat(path).st_mode & 0o7777
+    p.kill()
+    p.wait()
+    if mode != 0o640:
+        fail("reader segment %s has mode %04o, not 0640" % (path, mode))
+    return path
+
+
+def readers(tickplane, sim, lib_path, workdir):
+    instance = tpit.instance_name("tpread")
+    pcap = capture(sim, workdir)
+    sock = os.path.join(workdir, "control.sock")
+    path = tpit.write_config(config(instance, pcap, sock), os.path.join(workdir, "r.json"))
+    daemon = start(tickplane, path)
+    try:
+        wait_for("the daemon", lambda: serving(daemon, sock), 60)
+        left = killed_reader(lib_path, instance)
+        wait_for("the daemon's sweep of %s" % left, lambda: not os.path.exists(left), 30)
+        left = killed_reader(lib_path, instance)
+        stop(daemon)
+        if os.path.exists(left):
+            fail("the daemon exited leaving a killed reader's segment: " + left)
+        print("ok: killed readers' segments removed, by the sweep and at exit")
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        cleanup(instance)
+
+
 def main():
     tickplane, sim, lib_path, scenario = sys.argv[1:5]
     with tempfile.TemporaryDirectory(prefix="tpsafe-") as workdir:
@@ -275,6 +323,8 @@ def main():
             control_socket(tickplane, sim, workdir)
         elif scenario == "bus_full":
             bus_full(tickplane, sim, workdir)
+        elif scenario == "readers":
+            readers(tickplane, sim, lib_path, workdir)
         elif scenario == "squat":
             squat(tickplane, sim, lib_path, workdir)
         else:

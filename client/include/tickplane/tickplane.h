@@ -294,7 +294,7 @@ struct tp_client_options {
     const char *shm_dir;   /* where the segments are; NULL: /dev/shm */
     uint32_t batch_bytes;  /* private copy buffer; 0: 64 KiB */
     int no_reader_segment; /* 1: keep this reader's counters in private memory only */
-    unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0644 */
+    unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0640 */
     /* How old the daemon's heartbeat may be before it is taken for dead (ms); 0: the variable
      * TICKPLANE_HEARTBEAT_TIMEOUT_MS if set, else what the daemon's segments say (its
      * bus.heartbeat_timeout_ms), else TP_HEARTBEAT_TIMEOUT_MS. */
