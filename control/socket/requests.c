@@ -335,9 +335,15 @@ static void do_book(struct request *r)
                         "book needs \"instrument\" (a symbol, no wildcards) and \"depth\" 1-1000");
         return;
     }
-    const char *venue = request_venue(r);
-    if (venue != NULL && venue[0] == '\0')
+    /* Any venue name: the instruments of a channel a reload removed stay in the state table,
+     * flagged stale, and are shown so (the daemon answers "no instrument" for a name unknown). */
+    json_t *v = json_object_get(r->body, "venue");
+    if (v != NULL && !json_is_string(v)) {
+        srv->stats.bad_requests++;
+        ctl_reply_error(srv, r->c, r->id, "\"venue\" must be a string");
         return;
+    }
+    const char *venue = json_string_value(v);
     if (venue == NULL && srv->n_venues == 1)
         venue = srv->venues[0];
     if (venue == NULL) {

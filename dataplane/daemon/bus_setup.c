@@ -124,9 +124,11 @@ json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const v
         if (pattern != NULL && !tp_glob_match(pattern, symbol))
             continue;
         json_array_append_new(list,
-                              json_pack("{s:i, s:s, s:s, s:s}", "id", (json_int_t)id, "symbol",
-                                        symbol, "venue", venue_names[st.book.venue & 1], "status",
-                                        status_name(st.book.trading_status)));
+                              json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "id", (json_int_t)id,
+                                        "symbol", symbol, "venue", venue_names[st.book.venue & 1],
+                                        "status", status_name(st.book.trading_status), "recovering",
+                                        (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
+                                        (st.book.flags & TP_EVENT_F_STALE) != 0));
     }
     return list;
 }

@@ -35,7 +35,8 @@ void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool int
 
 /*
  * Control plane (main lcore), from the conflated state table (consistent copies): the instruments
- * whose symbol matches pattern, at most limit, as [{"id", "symbol", "venue", "status"}], and one
+ * whose symbol matches pattern, at most limit, as [{"id", "symbol", "venue", "status",
+ * "recovering", "stale"}] (a removed channel's instruments stay, stale), and one
  * instrument's book as the control socket's "book" verb shows it. venue_names[v] names tpout
  * venue v (0 cme, 1 nasdaq) as the config does.
  */
