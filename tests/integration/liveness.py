@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A live daemon is never reported dead, a dead one is, within the daemon's own timeout.
 
-usage: liveness.py TICKPLANE SIM LIBTICKPLANE_SO
+usage: liveness.py TICKPLANE SIM LIBTICKPLANE_SO [--soak SECONDS --load N]
 
 The real daemon (one data lcore, net_pcap) runs with bus.heartbeat_timeout_ms 1000. A strategy
 (libtickplane through ctypes, no timeout of its own: it takes the daemon's from the segment
@@ -11,13 +11,21 @@ headers) checks tp_check_heartbeat and tp_check_writer every 5 ms while:
   - the data lcore's thread is stopped for 3 s: the main lcore's beats keep it alive;
   - the daemon is killed (SIGKILL): the strategy is told within the daemon's 1 s (plus a poll's
     slack), not the library's default 2 s.
+
+--soak SECONDS --load N: the daemon with the default timeout (bus.heartbeat_timeout_ms 5000)
+runs for SECONDS next to N busy processes (nice 10: the machine's load, not starving it), a
+reload every 10 s (work for the main lcore), a new attach every second and a strategy's checks
+every 5 ms; prints one JSON line (checks, attaches, reloads, the oldest beat seen, the load
+average's range) and fails on any false report of a dead daemon.
 """
 import ctypes
 import ctypes.util
 import errno
 import glob
 import json
+import mmap
 import os
+import struct
 import signal
 import subprocess
 import sys
@@ -83,7 +91,70 @@ def watch(lib, client, seconds):
     return None
 
 
-def main(tickplane, sim, lib_path):
+HEARTBEAT_OFFSET = 320  # struct tp_seg_header.heartbeat_ns (client/bus/segment.h)
+
+
+def soak(lib, daemon, instance, sock, seconds, load):
+    hogs = [subprocess.Popen(["nice", "-n", "10", "sh", "-c", "while :; do :; done"])
+            for _ in range(load)]
+    client = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(256)
+    if lib.tp_attach(ctypes.byref(client), instance.encode(), None, err, len(err)) != 0:
+        fail("attach: " + err.value.decode())
+    with open("/dev/shm/tickplane.%s.state" % instance, "rb") as f:
+        header = mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ)
+    result = {"seconds": seconds, "busy_processes": load, "checks": 0, "attaches": 0,
+              "reloads": 0, "reloads_ok": 0, "false_reports": [], "oldest_beat_ms": 0.0,
+              "load_avg_1min": [99.0, 0.0]}
+    try:
+        start = time.monotonic()
+        next_attach = next_reload = next_load = start
+        while time.monotonic() - start < seconds:
+            now = time.monotonic()
+            hb, wr = lib.tp_check_heartbeat(client), lib.tp_check_writer(client)
+            result["checks"] += 1
+            beat = struct.unpack_from("<Q", header, HEARTBEAT_OFFSET)[0]
+            age = (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - beat) / 1e6
+            result["oldest_beat_ms"] = max(result["oldest_beat_ms"], round(age, 1))
+            if hb != 0 or wr != 0:
+                result["false_reports"].append({"at_s": round(now - start, 3), "heartbeat": hb,
+                                                "writer": wr,
+                                                "why": lib.tp_last_error(client).decode()})
+            if now >= next_attach:
+                other = ctypes.c_void_p()
+                rc = lib.tp_attach(ctypes.byref(other), instance.encode(), None, err, len(err))
+                result["attaches"] += 1
+                if rc != 0:
+                    result["false_reports"].append({"at_s": round(now - start, 3), "attach": rc,
+                                                    "why": err.value.decode()})
+                else:
+                    lib.tp_detach(other)
+                next_attach = now + 1
+            if now >= next_reload:
+                r = tpit.control(sock, {"id": 1, "cmd": "reload"}, timeout=30)
+                result["reloads"] += 1
+                result["reloads_ok"] += r.get("reload", {}).get("ok") is True
+                next_reload = now + 10
+            if now >= next_load:
+                one = os.getloadavg()[0]
+                lo, hi = result["load_avg_1min"]
+                result["load_avg_1min"] = [min(lo, one), max(hi, one)]
+                next_load = now + 5
+            if daemon.poll() is not None:
+                fail("the daemon exited during the soak")
+            time.sleep(0.005)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+        header.close()
+        lib.tp_detach(client)
+    print(json.dumps(result))
+    if result["false_reports"]:
+        fail("%d false reports of a dead daemon" % len(result["false_reports"]))
+
+
+def main(tickplane, sim, lib_path, soak_seconds=None, load=0):
     os.environ.pop("TICKPLANE_HEARTBEAT_TIMEOUT_MS", None)
     lib = library(lib_path)
     instance = tpit.instance_name("tplive")
@@ -97,7 +168,8 @@ def main(tickplane, sim, lib_path):
                           "b": {"group": "233.49.196.111", "port": 26477}}}
         sock = os.path.join(workdir, "control.sock")
         cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
-        cfg["bus"]["heartbeat_timeout_ms"] = TIMEOUT_MS
+        if soak_seconds is None:
+            cfg["bus"]["heartbeat_timeout_ms"] = TIMEOUT_MS
         cfg_path = tpit.write_config(cfg, os.path.join(workdir, "config.json"))
         log = open(os.path.join(workdir, "daemon.log"), "w+")
         daemon = subprocess.Popen([tickplane, "--config", cfg_path], stdout=subprocess.DEVNULL,
@@ -117,6 +189,11 @@ def main(tickplane, sim, lib_path):
             # Running: the data lcore loops (its dp.ticks grow), not only launched.
             wait_for("the data lcore's loop", lambda: os.path.exists(sock) and
                      tpit.control(sock, {"id": 1, "cmd": "stats"}).get("dp.ticks", 0) > 0, 30)
+            if soak_seconds is not None:
+                lib.tp_detach(client)
+                client = ctypes.c_void_p()
+                soak(lib, daemon, instance, sock, soak_seconds, load)
+                return
             worker = data_lcore_thread(daemon.pid)
             for name, tid in (("main lcore", daemon.pid), ("data lcore", worker)):
                 stop_thread(tid)
@@ -153,4 +230,7 @@ def main(tickplane, sim, lib_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    if len(sys.argv) == 8 and sys.argv[4] == "--soak" and sys.argv[6] == "--load":
+        main(*sys.argv[1:4], soak_seconds=float(sys.argv[5]), load=int(sys.argv[7]))
+    else:
+        main(*sys.argv[1:4])
