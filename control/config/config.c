@@ -1781,13 +1781,7 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
     /* The file opened, so its name (and directory) fits PATH_MAX; load_string checks its own cap.
      */
     char dir[PATH_MAX];
-    const char *slash = strrchr(file, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == file)
-        strcpy(dir, "/");
-    else
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
+    tp_config_dirname(file, dir, sizeof(dir));
     int rc = tp_config_load_string(text, dir, cfg, errs);
     free(text);
     if (rc == -ENAMETOOLONG)
@@ -1802,6 +1796,17 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
         return -ENAMETOOLONG;
     }
     return rc;
+}
+
+void tp_config_dirname(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(out, size, ".");
+    else if (slash == path)
+        snprintf(out, size, "/");
+    else
+        snprintf(out, size, "%.*s", (int)(slash - path), path);
 }
 
 size_t tp_config_errors_format(const struct tp_config_errors *errs, char *buf, size_t size)

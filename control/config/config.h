@@ -324,6 +324,9 @@ int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *e
 /* Resolves a group name as the config gives it: 0 and *gid, or -ENOENT. "" = (gid_t)-1. */
 int tp_config_group_gid(const char *group, gid_t *gid);
 
+/* The directory part of a file's path ("." for a bare name, "/" at the root), cut to size. */
+void tp_config_dirname(const char *path, char *out, size_t size);
+
 /* Write all errors, one "path: message" per line, to buf (always NUL-terminated). Returns length.
  */
 size_t tp_config_errors_format(const struct tp_config_errors *errs, char *buf, size_t size);

@@ -105,13 +105,7 @@ static void check_socket(const struct tp_config *cfg, struct tp_config_errors *e
 {
     const char *path = cfg->control.socket_path;
     char dir[TP_CFG_PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == path)
-        strcpy(dir, "/");
-    else
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+    tp_config_dirname(path, dir, sizeof(dir));
     unsigned before = errs->count;
     check_dir(errs, "control.socket", dir, "socket directory");
     struct stat st;
