@@ -278,6 +278,10 @@ static void test_memory_against_the_machine(void **state)
     load(&(struct overrides){.eal = "\"no_huge\": true, \"memory_mb\": 1048576"});
     expect_problem("eal.memory_mb",
                    "1048576 MB of DPDK memory without huge pages, this machine has 1000 MB");
+    /* tickplanectl check against this machine's memory: no test host has a terabyte free. */
+    char out[4096];
+    assert_int_equal(run_check(out, sizeof(out)), 1);
+    assert_non_null(strstr(out, "eal.memory_mb: 1048576 MB of DPDK memory without huge pages"));
     load(&(struct overrides){.eal = "\"no_huge\": true, \"memory_mb\": 900"});
     expect_fine();
     /* 64 free 2 MB pages: 128 MB. */

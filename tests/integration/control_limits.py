@@ -17,7 +17,6 @@ an idle timeout of 15 s.
 """
 import json
 import os
-import resource
 import select
 import socket
 import subprocess
@@ -75,13 +74,7 @@ def holder(path, count):
 
 
 def as_uid(uid, nofile=None):
-    def become():
-        if nofile:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-        os.setgroups([NOGROUP])  # the socket's group: it may connect
-        os.setgid(uid)
-        os.setuid(uid)
-    return become
+    return tpit.as_uid(uid, [NOGROUP], nofile)  # the socket's group: it may connect
 
 
 def hold(path, uid, count):

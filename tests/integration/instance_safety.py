@@ -21,7 +21,6 @@ usage: instance_safety.py TICKPLANE SIM LIBTICKPLANE_SO SCENARIO
                    temporary file is left; readers refuse segments owned by another user or
                    writable by others, with the reason.
 """
-import ctypes
 import errno
 import glob
 import os
@@ -197,14 +196,6 @@ def bus_full(tickplane, sim, workdir):
         subprocess.run(["umount", shm])
 
 
-def as_uid(uid):
-    def become():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    return become
-
-
 def attach(lib_path, instance, bus_dir):
     """tp_attach in a child process: (rc, err)."""
     code = ("import ctypes, sys\n"
@@ -231,7 +222,7 @@ def squat(tickplane, sim, lib_path, workdir):
                for part in ("ring", "state", "counters")]
     for p in planted:
         subprocess.run(["dd", "if=/dev/zero", "of=" + p, "bs=1M", "count=16", "status=none"],
-                       check=True, preexec_fn=as_uid(NOBODY))
+                       check=True, preexec_fn=tpit.as_uid(NOBODY))
     sock = os.path.join(workdir, "control.sock")
     cfg = config(instance, pcap, sock)
     cfg["bus"]["path"] = bus
