@@ -21,17 +21,10 @@ static pid_t read_pid(int fd)
     return n > 0 ? (pid_t)strtol(text, NULL, 10) : 0;
 }
 
-int tp_instance_lock(struct tp_instance_lock *l, const char *dir, const char *instance, char *err,
-                     size_t err_len)
+/* One attempt: 0 and l->fd, -EAGAIN when the file locked was removed meanwhile, or an error. */
+static int lock_once(struct tp_instance_lock *l, const char *instance, char *err, size_t err_len)
 {
-    memset(l, 0, sizeof(*l));
-    l->fd = -1;
-    int rc = tp_seg_path(l->path, sizeof(l->path), dir != NULL ? dir : TP_BUS_DEFAULT_DIR, instance,
-                         "lock");
-    if (rc != 0) {
-        snprintf(err, err_len, "instance lock: bad directory or instance name \"%s\"", instance);
-        return rc;
-    }
+    int rc;
     /* O_NOFOLLOW: a symbolic link planted under the name would lock (and write) its target. */
     int fd = open(l->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -68,6 +61,13 @@ int tp_instance_lock(struct tp_instance_lock *l, const char *dir, const char *in
         close(fd);
         return rc == -EWOULDBLOCK ? -EBUSY : rc;
     }
+    /* A holder that stopped for good removed the name before unlocking: this inode may be that
+     * one, unlinked, while a third daemon locks a new file under the name. */
+    struct stat now;
+    if (stat(l->path, &now) != 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+        close(fd);
+        return -EAGAIN;
+    }
     l->previous = read_pid(fd);
     char text[24];
     int n = snprintf(text, sizeof(text), "%d\n", (int)getpid());
@@ -81,10 +81,32 @@ int tp_instance_lock(struct tp_instance_lock *l, const char *dir, const char *in
     return 0;
 }
 
-void tp_instance_unlock(struct tp_instance_lock *l)
+int tp_instance_lock(struct tp_instance_lock *l, const char *dir, const char *instance, char *err,
+                     size_t err_len)
+{
+    memset(l, 0, sizeof(*l));
+    l->fd = -1;
+    int rc = tp_seg_path(l->path, sizeof(l->path), dir != NULL ? dir : TP_BUS_DEFAULT_DIR, instance,
+                         "lock");
+    if (rc != 0) {
+        snprintf(err, err_len, "instance lock: bad directory or instance name \"%s\"", instance);
+        return rc;
+    }
+    for (int attempt = 0; attempt < 100; attempt++) {
+        rc = lock_once(l, instance, err, err_len);
+        if (rc != -EAGAIN)
+            return rc;
+    }
+    snprintf(err, err_len, "instance lock %s: removed under this daemon 100 times", l->path);
+    return -EAGAIN;
+}
+
+void tp_instance_unlock(struct tp_instance_lock *l, bool remove)
 {
     if (l->fd < 0)
         return;
+    if (remove)
+        unlink(l->path); /* while holding it: see lock_once */
     /* Emptied: the next holder learns that this one stopped cleanly (should it fail, the next
      * holder only calls this one killed). */
     int ignored = ftruncate(l->fd, 0);

@@ -899,7 +899,7 @@ int main(int argc, char **argv)
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
     if (eal_argc < 0 || rte_eal_init(eal_argc, eal_argv) < 0) {
         fprintf(stderr, "tickplane: EAL initialisation failed\n");
-        tp_instance_unlock(&lock);
+        tp_instance_unlock(&lock, false);
         return 1;
     }
     signal(SIGINT, on_signal);
@@ -922,7 +922,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "tickplane: start-up failed: %s\n", strerror(-rc));
         teardown(&d, true);
         rte_eal_cleanup();
-        tp_instance_unlock(&lock);
+        tp_instance_unlock(&lock, true);
         return 1;
     }
     /* --start-after: at most 30 s, serving the control socket meanwhile. */
@@ -949,7 +949,7 @@ int main(int argc, char **argv)
         tp_control_plane_close(control);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
-    tp_instance_unlock(&lock);
+    tp_instance_unlock(&lock, o.unlink_bus);
     free(d.cfg);
     return 0;
 }

@@ -46,12 +46,12 @@ static void test_running_holder_refused_killed_one_taken_over(void **state)
              (int)getpid());
     assert_non_null(strstr(err, expect));
     assert_int_equal(tp_instance_lock(&b, dir, "other", err, sizeof(err)), 0); /* another name */
-    tp_instance_unlock(&b);
-    tp_instance_unlock(&a);
+    tp_instance_unlock(&b, false);
+    tp_instance_unlock(&a, false);
     /* A clean stop leaves no pid: the next holder takes nothing over. */
     assert_int_equal(tp_instance_lock(&a, dir, "inst", err, sizeof(err)), 0);
     assert_int_equal(a.previous, 0);
-    tp_instance_unlock(&a);
+    tp_instance_unlock(&a, false);
 
     /* A holder killed holding it (it exits without unlocking): taken over, its pid told. */
     pid_t child = fork();
@@ -65,7 +65,14 @@ static void test_running_holder_refused_killed_one_taken_over(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
     assert_int_equal(tp_instance_lock(&a, dir, "inst", err, sizeof(err)), 0);
     assert_int_equal(a.previous, child);
-    tp_instance_unlock(&a);
+    /* A holder that removes its bus removes the lock too; the next one makes a new file. */
+    char path[256];
+    snprintf(path, sizeof(path), "%s", a.path);
+    tp_instance_unlock(&a, true);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(tp_instance_lock(&a, dir, "inst", err, sizeof(err)), 0);
+    assert_int_equal(a.previous, 0);
+    tp_instance_unlock(&a, true);
 }
 
 static void test_foreign_or_linked_lock_file_refused(void **state)
