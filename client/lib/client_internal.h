@@ -108,6 +108,7 @@ struct tp_client {
 
     /* Control socket: subscriptions are asked of the daemon before the filter changes. */
     char control_path[108]; /* "": local filter only */
+    int reconnecting;       /* inside tp_cl_remote_resubscribe after the daemon closed the link */
     struct tp_ctl_link link;
     uint32_t all_subs[MAX_VENUE_SUBS]; /* ids == NULL: the daemon's "*" subscription per venue */
     unsigned n_all_subs;
