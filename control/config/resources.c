@@ -135,8 +135,8 @@ static void check_pcap(const struct tp_cfg_port *port, unsigned index,
     }
     struct tp_pcap_reader r;
     int status = tp_pcap_reader_open(&r, f, 65535, UINT32_MAX);
-    /* net_pcap reads pcapng too (through libpcap). */
-    if (status != TP_PCAP_OK && status != TP_PCAP_EPCAPNG) {
+    /* Classic pcap or pcapng, both of which net_pcap reads; one without frames replays none. */
+    if (status != TP_PCAP_OK && status != TP_PCAP_EEMPTY) {
         char why[160];
         tp_jw_error(errs, key, "\"%s\" is not a capture net_pcap can replay: %s", port->pcap,
                     tp_pcap_reader_why(&r, why, sizeof(why)));
