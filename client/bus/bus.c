@@ -1,10 +1,15 @@
 /* One bus instance: create (writer) or map (readers) its ring, state and counters segments. */
 #include "bus.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *dir_or_default(const char *dir)
 {
@@ -30,6 +35,7 @@ static int make_segment(struct tp_seg *seg, const struct tp_bus_params *p, uint3
         .mode = p->mode,
         .gid = p->gid,
         .params = params,
+        .heartbeat_timeout_ms = p->heartbeat_timeout_ms,
     };
     return tp_seg_create(seg, &cp, err, err_len);
 }
@@ -139,6 +145,18 @@ int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bu
     return rc;
 }
 
+uint64_t tp_bus_footprint(const struct tp_bus_params *p, unsigned n, uint64_t block)
+{
+    struct tp_ring_params rp = {.capacity = p->ring_bytes, .max_record = p->max_record};
+    struct tp_state_params sp = {.instruments = p->instruments, .depth = p->depth};
+    size_t ring = tp_ring_memsize(&rp), state = tp_state_memsize(&sp);
+    size_t counters = tp_counters_memsize(p->counters);
+    if (ring == 0 || state == 0 || counters == 0 || n == 0 || block == 0)
+        return 0;
+    return n * tp_seg_file_size(ring, block) + tp_seg_file_size(state, block) +
+           tp_seg_file_size(counters, block);
+}
+
 int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
                        size_t err_len)
 {
@@ -187,6 +205,55 @@ uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, 
         return 0;
     memcpy(dst, payload, payload_len);
     return tp_bus_commit(w, type, topic, id, flags);
+}
+
+/* Whether the reader segment at path belongs to a reader that is gone (see tp_bus_sweep_readers);
+ * its identity in *st. */
+static int reader_gone(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct tp_seg_header h;
+    int gone = 0;
+    if (fstat(fd, st) == 0 && S_ISREG(st->st_mode) && pread(fd, &h, sizeof(h), 0) == sizeof(h) &&
+        h.magic == TP_SEG_MAGIC && h.kind == TP_SEG_COUNTERS) {
+        uint64_t own_ns = tp_seg_pid_namespace();
+        if (atomic_load(&h.state) == TP_SEG_STATE_CLOSED)
+            gone = 1;
+        else if (h.writer_pid_ns == own_ns && own_ns != 0)
+            gone = kill((pid_t)h.writer_pid, 0) != 0 && errno == ESRCH;
+    }
+    close(fd);
+    return gone;
+}
+
+unsigned tp_bus_sweep_readers(const char *dir, const char *instance)
+{
+    char prefix[128];
+    int n = snprintf(prefix, sizeof(prefix), "tickplane.%s.reader.", instance);
+    DIR *d = opendir(dir_or_default(dir));
+    if (d == NULL || n < 0 || (size_t)n >= sizeof(prefix)) {
+        if (d != NULL)
+            closedir(d);
+        return 0;
+    }
+    unsigned removed = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *pid = e->d_name + n;
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || *pid == '\0' ||
+            strspn(pid, "0123456789") != strlen(pid))
+            continue; /* another file, or a reader's temporary one */
+        char path[512];
+        struct stat st, now;
+        snprintf(path, sizeof(path), "%s/%s", dir_or_default(dir), e->d_name);
+        /* Removed only if the name still is the file found gone (a new reader may reuse it). */
+        if (reader_gone(path, &st) && lstat(path, &now) == 0 && now.st_ino == st.st_ino &&
+            now.st_dev == st.st_dev && unlink(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 /* Attaches one segment of the instance. 0 or -errno with err. */

@@ -54,6 +54,8 @@ struct tp_bus_params {
     uint32_t counters;    /* counter slots in the counters segment (>= 8) */
     mode_t mode;          /* segment file mode, e.g. 0640 */
     gid_t gid;            /* segment group; (gid_t)-1: the creator's */
+    /* Told to readers in every header: how old a beat may be (ms); 0: their default. */
+    uint32_t heartbeat_timeout_ms;
 };
 
 /* Writer-side counters, in the counters segment. */
@@ -87,6 +89,12 @@ struct tp_bus_writer {
  */
 int tp_bus_writers_open(struct tp_bus_writer *ws, unsigned n, const struct tp_bus_params *p,
                         char *err, size_t err_len);
+
+/*
+ * The bytes n writers' segments take on a file system of this block size: every file of the
+ * instance (rings, state table, counters), headers included. 0 when p is invalid.
+ */
+uint64_t tp_bus_footprint(const struct tp_bus_params *p, unsigned n, uint64_t block);
 
 /* One writer: tp_bus_writers_open(w, 1, p, ...). */
 int tp_bus_writer_open(struct tp_bus_writer *w, const struct tp_bus_params *p, char *err,
@@ -164,6 +172,15 @@ static inline uint64_t tp_bus_next_sequence(const struct tp_bus_writer *w)
 /* claim + copy + commit. Returns the ring sequence, or 0 when skipped. */
 uint64_t tp_bus_publish(struct tp_bus_writer *w, uint16_t type, uint16_t topic, uint32_t id,
                         uint32_t flags, const void *payload, uint32_t payload_len);
+
+/*
+ * Removes the reader segments (<dir>/tickplane.<instance>.reader.<pid>) of readers that are gone:
+ * closed by their reader, or whose process no longer exists in this PID namespace (a reader in
+ * another PID namespace is left: its pid means nothing here). Only files this process may remove
+ * go (in a sticky directory such as /dev/shm: its own, or any as root). dir NULL: the default.
+ * Returns how many were removed. Side path (a directory scan and a few syscalls per reader).
+ */
+unsigned tp_bus_sweep_readers(const char *dir, const char *instance);
 
 /* Reader side: the instance's segments mapped read-only. */
 struct tp_bus_reader {

@@ -72,7 +72,9 @@ struct tp_seg_header {
     uint64_t created_ns;     /* CLOCK_REALTIME at creation */
     uint64_t writer_epoch;   /* unique per creation: a reader compares it after re-attach */
     uint32_t writer_pid;
-    uint32_t reserved;
+    /* How old the heartbeat may be before readers take the writer for dead (ms); 0: the
+     * reader's default (writers before this field wrote 0 here). */
+    uint32_t heartbeat_timeout_ms;
     uint64_t writer_pid_ns;              /* inode of the writer's PID namespace; 0: unknown */
     uint64_t params[TP_SEG_PARAMS];      /* kind-specific sizes, for tools that only read headers */
     char name[TP_SEG_NAME_MAX];          /* instance name */
@@ -94,23 +96,35 @@ struct tp_seg {
 };
 
 struct tp_seg_create_params {
-    const char *path;       /* full path of the segment file */
-    const char *instance;   /* instance name recorded in the header */
-    uint32_t kind;          /* enum tp_seg_kind */
-    uint64_t data_size;     /* bytes needed after the header */
-    mode_t mode;            /* e.g. 0640 */
-    gid_t gid;              /* group of the file; (gid_t)-1 keeps the creator's */
-    const uint64_t *params; /* TP_SEG_PARAMS values copied into the header, or NULL */
+    const char *path;              /* full path of the segment file */
+    const char *instance;          /* instance name recorded in the header */
+    uint32_t kind;                 /* enum tp_seg_kind */
+    uint64_t data_size;            /* bytes needed after the header */
+    mode_t mode;                   /* e.g. 0640 */
+    gid_t gid;                     /* group of the file; (gid_t)-1 keeps the creator's */
+    const uint64_t *params;        /* TP_SEG_PARAMS values copied into the header, or NULL */
+    uint32_t heartbeat_timeout_ms; /* the header's (0: the readers' default) */
 };
+
+/* Inode of the calling process's PID namespace (two processes share it when equal); 0 when
+ * /proc is not mounted. */
+uint64_t tp_seg_pid_namespace(void);
 
 /* Build "<dir>/tickplane.<instance>.<part>" into out. Returns -ENAMETOOLONG or -EINVAL (bad name).
  */
 int tp_seg_path(char *out, size_t out_len, const char *dir, const char *instance, const char *part);
 
+/* The size of a segment file holding data_size bytes on a file system of this block size
+ * (hugetlbfs: the huge page size), header included. */
+uint64_t tp_seg_file_size(uint64_t data_size, uint64_t block);
+
 /*
  * Writer: create and map a new segment file (zero-filled data, header written, state INIT),
- * replacing any previous file at the path (marked REPLACED). The file becomes visible under its
- * name only by tp_seg_publish, after the caller has initialised the data.
+ * replacing any previous file at the path (marked REPLACED). The file's blocks are allocated
+ * here (posix_fallocate): a file system without room for it is -ENOSPC now, not a SIGBUS when
+ * the data plane first writes a page. The file becomes visible under its name only by
+ * tp_seg_publish, after the caller has initialised the data; its temporary file is removed on
+ * every failure (here, in tp_seg_publish, or by tp_seg_close of a segment never published).
  * Returns 0 or a negative errno; err gets a readable reason.
  */
 int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char *err,
@@ -119,10 +133,21 @@ int tp_seg_create(struct tp_seg *seg, const struct tp_seg_create_params *p, char
 /* Writer: mark LIVE and rename into place. Returns 0 or a negative errno. */
 int tp_seg_publish(struct tp_seg *seg, char *err, size_t err_len);
 
+/* The system user the packaged daemon runs as (deploy/debian). */
+#define TP_SEG_SERVICE_USER "tickplane"
+/* Names (user name or uid) one more user whose segments readers accept. */
+#define TP_SEG_OWNER_ENV "TICKPLANE_BUS_OWNER"
+
+/* Whether a reader accepts segments owned by uid: root, the reader's own user, the service user
+ * or the user TICKPLANE_BUS_OWNER names. */
+int tp_seg_writer_trusted(uid_t uid);
+
 /*
  * Reader: map an existing segment read-only, after checking magic, layout version, kind, sizes
- * and that it is LIVE. Returns 0 or:
+ * and that it is LIVE, and that it is a regular file of a trusted owner (tp_seg_writer_trusted)
+ * writable by its owner alone. Returns 0 or:
  *   -ENOENT            no such segment (writer not started),
+ *   -EPERM             another user's file, or one others may write (err names owner or mode),
  *   -EBADF / -EINVAL   not a tickplane segment, or the wrong kind, or truncated,
  *   -EPROTONOSUPPORT   layout version differs from this library's (err says both versions),
  *   -ESTALE            the segment is CLOSED or REPLACED.
@@ -149,11 +174,19 @@ static inline uint64_t tp_seg_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Writer: one beat (now_ns from tp_seg_clock_ns, never 0). One store, for the writer's
- * control loop. */
+/*
+ * Writer: one beat (now_ns from tp_seg_clock_ns, never 0). Several threads of the writer may
+ * beat (the daemon's main and data lcores): the beat only moves forward, so a thread that read
+ * its clock before being preempted never sets it back over a fresher one. One load and, at most
+ * a few times, one compare-and-swap.
+ */
 static inline void tp_seg_heartbeat(struct tp_seg *seg, uint64_t now_ns)
 {
-    atomic_store_explicit(&seg->hdr->heartbeat_ns, now_ns, memory_order_release);
+    uint64_t beat = atomic_load_explicit(&seg->hdr->heartbeat_ns, memory_order_relaxed);
+    while (beat < now_ns &&
+           !atomic_compare_exchange_weak_explicit(&seg->hdr->heartbeat_ns, &beat, now_ns,
+                                                  memory_order_release, memory_order_relaxed))
+        ;
 }
 
 /*

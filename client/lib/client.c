@@ -86,12 +86,14 @@ static int open_counters(struct tp_client *c, const struct tp_client_options *op
     if (!opt->no_reader_segment) {
         char part[32], path[256], err[128];
         snprintf(part, sizeof(part), "reader.%d", (int)getpid());
+        /* Killed readers' segments go at the next attach (and at the daemon's sweep). */
+        tp_bus_sweep_readers(c->dir, c->instance);
         struct tp_seg_create_params p = {
             .path = path,
             .instance = c->instance,
             .kind = TP_SEG_COUNTERS,
             .data_size = size,
-            .mode = opt->reader_mode != 0 ? (mode_t)opt->reader_mode : 0644,
+            .mode = opt->reader_mode != 0 ? (mode_t)opt->reader_mode : 0640,
             .gid = (gid_t)-1,
         };
         if (tp_seg_path(path, sizeof(path), c->dir, c->instance, part) == 0 &&
@@ -113,16 +115,24 @@ static int open_counters(struct tp_client *c, const struct tp_client_options *op
     return 0;
 }
 
-/* The heartbeat timeout: the option, else the environment's, else the default. */
-static uint64_t heartbeat_timeout_ns(const struct tp_client_options *opt)
+/* The heartbeat timeout the strategy chose: the option, else the environment's; 0: none. */
+static uint64_t chosen_heartbeat_timeout_ns(const struct tp_client_options *opt)
 {
     unsigned long ms = opt->heartbeat_timeout_ms;
     const char *env = getenv(TP_HEARTBEAT_TIMEOUT_ENV);
     if (ms == 0 && env != NULL)
         ms = strtoul(env, NULL, 10);
-    if (ms == 0)
-        ms = TP_HEARTBEAT_TIMEOUT_MS;
     return (uint64_t)ms * 1000000u;
+}
+
+/* The strategy's choice, else what the daemon's segments say (bus.heartbeat_timeout_ms), else
+ * the default. */
+static uint64_t heartbeat_timeout_ns(const struct tp_client *c)
+{
+    uint32_t writer_ms = c->bus.state_seg.hdr->heartbeat_timeout_ms;
+    return c->heartbeat_chosen_ns ? c->heartbeat_chosen_ns
+           : writer_ms != 0       ? (uint64_t)writer_ms * 1000000u
+                                  : (uint64_t)TP_HEARTBEAT_TIMEOUT_MS * 1000000u;
 }
 
 /* The oldest heartbeat among the instance's segments (ns ago; 0: fresh or none kept). */
@@ -144,6 +154,7 @@ static int map_instance(struct tp_client *c, char *err, size_t err_len)
     int rc = tp_bus_reader_open(&c->bus, c->dir, c->instance, err, err_len);
     if (rc != 0)
         return rc;
+    c->heartbeat_timeout_ns = heartbeat_timeout_ns(c);
     /* Still marked live, but its writer stopped beating: a killed daemon, not a quiet market. */
     uint64_t age = oldest_heartbeat(c, tp_seg_clock_ns());
     if (age > c->heartbeat_timeout_ns) {
@@ -247,7 +258,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
         return fail(err, err_len, -ENAMETOOLONG, "shm_dir too long");
     }
     snprintf(c->dir, sizeof(c->dir), "%s", dir);
-    c->heartbeat_timeout_ns = heartbeat_timeout_ns(opt);
+    c->heartbeat_chosen_ns = chosen_heartbeat_timeout_ns(opt);
     uint32_t batch = opt->batch_bytes != 0 ? opt->batch_bytes : DEFAULT_BATCH;
     c->batch_size = (batch + 7u) & ~7u;
     int rc = map_instance(c, err, err_len);

@@ -71,6 +71,7 @@ struct tp_client {
     char venue_names[VENUE_CODES][VENUE_NAME_MAX];
     char dir[200];
     uint64_t heartbeat_timeout_ns; /* older heartbeats: the writer is dead or hung */
+    uint64_t heartbeat_chosen_ns;  /* the option's or the environment's; 0: the writer's */
     struct tp_bus_reader bus;
     /* One reader per ring of the instance (one per data lcore), drained in turn. */
     unsigned n_rings;
@@ -108,6 +109,7 @@ struct tp_client {
 
     /* Control socket: subscriptions are asked of the daemon before the filter changes. */
     char control_path[108]; /* "": local filter only */
+    int reconnecting;       /* inside tp_cl_remote_resubscribe after the daemon closed the link */
     struct tp_ctl_link link;
     uint32_t all_subs[MAX_VENUE_SUBS]; /* ids == NULL: the daemon's "*" subscription per venue */
     unsigned n_all_subs;

@@ -251,6 +251,15 @@ int tp_cl_remote_update(struct tp_client *c, const uint32_t *ids, size_t n_ids, 
                         int add)
 {
     c->last_error[0] = '\0';
+    /* The daemon closes a connection that held no subscription and stayed silent (its
+     * control.idle_timeout_ms): connect again, asking for whatever was subscribed, then go on. */
+    if (c->link.fd >= 0 && !c->reconnecting && tp_ctl_link_drain(&c->link) == -ENOTCONN) {
+        c->reconnecting = 1;
+        int rc = tp_cl_remote_resubscribe(c);
+        c->reconnecting = 0;
+        if (rc != 0)
+            return rc;
+    }
     if (c->link.fd < 0)
         return tp_cl_error(c, -ENOTCONN, "not connected to the daemon (%s)", c->control_path);
     size_t cap = (ids != NULL ? n_ids : c->instruments) + 1;

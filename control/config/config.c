@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cme_channels.h"
@@ -1376,12 +1377,14 @@ static void parse_books(struct loader *ld, const json_t *root)
 
 static void parse_bus(struct loader *ld, const json_t *root)
 {
-    static const char *const keys[] = {"path", "ring_bytes", "state_depth", "mode", "group", NULL};
+    static const char *const keys[] = {"path",  "ring_bytes",           "state_depth", "mode",
+                                       "group", "heartbeat_timeout_ms", NULL};
     struct tp_cfg_bus *bus = &ld->cfg->bus;
     strcpy(bus->path, "/dev/shm");
     bus->ring_bytes = 64u << 20;
     bus->state_depth = ld->cfg->books.levels_per_side < 10 ? ld->cfg->books.levels_per_side : 10;
     bus->mode = 0640;
+    bus->heartbeat_timeout_ms = 5000;
     json_t *obj = tp_jw_get(ld->errs, "", root, "bus", JSON_OBJECT, false);
     if (obj == NULL)
         return;
@@ -1403,8 +1406,16 @@ static void parse_bus(struct loader *ld, const json_t *root)
             tp_jw_error(ld->errs, "bus.state_depth", "%llu is more than books.levels_per_side (%u)",
                         (unsigned long long)v, ld->cfg->books.levels_per_side);
     }
-    tp_jw_mode(ld->errs, "bus", obj, "mode", false, &bus->mode);
+    if (tp_jw_mode(ld->errs, "bus", obj, "mode", false, &bus->mode) &&
+        (bus->mode & (S_IWGRP | S_IWOTH)))
+        tp_jw_error(ld->errs, "bus.mode",
+                    "%04o lets other users write the bus (readers refuse such segments): "
+                    "readers need read access only, e.g. 0640",
+                    (unsigned)bus->mode);
     tp_jw_string(ld->errs, "bus", obj, "group", sizeof(bus->group), false, bus->group);
+    /* The daemon beats every 10 ms: below 100 ms a busy machine's scheduling alone is a death. */
+    if (tp_jw_uint(ld->errs, "bus", obj, "heartbeat_timeout_ms", 100, 3600000, false, &v))
+        bus->heartbeat_timeout_ms = (uint32_t)v;
 }
 
 static void parse_control(struct loader *ld, const json_t *root)
@@ -1416,6 +1427,10 @@ static void parse_control(struct loader *ld, const json_t *root)
                                        "max_line_bytes",
                                        "max_subscriptions",
                                        "max_requests_per_sec",
+                                       "max_clients_per_uid",
+                                       "reserved_clients",
+                                       "operator_group",
+                                       "idle_timeout_ms",
                                        NULL};
     struct tp_cfg_control *c = &ld->cfg->control;
     strcpy(c->socket_path, "/run/tickplane/control.sock");
@@ -1424,6 +1439,9 @@ static void parse_control(struct loader *ld, const json_t *root)
     c->max_line_bytes = 4096;
     c->max_subscriptions = 256;
     c->max_requests_per_sec = 1000;
+    c->max_clients_per_uid = 16;
+    c->reserved_clients = 4; /* of the default 64 */
+    c->idle_timeout_ms = 60000;
     json_t *obj = tp_jw_get(ld->errs, "", root, "control", JSON_OBJECT, false);
     if (obj == NULL)
         return;
@@ -1449,6 +1467,22 @@ static void parse_control(struct loader *ld, const json_t *root)
         c->max_subscriptions = (uint32_t)v;
     if (tp_jw_uint(ld->errs, "control", obj, "max_requests_per_sec", 1, 1000000, false, &v))
         c->max_requests_per_sec = (uint32_t)v;
+    if (tp_jw_uint(ld->errs, "control", obj, "max_clients_per_uid", 1, 4096, false, &v))
+        c->max_clients_per_uid = (uint32_t)v;
+    if (tp_jw_uint(ld->errs, "control", obj, "reserved_clients", 0, 4095, false, &v))
+        c->reserved_clients = (uint32_t)v;
+    else
+        c->reserved_clients = c->max_clients < 2    ? 0
+                              : c->max_clients < 32 ? 1
+                                                    : c->max_clients / 16;
+    tp_jw_string(ld->errs, "control", obj, "operator_group", sizeof(c->operator_group), false,
+                 c->operator_group);
+    if (tp_jw_uint(ld->errs, "control", obj, "idle_timeout_ms", 0, 86400000, false, &v))
+        c->idle_timeout_ms = (uint32_t)v;
+    if (c->reserved_clients >= c->max_clients)
+        tp_jw_error(ld->errs, "control.reserved_clients",
+                    "%u reserved of max_clients %u leaves no slot for other clients",
+                    c->reserved_clients, c->max_clients);
 }
 
 int tp_config_group_gid(const char *group, gid_t *gid)
@@ -1470,7 +1504,8 @@ int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *e
         const char *path;
         size_t offset;
     } groups[] = {{"bus.group", offsetof(struct tp_config, bus.group)},
-                  {"control.group", offsetof(struct tp_config, control.socket_group)}};
+                  {"control.group", offsetof(struct tp_config, control.socket_group)},
+                  {"control.operator_group", offsetof(struct tp_config, control.operator_group)}};
     memset(errs, 0, sizeof(*errs));
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
         const char *name = (const char *)cfg + groups[i].offset;
@@ -1807,13 +1842,7 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
     /* The file opened, so its name (and directory) fits PATH_MAX; load_string checks its own cap.
      */
     char dir[PATH_MAX];
-    const char *slash = strrchr(file, '/');
-    if (slash == NULL)
-        strcpy(dir, ".");
-    else if (slash == file)
-        strcpy(dir, "/");
-    else
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
+    tp_config_dirname(file, dir, sizeof(dir));
     int rc = tp_config_load_string(text, dir, cfg, errs);
     free(text);
     if (rc == -ENAMETOOLONG)
@@ -1828,6 +1857,17 @@ int tp_config_load_file(const char *file, struct tp_config *cfg, struct tp_confi
         return -ENAMETOOLONG;
     }
     return rc;
+}
+
+void tp_config_dirname(const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(out, size, ".");
+    else if (slash == path)
+        snprintf(out, size, "/");
+    else
+        snprintf(out, size, "%.*s", (int)(slash - path), path);
 }
 
 size_t tp_config_errors_format(const struct tp_config_errors *errs, char *buf, size_t size)

@@ -220,6 +220,8 @@ struct tp_cfg_bus {
                                     at most TP_CFG_MAX_STATE_DEPTH */
     mode_t mode;                 /* segment file mode, default 0640 */
     char group[TP_CFG_NAME_MAX]; /* owning group, "" = the daemon's */
+    /* Readers take a daemon whose heartbeat is older for dead (ms), default 5000. */
+    uint32_t heartbeat_timeout_ms;
 };
 
 struct tp_cfg_control {
@@ -230,6 +232,15 @@ struct tp_cfg_control {
     uint32_t max_line_bytes;            /* longest request line, default 4096 */
     uint32_t max_subscriptions;         /* per client, default 256 */
     uint32_t max_requests_per_sec;      /* per client, default 1000 */
+    /* Connections of one uid (root: no limit), default 16. */
+    uint32_t max_clients_per_uid;
+    /* Of max_clients, for root and operator_group: default max_clients / 16, at least 1 (none of
+     * a single slot). */
+    uint32_t reserved_clients;
+    /* May use the reserved slots ("" = root only). */
+    char operator_group[TP_CFG_NAME_MAX];
+    /* A client without subscriptions silent this long is closed, default 60000, 0 = never. */
+    uint32_t idle_timeout_ms;
 };
 
 /* Who may subscribe to what. A rule matches a peer by uid or gid (-1 = any). */
@@ -316,12 +327,16 @@ int tp_config_load_string(const char *json, const char *base_dir, struct tp_conf
 /*
  * What a valid config needs from the host it starts on, checked by the daemon at start rather
  * than by validation (a config is validated on other machines too): the groups named by
- * bus.group and control.group exist. 0, or -EINVAL with each problem in errs.
+ * bus.group, control.group and control.operator_group exist (resources.h checks the rest). 0, or
+ * -EINVAL with each problem in errs.
  */
 int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *errs);
 
 /* Resolves a group name as the config gives it: 0 and *gid, or -ENOENT. "" = (gid_t)-1. */
 int tp_config_group_gid(const char *group, gid_t *gid);
+
+/* The directory part of a file's path ("." for a bare name, "/" at the root), cut to size. */
+void tp_config_dirname(const char *path, char *out, size_t size);
 
 /* Write all errors, one "path: message" per line, to buf (always NUL-terminated). Returns length.
  */

@@ -361,9 +361,15 @@ static void do_book(struct request *r)
                         "book needs \"instrument\" (a symbol, no wildcards) and \"depth\" 1-1000");
         return;
     }
-    const char *venue = request_venue(r);
-    if (venue != NULL && venue[0] == '\0')
+    /* Any venue name: the instruments of a channel a reload removed stay in the state table,
+     * flagged stale, and are shown so (the daemon answers "no instrument" for a name unknown). */
+    json_t *v = json_object_get(r->body, "venue");
+    if (v != NULL && !json_is_string(v)) {
+        srv->stats.bad_requests++;
+        ctl_reply_error(srv, r->c, r->id, "\"venue\" must be a string");
         return;
+    }
+    const char *venue = json_string_value(v);
     if (venue == NULL && srv->n_venues == 1)
         venue = srv->venues[0];
     if (venue == NULL) {
@@ -391,16 +397,18 @@ static void do_book(struct request *r)
 
 static json_t *server_stats_json(const struct tp_ctl_server_stats *s)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-                     "clients", (json_int_t)s->clients, "accepted", (json_int_t)s->accepted,
-                     "rejected_full", (json_int_t)s->rejected_full, "requests",
-                     (json_int_t)s->requests, "errors", (json_int_t)s->errors, "bad_requests",
-                     (json_int_t)s->bad_requests, "lines_too_long", (json_int_t)s->lines_too_long,
-                     "rate_limited", (json_int_t)s->rate_limited, "refused", (json_int_t)s->refused,
-                     "slow_disconnects", (json_int_t)s->slow_disconnects, "subscriptions",
-                     (json_int_t)s->subscriptions, "commands_sent", (json_int_t)s->commands_sent,
-                     "commands_deferred", (json_int_t)s->commands_deferred, "commands_lost",
-                     (json_int_t)s->commands_lost);
+    return json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+        "s:I}",
+        "clients", (json_int_t)s->clients, "accepted", (json_int_t)s->accepted, "rejected_full",
+        (json_int_t)s->rejected_full, "rejected_uid", (json_int_t)s->rejected_uid, "idle_closed",
+        (json_int_t)s->idle_closed, "requests", (json_int_t)s->requests, "errors",
+        (json_int_t)s->errors, "bad_requests", (json_int_t)s->bad_requests, "lines_too_long",
+        (json_int_t)s->lines_too_long, "rate_limited", (json_int_t)s->rate_limited, "refused",
+        (json_int_t)s->refused, "slow_disconnects", (json_int_t)s->slow_disconnects,
+        "subscriptions", (json_int_t)s->subscriptions, "commands_sent",
+        (json_int_t)s->commands_sent, "commands_deferred", (json_int_t)s->commands_deferred,
+        "commands_lost", (json_int_t)s->commands_lost);
 }
 
 /* status and stats: the daemon's object with the socket's own counters added. */

@@ -68,7 +68,7 @@ static int bind_socket(struct tp_ctl_server *srv, mode_t mode, gid_t gid)
     int rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old);
     if (rc != 0 || chmod(srv->path, mode) != 0 ||
-        (gid != (gid_t)-1 && chown(srv->path, (uid_t)-1, gid) != 0) || listen(fd, 64) != 0) {
+        (gid != (gid_t)-1 && chown(srv->path, (uid_t)-1, gid) != 0) || listen(fd, 1024) != 0) {
         rc = -errno;
         close(fd);
         return rc;
@@ -100,6 +100,8 @@ int tp_ctl_server_open(struct tp_ctl_server **out, const struct tp_config *cfg,
     gid_t gid = (gid_t)-1;
     if (rc == 0)
         rc = tp_config_group_gid(cfg->control.socket_group, &gid);
+    if (rc == 0)
+        rc = tp_config_group_gid(cfg->control.operator_group, &srv->operator_gid);
     if (rc == 0) {
         srv->listen_fd = bind_socket(srv, cfg->control.socket_mode, gid);
         rc = srv->listen_fd < 0 ? srv->listen_fd : 0;
@@ -278,35 +280,103 @@ static void retry_deferred(struct tp_ctl_server *srv)
     srv->n_deferred -= done;
 }
 
-/* At most this many accepts per poll: a connection storm cannot starve connected clients. */
-#define ACCEPTS_PER_POLL 16
+/* At most this many accepts per poll: a connection storm cannot starve connected clients. A
+ * refusal is cheap (no group lookup, nothing kept): more of them per poll drain a flood from the
+ * backlog, so that other users' connections get in. */
+#define ACCEPTS_PER_POLL  16
+#define REFUSALS_PER_POLL 512
+
+/* Best effort notice to a refused connection; the socket is new, so a small write does not block.
+ */
+static void refuse(int fd, const char *why)
+{
+    char msg[256];
+    int n = snprintf(msg, sizeof(msg), "{\"ok\":false,\"error\":\"%s\"}\n", why);
+    ssize_t ignored = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)ignored;
+    close(fd);
+}
+
+static bool is_operator(const struct tp_ctl_server *srv, const struct tp_peer *peer)
+{
+    if (peer->uid == 0)
+        return true;
+    for (unsigned g = 0; srv->operator_gid != (gid_t)-1 && g < peer->n_groups; g++)
+        if (peer->groups[g] == srv->operator_gid)
+            return true;
+    return false;
+}
+
+/*
+ * Whether a new connection of this peer may take a slot: under its uid's limit, and (for others
+ * than operators) outside the reserved slots. Refused with the reason (counted) otherwise. The
+ * uid is checked from SO_PEERCRED before the group lookup: a flood costs no database reads.
+ */
+static struct ctl_client *admit(struct tp_ctl_server *srv, int fd, struct tp_peer *peer)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        close(fd);
+        return NULL;
+    }
+    unsigned of_uid = 0;
+    struct ctl_client *free_slot = NULL;
+    for (unsigned i = 0; i < srv->n_slots; i++) {
+        if (srv->clients[i].fd < 0)
+            free_slot = free_slot != NULL ? free_slot : &srv->clients[i];
+        else
+            of_uid += srv->clients[i].peer.uid == cred.uid;
+    }
+    char why[160];
+    if (cred.uid != 0 && of_uid >= srv->cfg.max_clients_per_uid) {
+        snprintf(why, sizeof(why), "too many connections of uid %u (limit %u per uid)",
+                 (unsigned)cred.uid, srv->cfg.max_clients_per_uid);
+        srv->stats.rejected_uid++;
+        refuse(fd, why);
+        return NULL;
+    }
+    if (free_slot == NULL) {
+        snprintf(why, sizeof(why), "too many clients (limit %u)", srv->n_slots);
+        srv->stats.rejected_full++;
+        refuse(fd, why);
+        return NULL;
+    }
+    if (tp_peer_from_socket(fd, peer) != 0) {
+        close(fd);
+        return NULL;
+    }
+    uint64_t free_slots = srv->n_slots - srv->stats.clients;
+    if (free_slots <= srv->cfg.reserved_clients && !is_operator(srv, peer)) {
+        snprintf(why, sizeof(why),
+                 "too many clients (limit %u, of which the last %u are kept for operators)",
+                 srv->n_slots, srv->cfg.reserved_clients);
+        srv->stats.rejected_full++;
+        refuse(fd, why);
+        return NULL;
+    }
+    return free_slot;
+}
 
 static void accept_clients(struct tp_ctl_server *srv)
 {
-    for (unsigned round = 0; round < ACCEPTS_PER_POLL; round++) {
+    for (unsigned admitted = 0, refused = 0;
+         admitted < ACCEPTS_PER_POLL && refused < REFUSALS_PER_POLL;) {
         int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return; /* EAGAIN, or a transient error: try again at the next event */
-        struct ctl_client *c = NULL;
-        for (unsigned i = 0; i < srv->n_slots && c == NULL; i++)
-            if (srv->clients[i].fd < 0)
-                c = &srv->clients[i];
+        struct tp_peer peer;
+        struct ctl_client *c = admit(srv, fd, &peer);
         if (c == NULL) {
-            /* Best effort notice; the socket is new, so a small write does not block. */
-            char msg[96];
-            int n = snprintf(msg, sizeof(msg),
-                             "{\"ok\":false,\"error\":\"too many clients (limit %u)\"}\n",
-                             srv->n_slots);
-            ssize_t ignored = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-            (void)ignored;
-            close(fd);
-            srv->stats.rejected_full++;
+            refused++;
             continue;
         }
+        admitted++;
+        c->peer = peer;
         c->in = malloc(srv->cfg.max_line_bytes + 1);
         c->subs = calloc(srv->cfg.max_subscriptions, sizeof(*c->subs));
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(c - srv->clients)};
-        if (c->in == NULL || c->subs == NULL || tp_peer_from_socket(fd, &c->peer) != 0 ||
+        if (c->in == NULL || c->subs == NULL ||
             epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
             free(c->in);
             free(c->subs);
@@ -318,8 +388,33 @@ static void accept_clients(struct tp_ctl_server *srv)
         c->fd = fd;
         c->id = srv->next_client_id++;
         c->next_sub_id = 1;
+        c->last_input_ms = now_ms();
         srv->stats.accepted++;
         srv->stats.clients++;
+    }
+}
+
+/*
+ * Connections that hold no subscription and have sent nothing for idle_timeout_ms are closed, so
+ * idle connections cannot pile up; a subscriber's connection is its subscriptions' lifetime and
+ * stays. Swept a few times a second.
+ */
+static void close_idle(struct tp_ctl_server *srv)
+{
+    uint64_t now = now_ms();
+    if (srv->cfg.idle_timeout_ms == 0 || now < srv->next_sweep_ms)
+        return;
+    srv->next_sweep_ms = now + 100;
+    for (unsigned i = 0; i < srv->n_slots; i++) {
+        struct ctl_client *c = &srv->clients[i];
+        if (c->fd < 0 || c->n_subs > 0 || c->closing ||
+            now - c->last_input_ms < srv->cfg.idle_timeout_ms)
+            continue;
+        ctl_reply_error(srv, c, NULL, "idle for %u ms without a subscription: closed",
+                        srv->cfg.idle_timeout_ms);
+        srv->stats.idle_closed++;
+        c->closing = true;
+        flush_client(srv, c);
     }
 }
 
@@ -380,6 +475,7 @@ static void read_client(struct tp_ctl_server *srv, struct ctl_client *c)
     }
     if (n < 0)
         return;
+    c->last_input_ms = now_ms();
     if (c->discarding) {
         /* Drop everything up to the newline that ends the overlong line. */
         char *nl = memchr(c->in + c->in_len, '\n', (size_t)n);
@@ -402,6 +498,7 @@ int tp_ctl_server_poll(struct tp_ctl_server *srv, int timeout_ms)
         if (srv->n_deferred > 0 && (timeout_ms < 0 || timeout_ms > 1))
             timeout_ms = 1; /* come back soon to retry */
     }
+    close_idle(srv);
     struct epoll_event events[MAX_EVENTS];
     int n = epoll_wait(srv->epoll_fd, events, MAX_EVENTS, timeout_ms);
     for (int i = 0; i < n; i++) {

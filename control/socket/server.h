@@ -6,7 +6,11 @@
  * Hostile clients are contained: lines are bounded (control.max_line_bytes; longer ones get an
  * error and are skipped), requests are rate limited per client, replies queue in a bounded buffer
  * (a client that does not read is disconnected), and a connection over control.max_clients is told
- * so and closed. None of this touches other clients or the data plane.
+ * so and closed. No user can lock the others out: one uid holds at most
+ * control.max_clients_per_uid connections (root: no limit), the last control.reserved_clients
+ * slots take only root and members of control.operator_group, and a connection without
+ * subscriptions that sends nothing for control.idle_timeout_ms is closed. None of this touches
+ * other clients or the data plane.
  */
 #ifndef TP_CTL_SERVER_H
 #define TP_CTL_SERVER_H
@@ -22,7 +26,9 @@ struct tp_ctl_server;
 struct tp_ctl_server_stats {
     uint64_t clients;           /* connected now */
     uint64_t accepted;          /* connections accepted */
-    uint64_t rejected_full;     /* connections refused over max_clients */
+    uint64_t rejected_full;     /* connections refused over max_clients or into reserved slots */
+    uint64_t rejected_uid;      /* connections refused over max_clients_per_uid */
+    uint64_t idle_closed;       /* connections closed by the idle timeout */
     uint64_t requests;          /* request lines processed */
     uint64_t errors;            /* error replies (all causes) */
     uint64_t bad_requests;      /* bad JSON, not an object, unknown verb, bad arguments */
@@ -56,7 +62,7 @@ int tp_ctl_server_poll(struct tp_ctl_server *srv, int timeout_ms);
 /*
  * Apply a reloaded config: entitlements, venues and per-client limits. Every existing subscription
  * is checked again; those no longer allowed are removed (the data plane is told) and their client
- * gets {"event": "revoked", ...}. Socket path, mode and max_clients need a restart.
+ * gets {"event": "revoked", ...}. Socket path, mode and the other control limits need a restart.
  */
 void tp_ctl_server_update(struct tp_ctl_server *srv, const struct tp_config *cfg);
 

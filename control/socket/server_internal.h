@@ -37,6 +37,7 @@ struct ctl_client {
     uint32_t next_sub_id;
     uint64_t window_start_ms; /* rate limit: this second's start and count */
     uint32_t window_count;
+    uint64_t last_input_ms; /* accept or last bytes read: the idle timeout's start */
 };
 
 /* Commands that found the ring full wait here and are retried at every poll. */
@@ -52,6 +53,8 @@ struct tp_ctl_server {
     struct tp_ctl_ops ops;
     struct ctl_client *clients; /* cfg.max_clients slots */
     unsigned n_slots;
+    gid_t operator_gid;     /* cfg.operator_group's; (gid_t)-1: root only */
+    uint64_t next_sweep_ms; /* the idle clients' next sweep */
     uint32_t next_client_id;
     struct tp_ctl_cmd deferred[CTL_DEFERRED_MAX];
     unsigned n_deferred;

@@ -11,6 +11,7 @@
 #include "bus/bus.h"
 #include "config.h"
 #include "glob.h"
+#include "resources.h"
 
 _Static_assert(TP_CFG_MAX_STATE_DEPTH == TP_MAX_DEPTH, "bus.state_depth's range is the table's");
 
@@ -33,22 +34,15 @@ struct tp_bus_writer *tp_daemon_bus_open(const struct tp_config *cfg, uint32_t c
         snprintf(err, err_len, "bus.group: no such group \"%s\"", cfg->bus.group);
         return NULL;
     }
-    unsigned n = cfg->n_lcores > 1 ? cfg->n_lcores : 1;
+    unsigned n = tp_config_bus_rings(cfg);
     struct daemon_bus *db = calloc(1, sizeof(*db) + n * sizeof(db->writers[0]));
     if (db == NULL)
         return NULL;
     db->n = n;
-    struct tp_bus_params bp = {
-        .instance = cfg->name,
-        .dir = cfg->bus.path[0] ? cfg->bus.path : NULL,
-        .ring_bytes = cfg->bus.ring_bytes,
-        .max_record = 8192, /* a DELETE_FROM of 255 levels is ~6 KiB */
-        .instruments = cfg->instruments.capacity,
-        .depth = cfg->bus.state_depth,
-        .counters = counters,
-        .mode = cfg->bus.mode ? cfg->bus.mode : 0640,
-        .gid = gid,
-    };
+    struct tp_bus_params bp;
+    tp_config_bus_params(cfg, &bp);
+    bp.counters = counters;
+    bp.gid = gid;
     if (tp_bus_writers_open(db->writers, n, &bp, err, err_len) != 0) {
         free(db);
         return NULL;
@@ -77,6 +71,11 @@ struct tp_bus_writer *tp_daemon_bus_writer(struct tp_bus_writer *bus, unsigned k
 struct tp_counters *tp_daemon_bus_counters(struct tp_bus_writer *bus)
 {
     return bus->counters;
+}
+
+unsigned tp_daemon_bus_sweep_readers(const struct tp_config *cfg)
+{
+    return tp_bus_sweep_readers(cfg->bus.path[0] ? cfg->bus.path : NULL, cfg->name);
 }
 
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files)
@@ -146,9 +145,11 @@ json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const v
         if (pattern != NULL && !tp_glob_match(pattern, symbol))
             continue;
         json_array_append_new(list,
-                              json_pack("{s:i, s:s, s:s, s:s}", "id", (json_int_t)id, "symbol",
-                                        symbol, "venue", venue_names[st.book.venue & 1], "status",
-                                        status_name(st.book.trading_status)));
+                              json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "id", (json_int_t)id,
+                                        "symbol", symbol, "venue", venue_names[st.book.venue & 1],
+                                        "status", status_name(st.book.trading_status), "recovering",
+                                        (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
+                                        (st.book.flags & TP_EVENT_F_STALE) != 0));
     }
     return list;
 }

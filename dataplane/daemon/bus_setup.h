@@ -35,7 +35,8 @@ void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool int
 
 /*
  * Control plane (main lcore), from the conflated state table (consistent copies): the instruments
- * whose symbol matches pattern, at most limit, as [{"id", "symbol", "venue", "status"}], and one
+ * whose symbol matches pattern, at most limit, as [{"id", "symbol", "venue", "status",
+ * "recovering", "stale"}] (a removed channel's instruments stay, stale), and one
  * instrument's book as the control socket's "book" verb shows it. venue_names[v] names tpout
  * venue v (0 cme, 1 nasdaq) as the config does.
  */
@@ -60,14 +61,19 @@ int tp_daemon_bus_book_brief(struct tp_bus_writer *bus, uint32_t id,
                              struct tp_daemon_book_brief *out);
 
 /*
- * Main lcore: one heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h).
- * The main lcore beats, not the data lcores: a dead process stops it whatever its lcores were
- * doing, a busy-polling data lcore would pay a clock read and a shared cache line write for
- * nothing, and an idle one (no traffic) is not a dead one. A wedged data lcore is another
- * failure, seen in its counters ("dp.ticks" stops growing, see dataplane.h). Called
- * first by tp_daemon_bus_open, then at least every 10 ms by the control loop.
+ * One heartbeat in every segment of the instance (CLOCK_MONOTONIC, see segment.h), by the main
+ * lcore (first by tp_daemon_bus_open, then at least every 10 ms by the control loop) and by
+ * every data lcore (at its counter exports, 100 a second, traffic or not): the process is alive
+ * while any of its threads runs, so a main lcore held up for seconds (a reload's work, a loaded
+ * machine) is not reported dead while its data lcores run, nor the reverse. The cost on a data
+ * lcore is one clock read and a few compare-and-swaps every 10 ms. A wedged data lcore is
+ * another failure, seen in its counters ("dp.ticks" stops growing, see dataplane.h). Readers
+ * learn how old a beat may be from the headers (bus.heartbeat_timeout_ms).
  */
 void tp_daemon_bus_heartbeat(struct tp_bus_writer *bus);
+
+/* Removes the segments of the instance's readers that are gone (tp_bus_sweep_readers). */
+unsigned tp_daemon_bus_sweep_readers(const struct tp_config *cfg);
 
 /* Marks every writer's segments closed (and removes them with unlink_files). */
 void tp_daemon_bus_close(struct tp_bus_writer *bus, bool unlink_files);

@@ -375,6 +375,8 @@ int tp_dp_lcore_main(void *arg)
             read_nic_clocks(lc);
             lc->stats.ticks++;
             export_counters(lc);
+            if (lc->beats != NULL)
+                tp_daemon_bus_heartbeat(lc->beats);
             note_busy_cpu(lc, now, atomic_load_explicit(&lc->last_poll_tsc, memory_order_relaxed));
             atomic_store_explicit(&lc->last_poll_tsc, now, memory_order_relaxed);
             next_counters = now + counter_period;

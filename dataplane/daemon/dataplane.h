@@ -100,6 +100,7 @@ struct tp_dp_lcore {
     struct rte_ring *commands; /* struct tp_ctl_cmd elements, control plane -> this lcore */
     struct tp_interest *interest;
     struct tp_bus_writer *bus;       /* this lcore's writer (its own ring) */
+    struct tp_bus_writer *beats;     /* the instance's writers: beaten 100 times a second too */
     struct tp_instruments *registry; /* this lcore's window of instrument ids */
     uint64_t interest_generation;    /* of the interest table when last applied to the bus */
     uint32_t interest_instruments;   /* instruments the bus interest flags cover */

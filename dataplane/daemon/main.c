@@ -34,12 +34,14 @@
 #include <rte_ring.h>
 
 #include "bus/counters.h"
+#include "bus/instance_lock.h"
 #include "bus_setup.h"
 #include "control_plane.h"
 #include "interest.h"
 #include "log.h"
 #include "config.h"
 #include "preload.h"
+#include "resources.h"
 #include "daemon.h"
 #include "dataplane.h"
 #include "hostcheck_config.h"
@@ -47,6 +49,12 @@
 #include "tp_instrument_filter.h"
 #include "tp_version.h"
 #include "watch.h"
+
+/* What tickplanectl check sizes the bus by is what the daemon creates. */
+_Static_assert(TP_DP_COUNTERS(1) == TP_CFG_BUS_COUNTERS(1) &&
+                   TP_DP_COUNTERS(TP_CFG_MAX_DATA_LCORES) ==
+                       TP_CFG_BUS_COUNTERS(TP_CFG_MAX_DATA_LCORES),
+               "the counters segment's size rule is resources.h's");
 
 static atomic_bool quit;
 static struct tp_control_plane *control;
@@ -689,7 +697,8 @@ static void copy_control_stats(void)
 
 /*
  * The main lcore's tick: serve the control socket (or sleep) for up to 10 ms, then beat the
- * bus's heartbeat, by which strategies tell a live daemon from a killed one.
+ * bus's heartbeat, by which strategies tell a live daemon from a killed one, and now and then
+ * remove the segments of readers that are gone.
  */
 static void wait_a_tick(struct tp_daemon *d)
 {
@@ -702,6 +711,10 @@ static void wait_a_tick(struct tp_daemon *d)
         tp_watch_tick(watch, (uint64_t)(mono_s() * 1000));
     if (control != NULL)
         copy_control_stats();
+    /* Every 5 s or so: killed consumers leave their reader segments behind. */
+    static unsigned ticks;
+    if (++ticks % 500 == 0)
+        tp_daemon_bus_sweep_readers(d->cfg);
 }
 
 /* The control plane: signals and the idle timeout, until told to stop. */
@@ -886,6 +899,7 @@ static int build_control(struct tp_daemon *d)
         if (lc->commands == NULL || lc->interest == NULL || tp_interest_init(lc->interest, &ip))
             return -ENOMEM;
         lc->bus = tp_daemon_bus_writer(d->bus, l);
+        lc->beats = d->bus;
         lc->registry = d->lcores[l].registry;
     }
     struct tp_control_plane_hooks hooks = {
@@ -905,10 +919,11 @@ static int build_control(struct tp_daemon *d)
         return -ENOMEM;
     int rc = tp_control_plane_open(&control, cfg, &hooks);
     if (rc != 0) {
-        /* The data plane runs without it: feeds matter more than the socket. */
-        tp_log(TP_LOG_CONTROL, TP_LOG_ERR, "control socket %s: %s (running without control plane)",
+        /* Never started degraded: without it there are no subscriptions and no reload. */
+        tp_log(TP_LOG_CONTROL, TP_LOG_ERR, "control.socket: cannot create %s: %s",
                cfg->control.socket_path, strerror(-rc));
         control = NULL;
+        return rc;
     }
     if (cfg->telemetry.dpdk_telemetry) {
         struct tp_telemetry_sources src = {.counters = tp_daemon_bus_counters(d->bus),
@@ -930,6 +945,7 @@ static void teardown(struct tp_daemon *d, bool unlink_bus)
         tp_preload_close(&preloads[i]);
     }
     tp_daemon_bus_close(d->bus, unlink_bus);
+    tp_daemon_bus_sweep_readers(d->cfg);
 }
 
 int main(int argc, char **argv)
@@ -945,12 +961,23 @@ int main(int argc, char **argv)
     if (d.cfg == NULL)
         return 1;
     if (tp_config_load_file(o.config, d.cfg, &errs) != 0 ||
-        tp_config_check_host(d.cfg, &errs) != 0) {
+        tp_config_check_resources(d.cfg, NULL, &errs) != 0) {
         char buf[8192];
         tp_config_errors_format(&errs, buf, sizeof(buf));
         fprintf(stderr, "tickplane: %s:\n%s", o.config, buf);
         return 2;
     }
+    /* Before EAL: a second daemon of this instance stops here, having touched nothing. */
+    static struct tp_instance_lock lock;
+    char lock_err[512];
+    if (tp_instance_lock(&lock, d.cfg->bus.path, d.cfg->name, lock_err, sizeof(lock_err)) != 0) {
+        tp_log(TP_LOG_MAIN, TP_LOG_ERR, "%s", lock_err);
+        return 1;
+    }
+    if (lock.previous != 0)
+        tp_log(TP_LOG_MAIN, TP_LOG_WARNING,
+               "instance \"%s\": took over the lock %s left by pid %d, which died holding it",
+               d.cfg->name, lock.path, (int)lock.previous);
     d.n_lcores = d.cfg->n_lcores;
     /* The host checks only advise (tickplane-doctor explains each one): start regardless. */
     tp_hostcheck_startup(d.cfg, "/", stderr);
@@ -959,6 +986,7 @@ int main(int argc, char **argv)
         tp_config_eal_argv(d.cfg, argv[0], eal_argv, (int)(sizeof(eal_argv) / sizeof(eal_argv[0])));
     if (eal_argc < 0 || rte_eal_init(eal_argc, eal_argv) < 0) {
         tp_log(TP_LOG_MAIN, TP_LOG_ERR, "EAL initialisation failed");
+        tp_instance_unlock(&lock, false);
         return 1;
     }
     signal(SIGINT, on_signal);
@@ -981,6 +1009,7 @@ int main(int argc, char **argv)
         tp_log(TP_LOG_MAIN, TP_LOG_ERR, "start-up failed: %s", strerror(-rc));
         teardown(&d, true);
         rte_eal_cleanup();
+        tp_instance_unlock(&lock, true);
         return 1;
     }
     /* --start-after: at most 30 s, serving the control socket meanwhile. */
@@ -1011,6 +1040,7 @@ int main(int argc, char **argv)
     tp_watch_close(watch);
     teardown(&d, o.unlink_bus);
     rte_eal_cleanup();
+    tp_instance_unlock(&lock, o.unlink_bus);
     free(d.cfg);
     return 0;
 }

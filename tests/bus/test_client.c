@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -701,11 +703,12 @@ static void test_restart_version_and_reader_counters(void **state)
 }
 
 /* Every segment of the writer's instance beats at `when` (what the daemon's control loop does). */
+/* The writer's last beat was at `when` (stored: a beat never moves the heartbeat back). */
 static void beat_all(struct writer *w, uint64_t when)
 {
-    tp_seg_heartbeat(&w->bus.ring_seg, when);
-    tp_seg_heartbeat(&w->bus.state_seg, when);
-    tp_seg_heartbeat(&w->bus.counters_seg, when);
+    atomic_store(&w->bus.ring_seg.hdr->heartbeat_ns, when);
+    atomic_store(&w->bus.state_seg.hdr->heartbeat_ns, when);
+    atomic_store(&w->bus.counters_seg.hdr->heartbeat_ns, when);
 }
 
 /*
@@ -764,10 +767,71 @@ static void test_stale_heartbeat_refused(void **state)
 
     /* Every segment of the instance counts: here only the counters segment stopped. */
     beat_all(w, tp_seg_clock_ns());
-    tp_seg_heartbeat(&w->bus.counters_seg, tp_seg_clock_ns() - 3000000000ull);
+    atomic_store(&w->bus.counters_seg.hdr->heartbeat_ns, tp_seg_clock_ns() - 3000000000ull);
     assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
     beat_all(w, tp_seg_clock_ns());
     assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    tp_detach(c);
+
+    /* Without a choice of the strategy's, the daemon's word (bus.heartbeat_timeout_ms, in the
+     * headers) is the timeout: 3 s without a beat is alive with its 10 s, dead with 1 s asked. */
+    w->bus.state_seg.hdr->heartbeat_timeout_ms = 10000;
+    beat_all(w, tp_seg_clock_ns() - 3000000000ull);
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), 0);
+    assert_int_equal(tp_check_heartbeat(c), 0);
+    assert_int_equal(tp_check_writer(c), 0);
+    tp_detach(c);
+    opt.heartbeat_timeout_ms = 1000;
+    assert_int_equal(tp_attach(&c, "beat", &opt, err, sizeof(err)), -EOWNERDEAD);
+    assert_non_null(strstr(err, "more than the 1000 ms allowed"));
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
+/* A reader killed before tp_detach leaves its reader segment; the path of pid's. */
+static pid_t killed_reader(const char *instance, char *path, size_t size)
+{
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        struct tp_client *c = NULL;
+        struct tp_client_options opt = {.shm_dir = dir};
+        char err[256];
+        _exit(tp_attach(&c, instance, &opt, err, sizeof(err)) == 0 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_int_equal(WEXITSTATUS(status), 0);
+    snprintf(path, size, "%s/tickplane.%s.reader.%d", dir, instance, (int)child);
+    return child;
+}
+
+/*
+ * Reader segments are mode 0640 (others than the reader's group cannot read what it receives),
+ * and the segments of readers that are gone are removed: by the next attach and by
+ * tp_bus_sweep_readers (the daemon's sweep); a live reader's stays.
+ */
+static void test_reader_segments_of_killed_readers_removed(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "sweep", 1 << 16);
+    char path[256], own[256];
+    killed_reader("sweep", path, sizeof(path));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    struct tp_client *c = attach("sweep");
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(own, sizeof(own), "%s/tickplane.sweep.reader.%d", dir, (int)getpid());
+    assert_int_equal(stat(own, &st), 0);
+
+    killed_reader("sweep", path, sizeof(path));
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(tp_bus_sweep_readers(dir, "sweep"), 1);
+    assert_int_equal(stat(path, &st), -1);
+    assert_int_equal(stat(own, &st), 0); /* alive */
+    assert_int_equal(tp_bus_sweep_readers(dir, "sweep"), 0);
     tp_detach(c);
     tp_bus_writer_close(&w->bus, 1);
     free(w);
@@ -784,6 +848,7 @@ int main(void)
         cmocka_unit_test(test_format_price),
         cmocka_unit_test(test_restart_version_and_reader_counters),
         cmocka_unit_test(test_stale_heartbeat_refused),
+        cmocka_unit_test(test_reader_segments_of_killed_readers_removed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

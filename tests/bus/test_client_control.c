@@ -462,6 +462,38 @@ static void test_subscribe_unsubscribe_through_socket(void **state)
 }
 
 /* Patterns without a daemon: matched now, and on the first record of a later definition. */
+/*
+ * The daemon closes a connection that holds no subscription and sends nothing for
+ * control.idle_timeout_ms; a strategy that connected early and subscribes later is connected
+ * again by the library, and its subscription goes through.
+ */
+static void test_subscribe_after_idle_close(void **state)
+{
+    (void)state;
+    stop_serving();
+    tp_ctl_server_close(srv);
+    cfg->control.idle_timeout_ms = 100;
+    assert_int_equal(tp_ctl_server_open(&srv, cfg, &ops), 0);
+    chmod(sock_path, 0666);
+    start_serving();
+    struct tp_client *c = attach_ok();
+    assert_int_equal(tp_control_connect(c, sock_path, 0), 0);
+    struct tp_ctl_server_stats st;
+    for (int i = 0; i < 1000; i++) {
+        tp_ctl_server_stats(srv, &st);
+        if (st.idle_closed > 0)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(st.idle_closed, 1);
+    uint32_t es = ESZ6;
+    assert_int_equal(tp_subscribe(c, &es, 1, TP_TOPIC_BIT(TP_TOPIC_TOP)), 0);
+    wait_commands(1);
+    assert_int_equal(seen_cmds[0].op, TP_CTL_SUBSCRIBE);
+    assert_string_equal(seen_cmds[0].pattern, "ESZ6");
+    tp_detach(c);
+}
+
 static void test_pattern_local(void **state)
 {
     (void)state;
@@ -960,6 +992,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_socket_local_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subscribe_unsubscribe_through_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(test_venue_named_by_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscribe_after_idle_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_local, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_from_definition_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pattern_through_socket, setup, teardown),

@@ -217,6 +217,43 @@ static void test_subscribe_holds_until_interrupted(void **state)
     assert_int_equal(daemon_state.cmds[daemon_state.n_cmds - 1].op, TP_CTL_UNSUBSCRIBE_CLIENT);
 }
 
+/* configs/demo.json with its files (socket, capture, metrics) in this test's directory. */
+static void write_demo_config(const char *path)
+{
+    FILE *in = fopen(TP_CONFIGS_DIR "/demo.json", "r");
+    assert_non_null(in);
+    static char text[16384], out[32768];
+    size_t n = fread(text, 1, sizeof(text) - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    const char *from = "/tmp/tickplane-demo";
+    size_t o = 0;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, from, strlen(from)) == 0) {
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "%s", dir);
+            p += strlen(from);
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    fclose(f);
+}
+
+/* A classic pcap file header (microseconds, version 2.4, Ethernet) and no record. */
+static void write_pcap_header(const char *path)
+{
+    static const uint8_t header[24] = {0xd4, 0xc3, 0xb2, 0xa1, 2,    0,    4, 0, 0, 0, 0, 0,
+                                       0,    0,    0,    0,    0xff, 0xff, 0, 0, 1, 0, 0, 0};
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(header, 1, sizeof(header), f), sizeof(header));
+    fclose(f);
+}
+
 static void test_errors_and_check(void **state)
 {
     (void)state;
@@ -232,9 +269,21 @@ static void test_errors_and_check(void **state)
     int status;
     waitpid(pid, &status, 0);
     assert_int_equal(WEXITSTATUS(status), 2);
-    run_ctl(&r, NULL, "check", TP_CONFIGS_DIR "/demo.json", NULL);
+    /* check: the config and what it needs of this host (the capture, the socket's directory). */
+    char config[128], pcap[128];
+    snprintf(config, sizeof(config), "%s/demo.json", dir);
+    snprintf(pcap, sizeof(pcap), "%s/demo.pcap", dir);
+    write_demo_config(config);
+    run_ctl(&r, NULL, "check", config, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "ports[0].pcap: \""));
+    assert_non_null(strstr(r.err, "demo.pcap\": No such file or directory"));
+    write_pcap_header(pcap);
+    run_ctl(&r, NULL, "check", config, NULL);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "valid (2 channels, 1 data lcores"));
+    unlink(pcap);
+    unlink(config);
     run_ctl(&r, NULL, "frobnicate", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "usage: tickplanectl"));

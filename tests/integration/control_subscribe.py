@@ -29,14 +29,6 @@ TICKPLANE, SIM, TOP = sys.argv[1:4]
 ENTITLED_UID, UNENTITLED_UID = 65534, 65533
 
 
-def as_uid(uid):
-    def become():
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-    return become
-
-
 def main():
     with tempfile.TemporaryDirectory(prefix="tpctl-") as workdir:
         os.chmod(workdir, 0o755)  # the consumers run as other uids
@@ -92,7 +84,7 @@ def main():
                 [TOP, "--quiet", "--seconds", "40", "--control", sock, "--by-name", instance,
                  symbol],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                preexec_fn=as_uid(uid))
+                preexec_fn=tpit.as_uid(uid))
         # Both attached (each has its reader counters segment, then connects and subscribes; the
         # daemon answers while it waits for the start), then traffic. The refused one may have
         # been told and left already.

@@ -352,6 +352,19 @@ def scenario_removed():
         fail("stats still show the removed channel")
     if st.get("dp.reload.detached_instruments", 0) < 10:
         fail("instruments marked no longer fed: %s" % st.get("dp.reload.detached_instruments"))
+    # Every verb shows them stale: the instrument list and the book of each, by its venue.
+    def cme_listed():
+        return [i for i in control({"id": 4, "cmd": "instruments"})["instruments"]
+                if i["venue"] == "CME"]
+    tpit.wait_for("the removed channel's instruments flagged stale in the instruments verb",
+                  lambda: len(cme_listed()) == 10 and all(i["stale"] for i in cme_listed()), 10)
+    booked = [i for i in cme_listed() if " " not in i["symbol"]]  # the verb takes no spaces
+    if not booked:
+        fail("no removed instrument the book verb can name: %s" % cme_listed())
+    for i in booked:
+        book = control({"id": 5, "cmd": "book", "venue": "CME", "instrument": i["symbol"]})
+        if not book.get("ok") or book["book"]["stale"] is not True:
+            fail("the book verb on removed %s: %s" % (i["symbol"], book))
     # MDP3 traffic after the removal is not classified any more.
     no_flow = st["dp.classify.no_flow"]
     again = start_sim(MDP3_SIM[:5] + ["--messages", "300"], "cme_again", 2000)

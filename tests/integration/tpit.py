@@ -6,6 +6,7 @@ directory first on its path).
 """
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -122,6 +123,18 @@ def control_session(path, requests, timeout=10):
 def control(path, request, timeout=10):
     """One request to the control socket, one reply."""
     return control_session(path, [request], timeout)[0]
+
+
+def as_uid(uid, groups=(), nofile=None):
+    """A preexec_fn that runs the child as uid (its group the same number) with only the
+    supplementary groups given, after raising its RLIMIT_NOFILE to nofile if given."""
+    def become():
+        if nofile:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        os.setgroups(list(groups))
+        os.setgid(uid)
+        os.setuid(uid)
+    return become
 
 
 def wait_for(what, predicate, seconds, on_timeout=fail):

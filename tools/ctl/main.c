@@ -9,7 +9,8 @@
  *     top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]
  *     stat [--interval MS] [--once] [--json]            (live rates, drops, lag: stat.h)
  *     raw JSON                                          (send one request line as is)
- *     check CONFIG                                      (validate a config file, no daemon)
+ *     check CONFIG                                      (validate a config and what it needs
+ *                                                        of this host, no daemon)
  *
  * Exit status: 0 ok, 1 the daemon answered with an error, 2 usage or connection problems.
  */
@@ -25,6 +26,7 @@
 #include "config.h"
 #include "ctl_client.h"
 #include "render.h"
+#include "resources.h"
 #include "stat.h"
 #include "tp_version.h"
 
@@ -335,7 +337,8 @@ static int cmd_check(const char *file)
 {
     static struct tp_config cfg;
     static struct tp_config_errors errs;
-    if (tp_config_load_file(file, &cfg, &errs) == 0) {
+    if (tp_config_load_file(file, &cfg, &errs) == 0 &&
+        tp_config_check_resources(&cfg, NULL, &errs) == 0) {
         printf("%s: valid (%u channels, %u data lcores, ~%llu MB DPDK memory)\n", file,
                cfg.n_channels, cfg.n_lcores,
                (unsigned long long)(tp_config_memory_estimate(&cfg) >> 20));

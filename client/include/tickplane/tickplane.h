@@ -294,15 +294,17 @@ struct tp_client_options {
     const char *shm_dir;   /* where the segments are; NULL: /dev/shm */
     uint32_t batch_bytes;  /* private copy buffer; 0: 64 KiB */
     int no_reader_segment; /* 1: keep this reader's counters in private memory only */
-    unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0644 */
+    unsigned reader_mode;  /* mode of the reader's counters segment; 0: 0640 */
     /* How old the daemon's heartbeat may be before it is taken for dead (ms); 0: the variable
-     * TICKPLANE_HEARTBEAT_TIMEOUT_MS if set, else TP_HEARTBEAT_TIMEOUT_MS. */
+     * TICKPLANE_HEARTBEAT_TIMEOUT_MS if set, else what the daemon's segments say (its
+     * bus.heartbeat_timeout_ms), else TP_HEARTBEAT_TIMEOUT_MS. */
     unsigned heartbeat_timeout_ms;
 };
 
 #define TP_HEARTBEAT_TIMEOUT_ENV "TICKPLANE_HEARTBEAT_TIMEOUT_MS"
-/* The daemon beats every 10 ms or so; the margin covers a main lcore busy with a reload (its
- * wait for the data lcores' acknowledgement is bounded at 2 s) or a loaded machine. */
+/* For a daemon that does not say (older ones): it beats every 10 ms or so; the margin covers a
+ * main lcore busy with a reload (its wait for the data lcores' acknowledgement is bounded at 2 s)
+ * or a loaded machine. */
 #define TP_HEARTBEAT_TIMEOUT_MS 2000u
 
 /*
