@@ -113,7 +113,7 @@ static void data(struct tp_channel *ch, const struct tp_snap_chunk *c, uint64_t 
     if (ch->snap.state != TP_SNAP_LOADING)
         return; /* an attempt whose BEGIN was not seen (the channel was re-attached) */
     select_itch_publisher(ch);
-    const uint8_t *at = c->data, *end = c->data + (c->bytes < sizeof(c->data) ? c->bytes : 0);
+    const uint8_t *at = c->data, *end = c->data + (c->bytes <= sizeof(c->data) ? c->bytes : 0);
     for (uint32_t i = 0; i < c->n_msgs; i++) {
         uint16_t len;
         if ((size_t)(end - at) < sizeof(len))

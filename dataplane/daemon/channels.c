@@ -84,6 +84,7 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
         EXPORT(&ch->snap.counters, skipped);
         EXPORT(&ch->snap.counters, kept_max);
         EXPORT(&ch->snap.counters, longest_step_tsc);
+        EXPORT(&ch->snap.counters, longest_step_cpu_ns);
     }
     /* What the venue's messages did to the books: refusals, unknown or surplus instruments. */
     snprintf(p, sizeof(p), "channel=%s.decode", label);

@@ -308,14 +308,17 @@ json_t *tp_daemon_snapshots_json(const struct tp_daemon *d, bool lcores_stopped)
         if (ch != NULL) {
             /* The lcore's own counters: read here only once it stopped (else the bus's). */
             const struct tp_snap_counters *k = &ch->snap.counters;
+            double tsc_per_us = (double)d->lcores[d->lcore_of[sc->cfg_index]].lc.tsc_hz / 1e6;
             json_object_set_new(
                 o, "loads",
-                json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "completed",
+                json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "completed",
                           (json_int_t)k->completed, "holes", (json_int_t)k->holes, "kept",
                           (json_int_t)k->kept, "kept_dropped", (json_int_t)k->kept_dropped,
                           "kept_max", (json_int_t)k->kept_max, "replayed", (json_int_t)k->replayed,
                           "skipped", (json_int_t)k->skipped, "messages", (json_int_t)k->messages,
-                          "longest_step_tsc", (json_int_t)k->longest_step_tsc));
+                          "longest_step_tsc", (json_int_t)k->longest_step_tsc, "longest_step_us",
+                          (double)k->longest_step_tsc / tsc_per_us, "longest_step_cpu_us",
+                          (double)k->longest_step_cpu_ns / 1e3));
         }
         json_object_set_new(out, sc->name, o);
     }

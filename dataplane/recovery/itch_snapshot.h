@@ -70,21 +70,22 @@ enum tp_snap_state {
 };
 
 struct tp_snap_counters {
-    uint64_t requests;         /* snapshots asked for by the data lcore */
-    uint64_t begins;           /* attempts started (BEGIN chunks) */
-    uint64_t loaded;           /* END chunks: snapshots received whole */
-    uint64_t completed;        /* books healthy again after a snapshot */
-    uint64_t failed;           /* attempts that failed (FAILED chunks) */
-    uint64_t gave_up;          /* of which the last attempt: the books stay stale */
-    uint64_t holes;            /* loads failed: a sequence missing after the snapshot */
-    uint64_t messages;         /* snapshot messages applied */
-    uint64_t kept;             /* multicast messages kept while not live */
-    uint64_t kept_dropped;     /* the oldest kept, dropped: the ring was full */
-    uint64_t kept_oversize;    /* too long to keep (no ITCH message is): skipped */
-    uint64_t replayed;         /* kept messages applied after the snapshot */
-    uint64_t skipped;          /* kept messages the snapshot already reflected */
-    uint64_t kept_max;         /* the most messages kept at once */
-    uint64_t longest_step_tsc; /* the longest the lcore spent on one chunk or replay step */
+    uint64_t requests;            /* snapshots asked for by the data lcore */
+    uint64_t begins;              /* attempts started (BEGIN chunks) */
+    uint64_t loaded;              /* END chunks: snapshots received whole */
+    uint64_t completed;           /* books healthy again after a snapshot */
+    uint64_t failed;              /* attempts that failed (FAILED chunks) */
+    uint64_t gave_up;             /* of which the last attempt: the books stay stale */
+    uint64_t holes;               /* loads failed: a sequence missing after the snapshot */
+    uint64_t messages;            /* snapshot messages applied */
+    uint64_t kept;                /* multicast messages kept while not live */
+    uint64_t kept_dropped;        /* the oldest kept, dropped: the ring was full */
+    uint64_t kept_oversize;       /* too long to keep (no ITCH message is): skipped */
+    uint64_t replayed;            /* kept messages applied after the snapshot */
+    uint64_t skipped;             /* kept messages the snapshot already reflected */
+    uint64_t kept_max;            /* the most messages kept at once */
+    uint64_t longest_step_tsc;    /* the longest one chunk or replay step took (TSC, wall) */
+    uint64_t longest_step_cpu_ns; /* the same in the lcore thread's CPU time */
 };
 
 struct tp_itch_snapshot {

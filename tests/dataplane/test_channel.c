@@ -949,6 +949,38 @@ static void test_snapshot_given_up_stays_stale(void **state)
     assert_int_equal(flagged, 1);
 }
 
+/* A DATA chunk filled to its last byte is applied whole (1 directory, 424 adds, 11 deletes). */
+static void test_snapshot_chunk_filled_to_the_end(void **state)
+{
+    struct fixture *f = *state;
+    struct held p;
+    assert_false(offer_one(f, &p, 100, 9999, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    static struct tp_snap_chunk c;
+    memset(&c, 0, sizeof(c));
+    c.channel = f->ch;
+    c.kind = TP_SNAP_CHUNK_DATA;
+    uint16_t len = DIRECTORY_LEN;
+    memcpy(c.data, &len, 2);
+    directory(c.data + 2);
+    c.bytes = 2 + DIRECTORY_LEN;
+    for (unsigned i = 0; i < 424 + 11; i++) {
+        len = i < 424 ? ADD_LEN : DELETE_LEN;
+        memcpy(c.data + c.bytes, &len, 2);
+        if (i < 424)
+            add(c.data + c.bytes + 2, 1 + i, 1900000);
+        else
+            delete_order(c.data + c.bytes + 2, 1 + i - 424);
+        c.bytes += 2u + len;
+    }
+    c.n_msgs = 1 + 424 + 11;
+    assert_int_equal(c.bytes, TP_SNAP_CHUNK_BYTES);
+    tp_channel_snapshot_chunk(f->ch, &c, 50);
+    assert_int_equal(f->ch->snap.counters.messages, c.n_msgs);
+    assert_int_equal(tp_books_orders(f->books, 0), 413);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+}
+
 /* A gap no one fills is given up: stale, and with a snapshot service a snapshot is asked for. */
 static void test_gap_given_up_asks_for_snapshot(void **state)
 {
@@ -973,6 +1005,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_given_up_stays_stale, setup_snapshot,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gap_given_up_asks_for_snapshot, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_chunk_filled_to_the_end, setup_snapshot,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_books_recovering_while_gap_rerequested, setup_server,

@@ -105,6 +105,7 @@ enum {
     OPT_SNAPSHOT_EVERY,
     OPT_DEFINITION_EVERY,
     OPT_PACKET_BYTES,
+    OPT_START_ORDERS,
     OPT_GLIMPSE,
     OPT_GLIMPSE_AT,
     OPT_GLIMPSE_FILE,
@@ -122,7 +123,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
-            "model:   --seed X --symbols N --messages N --zipf S\n"
+            "model:   --seed X --symbols N --messages N --zipf S --start-orders N\n"
             "truth:   --truth F.json --depth D\n"
             "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate "
             "PPS|--realtime X]\n"
@@ -235,6 +236,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
+        {"start-orders", required_argument, NULL, OPT_START_ORDERS},
         {"glimpse", required_argument, NULL, OPT_GLIMPSE},
         {"glimpse-at", required_argument, NULL, OPT_GLIMPSE_AT},
         {"glimpse-file", required_argument, NULL, OPT_GLIMPSE_FILE},
@@ -380,6 +382,14 @@ static int parse_options(int argc, char **argv, struct options *o)
                 (v < (strcmp(o->protocol, "itch") == 0 ? 100 : 1000) || v > TP_SIM_MAX_PAYLOAD))
                 rc = -EINVAL;
             o->packet_bytes = (uint16_t)v;
+            break;
+        case OPT_START_ORDERS:
+            /* Deep books (a snapshot of a million live orders): the cap follows. */
+            rc = parse_u32(optarg, &o->model.start_orders);
+            if (rc == 0 && (o->model.start_orders == 0 || o->model.start_orders > 100000))
+                rc = -EINVAL;
+            if (rc == 0 && o->model.max_orders < 4 * o->model.start_orders)
+                o->model.max_orders = 4 * o->model.start_orders;
             break;
         case OPT_GLIMPSE:
             o->glimpse_addr = optarg;
