@@ -24,7 +24,6 @@
 #define QUEUE_MAX    16
 
 struct snap_channel {
-    unsigned cfg_index;
     char name[TP_CFG_NAME_MAX];
     struct rte_ring *ring; /* of the channel's lcore */
     struct tp_channel *ch; /* as last seen (a reload may replace it) */
@@ -160,9 +159,20 @@ static void on_failed(void *ctx, enum tp_soup_fail why, bool final)
             final ? "; no attempt left, the channel's books stay stale" : "; retrying");
 }
 
+/*
+ * The running channel of that name (a reload may have moved, replaced or removed it), if it
+ * still has a snapshot service.
+ */
 static struct tp_channel *channel_of(const struct tp_daemon *d, const struct snap_channel *sc)
 {
-    return tp_daemon_channel(d, sc->cfg_index);
+    for (unsigned c = 0; c < d->cfg->n_channels; c++) {
+        const struct tp_cfg_channel *cc = &d->cfg->channels[c];
+        if (strcmp(cc->name, sc->name) == 0)
+            return cc->protocol == TP_CFG_PROTO_ITCH && cc->glimpse.present
+                       ? tp_daemon_channel(d, c)
+                       : NULL;
+    }
+    return NULL;
 }
 
 int tp_daemon_snapshots_init(struct tp_daemon *d)
@@ -193,7 +203,6 @@ int tp_daemon_snapshots_init(struct tp_daemon *d)
         struct snap_channel *sc = calloc(1, sizeof(*sc));
         if (sc == NULL)
             return -ENOMEM;
-        sc->cfg_index = c;
         snprintf(sc->name, sizeof(sc->name), "%s", cc->name);
         snprintf(sc->server, sizeof(sc->server), "%u.%u.%u.%u:%u", cc->glimpse.host >> 24,
                  (cc->glimpse.host >> 16) & 255, (cc->glimpse.host >> 8) & 255,
@@ -308,7 +317,7 @@ json_t *tp_daemon_snapshots_json(const struct tp_daemon *d, bool lcores_stopped)
         if (ch != NULL) {
             /* The lcore's own counters: read here only once it stopped (else the bus's). */
             const struct tp_snap_counters *k = &ch->snap.counters;
-            double tsc_per_us = (double)d->lcores[d->lcore_of[sc->cfg_index]].lc.tsc_hz / 1e6;
+            double tsc_per_us = (double)d->lcores[0].lc.tsc_hz / 1e6;
             json_object_set_new(
                 o, "loads",
                 json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f}", "completed",

@@ -10,8 +10,10 @@
  * (tp_daemon_snapshots_json). When the lcore falls behind, the chunk pool runs low and the
  * session stops reading (TCP back-pressure) instead of blocking anyone.
  *
- * Limits: the sessions are the start-up config's channels; a reload that adds or changes a
- * channel's recovery.snapshot takes effect at the next start.
+ * A channel is found by name at every poll, so a reload that restarts it (a new channel in its
+ * place, which joins late and asks for a snapshot) is served. Limits: the sessions, servers and
+ * credentials are the start-up config's; a reload that adds a recovery.snapshot, or moves a
+ * channel to another data lcore, takes effect at the next start.
  */
 #ifndef TP_DAEMON_SNAPSHOTS_H
 #define TP_DAEMON_SNAPSHOTS_H
