@@ -806,8 +806,8 @@ static void chunk(struct fixture *f, uint32_t kind, uint64_t next_seq, uint32_t 
     tp_channel_snapshot_chunk(f->ch, &c, 50);
 }
 
-/* A DATA chunk: the stock directory of AAPL, then an add for each order id in orders. */
-static void snapshot_data(struct fixture *f, const uint64_t *orders, unsigned n)
+/* A DATA chunk for the channel that starts with the stock directory of AAPL. */
+static struct tp_snap_chunk *directory_chunk(struct fixture *f)
 {
     static struct tp_snap_chunk c;
     memset(&c, 0, sizeof(c));
@@ -818,14 +818,21 @@ static void snapshot_data(struct fixture *f, const uint64_t *orders, unsigned n)
     directory(c.data + 2);
     c.bytes = 2 + DIRECTORY_LEN;
     c.n_msgs = 1;
+    return &c;
+}
+
+/* A DATA chunk: the stock directory of AAPL, then an add for each order id in orders. */
+static void snapshot_data(struct fixture *f, const uint64_t *orders, unsigned n)
+{
+    struct tp_snap_chunk *c = directory_chunk(f);
     for (unsigned i = 0; i < n; i++) {
-        len = ADD_LEN;
-        memcpy(c.data + c.bytes, &len, 2);
-        add(c.data + c.bytes + 2, orders[i], 1900000 + (uint32_t)orders[i] * 100);
-        c.bytes += 2 + ADD_LEN;
-        c.n_msgs++;
+        uint16_t len = ADD_LEN;
+        memcpy(c->data + c->bytes, &len, 2);
+        add(c->data + c->bytes + 2, orders[i], 1900000 + (uint32_t)orders[i] * 100);
+        c->bytes += 2 + ADD_LEN;
+        c->n_msgs++;
     }
-    tp_channel_snapshot_chunk(f->ch, &c, 50);
+    tp_channel_snapshot_chunk(f->ch, c, 50);
 }
 
 /* One packet of one message at seq: an add (order id) or, with del, a delete. */
@@ -956,27 +963,20 @@ static void test_snapshot_chunk_filled_to_the_end(void **state)
     struct held p;
     assert_false(offer_one(f, &p, 100, 9999, false));
     chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
-    static struct tp_snap_chunk c;
-    memset(&c, 0, sizeof(c));
-    c.channel = f->ch;
-    c.kind = TP_SNAP_CHUNK_DATA;
-    uint16_t len = DIRECTORY_LEN;
-    memcpy(c.data, &len, 2);
-    directory(c.data + 2);
-    c.bytes = 2 + DIRECTORY_LEN;
+    struct tp_snap_chunk *c = directory_chunk(f);
     for (unsigned i = 0; i < 424 + 11; i++) {
-        len = i < 424 ? ADD_LEN : DELETE_LEN;
-        memcpy(c.data + c.bytes, &len, 2);
+        uint16_t len = i < 424 ? ADD_LEN : DELETE_LEN;
+        memcpy(c->data + c->bytes, &len, 2);
         if (i < 424)
-            add(c.data + c.bytes + 2, 1 + i, 1900000);
+            add(c->data + c->bytes + 2, 1 + i, 1900000);
         else
-            delete_order(c.data + c.bytes + 2, 1 + i - 424);
-        c.bytes += 2u + len;
+            delete_order(c->data + c->bytes + 2, 1 + i - 424);
+        c->bytes += 2u + len;
+        c->n_msgs++;
     }
-    c.n_msgs = 1 + 424 + 11;
-    assert_int_equal(c.bytes, TP_SNAP_CHUNK_BYTES);
-    tp_channel_snapshot_chunk(f->ch, &c, 50);
-    assert_int_equal(f->ch->snap.counters.messages, c.n_msgs);
+    assert_int_equal(c->bytes, TP_SNAP_CHUNK_BYTES);
+    tp_channel_snapshot_chunk(f->ch, c, 50);
+    assert_int_equal(f->ch->snap.counters.messages, c->n_msgs);
     assert_int_equal(tp_books_orders(f->books, 0), 413);
     assert_int_equal(f->ch->counters.feed_errors, 0);
 }
