@@ -725,6 +725,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
     }
     if (ch->last_rx_tsc == 0)
         return; /* nothing received yet: no book to flag */
+    if (tp_itch_snapshot_keeping(&ch->snap))
+        return; /* a snapshot loads: its own flags hold until the books are the venue's */
     struct tp_arb_gap gap;
     bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
                   !tp_arb_session_ended(ch->arb);

@@ -51,6 +51,24 @@ static void load_failed(struct tp_channel *ch, bool ask_again)
         tp_itch_snapshot_want(&ch->snap);
 }
 
+/*
+ * The load is complete: the books the snapshot and the kept stream built are the venue's. Only
+ * the RECOVERING flag goes: a book a message was refused on meanwhile stays STALE. Whether the
+ * channel is behind the venue (a gap, silence) is decided afresh at the next poll.
+ */
+static void lift_recovering(struct tp_channel *ch)
+{
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH &&
+            in->channel == ch->params.itch_slot &&
+            tp_publisher_flags(ch->params.publisher, id) == TP_PUB_F_RECOVERING)
+            tp_publisher_set_flags(ch->params.publisher, id, 0);
+    }
+    ch->behind = false;
+}
+
 void tp_channel_snapshot_poll(struct tp_channel *ch, uint64_t now)
 {
     struct tp_itch_snapshot *s = &ch->snap;
@@ -88,7 +106,7 @@ void tp_channel_snapshot_poll(struct tp_channel *ch, uint64_t now)
     }
     s->state = TP_SNAP_LIVE;
     s->counters.completed++;
-    tp_channel_start(ch); /* lifts the flags of every instrument the channel feeds */
+    lift_recovering(ch);
 }
 
 static void begin(struct tp_channel *ch, uint64_t now)

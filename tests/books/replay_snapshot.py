@@ -10,6 +10,7 @@ usage: replay_snapshot.py SIM REPLAY WORKDIR
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -50,7 +51,11 @@ if joined < 1000:
 
 p = replay()
 books = json.loads(p.stdout)
-if "starts at sequence %d" % joined not in p.stderr or "books are incomplete" not in p.stderr:
+# The first packet alone is taken as an implausible jump (as the daemon does) until the next
+# confirms it: the capture is reported to start at one of its first packets' sequences.
+start = re.search(r"the capture starts at sequence (\d+)", p.stderr)
+if start is None or "books are incomplete" not in p.stderr or \
+        not joined <= int(start.group(1)) < joined + 100:
     fail("no warning on stderr: %s" % p.stderr)
 if books["counters"]["itch"]["unknown_instrument"] == 0:
     fail("a capture without its stock directory should leave messages unknown")
