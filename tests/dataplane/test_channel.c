@@ -981,6 +981,60 @@ static void test_snapshot_chunk_filled_to_the_end(void **state)
     assert_int_equal(f->ch->counters.feed_errors, 0);
 }
 
+/* Gaps re-requested from a server; a snapshot service, 64 messages kept. */
+static int setup_snapshot_server(void **state)
+{
+    snapshot_messages = 64;
+    int rc = setup_channel(state, 10, true);
+    snapshot_messages = 0;
+    return rc;
+}
+
+/*
+ * A gap opened and filled while a snapshot loads does not make the books healthy (the load's
+ * flags hold until it completes); a message refused while the kept stream is applied leaves its
+ * book STALE after the load, the others healthy.
+ */
+static void test_snapshot_flags_hold_through_a_filled_gap(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[4];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5, 10};
+    snapshot_data(f, orders, 2);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    assert_true(offer_one(f, &p[2], 102, 77, true)); /* 101 missing; 77 is no live order */
+    tp_channel_poll(f->ch, 100);                     /* reported, re-requested */
+    assert_int_equal(f->rerequests, 1);
+    packet(&p[1], "SESSION001", 101);
+    add(put(&p[1], ADD_LEN), 11, 1900000);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_RETRANS, p[1].bytes, p[1].len, &p[1], 150));
+    tp_channel_poll(f->ch, 200); /* filled: still loading, still flagged */
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    chunk(f, TP_SNAP_CHUNK_END, 101, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(f->ch->snap.counters.replayed, 2);
+    assert_int_equal(f->ch->counters.feed_errors, 1); /* the delete of 77 */
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
+}
+
+/* The same load with a clean stream: healthy once it completes. */
+static void test_snapshot_clean_load_is_healthy(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5, 10};
+    snapshot_data(f, orders, 2);
+    assert_false(offer_one(f, &p[1], 101, 10, true));
+    chunk(f, TP_SNAP_CHUNK_END, 101, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    assert_int_equal(tp_books_orders(f->books, 0), 1);
+}
+
 /* A gap no one fills is given up: stale, and with a snapshot service a snapshot is asked for. */
 static void test_gap_given_up_asks_for_snapshot(void **state)
 {
@@ -1007,6 +1061,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gap_given_up_asks_for_snapshot, setup_snapshot,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_chunk_filled_to_the_end, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_flags_hold_through_a_filled_gap,
+                                        setup_snapshot_server, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_clean_load_is_healthy, setup_snapshot_server,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_books_recovering_while_gap_rerequested, setup_server,
