@@ -246,7 +246,12 @@ void tp_daemon_snapshots_poll(struct tp_daemon *d, uint64_t now)
         if (ch != sc->ch) {
             /* A reload replaced the channel: what ran was for the old one. */
             tp_glimpse_cancel(&sc->g);
-            push_data(sc);
+            if (sc->cur != NULL)
+                rte_mempool_put(snaps.pool, sc->cur);
+            for (unsigned k = 0; k < sc->n_queued; k++)
+                rte_mempool_put(snaps.pool, sc->queue[k]);
+            sc->cur = NULL;
+            sc->n_queued = 0;
             sc->ch = ch;
             sc->wanted_seen = 0;
         }
