@@ -815,7 +815,7 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
     }
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
-    static const char *const mdp3_only[] = {"snapshot", "definitions", "audit_always", NULL};
+    static const char *const mdp3_only[] = {"definitions", "audit_always", NULL};
     static const char *const itch_only[] = {"rerequest", "max_messages", "silence_ms", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
@@ -837,6 +837,10 @@ static void parse_recovery(struct loader *ld, const char *path, const json_t *ob
         tp_jw_bool(ld->errs, path, obj, "audit_always", false, &ch->audit_always);
     }
     if (itch) {
+        /* ITCH's snapshot is a TCP service (GLIMPSE), not multicast lines. */
+        json_t *snap = tp_jw_get(ld->errs, path, obj, "snapshot", JSON_OBJECT, false);
+        tp_jw_path_key(child, path, "snapshot");
+        tp_cfg_parse_itch_snapshot(ld->errs, child, snap, &ch->glimpse);
         char text[64];
         tp_jw_path_key(child, path, "rerequest");
         if (tp_jw_string(ld->errs, path, obj, "rerequest", sizeof(text), false, text)) {
@@ -2000,7 +2004,8 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
  * tp_channel_memsize): the channel record (about 11 KiB), its arbiter's held packets (at most 4096
  * of 32 bytes); an ITCH channel's stage of 65,534 message pointers and lengths; an MDP3 channel's
  * 8-byte RptSeq state per instrument id of the capacity and its 4 MiB buffer of incrementals
- * kept for replay after a snapshot.
+ * kept for replay after a snapshot; an ITCH channel with a snapshot service (recovery.snapshot)
+ * its buffer_messages of 64 bytes, the stream kept while a snapshot loads.
  */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
 {
@@ -2008,9 +2013,11 @@ uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
                    itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 8,
                    mdp3_replay_bytes = 4u << 20;
     uint64_t total = channel_bytes + held_bytes;
-    if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH)
+    if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH) {
         total += itch_stage_bytes;
-    else
+        if (cfg->channels[c].glimpse.present)
+            total += 64ull * cfg->channels[c].glimpse.buffer_messages;
+    } else
         total += mdp3_state_bytes * cfg->instruments.capacity + mdp3_replay_bytes;
     return total;
 }

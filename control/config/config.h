@@ -17,6 +17,7 @@
 #ifndef TP_CONFIG_H
 #define TP_CONFIG_H
 
+#include "itch_snapshot_config.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -187,6 +188,7 @@ struct tp_cfg_channel {
     uint32_t silence_ms; /* ITCH: both lines quiet this long flags the books, default 3000 */
     bool audit_always;   /* MDP3: stay on the snapshot lines, every book audited each cycle */
     char schema[TP_CFG_PATH_MAX]; /* MDP3 SBE schema file ("" = built-in) */
+    struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
 
     /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
     char cme_config_file[TP_CFG_PATH_MAX];

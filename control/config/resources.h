@@ -26,7 +26,7 @@ struct tp_bus_params; /* bus/bus.h */
  * writer's, and every channel name a reload may bring (dataplane.h's TP_DP_COUNTERS; the daemon
  * asserts that they agree).
  */
-#define TP_CFG_BUS_COUNTERS(lcores) (64u + (lcores) * (64u + 4u) + 2u * 64u * 48u)
+#define TP_CFG_BUS_COUNTERS(lcores) (64u + (lcores) * (64u + 4u) + 2u * 64u * 64u)
 
 /* The bus the daemon creates for cfg (group not resolved: (gid_t)-1). */
 void tp_config_bus_params(const struct tp_config *cfg, struct tp_bus_params *bp);

@@ -71,6 +71,16 @@ static json_t *book_op(void *ctx, const char *venue, const char *symbol, unsigne
     return d->book ? d->book(d->ctx, venue, symbol, depth, err, err_size) : NULL;
 }
 
+static json_t *recover_op(void *ctx, const char *channel, char *err, size_t err_size)
+{
+    const struct tp_ctl_ops *d = &((struct tp_control_plane *)ctx)->hooks.ops;
+    if (d->recover == NULL) {
+        snprintf(err, err_size, "recover not available");
+        return NULL;
+    }
+    return d->recover(d->ctx, channel, err, err_size);
+}
+
 static json_t *reload_op(void *ctx)
 {
     return tp_control_plane_reload(ctx);
@@ -130,6 +140,7 @@ int tp_control_plane_open(struct tp_control_plane **out, const struct tp_config 
                                    .stats = stats_op,
                                    .instruments = instruments_op,
                                    .book = book_op,
+                                   .recover = recover_op,
                                    .reload = reload_op,
                                    .metrics = metrics_op};
     int rc = tp_ctl_server_open(&cp->server, cfg, &ops);

@@ -62,6 +62,11 @@ struct tp_ctl_ops {
                     size_t err_size);
     /* Re-read and apply the config; returns {"ok": bool, "errors": [...], "changes": {...}}. */
     json_t *(*reload)(void *ctx);
+    /*
+     * Fetch a snapshot for channel `channel` now (ITCH: GLIMPSE; the books are flagged until it
+     * is applied): the reply object, or NULL with why in err.
+     */
+    json_t *(*recover)(void *ctx, const char *channel, char *err, size_t err_size);
     /* Prometheus text of all counters into buf; returns its length or -ENOSPC. */
     long (*metrics)(void *ctx, char *buf, size_t size);
 };

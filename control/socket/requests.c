@@ -457,6 +457,33 @@ static void do_reload(struct request *r)
     reply_ok(r, reply);
 }
 
+/* An operator's request: the channel's books are rebuilt from a snapshot (admin only). */
+static void do_recover(struct request *r)
+{
+    if (!tp_entitle_is_admin(&r->c->peer)) {
+        r->srv->stats.refused++;
+        ctl_reply_error(r->srv, r->c, r->id, "refused: recover needs root or the daemon's user");
+        return;
+    }
+    const char *channel = json_string_value(json_object_get(r->body, "channel"));
+    if (channel == NULL || channel[0] == '\0' || strlen(channel) > 64) {
+        r->srv->stats.bad_requests++;
+        ctl_reply_error(r->srv, r->c, r->id, "\"channel\" must name a channel");
+        return;
+    }
+    if (r->srv->ops.recover == NULL) {
+        ctl_reply_error(r->srv, r->c, r->id, "recover not available");
+        return;
+    }
+    char err[256] = "";
+    json_t *result = r->srv->ops.recover(r->srv->ops.ctx, channel, err, sizeof(err));
+    if (result == NULL) {
+        ctl_reply_error(r->srv, r->c, r->id, "%s", err);
+        return;
+    }
+    reply_ok(r, json_pack("{s:o}", "recover", result));
+}
+
 void ctl_handle_line(struct tp_ctl_server *srv, struct ctl_client *c, const char *line, size_t len)
 {
     json_error_t jerr;
@@ -479,7 +506,8 @@ void ctl_handle_line(struct tp_ctl_server *srv, struct ctl_client *c, const char
                  {"instruments", do_instruments},
                  {"book", do_book},
                  {"metrics", do_metrics},
-                 {"reload", do_reload}};
+                 {"reload", do_reload},
+                 {"recover", do_recover}};
     bool done = false;
     if (verb != NULL && strcmp(verb, "status") == 0) {
         do_report(&r, srv->ops.status);
@@ -501,7 +529,7 @@ void ctl_handle_line(struct tp_ctl_server *srv, struct ctl_client *c, const char
         else
             ctl_reply_error(srv, c, r.id,
                             "unknown cmd \"%.40s\" (subscribe, unsubscribe, subscriptions, "
-                            "instruments, book, status, stats, metrics, reload)",
+                            "instruments, book, status, stats, metrics, reload, recover)",
                             verb);
     }
     json_decref(body);

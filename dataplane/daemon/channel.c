@@ -45,6 +45,13 @@ static size_t stage_size(const struct tp_channel_params *p)
     return align64(STAGE_MAX * sizeof(const uint8_t *)) + align64(STAGE_MAX * sizeof(uint16_t));
 }
 
+static size_t snapshot_size(const struct tp_channel_params *p)
+{
+    if (p->protocol != TP_CHANNEL_ITCH)
+        return 0;
+    return align64(tp_itch_snapshot_memsize(p->snapshot_messages));
+}
+
 static size_t mdp3_state_size(const struct tp_channel_params *p)
 {
     if (p->protocol != TP_CHANNEL_MDP3)
@@ -57,7 +64,7 @@ size_t tp_channel_memsize(const struct tp_channel_params *p)
 {
     struct tp_arb_params a = arb_params(p);
     return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + stage_size(p) +
-           mdp3_state_size(p);
+           snapshot_size(p) + mdp3_state_size(p);
 }
 
 /* Names this channel to the publisher (venue 1 nasdaq, 0 cme) for the events that follow. */
@@ -111,6 +118,7 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
     if (p->protocol == TP_CHANNEL_ITCH) {
         ch->stage_msgs = (const uint8_t **)after_arb;
         ch->stage_lens = (uint16_t *)(after_arb + align64(STAGE_MAX * sizeof(const uint8_t *)));
+        tp_itch_snapshot_init(&ch->snap, after_arb + stage_size(p), p->snapshot_messages);
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
         return tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
     }
@@ -170,6 +178,14 @@ static inline void mold_stage_keep(struct tp_channel *ch, uint32_t from, uint32_
 
 static void mold_feed(struct tp_channel *ch, uint32_t first, uint32_t n, struct tp_feed_info *info)
 {
+    if (__builtin_expect(tp_itch_snapshot_keeping(&ch->snap), 0)) {
+        /* A snapshot is loading: the stream waits for it (applied after, from its sequence). */
+        for (uint32_t i = 0; i < n; i++)
+            tp_itch_snapshot_keep(&ch->snap, info->packet_seq + i, ch->stage_msgs[first + i],
+                                  ch->stage_lens[first + i]);
+        info->packet_seq += n;
+        return;
+    }
     ch->counters.feed_errors +=
         tp_itch_feed_sequenced(&ch->itch, ch->stage_msgs + first, ch->stage_lens + first, n, info);
 }
@@ -430,6 +446,11 @@ static void mark_stale(struct tp_channel *ch)
     }
 }
 
+void tp_channel_mark_stale(struct tp_channel *ch)
+{
+    mark_stale(ch);
+}
+
 /*
  * A new MoldUDP64 session or an MDP3 sequence restart: consumers are told. Books stay: a session
  * change (failover) continues the day's state, and a new day's stock directory rebinds every
@@ -452,8 +473,10 @@ static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
         bool given_up = ch->params.io.send_rerequest != NULL
                             ? tp_mold_recovery_session_end(&ch->mold, was_lost ? &lost : NULL)
                             : was_lost;
-        if (given_up)
+        if (given_up) {
             mark_stale(ch);
+            tp_itch_snapshot_want(&ch->snap);
+        }
     }
     ch->counters.resets++;
     tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_RESET, 0, 0, rx_tsc);
@@ -521,8 +544,12 @@ static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum
         }
         /* A channel started mid-session has applied nothing yet: its first re-requests name
          * the session of what it receives. */
-        if (session_unknown(ch))
+        if (session_unknown(ch)) {
             memcpy(ch->session, p.session, TP_ARB_SESSION_LEN);
+            /* Joined past the session's start: only a snapshot has what came before. */
+            if (p.sequence > 1)
+                tp_itch_snapshot_want(&ch->snap);
+        }
         struct tp_arb_pkt pkt = {.seq = p.sequence,
                                  .count = kind == TP_MOLD_MESSAGES ? p.count : 0,
                                  .session = p.session,
@@ -651,6 +678,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
     drain(ch);
     flush_pending(ch); /* what the gap held back is applied before the books are marked */
     mark_stale(ch);
+    tp_itch_snapshot_want(&ch->snap); /* no-op without a snapshot service */
 }
 
 static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)
@@ -701,6 +729,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
     }
     if (ch->last_rx_tsc == 0)
         return; /* nothing received yet: no book to flag */
+    if (tp_itch_snapshot_keeping(&ch->snap))
+        return; /* a snapshot loads: its own flags hold until the books are the venue's */
     struct tp_arb_gap gap;
     bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
                   !tp_arb_session_ended(ch->arb);
@@ -720,6 +750,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
 void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 {
     flush_pending(ch); /* timers act after every message delivered so far */
+    if (ch->snap.state == TP_SNAP_REPLAYING)
+        tp_channel_snapshot_poll(ch, now);
     select_publisher(ch);
     struct tp_arb_gap reported, open;
     bool was_reported = tp_arb_poll(ch->arb, now, &reported);
@@ -799,6 +831,14 @@ uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
         tp_arb_skip_gap(ch->arb);
     }
     /* Its books empty and flagged stale: consumers see a CLEAR record and a status event. */
+    uint32_t marked = tp_channel_clear_books(ch, now_tsc, TP_PUB_F_STALE);
+    if (ch->params.protocol == TP_CHANNEL_ITCH)
+        tp_instruments_reset_locates(ch->params.registry, ch->params.itch_slot);
+    return marked;
+}
+
+uint32_t tp_channel_clear_books(struct tp_channel *ch, uint64_t now_tsc, uint8_t flags)
+{
     select_publisher(ch);
     struct tp_feed_sink sink = tp_publisher_sink(ch->params.publisher);
     struct tp_feed_info info = {.rx_tsc = now_tsc};
@@ -822,10 +862,8 @@ uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
             sink.changes(sink.ctx, &info, changes, (uint32_t)k);
             sink.end_of_event(sink.ctx, &info);
         }
-        tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
+        tp_publisher_set_flags(ch->params.publisher, id, flags);
         marked++;
     }
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
-        tp_instruments_reset_locates(ch->params.registry, ch->params.itch_slot);
     return marked;
 }

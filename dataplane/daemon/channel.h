@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "arbiter.h"
+#include "itch_snapshot.h"
 #include "mdp3_recovery.h"
 #include "mold_recovery.h"
 #include "tp_itch_feed.h"
@@ -93,12 +94,13 @@ struct tp_channel_params {
     struct tp_instruments *registry;
     struct tp_books *books;
     const struct tp_instrument_filter *filter;
-    uint16_t itch_slot;     /* the registry's locate map for this channel */
-    uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
-    bool has_snapshot;      /* MDP3: snapshot lines configured */
-    bool has_definitions;   /* MDP3: definition lines configured */
-    bool audit_always;      /* MDP3: stay on the snapshot lines to audit every book each cycle */
-    size_t replay_bytes;    /* MDP3: incrementals kept for replay while recovering */
+    uint16_t itch_slot;         /* the registry's locate map for this channel */
+    uint8_t mdp3_book_type;     /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
+    bool has_snapshot;          /* MDP3: snapshot lines configured */
+    bool has_definitions;       /* MDP3: definition lines configured */
+    bool audit_always;          /* MDP3: stay on the snapshot lines to audit every book each cycle */
+    size_t replay_bytes;        /* MDP3: incrementals kept for replay while recovering */
+    uint32_t snapshot_messages; /* ITCH: messages kept while a snapshot loads (0: no service) */
     struct tp_publisher *publisher;
     struct tp_channel_io io;
 };
@@ -137,6 +139,7 @@ struct tp_channel {
     struct tp_itch_feed itch;
     struct tp_mdp3_feed mdp3;
     struct tp_mdp3_recovery recovery;
+    struct tp_itch_snapshot snap;        /* ITCH: late join / recovery through a snapshot */
     uint8_t session[TP_ARB_SESSION_LEN]; /* MoldUDP64 session of the latest packet applied */
     bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
@@ -182,5 +185,26 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now_tsc);
  */
 void tp_channel_start(struct tp_channel *ch);
 uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc);
+
+/*
+ * The books of every instrument the channel feeds are emptied (CLEAR records) and flagged
+ * `flags` (status events); their definitions stay. Returns the instruments.
+ */
+uint32_t tp_channel_clear_books(struct tp_channel *ch, uint64_t now_tsc, uint8_t flags);
+
+/* Flags every instrument the ITCH channel defined stale and counts it (stale_marks). */
+void tp_channel_mark_stale(struct tp_channel *ch);
+
+/*
+ * ITCH snapshots (channel_snapshot.c; itch_snapshot.h says what the channel promises):
+ * tp_channel_snapshot_chunk applies one chunk from the control plane; tp_channel_snapshot_poll
+ * (from tp_channel_poll) applies the next slice of the messages kept during a load;
+ * tp_channel_snapshot_want asks for a snapshot (the channel keeps its stream from now on).
+ * A snapshot load is what clears the stale or recovering flags of an ITCH channel's books.
+ */
+void tp_channel_snapshot_chunk(struct tp_channel *ch, const struct tp_snap_chunk *c,
+                               uint64_t now_tsc);
+void tp_channel_snapshot_poll(struct tp_channel *ch, uint64_t now_tsc);
+bool tp_channel_snapshot_want(struct tp_channel *ch);
 
 #endif

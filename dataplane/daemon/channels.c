@@ -69,6 +69,24 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
     EXPORT(&ch->mold.counters, requests);
     EXPORT(&ch->mold.counters, recovered);
     EXPORT(&ch->mold.counters, given_up);
+    if (ch->snap.state != TP_SNAP_OFF) {
+        snprintf(p, sizeof(p), "channel=%s.snapshot", label);
+        EXPORT(&ch->snap.counters, requests);
+        EXPORT(&ch->snap.counters, begins);
+        EXPORT(&ch->snap.counters, loaded);
+        EXPORT(&ch->snap.counters, completed);
+        EXPORT(&ch->snap.counters, failed);
+        EXPORT(&ch->snap.counters, gave_up);
+        EXPORT(&ch->snap.counters, holes);
+        EXPORT(&ch->snap.counters, messages);
+        EXPORT(&ch->snap.counters, kept);
+        EXPORT(&ch->snap.counters, kept_dropped);
+        EXPORT(&ch->snap.counters, replayed);
+        EXPORT(&ch->snap.counters, skipped);
+        EXPORT(&ch->snap.counters, kept_max);
+        EXPORT(&ch->snap.counters, longest_step_tsc);
+        EXPORT(&ch->snap.counters, longest_step_cpu_ns);
+    }
     /* What the venue's messages did to the books: refusals, unknown or surplus instruments. */
     snprintf(p, sizeof(p), "channel=%s.decode", label);
     if (ch->params.protocol == TP_CHANNEL_ITCH) {
@@ -177,7 +195,9 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .held_max = d->held_max,
         .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
         .silence_tsc = lc->tsc_hz * cc->silence_ms / 1000,
-        .start_seq = 1,
+        /* With a snapshot service a late joiner adopts the stream and loads a snapshot; without,
+         * it re-requests from sequence 1. */
+        .start_seq = cc->glimpse.present ? 0 : 1,
         .mold = {.retry_tsc = lc->tsc_hz / 20,
                  .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
                  .max_messages = cc->rerequest_max_messages},
@@ -190,6 +210,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
         .audit_always = cc->audit_always,
         .replay_bytes = 4u << 20,
+        .snapshot_messages = cc->glimpse.present ? cc->glimpse.buffer_messages : 0,
         .publisher = lc->publisher,
         .io = {.ctx = lc,
                .view = tp_dp_mbuf_view,

@@ -11,6 +11,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "bus/counters.h"
@@ -209,15 +210,74 @@ static void read_nic_clocks(struct tp_dp_lcore *lc)
     }
 }
 
+/* Chunks applied per timer tick: a chunk takes tens of microseconds, the tick is 100. */
+#define SNAPSHOT_CHUNKS_PER_TICK 4
+
+static uint64_t thread_cpu_ns(void);
+
+/* When a snapshot step began: TSC, and this thread's CPU time. */
+struct step_start {
+    uint64_t tsc, cpu_ns;
+};
+
+static struct step_start step_start(void)
+{
+    return (struct step_start){.tsc = rte_rdtsc(), .cpu_ns = thread_cpu_ns()};
+}
+
+/*
+ * The time a snapshot step took, kept when it is the longest: by the TSC (what a packet waiting
+ * behind it saw, preemption by the host included) and in this thread's CPU time (what the step
+ * itself costs; one clock_gettime a step, on the recovery path only).
+ */
+static void note_snapshot_step(struct tp_channel *ch, struct step_start started)
+{
+    uint64_t took = rte_rdtsc() - started.tsc, cpu = thread_cpu_ns() - started.cpu_ns;
+    if (took > ch->snap.counters.longest_step_tsc)
+        ch->snap.counters.longest_step_tsc = took;
+    if (cpu > ch->snap.counters.longest_step_cpu_ns)
+        ch->snap.counters.longest_step_cpu_ns = cpu;
+}
+
+/* Snapshot chunks from the control plane, for this lcore's channels only (a chunk for a channel
+ * a reload detached meanwhile is dropped). */
+static void apply_snapshots(struct tp_dp_lcore *lc, uint64_t now)
+{
+    void *chunks[SNAPSHOT_CHUNKS_PER_TICK];
+    unsigned n = rte_ring_dequeue_burst(lc->snapshots, chunks, SNAPSHOT_CHUNKS_PER_TICK, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        struct tp_snap_chunk *chunk = chunks[i];
+        for (unsigned c = 0; c < TP_DP_MAX_CHANNELS; c++)
+            if (lc->set.channels[c] != NULL && lc->set.channels[c] == chunk->channel) {
+                struct step_start started = step_start();
+                tp_channel_snapshot_chunk(lc->set.channels[c], chunk, now);
+                note_snapshot_step(lc->set.channels[c], started);
+                break;
+            }
+        rte_mempool_put(lc->snapshot_pool, chunk);
+    }
+}
+
 static void run_timers(struct tp_dp_lcore *lc, uint64_t now)
 {
     if (lc->commands != NULL)
         apply_subscriptions(lc);
     if (lc->reconfig != NULL)
         apply_reconfig(lc, now);
-    for (unsigned c = 0; c < TP_DP_MAX_CHANNELS; c++)
-        if (lc->set.channels[c] != NULL)
-            tp_channel_poll(lc->set.channels[c], now);
+    if (lc->snapshots != NULL)
+        apply_snapshots(lc, now);
+    for (unsigned c = 0; c < TP_DP_MAX_CHANNELS; c++) {
+        struct tp_channel *ch = lc->set.channels[c];
+        if (ch == NULL)
+            continue;
+        bool replaying = ch->snap.state == TP_SNAP_REPLAYING;
+        struct step_start started = {0};
+        if (replaying)
+            started = step_start();
+        tp_channel_poll(ch, now);
+        if (replaying)
+            note_snapshot_step(ch, started);
+    }
     uint8_t frame[HOST_FRAME_CAP];
     for (unsigned i = 0; i < lc->n_ports; i++) {
         struct tp_dp_port *p = lc->ports[i];

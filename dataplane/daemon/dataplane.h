@@ -34,6 +34,7 @@ struct tp_bus_writer;
 struct tp_interest;
 struct tp_instruments;
 struct rte_ring;
+struct rte_mempool;
 
 /* A port as the data lcore sees it. */
 struct tp_dp_port {
@@ -107,6 +108,10 @@ struct tp_dp_lcore {
     /* A copy of `latency` for the control plane, under a sequence count (odd: being written). */
     _Atomic uint64_t latency_seq;
     struct tp_histogram latency_export;
+    /* ITCH snapshots: struct tp_snap_chunk pointers from the main lcore (its GLIMPSE sessions),
+     * applied a few per timer tick and given back to their pool. NULL: none configured. */
+    struct rte_ring *snapshots;
+    struct rte_mempool *snapshot_pool;
     struct tp_dp_stats stats;
     unsigned n_exports;
     struct tp_dp_export exports[TP_DP_LCORE_EXPORTS];

@@ -46,6 +46,7 @@
 #include "dataplane.h"
 #include "hostcheck_config.h"
 #include "publisher.h"
+#include "snapshots.h"
 #include "tp_instrument_filter.h"
 #include "tp_version.h"
 #include "watch.h"
@@ -502,6 +503,13 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
     }
     printf("],\"rx_to_publish_ns\":");
     tp_hist_print_json(stdout, &t.latency, 1e9 / (double)tsc_hz);
+    json_t *snapshots = tp_daemon_snapshots_json(d, true);
+    if (json_object_size(snapshots) > 0) {
+        char *text = json_dumps(snapshots, JSON_COMPACT);
+        printf(",\"snapshots\":%s", text != NULL ? text : "{}");
+        free(text);
+    }
+    json_decref(snapshots);
     printf("}}\n");
     fflush(stdout);
 }
@@ -702,10 +710,13 @@ static void copy_control_stats(void)
  */
 static void wait_a_tick(struct tp_daemon *d)
 {
+    /* A snapshot being fetched is read every millisecond (its socket is not in the poll set). */
+    int ms = tp_daemon_snapshots_busy(d) ? 1 : 10;
     if (control != NULL)
-        tp_control_plane_poll(control, 10);
+        tp_control_plane_poll(control, ms);
     else
-        usleep(10000);
+        usleep((useconds_t)ms * 1000);
+    tp_daemon_snapshots_poll(d, (uint64_t)(mono_s() * 1000));
     tp_daemon_bus_heartbeat(d->bus);
     if (watch != NULL)
         tp_watch_tick(watch, (uint64_t)(mono_s() * 1000));
@@ -852,6 +863,16 @@ static json_t *op_book(void *ctx, const char *venue, const char *symbol, unsigne
     return book;
 }
 
+static json_t *op_recover(void *ctx, const char *channel, char *err, size_t err_size)
+{
+    struct tp_daemon *d = ctx;
+    if (tp_daemon_snapshot_request(d, channel, err, err_size) != 0)
+        return NULL;
+    tp_log(TP_LOG_GAP, TP_LOG_NOTICE, "channel %s: snapshot requested by the operator",
+           channel);
+    return json_pack("{s:s, s:s}", "channel", channel, "state", "requested");
+}
+
 /* The main lcore and DPDK telemetry's thread both call it: no shared scratch. */
 static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
 {
@@ -908,7 +929,8 @@ static int build_control(struct tp_daemon *d)
                 .status = op_status,
                 .stats = op_stats,
                 .instruments = op_instruments,
-                .book = op_book},
+                .book = op_book,
+                .recover = op_recover},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
         .metrics = op_metrics,
@@ -1001,6 +1023,8 @@ int main(int argc, char **argv)
         rc = build_bus(&d);
     if (rc >= 0)
         rc = build_lcores(&d);
+    if (rc >= 0)
+        rc = tp_daemon_snapshots_init(&d);
     if (rc >= 0) {
         tp_daemon_bus_heartbeat(d.bus); /* building the lcores' tables may take a while */
         rc = build_control(&d);

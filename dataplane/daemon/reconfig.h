@@ -36,7 +36,7 @@
 
 #define TP_DP_MAX_CHANNELS      64
 #define TP_DP_MAX_PORTS         8
-#define TP_DP_SLOT_EXPORTS      48    /* counters of one channel (20 + 3 lines x 7, and room) */
+#define TP_DP_SLOT_EXPORTS      64    /* one channel's: 20, 3 lines x 7, ITCH snapshot 15, room */
 #define TP_DP_RETRANS_PORT_BASE 40000 /* our UDP port for slot s's re-requests: base + s */
 
 struct tp_counter;

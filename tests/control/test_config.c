@@ -309,6 +309,69 @@ static void test_port_nic_timestamps(void **state)
     expect_error(1, "ports[0].nic_timestamps", "expected a boolean, got string");
 }
 
+/* ITCH recovery.snapshot: the GLIMPSE server, its credentials from a file only we may read. */
+static void test_itch_snapshot(void **state)
+{
+    (void)state;
+    char cred[64], json[256];
+    snprintf(cred, sizeof(cred), "/tmp/tp-test-cred-%d", (int)getpid());
+    FILE *f = fopen(cred, "w");
+    assert_non_null(f);
+    fputs("tpuser:secret42\n", f);
+    fclose(f);
+    assert_int_equal(chmod(cred, 0600), 0);
+    snprintf(json, sizeof(json),
+             "{\"host\": \"10.0.0.6\", \"port\": 9100, \"credentials\": \"%s\", "
+             "\"attempts\": 5, \"buffer_messages\": 4096}",
+             cred);
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot", json), 0);
+    const struct tp_cfg_itch_snapshot *g = &cfg->channels[1].glimpse;
+    assert_true(g->present);
+    assert_int_equal(g->host, 0x0a000006u);
+    assert_int_equal(g->port, 9100);
+    assert_string_equal(g->username, "tpuser");
+    assert_string_equal(g->password, "secret42");
+    assert_int_equal(g->attempts, 5);
+    assert_int_equal(g->buffer_messages, 4096);
+    assert_int_equal(g->login_timeout_ms, 2000); /* default */
+    assert_false(cfg->channels[0].glimpse.present);
+
+    /* Readable by the group: refused, naming the path. */
+    assert_int_equal(chmod(cred, 0640), 0);
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot", json), -EINVAL);
+    char why[256];
+    snprintf(why, sizeof(why),
+             "%s must be owned by the service user and readable by nobody else (mode 0640, "
+             "owner %u)",
+             cred, (unsigned)geteuid());
+    expect_error(1, "channels[1].recovery.snapshot.credentials", why);
+
+    /* Not "user:password" of the allowed lengths. */
+    assert_int_equal(chmod(cred, 0600), 0);
+    f = fopen(cred, "w");
+    fputs("toolonguser:pw\n", f);
+    fclose(f);
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot", json), -EINVAL);
+    snprintf(why, sizeof(why),
+             "%s: expected one line \"username:password\" (at most 6 and 10 characters)", cred);
+    expect_error(1, "channels[1].recovery.snapshot.credentials", why);
+    unlink(cred);
+
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot",
+                                  "{\"port\": 9100, \"credentials\": \"/x\", \"timeout\": 1}"),
+                     -EINVAL);
+    expect_error(3, "channels[1].recovery.snapshot.host", "required key is missing");
+    expect_error(3, "channels[1].recovery.snapshot.timeout", "unknown key");
+    /* A multicast group is no snapshot server; the missing file is named too. */
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot",
+                                  "{\"host\": \"224.0.0.1\","
+                                  " \"port\": 1, "
+                                  "\"credentials\": \"/x\"}"),
+                     -EINVAL);
+    expect_error(2, "channels[1].recovery.snapshot.host",
+                 "\"224.0.0.1\" is not a unicast host address");
+}
+
 static void test_bad_group_not_multicast(void **state)
 {
     (void)state;
@@ -1309,6 +1372,7 @@ int main(void)
         cmocka_unit_test(test_bad_unknown_key_without_hint),
         cmocka_unit_test(test_bad_keys_never_honoured),
         cmocka_unit_test(test_host_check_groups),
+        cmocka_unit_test(test_itch_snapshot),
         cmocka_unit_test(test_bad_group_not_multicast),
         cmocka_unit_test(test_bad_group_not_an_address),
         cmocka_unit_test(test_bad_udp_port_range),

@@ -353,8 +353,12 @@ static void test_bad_requests_get_errors(void **state)
     assert_error(request(fd, "[1,2]"), "request must be a JSON object");
     assert_error(request(fd, "{\"cmd\": \"format-disk\"}"),
                  "unknown cmd \"format-disk\" (subscribe, unsubscribe, subscriptions, "
-                 "instruments, book, status, stats, metrics, reload)");
+                 "instruments, book, status, stats, metrics, reload, recover)");
     assert_error(request(fd, "{\"nocmd\": 1}"), "missing \"cmd\"");
+    /* recover: the test runs as the daemon's user (admin); the fake daemon has no snapshots. */
+    assert_error(request(fd, "{\"cmd\": \"recover\"}"), "\"channel\" must name a channel");
+    assert_error(request(fd, "{\"cmd\": \"recover\", \"channel\": \"itch\"}"),
+                 "recover not available");
     assert_error(request(fd, "{\"cmd\": \"subscribe\", \"instruments\": 5, \"topics\": \"top\"}"),
                  "\"instruments\" must be a string or a list of 1 to 32 strings");
     assert_error(request(fd, "{\"cmd\": \"subscribe\", \"instruments\": \"ES*\", "

@@ -81,6 +81,8 @@ int test_bus_next(struct test_record *out)
                                                                  : TEST_REC_OTHER;
     out->instrument = rec->instrument;
     out->venue_seq = tpout_load_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET);
+    if (out->kind == TEST_REC_ORDER)
+        out->flags = b[TPOUT_ORDER_EVENT_FLAGS_OFFSET];
     if (out->kind == TEST_REC_CHANNEL_EVENT)
         out->channel_id = tpout_load_u32(b + TPOUT_CHANNEL_EVENT_CHANNEL_ID_OFFSET);
     return 1;

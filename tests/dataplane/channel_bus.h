@@ -17,6 +17,7 @@ struct test_record {
     uint32_t instrument;
     uint64_t venue_seq;  /* every tpout event header has it at the same place */
     uint32_t channel_id; /* of a channel event: the channel that published it */
+    uint8_t flags;       /* of an order event: EventFlags (TP_PUB_F_*) */
 };
 
 /* Opens w as the writer of the tests' small bus (16 instruments, depth 4, a 1 MiB ring) with

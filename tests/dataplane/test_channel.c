@@ -75,6 +75,9 @@ static int count_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, 
     return 0;
 }
 
+/* Messages the next channel keeps while a snapshot loads (0: no snapshot service). */
+static uint32_t snapshot_messages;
+
 /* A channel whose gaps wait gap_wait ticks, with a re-request server or none. */
 static int setup_channel(void **state, uint64_t gap_wait, bool server)
 {
@@ -98,7 +101,8 @@ static int setup_channel(void **state, uint64_t gap_wait, bool server)
         .channel_id = 7,
         .held_max = 64,
         .gap_wait_tsc = gap_wait,
-        .start_seq = 1,
+        .start_seq = snapshot_messages > 0 ? 0 : 1, /* as the daemon: a late joiner adopts */
+        .snapshot_messages = snapshot_messages,
         .mold = {.retry_tsc = 1000, .give_up_tsc = 100000, .max_messages = 16},
         .registry = f->registry,
         .books = f->books,
@@ -139,6 +143,15 @@ static int setup_silence(void **state)
     struct fixture *f = *state;
     f->ch->params.silence_tsc = 1000;
     return 0;
+}
+
+/* Gaps given up after 10 ticks (no server); a snapshot service, 64 messages kept. */
+static int setup_snapshot(void **state)
+{
+    snapshot_messages = 64;
+    int rc = setup_channel(state, 10, false);
+    snapshot_messages = 0;
+    return rc;
 }
 
 static int teardown(void **state)
@@ -766,9 +779,293 @@ static void test_refused_message_flags_stale(void **state)
     assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
 }
 
+/* ---- ITCH snapshots (channel_snapshot.c) ---------------------------------------------------- */
+
+/* Order events published so far: how many carried no recovery flag, how many one. */
+static void order_flags(unsigned *healthy, unsigned *flagged)
+{
+    struct test_record r;
+    *healthy = *flagged = 0;
+    while (test_bus_next(&r))
+        if (r.kind == TEST_REC_ORDER) {
+            if (r.flags & (TP_PUB_F_RECOVERING | TP_PUB_F_STALE))
+                (*flagged)++;
+            else
+                (*healthy)++;
+        }
+}
+
+static void chunk(struct fixture *f, uint32_t kind, uint64_t next_seq, uint32_t final)
+{
+    static struct tp_snap_chunk c;
+    memset(&c, 0, sizeof(c));
+    c.channel = f->ch;
+    c.kind = kind;
+    c.next_seq = next_seq;
+    c.final = final;
+    tp_channel_snapshot_chunk(f->ch, &c, 50);
+}
+
+/* A DATA chunk for the channel that starts with the stock directory of AAPL. */
+static struct tp_snap_chunk *directory_chunk(struct fixture *f)
+{
+    static struct tp_snap_chunk c;
+    memset(&c, 0, sizeof(c));
+    c.channel = f->ch;
+    c.kind = TP_SNAP_CHUNK_DATA;
+    uint16_t len = DIRECTORY_LEN;
+    memcpy(c.data, &len, 2);
+    directory(c.data + 2);
+    c.bytes = 2 + DIRECTORY_LEN;
+    c.n_msgs = 1;
+    return &c;
+}
+
+/* A DATA chunk: the stock directory of AAPL, then an add for each order id in orders. */
+static void snapshot_data(struct fixture *f, const uint64_t *orders, unsigned n)
+{
+    struct tp_snap_chunk *c = directory_chunk(f);
+    for (unsigned i = 0; i < n; i++) {
+        uint16_t len = ADD_LEN;
+        memcpy(c->data + c->bytes, &len, 2);
+        add(c->data + c->bytes + 2, orders[i], 1900000 + (uint32_t)orders[i] * 100);
+        c->bytes += 2 + ADD_LEN;
+        c->n_msgs++;
+    }
+    tp_channel_snapshot_chunk(f->ch, c, 50);
+}
+
+/* One packet of one message at seq: an add (order id) or, with del, a delete. */
+static bool offer_one(struct fixture *f, struct held *h, uint64_t seq, uint64_t order, bool del)
+{
+    packet(h, "SESSION001", seq);
+    if (del)
+        delete_order(put(h, DELETE_LEN), order);
+    else
+        add(put(h, ADD_LEN), order, 1900000 + (uint32_t)order * 100);
+    return offer(f, h);
+}
+
+/*
+ * A channel joining at sequence 100 asks for a snapshot and keeps the stream; the snapshot
+ * (taken at 101: it holds orders 5 and 10) is applied, then the kept stream from 101 on exactly
+ * once (100, which it reflects, skipped). Every book event before the end is flagged; the books
+ * are healthy after it.
+ */
+static void test_late_join_through_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[6];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    assert_int_equal(f->ch->snap.state, TP_SNAP_WANTED);
+    assert_int_equal(atomic_load(&f->ch->snap.wanted), 1);
+    assert_false(offer_one(f, &p[1], 101, 11, false));
+    assert_false(offer_one(f, &p[2], 102, 10, true));
+    assert_int_equal(tp_instruments_count(f->registry), 0); /* kept, not applied */
+    assert_int_equal(f->ch->snap.counters.kept, 3);
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5, 10};
+    snapshot_data(f, orders, 2);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LOADING);
+    assert_false(offer_one(f, &p[3], 103, 12, false)); /* still kept while loading */
+    unsigned healthy, flagged;
+    order_flags(&healthy, &flagged);
+    assert_int_equal(healthy, 0);
+    assert_int_equal(flagged, 2);
+    chunk(f, TP_SNAP_CHUNK_END, 101, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(f->ch->snap.counters.skipped, 1);
+    assert_int_equal(f->ch->snap.counters.replayed, 3);
+    assert_int_equal(f->ch->snap.counters.completed, 1);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+    order_flags(&healthy, &flagged);
+    assert_int_equal(healthy, 0); /* the replayed stream too: flagged until the end */
+    assert_int_equal(flagged, 3);
+    /* Orders 5, 11, 12 rest (10 was deleted), each on its own level. */
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 3);
+    assert_false(offer_one(f, &p[4], 104, 13, false)); /* live: applied at once, healthy */
+    order_flags(&healthy, &flagged);
+    assert_int_equal(healthy, 1);
+    assert_int_equal(flagged, 0);
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 4);
+}
+
+/* A snapshot older than the first message kept leaves a hole: stale, and a new one asked for. */
+static void test_snapshot_older_than_stream_asks_again(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    assert_false(offer_one(f, &p[1], 101, 11, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5};
+    snapshot_data(f, orders, 1);
+    chunk(f, TP_SNAP_CHUNK_END, 98, 0); /* 98 and 99 are nowhere */
+    assert_int_equal(f->ch->snap.counters.holes, 1);
+    assert_int_equal(f->ch->snap.counters.completed, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_WANTED);
+    assert_int_equal(atomic_load(&f->ch->snap.wanted), 2);
+    assert_int_equal(f->ch->counters.stale_marks, 1);
+}
+
+/* The snapshot ends before the stream reaches its sequence: live only once the stream does. */
+static void test_snapshot_ahead_of_stream_waits(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[4];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {10, 11};
+    snapshot_data(f, orders, 2);
+    chunk(f, TP_SNAP_CHUNK_END, 102, 0); /* reflects 100 and 101 */
+    assert_int_equal(f->ch->snap.state, TP_SNAP_REPLAYING);
+    assert_false(offer_one(f, &p[1], 101, 11, false)); /* kept, and skipped: reflected */
+    tp_channel_poll(f->ch, 60);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE); /* 102 is the next the stream brings */
+    assert_false(offer_one(f, &p[2], 102, 10, true));
+    assert_int_equal(f->ch->snap.counters.skipped, 2);
+    assert_int_equal(f->ch->snap.counters.replayed, 0);
+    assert_int_equal(f->ch->counters.feed_errors, 0); /* 11 was not added twice */
+    struct tp_level lv[4];
+    assert_int_equal(tp_books_copy_levels(f->books, 0, TP_BOOK_ORDERS, TP_SIDE_BID, lv, 4), 1);
+}
+
+/* Attempts that fail: the next BEGIN starts over; the last one leaves the books stale. */
+static void test_snapshot_given_up_stays_stale(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {10};
+    snapshot_data(f, orders, 1);
+    chunk(f, TP_SNAP_CHUNK_FAILED, 0, 0); /* dropped halfway: another attempt follows */
+    assert_int_equal(f->ch->snap.state, TP_SNAP_WANTED);
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    chunk(f, TP_SNAP_CHUNK_FAILED, 0, 1); /* refused, no attempt left */
+    assert_int_equal(f->ch->snap.counters.failed, 2);
+    assert_int_equal(f->ch->snap.counters.gave_up, 1);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(f->ch->counters.stale_marks, 1);
+    unsigned healthy, flagged;
+    order_flags(&healthy, &flagged);
+    assert_false(offer_one(f, &p[1], 101, 11, false));
+    order_flags(&healthy, &flagged);
+    assert_int_equal(healthy, 0);
+    assert_int_equal(flagged, 1);
+}
+
+/* A DATA chunk filled to its last byte is applied whole (1 directory, 424 adds, 11 deletes). */
+static void test_snapshot_chunk_filled_to_the_end(void **state)
+{
+    struct fixture *f = *state;
+    struct held p;
+    assert_false(offer_one(f, &p, 100, 9999, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    struct tp_snap_chunk *c = directory_chunk(f);
+    for (unsigned i = 0; i < 424 + 11; i++) {
+        uint16_t len = i < 424 ? ADD_LEN : DELETE_LEN;
+        memcpy(c->data + c->bytes, &len, 2);
+        if (i < 424)
+            add(c->data + c->bytes + 2, 1 + i, 1900000);
+        else
+            delete_order(c->data + c->bytes + 2, 1 + i - 424);
+        c->bytes += 2u + len;
+        c->n_msgs++;
+    }
+    assert_int_equal(c->bytes, TP_SNAP_CHUNK_BYTES);
+    tp_channel_snapshot_chunk(f->ch, c, 50);
+    assert_int_equal(f->ch->snap.counters.messages, c->n_msgs);
+    assert_int_equal(tp_books_orders(f->books, 0), 413);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+}
+
+/* Gaps re-requested from a server; a snapshot service, 64 messages kept. */
+static int setup_snapshot_server(void **state)
+{
+    snapshot_messages = 64;
+    int rc = setup_channel(state, 10, true);
+    snapshot_messages = 0;
+    return rc;
+}
+
+/*
+ * A gap opened and filled while a snapshot loads does not make the books healthy (the load's
+ * flags hold until it completes); a message refused while the kept stream is applied leaves its
+ * book STALE after the load, the others healthy.
+ */
+static void test_snapshot_flags_hold_through_a_filled_gap(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[4];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5, 10};
+    snapshot_data(f, orders, 2);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    assert_true(offer_one(f, &p[2], 102, 77, true)); /* 101 missing; 77 is no live order */
+    tp_channel_poll(f->ch, 100);                     /* reported, re-requested */
+    assert_int_equal(f->rerequests, 1);
+    packet(&p[1], "SESSION001", 101);
+    add(put(&p[1], ADD_LEN), 11, 1900000);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_RETRANS, p[1].bytes, p[1].len, &p[1], 150));
+    tp_channel_poll(f->ch, 200); /* filled: still loading, still flagged */
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING);
+    chunk(f, TP_SNAP_CHUNK_END, 101, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(f->ch->snap.counters.replayed, 2);
+    assert_int_equal(f->ch->counters.feed_errors, 1); /* the delete of 77 */
+    assert_int_equal(tp_publisher_flags(f->pub, 0), TP_PUB_F_RECOVERING | TP_PUB_F_STALE);
+}
+
+/* The same load with a clean stream: healthy once it completes. */
+static void test_snapshot_clean_load_is_healthy(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    assert_false(offer_one(f, &p[0], 100, 10, false));
+    chunk(f, TP_SNAP_CHUNK_BEGIN, 0, 0);
+    const uint64_t orders[] = {5, 10};
+    snapshot_data(f, orders, 2);
+    assert_false(offer_one(f, &p[1], 101, 10, true));
+    chunk(f, TP_SNAP_CHUNK_END, 101, 0);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE);
+    assert_int_equal(tp_publisher_flags(f->pub, 0), 0);
+    assert_int_equal(tp_books_orders(f->books, 0), 1);
+}
+
+/* A gap no one fills is given up: stale, and with a snapshot service a snapshot is asked for. */
+static void test_gap_given_up_asks_for_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    assert_false(offer_one(f, &p[0], 1, 10, false));
+    assert_int_equal(f->ch->snap.state, TP_SNAP_LIVE); /* joined at the start: no snapshot */
+    assert_true(offer_one(f, &p[1], 3, 11, false));    /* 2 is missing: held */
+    tp_channel_poll(f->ch, 100);
+    assert_int_equal(f->ch->snap.state, TP_SNAP_WANTED);
+    assert_int_equal(atomic_load(&f->ch->snap.wanted), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_late_join_through_snapshot, setup_snapshot, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_older_than_stream_asks_again, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_ahead_of_stream_waits, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_given_up_stays_stale, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gap_given_up_asks_for_snapshot, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_chunk_filled_to_the_end, setup_snapshot,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_flags_hold_through_a_filled_gap,
+                                        setup_snapshot_server, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_clean_load_is_healthy, setup_snapshot_server,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_books_recovering_while_gap_rerequested, setup_server,
                                         teardown),

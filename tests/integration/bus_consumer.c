@@ -51,7 +51,12 @@ struct side {
 struct book {
     struct side s[2];
     uint64_t applied_after; /* late join: apply only ring records with a larger sequence */
+    uint8_t seen;           /* 0: no book event yet, 1: the last was flagged, 2: healthy */
 };
+
+/* Book events by their recovery flags: a late joiner's first events must all be flagged (the
+ * books are not the venue's until the snapshot is applied), and none flagged after healthy. */
+static uint64_t healthy_first, relapses, flagged_events, healthy_events;
 
 static struct book books[MAX_INSTRUMENTS];
 /* Instruments a status event flagged RECOVERING or STALE at some point of the run. */
@@ -151,6 +156,16 @@ static void apply_level_changes(const struct tp_ring_record *rec)
     uint32_t id = tpout_load_u32(body + TPOUT_BOOK_UPDATE_INSTRUMENT_ID_OFFSET);
     if (id >= MAX_INSTRUMENTS || rec->sequence <= books[id].applied_after)
         return;
+    /* Both messages carry EventFlags at the same offset. */
+    bool flagged =
+        (body[TPOUT_BOOK_UPDATE_FLAGS_OFFSET] & (TP_EVENT_F_RECOVERING | TP_EVENT_F_STALE)) != 0;
+    if (books[id].seen == 0)
+        healthy_first += !flagged;
+    else if (books[id].seen == 2 && flagged)
+        relapses++;
+    books[id].seen = flagged ? 1 : 2;
+    flagged_events += flagged;
+    healthy_events += !flagged;
     const uint8_t *g = body + block;
     const uint8_t *end = msg + len;
     if (g + 4 > end)
@@ -390,9 +405,11 @@ int main(int argc, char **argv)
         n_flagged += flagged[id];
     printf("{\"events\":%lu,\"lost\":%lu,\"instruments\":%zu,\"missing\":%d,\"stale\":%d,"
            "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu,"
-           "\"flagged\":%d}\n",
+           "\"flagged\":%d,\"healthy_first\":%lu,\"relapses\":%lu,\"flagged_events\":%lu,"
+           "\"healthy_events\":%lu}\n",
            events, lost, json_array_size(json_object_get(truth, "instruments")), missing, stale,
-           ring_bad, state_bad, last_rx, n_flagged);
+           ring_bad, state_bad, last_rx, n_flagged, healthy_first, relapses, flagged_events,
+           healthy_events);
     if (o.latency) {
         /* TSC rate from the monotonic clock over 100 ms. */
         double t0 = now_s();

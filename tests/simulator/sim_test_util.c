@@ -1,6 +1,7 @@
 /* Shared simulator test helpers (see sim_test_util.h). */
 #include "sim_test_util.h"
 
+#include "itch50.h"
 #include "packet.h"
 
 #include <stdio.h>
@@ -168,4 +169,40 @@ int ref_compare_truth(const struct ref_book *b, const char *truth_path, uint32_t
     }
     json_decref(root);
     return mismatches;
+}
+
+void ref_apply_itch(struct ref_book *b, const uint8_t *msg, uint16_t len)
+{
+    int type = tp_itch_check(msg, len);
+    uint32_t instrument = type > 0 ? (uint32_t)tp_itch_stock_locate(msg) - 1 : 0;
+    switch (type) {
+    case 'A':
+    case 'F':
+        ref_add(b, tp_itch_add_order_order_ref(msg), instrument,
+                (uint8_t)tp_itch_add_order_side(msg), tp_itch_add_order_price_p9(msg),
+                tp_itch_add_order_shares(msg));
+        break;
+    case 'E':
+    case 'C':
+        ref_reduce(b, tp_itch_order_executed_order_ref(msg),
+                   tp_itch_order_executed_executed_shares(msg));
+        break;
+    case 'X':
+        ref_reduce(b, tp_itch_order_cancel_order_ref(msg),
+                   tp_itch_order_cancel_cancelled_shares(msg));
+        break;
+    case 'D':
+        ref_delete(b, tp_itch_order_delete_order_ref(msg));
+        break;
+    case 'U': {
+        uint64_t old = tp_itch_order_replace_original_order_ref(msg);
+        uint8_t side = old < b->cap ? b->orders[old].side : 0;
+        ref_delete(b, old);
+        ref_add(b, tp_itch_order_replace_new_order_ref(msg), instrument, side,
+                tp_itch_order_replace_price_p9(msg), tp_itch_order_replace_shares(msg));
+        break;
+    }
+    default:
+        break;
+    }
 }

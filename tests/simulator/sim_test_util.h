@@ -54,6 +54,9 @@ void ref_add(struct ref_book *b, uint64_t id, uint32_t instrument, uint8_t side,
              int64_t qty);
 void ref_reduce(struct ref_book *b, uint64_t id, int64_t qty); /* cancel/execute */
 void ref_delete(struct ref_book *b, uint64_t id);
+/* Applies one ITCH message that passed tp_itch_check (order messages; the others change nothing).
+ */
+void ref_apply_itch(struct ref_book *b, const uint8_t *msg, uint16_t len);
 /* Returns the number of mismatching instruments between the book and the truth file. */
 int ref_compare_truth(const struct ref_book *b, const char *truth_path, uint32_t depth);
 

@@ -83,37 +83,7 @@ static void replay_itch(const struct mem_sink *s, struct ref_book *book, size_t 
         int type = tp_itch_check(msg, len);
         assert_true(type > 0);
         counts[type]++;
-        uint32_t instrument = (uint32_t)tp_itch_stock_locate(msg) - 1;
-        switch (type) {
-        case 'A':
-        case 'F':
-            ref_add(book, tp_itch_add_order_order_ref(msg), instrument,
-                    (uint8_t)tp_itch_add_order_side(msg), tp_itch_add_order_price_p9(msg),
-                    tp_itch_add_order_shares(msg));
-            break;
-        case 'E':
-        case 'C':
-            ref_reduce(book, tp_itch_order_executed_order_ref(msg),
-                       tp_itch_order_executed_executed_shares(msg));
-            break;
-        case 'X':
-            ref_reduce(book, tp_itch_order_cancel_order_ref(msg),
-                       tp_itch_order_cancel_cancelled_shares(msg));
-            break;
-        case 'D':
-            ref_delete(book, tp_itch_order_delete_order_ref(msg));
-            break;
-        case 'U': {
-            uint64_t old = tp_itch_order_replace_original_order_ref(msg);
-            uint8_t side = old < book->cap ? book->orders[old].side : 0;
-            ref_delete(book, old);
-            ref_add(book, tp_itch_order_replace_new_order_ref(msg), instrument, side,
-                    tp_itch_order_replace_price_p9(msg), tp_itch_order_replace_shares(msg));
-            break;
-        }
-        default:
-            break;
-        }
+        ref_apply_itch(book, msg, len);
     }
     assert_int_equal(rc, 0);
 }

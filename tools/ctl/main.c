@@ -59,6 +59,7 @@ static void usage(FILE *out)
                  "  status | stats | metrics | reload | subscriptions [--all]\n"
                  "  instruments [PATTERN]\n"
                  "  book INSTRUMENT [--venue V] [--depth N]\n"
+                 "  recover CHANNEL  (rebuild its books from a snapshot: ITCH GLIMPSE)\n"
                  "  subscribe PATTERN... [--topics top,trades] [--venue V]  (held until Ctrl-C)\n"
                  "  top [PATTERN] [--venue V] [--interval MS] [--rows N] [--once]\n"
                  "  stat [--interval MS] [--once] [--json]  (live rates, drops and lag)\n"
@@ -134,6 +135,19 @@ static int cmd_instruments(struct tp_ctl_conn *conn, const struct options *o, co
         printf("%-8s %s%s%s\n", json_string_value(json_object_get(item, "venue")),
                json_string_value(json_object_get(item, "symbol")), state[0] ? "  " : "", state);
     }
+    json_decref(reply);
+    return 0;
+}
+
+static int cmd_recover(struct tp_ctl_conn *conn, const struct options *o, const char *channel)
+{
+    int status = 0;
+    json_t *reply =
+        call(conn, o, json_pack("{s:s, s:s}", "cmd", "recover", "channel", channel), &status);
+    if (reply == NULL)
+        return status;
+    json_object_del(reply, "ok");
+    print_json(reply);
     json_decref(reply);
     return 0;
 }
@@ -494,6 +508,8 @@ int main(int argc, char **argv)
         status = cmd_top(&conn, &o, n_args ? args[0] : NULL);
     else if (strcmp(verb, "stat") == 0 && n_args == 0)
         status = cmd_stat(&conn, &o);
+    else if (strcmp(verb, "recover") == 0 && n_args == 1)
+        status = cmd_recover(&conn, &o, args[0]);
     else if (strcmp(verb, "raw") == 0 && n_args == 1)
         status = cmd_raw(&conn, &o, args[0]);
     else

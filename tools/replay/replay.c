@@ -38,6 +38,11 @@
  *     --symbols GLOB                  the event file holds only instruments matching GLOB
  *     --topics LIST                   the event file holds only these topics (comma-separated:
  *                                     depth, trades, orders, status, definitions)
+ *     --snapshot FILE                 a recorded GLIMPSE 5.0 session (the SoupBinTCP bytes a
+ *                                     client receives, as tickplane-sim --glimpse-file writes)
+ *                                     to start the ITCH books from: its messages first, then the
+ *                                     capture's from the sequence its 'G' names (the arbiter
+ *                                     starts there: a capture that starts later has a gap)
  *
  * ITCH in a pcap goes through the data plane's line arbiter with the daemon's rules
  * (replay_mold.h): a gap no line fills, a capture that starts past sequence 1, a sequence jump
@@ -69,6 +74,7 @@
 #include "replay_input.h"
 #include "replay_progress.h"
 #include "tickplane/event_file.h"
+#include "replay_snapshot.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
 #include "tp_version.h"
@@ -93,6 +99,7 @@ struct options {
     const char *events;
     const char *symbols;
     uint32_t topics;
+    const char *snapshot; /* --snapshot FILE */
     struct tp_instrument_filter filter;
 };
 
@@ -104,7 +111,7 @@ static void usage(FILE *out)
                  "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
                  " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
                  "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-                 "definitions]] FILE\n"
+                 "definitions]] [--snapshot GLIMPSE] FILE\n"
                  "       tickplane-replay --version\n");
 }
 
@@ -142,6 +149,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"events", required_argument, NULL, 'E'},
                                           {"symbols", required_argument, NULL, 'S'},
                                           {"topics", required_argument, NULL, 'T'},
+                                          {"snapshot", required_argument, NULL, 'G'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0, which = 0;
 
@@ -211,6 +219,9 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'T':
             rc = replay_events_parse_topics(optarg, &o->topics);
+            break;
+        case 'G':
+            o->snapshot = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -324,7 +335,9 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
             c->unknown_order, c->duplicate_order, c->bad_quantity, c->bad_price, c->over_execution,
             c->order_capacity, c->level_capacity, c->bad_level, c->bad_input, c->snapshot_mismatch);
     }
-    fputs("\n],\"counters\":", out);
+    fprintf(out,
+            "\n],\"snapshot\":{\"next_seq\":%" PRIu64 ",\"messages\":%" PRIu64 "},\"counters\":",
+            r->snapshot_next_seq, r->snapshot_messages);
     replay_print_counters(out, r);
     fputs("}\n", out);
 }
@@ -341,6 +354,41 @@ static int compare_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Reads a recorded GLIMPSE session into the fresh books of a run: 0, or 1 after saying why. */
+static int load_snapshot(struct replay *r, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "tickplane-replay: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 1 << 20;
+            uint8_t *more = realloc(buf, cap);
+            if (more == NULL)
+                break;
+            buf = more;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    fclose(f);
+    char err[160];
+    int rc = buf != NULL ? replay_snapshot_load(r, buf, len, err, sizeof(err)) : -ENOMEM;
+    free(buf);
+    if (rc != 0) {
+        fprintf(stderr, "tickplane-replay: --snapshot %s: %s\n", path,
+                rc == -ENOMEM ? strerror(ENOMEM) : err);
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -418,6 +466,9 @@ int main(int argc, char **argv)
             ev_sink = replay_events_sink(ev);
             replay_set_output(&r, &ev_sink);
         }
+        /* After the event file's sink: the snapshot's records are the file's first. */
+        if (o.snapshot != NULL && load_snapshot(&r, o.snapshot) != 0)
+            return 1;
         replay_progress_start(&progress, &r, stderr, (size_t)st.st_size, o.quiet);
         /* Wall time, and this thread's CPU time (the machine may be shared: both matter). */
         double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(CLOCK_THREAD_CPUTIME_ID);

@@ -91,6 +91,10 @@ struct replay {
     uint32_t instruments;      /* the registry's capacity */
     FILE *warn;
     uint64_t warnings;
+    /* A GLIMPSE snapshot (replay_snapshot.h): its messages, and the sequence the capture's
+     * messages count from (the arbiter starts there); 0: none loaded. */
+    uint64_t snapshot_next_seq;
+    uint64_t snapshot_messages;
     /* What the feeds reported through their sink (the same interface the publisher uses). */
     uint64_t changes[REPLAY_CHANGE_KINDS]; /* change records by kind */
     uint64_t events;                       /* end-of-event marks */

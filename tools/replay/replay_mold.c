@@ -23,7 +23,9 @@ int replay_mold_open(struct replay *r)
         .rules = TP_SEQ_MOLDUDP64,
         .held_max = REPLAY_HELD_MAX,
         .gap_wait_tsc = r->gap_wait_ns,
-        .start_seq = 1, /* a session starts at 1: a capture that does not has lost its start */
+        /* A session starts at 1: a capture that does not has lost its start, unless a snapshot
+         * (replay_snapshot.h) holds everything before its sequence. */
+        .start_seq = r->snapshot_next_seq ? r->snapshot_next_seq : 1,
         .max_jump = 4096,
     };
     size_t size = tp_arb_memsize(&p);

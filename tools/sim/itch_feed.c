@@ -1,6 +1,8 @@
 /* Model events -> ITCH 5.0 messages through the codec's writers (codecs/itch/itch50.h). */
 #include "itch_feed.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "truth.h"
@@ -216,6 +218,8 @@ int tp_sim_itch_run(struct tp_sim_model *m, uint64_t events, const struct tp_sim
         for (int i = 0; i < n && rc == 0; i++)
             rc = sink->message(sink->ctx, msg, tp_sim_itch_encode_event(m, &ev[i], msg),
                                ev[i].time_ns);
+        if (rc == 0 && sink->step_done != NULL)
+            rc = sink->step_done(sink->ctx);
     }
 
     t = m->now_ns + 1000;
@@ -224,5 +228,49 @@ int tp_sim_itch_run(struct tp_sim_model *m, uint64_t events, const struct tp_sim
     static const char end_codes[] = {'M', 'E', 'C'};
     for (size_t i = 0; i < sizeof(end_codes) && rc == 0; i++)
         rc = sink->message(sink->ctx, msg, system_event(msg, end_codes[i], t), t);
+    return rc;
+}
+
+static int by_order_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct tp_sim_order *)a)->id, y = ((const struct tp_sim_order *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+int tp_sim_itch_snapshot(const struct tp_sim_model *m, const struct tp_sim_msg_sink *sink)
+{
+    uint8_t msg[TP_SIM_ITCH_MAX_MSG];
+    uint64_t t = m->now_ns;
+    int rc = sink->message(sink->ctx, msg, system_event(msg, 'Q', t), t);
+    for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++) {
+        rc = sink->message(sink->ctx, msg, stock_directory(msg, m, id, t), t);
+        char state = m->instruments[id].status == TP_SIM_STATUS_HALTED ? 'H' : 'T';
+        if (rc == 0)
+            rc = sink->message(sink->ctx, msg, trading_action(msg, m, id, state, t), t);
+        if (rc == 0)
+            rc = sink->message(sink->ctx, msg, reg_sho(msg, m, id, t), t);
+    }
+    for (uint32_t id = 0; id < m->params.instruments && rc == 0; id++) {
+        const struct tp_sim_instrument *in = &m->instruments[id];
+        if (in->n_orders == 0)
+            continue;
+        struct tp_sim_order *orders = malloc(in->n_orders * sizeof(*orders));
+        if (orders == NULL)
+            return -ENOMEM;
+        for (uint32_t k = 0; k < in->n_orders; k++)
+            orders[k] = m->pool[in->orders[k]];
+        qsort(orders, in->n_orders, sizeof(*orders), by_order_id);
+        for (uint32_t k = 0; k < in->n_orders && rc == 0; k++) {
+            struct tp_sim_event add = {.time_ns = t,
+                                       .order_id = orders[k].id,
+                                       .price9 = orders[k].ticks * in->tick9,
+                                       .qty = orders[k].qty,
+                                       .instrument = id,
+                                       .kind = TP_SIM_EV_ADD,
+                                       .side = orders[k].side};
+            rc = sink->message(sink->ctx, msg, tp_sim_itch_encode_event(m, &add, msg), t);
+        }
+        free(orders);
+    }
     return rc;
 }

@@ -27,9 +27,21 @@ struct tp_sim_msg_sink {
     /* Called once per message; time_ns is the venue time. Returns 0 or a negative errno. */
     int (*message)(void *ctx, const uint8_t *msg, size_t len, uint64_t time_ns);
     void *ctx;
+    /* Optional: after the messages of each model step (the model then matches what was sent:
+     * the one point where a snapshot of it is consistent with the stream). 0 or -errno. */
+    int (*step_done)(void *ctx);
 };
 
 int tp_sim_itch_run(struct tp_sim_model *m, uint64_t events, const struct tp_sim_msg_sink *sink);
+
+/*
+ * The model's state now, as GLIMPSE 5.0 sends it: system event 'Q' (market hours), per
+ * instrument a stock directory 'R', a trading action 'H' (its status now) and a Reg SHO 'Y', then
+ * every live order as an add order ('A', or 'F' for the order ids the feed attributes), by
+ * instrument and, within one, by order id (time priority). The snapshot message 'G' is the
+ * caller's: it knows the sequence the feed has reached. Returns 0, -ENOMEM or the sink's error.
+ */
+int tp_sim_itch_snapshot(const struct tp_sim_model *m, const struct tp_sim_msg_sink *sink);
 
 /* Encodes one model event as its ITCH message; returns the length written. */
 size_t tp_sim_itch_encode_event(const struct tp_sim_model *m, const struct tp_sim_event *e,

@@ -15,6 +15,7 @@
 
 #include "binaryfile_out.h"
 #include "faults.h"
+#include "glimpse_server.h"
 #include "itch_feed.h"
 #include "live_out.h"
 #include "mdp3_feed.h"
@@ -46,6 +47,10 @@ struct options {
     struct tp_sim_endpoint endpoint_override[TP_SIM_STREAMS][TP_SIM_LINES];
     uint16_t vlan;
     struct tp_sim_mdp3_params mdp3;
+    /* GLIMPSE: the snapshot at feed sequence glimpse_at, served and/or recorded */
+    const char *glimpse_addr, *glimpse_file, *glimpse_user, *glimpse_password;
+    uint64_t glimpse_at, glimpse_serve_ms;
+    struct tp_sim_glimpse_faults glimpse_faults;
 };
 
 /* Per-line fault flags: --NAME-a / --NAME-b, stored in struct tp_sim_line_faults. */
@@ -102,6 +107,17 @@ enum {
     OPT_DEFINITION_EVERY,
     OPT_PACKET_BYTES,
     OPT_UNSEEN_LEVELS,
+    OPT_START_ORDERS,
+    OPT_GLIMPSE,
+    OPT_GLIMPSE_AT,
+    OPT_GLIMPSE_FILE,
+    OPT_GLIMPSE_USER,
+    OPT_GLIMPSE_PASSWORD,
+    OPT_GLIMPSE_SERVE_MS,
+    OPT_GLIMPSE_REFUSE,
+    OPT_GLIMPSE_DROPS,
+    OPT_GLIMPSE_DROP_AFTER,
+    OPT_GLIMPSE_PAUSE_US,
     OPT_FAULT_BASE = 1000, /* + 2 * flag index + line */
 };
 
@@ -110,7 +126,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
             "       tickplane-sim --version\n"
-            "model:   --seed X --symbols N --messages N --zipf S\n"
+            "model:   --seed X --symbols N --messages N --zipf S --start-orders N\n"
             "truth:   --truth F.json --depth D\n"
             "outputs: --binaryfile F (itch)  --pcap F.pcap  --live [--iface IF] [--rate "
             "PPS|--realtime X]\n"
@@ -118,6 +134,9 @@ static void usage(FILE *out)
             "         --packet-bytes N (fill packets to N payload bytes, as at peak)\n"
             "         --snapshot-addr G:P --snapshot-mbo-addr G:P --definition-addr G:P (mdp3)\n"
             "itch:    --rerequest HOST:PORT --rerequest-window N --linger-ms MS\n"
+            "         --glimpse HOST:PORT --glimpse-at SEQ --glimpse-file F --glimpse-serve-ms MS\n"
+            "         --glimpse-user U --glimpse-password P --glimpse-refuse N\n"
+            "         --glimpse-drops N --glimpse-drop-after MSGS --glimpse-pause-us US\n"
             "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
             "faults:  --both-loss P  --seq-reset-at N (messages)\n"
             "         --unseen-levels ID:N (mdp3: instrument ID's book existed before the "
@@ -228,6 +247,17 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
         {"unseen-levels", required_argument, NULL, OPT_UNSEEN_LEVELS},
+        {"start-orders", required_argument, NULL, OPT_START_ORDERS},
+        {"glimpse", required_argument, NULL, OPT_GLIMPSE},
+        {"glimpse-at", required_argument, NULL, OPT_GLIMPSE_AT},
+        {"glimpse-file", required_argument, NULL, OPT_GLIMPSE_FILE},
+        {"glimpse-user", required_argument, NULL, OPT_GLIMPSE_USER},
+        {"glimpse-password", required_argument, NULL, OPT_GLIMPSE_PASSWORD},
+        {"glimpse-serve-ms", required_argument, NULL, OPT_GLIMPSE_SERVE_MS},
+        {"glimpse-refuse", required_argument, NULL, OPT_GLIMPSE_REFUSE},
+        {"glimpse-drops", required_argument, NULL, OPT_GLIMPSE_DROPS},
+        {"glimpse-drop-after", required_argument, NULL, OPT_GLIMPSE_DROP_AFTER},
+        {"glimpse-pause-us", required_argument, NULL, OPT_GLIMPSE_PAUSE_US},
         {"help", no_argument, NULL, 'h'},
     };
     enum { N_BASE = sizeof(base_opts) / sizeof(base_opts[0]) };
@@ -372,6 +402,46 @@ static int parse_options(int argc, char **argv, struct options *o)
                 rc = -EINVAL;
             o->packet_bytes = (uint16_t)v;
             break;
+        case OPT_START_ORDERS:
+            /* Deep books (a snapshot of a million live orders): the cap follows. */
+            rc = parse_u32(optarg, &o->model.start_orders);
+            if (rc == 0 && (o->model.start_orders == 0 || o->model.start_orders > 100000))
+                rc = -EINVAL;
+            if (rc == 0 && o->model.max_orders < 4 * o->model.start_orders)
+                o->model.max_orders = 4 * o->model.start_orders;
+            break;
+        case OPT_GLIMPSE:
+            o->glimpse_addr = optarg;
+            break;
+        case OPT_GLIMPSE_AT:
+            rc = parse_u64(optarg, &o->glimpse_at);
+            break;
+        case OPT_GLIMPSE_FILE:
+            o->glimpse_file = optarg;
+            break;
+        case OPT_GLIMPSE_USER:
+            o->glimpse_user = optarg;
+            rc = strlen(optarg) <= 6 ? 0 : -EINVAL;
+            break;
+        case OPT_GLIMPSE_PASSWORD:
+            o->glimpse_password = optarg;
+            rc = strlen(optarg) <= 10 ? 0 : -EINVAL;
+            break;
+        case OPT_GLIMPSE_SERVE_MS:
+            rc = parse_u64(optarg, &o->glimpse_serve_ms);
+            break;
+        case OPT_GLIMPSE_REFUSE:
+            rc = parse_u32(optarg, &o->glimpse_faults.refuse);
+            break;
+        case OPT_GLIMPSE_DROPS:
+            rc = parse_u32(optarg, &o->glimpse_faults.drops);
+            break;
+        case OPT_GLIMPSE_DROP_AFTER:
+            rc = parse_u64(optarg, &o->glimpse_faults.drop_after);
+            break;
+        case OPT_GLIMPSE_PAUSE_US:
+            rc = parse_u32(optarg, &o->glimpse_faults.pause_us);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -465,7 +535,27 @@ static int outputs_close(struct outputs *out)
 struct itch_tee {
     struct tp_sim_binaryfile *binaryfile;
     struct tp_sim_mold_out *mold;
+    /* GLIMPSE: the snapshot is taken at the first step end where the feed reached glimpse_at */
+    const struct tp_sim_model *model;
+    uint64_t glimpse_at; /* 0: no snapshot */
+    struct tp_sim_glimpse *glimpse;
+    int glimpse_taken;
 };
+
+/* The sequence number the feed's next message gets (BinaryFILE alone: its message count + 1). */
+static uint64_t itch_tee_next_seq(const struct itch_tee *t)
+{
+    return t->mold != NULL ? t->mold->next_seq : t->binaryfile->messages + 1;
+}
+
+static int itch_tee_step_done(void *ctx)
+{
+    struct itch_tee *t = ctx;
+    if (t->glimpse_at == 0 || t->glimpse_taken || itch_tee_next_seq(t) < t->glimpse_at)
+        return 0;
+    t->glimpse_taken = 1;
+    return tp_sim_glimpse_build(t->glimpse, t->model, itch_tee_next_seq(t));
+}
 
 static int itch_tee_message(void *ctx, const uint8_t *msg, size_t len, uint64_t time_ns)
 {
@@ -494,6 +584,52 @@ static int open_rerequest(const struct options *o, struct tp_sim_rerequest_serve
     return rc;
 }
 
+/* The GLIMPSE snapshot and its server (served from main once the other files are written). */
+static struct tp_sim_glimpse glimpse_snapshot;
+static struct tp_sim_glimpse_server glimpse_server = {.fd = -1};
+
+/* Records and/or opens the server for the snapshot taken; reports both. */
+static int glimpse_report(const struct options *o, json_t *report)
+{
+    int rc = 0;
+    if (o->glimpse_file != NULL) {
+        rc = tp_sim_glimpse_write(&glimpse_snapshot, o->glimpse_file);
+        if (rc < 0)
+            fprintf(stderr, "tickplane-sim: %s: %s\n", o->glimpse_file, strerror(-rc));
+    }
+    if (rc == 0 && o->glimpse_addr != NULL) {
+        struct tp_sim_endpoint where;
+        rc = tp_sim_endpoint_parse(o->glimpse_addr, &where);
+        if (rc == 0)
+            rc = tp_sim_glimpse_open(&glimpse_server, &glimpse_snapshot, where.group, where.port,
+                                     o->glimpse_user, o->glimpse_password, &o->glimpse_faults);
+        if (rc < 0)
+            fprintf(stderr, "tickplane-sim: GLIMPSE server %s: %s\n", o->glimpse_addr,
+                    strerror(-rc));
+    }
+    json_object_set_new(report, "glimpse",
+                        json_pack("{s:I,s:I,s:I}", "next_seq",
+                                  (json_int_t)glimpse_snapshot.next_seq, "messages",
+                                  (json_int_t)glimpse_snapshot.messages, "live_orders",
+                                  (json_int_t)glimpse_snapshot.live_orders));
+    return rc;
+}
+
+/* Serves the snapshot for --glimpse-serve-ms and prints what the server did. */
+static void glimpse_serve(const struct options *o)
+{
+    if (glimpse_server.fd < 0)
+        return;
+    fprintf(stderr, "tickplane-sim: GLIMPSE server on %s port %u serving (next_seq %llu)\n",
+            o->glimpse_addr, tp_sim_glimpse_port(&glimpse_server),
+            (unsigned long long)glimpse_snapshot.next_seq);
+    tp_sim_glimpse_serve(&glimpse_server, o->glimpse_serve_ms);
+    fprintf(stderr, "tickplane-sim: GLIMPSE logins %llu refused %llu dropped %llu served %llu\n",
+            (unsigned long long)glimpse_server.logins, (unsigned long long)glimpse_server.refused,
+            (unsigned long long)glimpse_server.dropped, (unsigned long long)glimpse_server.served);
+    tp_sim_glimpse_close(&glimpse_server);
+}
+
 static int run_itch(struct options *o, struct tp_sim_model *m, json_t *report)
 {
     struct tp_sim_binaryfile bf;
@@ -501,7 +637,7 @@ static int run_itch(struct options *o, struct tp_sim_model *m, json_t *report)
     struct tp_sim_rerequest_server srv = {.fd = -1};
     struct tp_sim_mold_out mold;
     struct outputs out;
-    struct itch_tee tee = {NULL, NULL};
+    struct itch_tee tee = {0};
     int packets = o->pcap_path != NULL || o->live;
     int rc = 0;
 
@@ -541,8 +677,21 @@ static int run_itch(struct options *o, struct tp_sim_model *m, json_t *report)
         tee.mold = &mold;
     }
 
-    struct tp_sim_msg_sink sink = {.message = itch_tee_message, .ctx = &tee};
+    struct tp_sim_msg_sink sink = {
+        .message = itch_tee_message, .step_done = itch_tee_step_done, .ctx = &tee};
+    tee.model = m;
+    tee.glimpse = &glimpse_snapshot;
+    tee.glimpse_at = o->glimpse_addr != NULL || o->glimpse_file != NULL
+                         ? (o->glimpse_at > 0 ? o->glimpse_at : 1)
+                         : 0;
     rc = tp_sim_itch_run(m, o->messages, &sink);
+    /* A sequence past the end of the feed: the snapshot of the end of the day. */
+    if (rc == 0 && tee.glimpse_at > 0 && !tee.glimpse_taken) {
+        tee.glimpse_taken = 1;
+        rc = tp_sim_glimpse_build(&glimpse_snapshot, m, itch_tee_next_seq(&tee));
+    }
+    if (rc == 0 && tee.glimpse_taken)
+        rc = glimpse_report(o, report);
     if (tee.binaryfile != NULL) {
         int close_rc = tp_sim_binaryfile_close(&bf);
         rc = rc < 0 ? rc : close_rc;
@@ -661,6 +810,9 @@ int main(int argc, char **argv)
     if (rc == 0 && o.report_path != NULL && json_dump_file(report, o.report_path, JSON_INDENT(1)))
         rc = -EIO;
     json_decref(report);
+    if (rc == 0)
+        glimpse_serve(&o);
+    tp_sim_glimpse_free(&glimpse_snapshot);
     tp_sim_model_free(&m);
     return rc == 0 ? 0 : 1;
 }
