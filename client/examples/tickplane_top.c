@@ -34,7 +34,6 @@
 #include <time.h>
 
 #include "tickplane/tickplane.h"
-#include "tp_version.h"
 
 #define MAX_WATCH  64
 #define UNRESOLVED UINT32_MAX       /* a watched symbol whose definition has not arrived yet */
@@ -251,7 +250,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--by-name") == 0)
             w.by_name = 1;
         else if (strcmp(argv[i], "--version") == 0) {
-            tp_version_print(stdout, "tickplane-top");
+            printf("tickplane-top %s\n", tp_version());
             return 0;
         } else
             return usage(stderr);

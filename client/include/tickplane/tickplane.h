@@ -368,6 +368,9 @@ int tp_instrument_info(const struct tp_client *c, uint32_t id, struct tp_instrum
  */
 int tp_format_price(int64_t price9, int64_t tick9, char *out, size_t size);
 
+/* The library's version and the commit it was built from: "0.1.0 (commit 1a2b3c4d5e6f)". */
+const char *tp_version(void);
+
 /*
  * Add (subscribe) or remove (unsubscribe) interest in topics (TP_TOPIC_BIT mask) for the given
  * instruments; ids == NULL means every instrument. Subscribing to DEPTH or TOP loads the book
