@@ -62,7 +62,7 @@ void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uin
     if (rc < 0)
         dump_malformed(d, s, s->payload_offset + p.error_offset,
                        "EOBI BodyLen does not fit the packet (%zu bytes)", len);
-    if (index == 0) {
+    if (index == 0 && rc == 0) {
         dump_line_start(d, s, DUMP_PROTO_EOBI);
         fprintf(d->out, ",\"packetheader\":%s,\"index\":0}\n", header);
     }
