@@ -203,7 +203,7 @@ static void message_actuals(struct actuals *a, const char *prefix, const uint8_t
     bool truncated = strstr(json, "\"truncated\":true") != NULL;
     assert_int_equal(truncated, tp_eobi_check(msg, len) == -EBADMSG);
 
-    char lower[64], tree[96];
+    char lower[64], tree[160];
     size_t n = 0;
     for (const char *c = info->name; *c && n + 1 < sizeof(lower); c++)
         lower[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
