@@ -4,9 +4,10 @@
 #include "eobi_json.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+
+#include "json_out.h"
 
 #define TP_EOBI_GEN_FIELD_INFO(M, f, name, kind, off)                                              \
     {name, TP_EOBI_KIND_OF_##kind, off, TP_EOBI_WIDTH_##kind},
@@ -45,69 +46,49 @@ const struct tp_eobi_field_info *tp_eobi_md_entry_fields(size_t *count)
     return md_entry_fields;
 }
 
-/* snprintf-style appender: keeps counting after the buffer is full. */
-struct json_out {
-    char *buf;
-    size_t cap;
-    size_t len;
-};
-
-static void out_printf(struct json_out *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct json_out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->len < o->cap ? o->cap - o->len : 0;
-    int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->len += (size_t)n;
-}
-
 /* "-10.50000000" and its price9 twin; both null for the null price. */
-static void out_price(struct json_out *o, const char *name, int64_t price)
+static void out_price(struct tp_json_out *o, const char *name, int64_t price)
 {
     if (price == TP_EOBI_PRICE_NULL) {
-        out_printf(o, "null,\"%s_p9\":null", name);
+        tp_json_printf(o, "null,\"%s_p9\":null", name);
         return;
     }
     uint64_t magnitude = price < 0 ? (uint64_t)0 - (uint64_t)price : (uint64_t)price;
-    out_printf(o, "\"%s%" PRIu64 ".%08" PRIu64 "\",\"%s_p9\":%" PRId64, price < 0 ? "-" : "",
-               magnitude / 100000000u, magnitude % 100000000u, name, tp_eobi_price_to_p9(price));
+    tp_json_printf(o, "\"%s%" PRIu64 ".%08" PRIu64 "\",\"%s_p9\":%" PRId64, price < 0 ? "-" : "",
+                   magnitude / 100000000u, magnitude % 100000000u, name,
+                   tp_eobi_price_to_p9(price));
 }
 
-static void out_field(struct json_out *o, const struct tp_eobi_field_info *f, const uint8_t *p)
+static void out_field(struct tp_json_out *o, const struct tp_eobi_field_info *f, const uint8_t *p)
 {
-    out_printf(o, ",\"%s\":", f->name);
+    tp_json_printf(o, ",\"%s\":", f->name);
     switch (f->kind) {
     case TP_EOBI_KIND_U8:
-        out_printf(o, "%u", p[0]);
+        tp_json_printf(o, "%u", p[0]);
         break;
     case TP_EOBI_KIND_U16:
-        out_printf(o, "%u", tp_eobi_le16(p));
+        tp_json_printf(o, "%u", tp_eobi_le16(p));
         break;
     case TP_EOBI_KIND_U32:
-        out_printf(o, "%" PRIu32, tp_eobi_le32(p));
+        tp_json_printf(o, "%" PRIu32, tp_eobi_le32(p));
         break;
     case TP_EOBI_KIND_I32:
-        out_printf(o, "%" PRId32, (int32_t)tp_eobi_le32(p));
+        tp_json_printf(o, "%" PRId32, (int32_t)tp_eobi_le32(p));
         break;
     case TP_EOBI_KIND_U64:
-        out_printf(o, "%" PRIu64, tp_eobi_le64(p));
+        tp_json_printf(o, "%" PRIu64, tp_eobi_le64(p));
         break;
     case TP_EOBI_KIND_I64:
-        out_printf(o, "%" PRId64, (int64_t)tp_eobi_le64(p));
+        tp_json_printf(o, "%" PRId64, (int64_t)tp_eobi_le64(p));
         break;
     case TP_EOBI_KIND_PRICE:
         out_price(o, f->name, (int64_t)tp_eobi_le64(p));
         break;
     case TP_EOBI_KIND_PAD:
-        out_printf(o, "\"");
+        tp_json_printf(o, "\"");
         for (unsigned i = 0; i < f->width; i++)
-            out_printf(o, "%02x", p[i]);
-        out_printf(o, "\"");
+            tp_json_printf(o, "%02x", p[i]);
+        tp_json_printf(o, "\"");
         break;
     }
 }
@@ -119,11 +100,12 @@ int tp_eobi_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
     const struct tp_eobi_message_info *info = tp_eobi_message_info(tp_eobi_template_id(msg));
     if (info == NULL)
         return -ENOMSG;
-    struct json_out o = {out, cap, 0};
+    struct tp_json_out o = {out, cap, 0};
     if (cap > 0)
         out[0] = '\0';
-    out_printf(&o, "{\"templateid\":%u,\"message\":\"%s\",\"bodylen\":%zu,\"msgseqnum\":%" PRIu32,
-               info->template_id, info->name, len, tp_eobi_msg_seq_num(msg));
+    tp_json_printf(&o,
+                   "{\"templateid\":%u,\"message\":\"%s\",\"bodylen\":%zu,\"msgseqnum\":%" PRIu32,
+                   info->template_id, info->name, len, tp_eobi_msg_seq_num(msg));
     bool truncated = false;
     for (unsigned i = 0; i < info->nfields; i++) {
         const struct tp_eobi_field_info *f = &info->fields[i];
@@ -135,22 +117,22 @@ int tp_eobi_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
     }
     if (!truncated && info->template_id == TP_EOBI_INSTRUMENT_SUMMARY) {
         unsigned entries = tp_eobi_instrument_summary_no_md_entries(msg);
-        out_printf(&o, ",\"mdentries\":[");
+        tp_json_printf(&o, ",\"mdentries\":[");
         for (unsigned e = 0; e < entries; e++) {
             const uint8_t *entry = tp_eobi_md_entry(msg, e);
             if ((size_t)(entry - msg) + TP_EOBI_MD_ENTRY_LEN > len) {
                 truncated = true;
                 break;
             }
-            out_printf(&o, "%s{\"index\":%u", e ? "," : "", e + 1);
+            tp_json_printf(&o, "%s{\"index\":%u", e ? "," : "", e + 1);
             for (size_t i = 0; i < COUNT_OF(md_entry_fields); i++)
                 out_field(&o, &md_entry_fields[i], entry + md_entry_fields[i].offset);
-            out_printf(&o, "}");
+            tp_json_printf(&o, "}");
         }
-        out_printf(&o, "]");
+        tp_json_printf(&o, "]");
     }
     if (truncated)
-        out_printf(&o, ",\"truncated\":true");
-    out_printf(&o, "}");
+        tp_json_printf(&o, ",\"truncated\":true");
+    tp_json_printf(&o, "}");
     return (int)o.len;
 }
