@@ -21,8 +21,9 @@
  * After tp_eobi_check, the accessors read fixed offsets with no further checks.
  *
  * One table describes the layouts: TP_EOBI_MESSAGES lists the templates, TP_EOBI_FIELDS_<name>
- * each template's fields (C name, wire name, kind, offset from the message start) in the
- * order of Eurex's EOBI manual. From it the preprocessor generates, for message <m>, field <f>:
+ * each template's fields (C name, wire name, kind, offset from the message start) in wire
+ * order; tests/conformance checks them against real 6.0 packets and an independent decoder. From it
+ * the preprocessor generates, for message <m>, field <f>:
  *
  *   T    tp_eobi_<m>_<f>(const uint8_t *msg)       read in place (after tp_eobi_check)
  *   struct tp_eobi_<m>                              plain values (pads left out)
@@ -142,7 +143,7 @@ static inline int64_t tp_eobi_price_to_p9(int64_t price)
     return price * 10;
 }
 
-/* ---- the layout table (EOBI manual, T7 release 6.0, message layouts) ------------------- */
+/* ---- the layout table (T7 release 6.0 message layouts) ---------------------------------- */
 
 /* The tables read best one field per line, as in the manual. */
 /* clang-format off */
