@@ -4,8 +4,9 @@
 #include "itch50_json.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
+
+#include "json_out.h"
 
 /* One field description per entry of the layout table. */
 #define TP_ITCH_GEN_FIELD_INFO(M, f, name, kind, off)                                              \
@@ -36,57 +37,36 @@ const struct tp_itch_message_info *tp_itch_message_infos(size_t *count)
     return message_infos;
 }
 
-/* snprintf-style appender: keeps counting after the buffer is full. */
-struct json_out {
-    char *buf;
-    size_t cap;
-    size_t len;
-};
-
-static void out_printf(struct json_out *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void out_printf(struct json_out *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->len < o->cap ? o->cap - o->len : 0;
-    int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->len += (size_t)n;
-}
-
 /*
  * A JSON string of width bytes, control and non-ASCII escaped. A wider Alpha field's trailing
  * spaces are padding and removed; a one-byte code is printed as it is, since a space there is a
  * value (Price Variation Indicator ' ': no calculation).
  */
-static void out_alpha(struct json_out *o, const uint8_t *p, size_t width)
+static void out_alpha(struct tp_json_out *o, const uint8_t *p, size_t width)
 {
     size_t len = width;
     while (width > 1 && len > 0 && p[len - 1] == ' ')
         len--;
-    out_printf(o, "\"");
+    tp_json_printf(o, "\"");
     for (size_t i = 0; i < len; i++) {
         uint8_t c = p[i];
         if (c == '"' || c == '\\')
-            out_printf(o, "\\%c", c);
+            tp_json_printf(o, "\\%c", c);
         else if (c < 0x20 || c > 0x7e)
-            out_printf(o, "\\u%04x", c);
+            tp_json_printf(o, "\\u%04x", c);
         else
-            out_printf(o, "%c", c);
+            tp_json_printf(o, "%c", c);
     }
-    out_printf(o, "\"");
+    tp_json_printf(o, "\"");
 }
 
 /* "123.4500" for a Price(4), "123.45000000" for a Price(8), and the price9 twin. */
-static void out_price(struct json_out *o, const char *name, uint64_t raw, unsigned decimals,
+static void out_price(struct tp_json_out *o, const char *name, uint64_t raw, unsigned decimals,
                       int64_t p9)
 {
     uint64_t scale = decimals == 4 ? 10000u : 100000000u;
-    out_printf(o, "\"%" PRIu64 ".%0*" PRIu64 "\",\"%s_p9\":%" PRId64, raw / scale, (int)decimals,
-               raw % scale, name, p9);
+    tp_json_printf(o, "\"%" PRIu64 ".%0*" PRIu64 "\",\"%s_p9\":%" PRId64, raw / scale,
+                   (int)decimals, raw % scale, name, p9);
 }
 
 int tp_itch_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
@@ -95,15 +75,15 @@ int tp_itch_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
     if (type < 0)
         return type;
     const struct tp_itch_message_info *info = tp_itch_message_info((uint8_t)type);
-    struct json_out o = {out, cap, 0};
+    struct tp_json_out o = {out, cap, 0};
     if (cap > 0)
         out[0] = '\0';
 
-    out_printf(&o, "{\"type\":\"%c\",\"message\":\"%s\"", info->type, info->name);
+    tp_json_printf(&o, "{\"type\":\"%c\",\"message\":\"%s\"", info->type, info->name);
     for (unsigned i = 0; i < info->nfields; i++) {
         const struct tp_itch_field_info *f = &info->fields[i];
         const uint8_t *p = msg + f->offset;
-        out_printf(&o, ",\"%s\":", f->name);
+        tp_json_printf(&o, ",\"%s\":", f->name);
         switch (f->kind) {
         case TP_ITCH_KIND_CHAR:
         case TP_ITCH_KIND_ALPHA2:
@@ -112,16 +92,16 @@ int tp_itch_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
             out_alpha(&o, p, f->width);
             break;
         case TP_ITCH_KIND_U16:
-            out_printf(&o, "%u", (unsigned)tp_load_be16(p));
+            tp_json_printf(&o, "%u", (unsigned)tp_load_be16(p));
             break;
         case TP_ITCH_KIND_U32:
-            out_printf(&o, "%" PRIu32, tp_load_be32(p));
+            tp_json_printf(&o, "%" PRIu32, tp_load_be32(p));
             break;
         case TP_ITCH_KIND_U64:
-            out_printf(&o, "%" PRIu64, tp_load_be64(p));
+            tp_json_printf(&o, "%" PRIu64, tp_load_be64(p));
             break;
         case TP_ITCH_KIND_TS:
-            out_printf(&o, "%" PRIu64, tp_load_be48(p));
+            tp_json_printf(&o, "%" PRIu64, tp_load_be48(p));
             break;
         case TP_ITCH_KIND_PRICE4:
             out_price(&o, f->name, tp_load_be32(p), 4, tp_itch_price4_to_p9(tp_load_be32(p)));
@@ -131,6 +111,6 @@ int tp_itch_print_json(char *out, size_t cap, const uint8_t *msg, size_t len)
             break;
         }
     }
-    out_printf(&o, "}");
+    tp_json_printf(&o, "}");
     return (int)o.len;
 }

@@ -97,6 +97,47 @@ static void compare_leaf(const char *what, const char *path, const char *theirs,
              theirs);
 }
 
+/* True for the label of a subtree: "" (or an array of them) next to the object's key_tree. */
+static bool is_label(json_t *node, const char *key, json_t *value)
+{
+    char tree[256];
+    snprintf(tree, sizeof(tree), "%s_tree", key);
+    if (json_object_get(node, tree) == NULL)
+        return false;
+    if (json_is_string(value))
+        return json_string_value(value)[0] == '\0';
+    size_t i;
+    json_t *item;
+    json_array_foreach(value, i, item)
+    {
+        if (!json_is_string(item) || json_string_value(item)[0] != '\0')
+            return false;
+    }
+    return json_is_array(value);
+}
+
+static void walk(const char *what, json_t *node, const char *prefix, struct actuals *a);
+
+static void walk_value(const char *what, json_t *value, const char *path, struct actuals *a)
+{
+    if (json_is_object(value)) {
+        walk(what, value, path, a);
+    } else if (json_is_array(value)) {
+        size_t i;
+        json_t *item;
+        json_array_foreach(value, i, item)
+        {
+            char at[256];
+            snprintf(at, sizeof(at), "%s/%zu", path, i);
+            walk_value(what, item, at, a);
+        }
+    } else if (json_is_string(value)) {
+        compare_leaf(what, path, json_string_value(value), a);
+    } else {
+        fail_msg("%s: %s is neither a string, an array nor an object", what, path);
+    }
+}
+
 static void walk(const char *what, json_t *node, const char *prefix, struct actuals *a)
 {
     const char *key;
@@ -105,8 +146,10 @@ static void walk(const char *what, json_t *node, const char *prefix, struct actu
     {
         char path[256];
         snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", key);
-        if (json_is_object(value))
-            walk(what, value, path, a);
+        if (is_label(node, key, value))
+            continue;
+        if (json_is_object(value) || json_is_array(value))
+            walk_value(what, value, path, a);
         else if (strncmp(key, "padding", 7) == 0)
             continue;
         else if (json_is_string(value))
@@ -153,10 +196,12 @@ void check_flow(json_t *entry, const struct tp_udp_view *udp)
 
 /* ---- driver: one cmocka test per capture ----------------------------------------------- */
 
+enum venue { VENUE_MDP3, VENUE_ITCH, VENUE_EOBI };
+
 struct capture {
     char pcap[512];
     char expected[512];
-    int itch; /* else mdp3 */
+    enum venue venue;
 };
 
 static void test_capture(void **state)
@@ -183,8 +228,10 @@ static void test_capture(void **state)
         struct tp_udp_view udp = {0};
         assert_int_equal(tp_net_parse_udp(data, h->caplen, 0, &udp), 0);
         check_flow(entry, &udp);
-        if (c->itch)
+        if (c->venue == VENUE_ITCH)
             check_itch_frame(entry, udp.payload, udp.payload_len);
+        else if (c->venue == VENUE_EOBI)
+            check_eobi_frame(entry, udp.payload, udp.payload_len);
         else
             check_mdp3_frame(entry, udp.payload, udp.payload_len);
     }
@@ -199,7 +246,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Adds dir's captures that have an .expected.json; returns how many. */
-static size_t find_captures(const char *dir, int itch, struct capture *out, size_t room)
+static size_t find_captures(const char *dir, enum venue venue, struct capture *out, size_t room)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -214,7 +261,7 @@ static size_t find_captures(const char *dir, int itch, struct capture *out, size
         snprintf(c->pcap, sizeof(c->pcap), "%s/%s", dir, e->d_name);
         snprintf(c->expected, sizeof(c->expected), "%s/%.*s.expected.json", dir, (int)(len - 5),
                  e->d_name);
-        c->itch = itch;
+        c->venue = venue;
         struct stat st;
         if (stat(c->expected, &st) == 0)
             n++;
@@ -239,9 +286,11 @@ int main(int argc, char **argv)
     static struct capture captures[MAX_CAPTURES];
     char dir[512];
     snprintf(dir, sizeof(dir), "%s/cme-mdp3-v9", root);
-    size_t n = find_captures(dir, 0, captures, MAX_CAPTURES);
+    size_t n = find_captures(dir, VENUE_MDP3, captures, MAX_CAPTURES);
     snprintf(dir, sizeof(dir), "%s/nasdaq-itch50", root);
-    n += find_captures(dir, 1, captures + n, MAX_CAPTURES - n);
+    n += find_captures(dir, VENUE_ITCH, captures + n, MAX_CAPTURES - n);
+    snprintf(dir, sizeof(dir), "%s/eurex-eobi-t7-v6", root);
+    n += find_captures(dir, VENUE_EOBI, captures + n, MAX_CAPTURES - n);
     if (n == 0) {
         printf("SKIP: no captures with .expected.json under '%s'\n", root);
         return 77;

@@ -8,11 +8,13 @@
  * it), so the last message is compared field by field and every other message must decode.
  *
  * Our side produces "actual" values named by the expected tree's paths; the per-protocol tables
- * (conformance_itch.c, conformance_mdp3.c) are the explicit map from their names to our fields.
- * conformance_compare() then requires every expected leaf to have an equal actual value (leaves
- * named padding* are skipped: padding has no value), and every required actual to be expected.
- * Not required: values they leave out when blank (an all-space ITCH alpha field or MoldUDP64
- * session) and MDP3 null prices (their null format is not in the captures).
+ * (conformance_itch.c, conformance_mdp3.c, conformance_eobi.c) are the explicit map from their
+ * names to our fields. conformance_compare() then requires every expected leaf to have an equal
+ * actual value (leaves named padding* are skipped: padding has no value), and every required actual
+ * to be expected. A subtree's label (an empty string, or an array of them, next to its
+ * "<key>_tree") carries no value; an array of subtrees is walked with the index in the path
+ * ("message_tree/1/..."). Not required: values they leave out when blank (an all-space ITCH alpha
+ * field or MoldUDP64 session) and MDP3 null prices (their null format is not in the captures).
  */
 #ifndef TP_CONFORMANCE_H
 #define TP_CONFORMANCE_H
@@ -65,5 +67,6 @@ void check_flow(json_t *entry, const struct tp_udp_view *udp);
 /* Per-protocol frame checks: the frame's UDP payload against one expected entry. */
 void check_itch_frame(json_t *entry, const uint8_t *payload, size_t len);
 void check_mdp3_frame(json_t *entry, const uint8_t *payload, size_t len);
+void check_eobi_frame(json_t *entry, const uint8_t *payload, size_t len);
 
 #endif /* TP_CONFORMANCE_H */

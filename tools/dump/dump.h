@@ -54,6 +54,8 @@ void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uin
                       size_t len);
 void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
                       size_t len);
+void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
+                      size_t len);
 
 /* Prints every message of a Nasdaq BinaryFILE (ITCH); 0, or -errno when it cannot be read. */
 int dump_binaryfile(struct dump_out *d, const char *path);

@@ -17,12 +17,23 @@ enum dump_proto dump_proto_parse(const char *name)
         return DUMP_PROTO_MDP3;
     if (strcmp(name, "itch") == 0)
         return DUMP_PROTO_ITCH;
+    if (strcmp(name, "eobi") == 0)
+        return DUMP_PROTO_EOBI;
     return DUMP_PROTO_NONE;
 }
 
 const char *dump_proto_name(enum dump_proto proto)
 {
-    return proto == DUMP_PROTO_MDP3 ? "mdp3" : proto == DUMP_PROTO_ITCH ? "itch" : "none";
+    switch (proto) {
+    case DUMP_PROTO_MDP3:
+        return "mdp3";
+    case DUMP_PROTO_ITCH:
+        return "itch";
+    case DUMP_PROTO_EOBI:
+        return "eobi";
+    default:
+        return "none";
+    }
 }
 
 /* Parses an unsigned decimal in [0, max] spanning all of s. */
@@ -83,7 +94,7 @@ int flow_map_parse(struct flow_map *map, const char *spec, char *err, size_t err
             break;
         }
         if (parse_rule(item, &map->rules[map->count]) < 0) {
-            snprintf(err, errlen, "bad flow rule '%s' (want IP:PORT[@VLAN]=mdp3|itch)", shown);
+            snprintf(err, errlen, "bad flow rule '%s' (want IP:PORT[@VLAN]=mdp3|itch|eobi)", shown);
             rc = -EINVAL;
             break;
         }

@@ -1,7 +1,7 @@
 /*
  * flow_map.h - which protocol a UDP flow carries, for tickplane-dump.
  *
- * A map is parsed from "IP:PORT[@VLAN]=PROTO,..." (PROTO: mdp3 or itch). A rule without @VLAN
+ * A map is parsed from "IP:PORT[@VLAN]=PROTO,..." (PROTO: mdp3, itch or eobi). A rule without @VLAN
  * matches the flow on any VLAN. A small fixed array searched linearly: the tool is not a hot
  * path and maps hold a handful of feeds.
  */
@@ -16,6 +16,7 @@ enum dump_proto {
     DUMP_PROTO_NONE = 0,
     DUMP_PROTO_MDP3,
     DUMP_PROTO_ITCH,
+    DUMP_PROTO_EOBI,
 };
 
 #define FLOW_MAP_MAX      64
@@ -33,7 +34,7 @@ struct flow_map {
     struct flow_rule rules[FLOW_MAP_MAX];
 };
 
-/* "mdp3" / "itch" -> protocol; DUMP_PROTO_NONE for anything else. */
+/* "mdp3" / "itch" / "eobi" -> protocol; DUMP_PROTO_NONE for anything else. */
 enum dump_proto dump_proto_parse(const char *name);
 const char *dump_proto_name(enum dump_proto proto);
 

@@ -1,7 +1,7 @@
 /*
  * tickplane-dump - prints every market-data message of a capture as JSON lines.
  *
- *   tickplane-dump [--proto mdp3|itch] [--map IP:PORT[@VLAN]=PROTO,...] CAPTURE.pcap
+ *   tickplane-dump [--proto mdp3|itch|eobi] [--map IP:PORT[@VLAN]=PROTO,...] CAPTURE.pcap
  *   tickplane-dump --binaryfile ITCH-FILE
  *
  * The capture is a pcap or pcapng file of Ethernet frames, read with codecs/net's pcap_reader. A
@@ -37,7 +37,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tickplane-dump [--proto mdp3|itch] [--map IP:PORT[@VLAN]=mdp3|itch,...]"
+    fprintf(f, "usage: tickplane-dump [--proto mdp3|itch|eobi] [--map IP:PORT[@VLAN]=PROTO,...]"
                " [--summary] CAPTURE.pcap\n"
                "       tickplane-dump --binaryfile ITCH-BINARYFILE [--summary]\n"
                "       tickplane-dump --version\n");
@@ -67,6 +67,8 @@ static void dump_frame(struct dump_out *d, const struct flow_map *map, enum dump
         dump_itch_packet(d, &s, udp.payload, udp.payload_len);
     else if (proto == DUMP_PROTO_MDP3)
         dump_mdp3_packet(d, &s, udp.payload, udp.payload_len);
+    else if (proto == DUMP_PROTO_EOBI)
+        dump_eobi_packet(d, &s, udp.payload, udp.payload_len);
     else
         d->skipped++;
 }

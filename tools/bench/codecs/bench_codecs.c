@@ -3,11 +3,13 @@
  *
  *   bench_codecs [--runs N] [--cpu C] [--min-ms M]
  *
- * Three cases, each over a buffer built up front with the project's own encoders:
+ * Four cases, each over a buffer built up front with the project's own encoders:
  *   mdp3_book46_decode  MDP3 packets of MDIncrementalRefreshBook46 messages with 5 NoMDEntries;
  *                       frames every message, wraps it, reads every root and entry field.
  *   itch_add_order_decode  MoldUDP64 packets of ITCH Add Order messages; frames, length-checks
  *                       and reads every field (price converted to price9).
+ *   eobi_order_add_decode  EOBI 6.0 packets of OrderAdd messages; checks the PacketHeader,
+ *                       frames and checks every message, reads every field (price to price9).
  *   packet_parse        802.1Q-tagged Ethernet/IPv4/UDP frames through tp_net_parse_udp.
  * Every value read feeds a checksum that is printed, so the compiler cannot drop the work.
  * Each run walks the buffer enough times to last at least --min-ms of CPU time; the median of
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "eobi.h"
 #include "itch50.h"
 #include "mdp3_packet.h"
 #include "moldudp64.h"
@@ -34,6 +37,7 @@
 #define MTU_PAYLOAD     1472         /* UDP payload of a 1500-byte MTU */
 #define MDP3_PER_PACKET 6
 #define ITCH_PER_PACKET 38
+#define EOBI_PER_PACKET 30 /* (1472 - PacketHeader) / OrderAdd */
 #define BOOK_ENTRIES    5
 
 /* A buffer of packets: [u16 length][packet] repeated. */
@@ -224,6 +228,64 @@ static uint64_t decode_itch_packet(const uint8_t *pkt, size_t len, size_t *messa
     return p.sequence + header + ref + side + shares + stock + price;
 }
 
+/* ---- EOBI -------------------------------------------------------------------------- */
+
+static void build_eobi(struct packets *p)
+{
+    uint64_t seq = 1;
+    uint8_t *pkt;
+    while ((pkt = packet_slot(p, MTU_PAYLOAD)) != NULL) {
+        struct tp_eobi_packet_header h = {.appl_seq_num = seq,
+                                          .market_segment_id = 589,
+                                          .completion_indicator = 1,
+                                          .transact_time = 1700000000000000000ull + seq};
+        size_t len =
+            (size_t)tp_eobi_packet_header_encode(pkt, MTU_PAYLOAD, &h, TP_EOBI_NO_MSG_SEQ_NUM);
+        for (int i = 0; i < EOBI_PER_PACKET; i++) {
+            struct tp_eobi_order_add a = {.trd_reg_ts_time_in = 1700000000000000000ull + seq,
+                                          .security_id = 2049587 + (int64_t)(seq % 64),
+                                          .trd_reg_ts_time_priority = 1700000000000000001ull + seq,
+                                          .display_qty = 10,
+                                          .side = (seq & 1) ? 1 : 2,
+                                          .ord_type = 2,
+                                          .price = 996100000000 + (int64_t)(seq % 500) * 5000000};
+            int n = tp_eobi_order_add_encode(pkt + len, MTU_PAYLOAD - len, &a, (uint32_t)seq);
+            if (n != 48)
+                abort();
+            len += (size_t)n;
+            seq++;
+            p->messages++;
+        }
+        packet_commit(p, len);
+    }
+}
+
+static uint64_t decode_eobi_packet(const uint8_t *pkt, size_t len, size_t *messages)
+{
+    struct tp_eobi_packet p;
+    struct tp_eobi_msg m;
+    uint64_t header = 0, times = 0, security = 0, qty = 0, side = 0, price = 0;
+    size_t count = 0;
+    if (tp_eobi_packet_init(&p, pkt, len) != 0)
+        abort();
+    header = tp_eobi_packet_header_appl_seq_num(pkt) +
+             (uint64_t)tp_eobi_packet_header_market_segment_id(pkt) +
+             tp_eobi_packet_header_completion_indicator(pkt);
+    while (tp_eobi_packet_next(&p, &m) == 1) {
+        if (tp_eobi_check(m.data, m.len) != TP_EOBI_ORDER_ADD)
+            abort();
+        times += tp_eobi_order_add_trd_reg_ts_time_in(m.data) +
+                 tp_eobi_order_add_trd_reg_ts_time_priority(m.data) + m.msg_seq_num;
+        security += (uint64_t)tp_eobi_order_add_security_id(m.data);
+        qty += (uint64_t)tp_eobi_order_add_display_qty(m.data);
+        side += tp_eobi_order_add_side(m.data) + tp_eobi_order_add_ord_type(m.data);
+        price += (uint64_t)tp_eobi_price_to_p9(tp_eobi_order_add_price(m.data));
+        count++;
+    }
+    *messages += count;
+    return header + times + security + qty + side + price;
+}
+
 /* ---- Ethernet / IPv4 / UDP ------------------------------------------------------------ */
 
 static void build_frames(struct packets *p)
@@ -343,17 +405,20 @@ int main(int argc, char **argv)
     }
 
     struct packets mdp3 = {.buf = malloc(BUF_BYTES)}, itch = {.buf = malloc(BUF_BYTES)},
-                   frames = {.buf = malloc(BUF_BYTES)};
-    if (mdp3.buf == NULL || itch.buf == NULL || frames.buf == NULL)
+                   eobi = {.buf = malloc(BUF_BYTES)}, frames = {.buf = malloc(BUF_BYTES)};
+    if (mdp3.buf == NULL || itch.buf == NULL || eobi.buf == NULL || frames.buf == NULL)
         return 1;
     build_mdp3(&mdp3);
     build_itch(&itch);
+    build_eobi(&eobi);
     build_frames(&frames);
     bench("mdp3_book46_5entries_decode", &mdp3, decode_mdp3_packet, runs, min_ms, BOOK_ENTRIES);
     bench("itch_add_order_decode", &itch, decode_itch_packet, runs, min_ms, 1);
+    bench("eobi_order_add_decode", &eobi, decode_eobi_packet, runs, min_ms, 1);
     bench("packet_parse_vlan_ipv4_udp", &frames, parse_frame, runs, min_ms, 1);
     free(mdp3.buf);
     free(itch.buf);
+    free(eobi.buf);
     free(frames.buf);
     return 0;
 }

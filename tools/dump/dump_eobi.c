@@ -1,0 +1,70 @@
+/*
+ * dump_eobi.c - Eurex T7 EOBI 6.0 packets -> JSON lines, through the codec's JSON printer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+#include "eobi_json.h"
+
+/* Prints msg's JSON into d->json (grown as needed); the printer's result. */
+static int print_eobi(struct dump_out *d, const uint8_t *msg, size_t len)
+{
+    int n = tp_eobi_print_json(d->json, d->json_cap, msg, len);
+    if (n >= 0 && (size_t)n >= d->json_cap) {
+        if (dump_json_reserve(d, (size_t)n) < 0)
+            return -ENOMEM;
+        n = tp_eobi_print_json(d->json, d->json_cap, msg, len);
+    }
+    return n;
+}
+
+void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
+                      size_t len)
+{
+    struct tp_eobi_packet p;
+    if (tp_eobi_packet_init(&p, payload, len) < 0) {
+        dump_malformed(d, s, s->payload_offset,
+                       "EOBI packet of %zu bytes has no valid PacketHeader", len);
+        return;
+    }
+    /* The header line part, printed once and repeated on every message's line. */
+    size_t header_len = tp_eobi_body_len(payload);
+    int n = print_eobi(d, payload, header_len);
+    if (n < 0) {
+        dump_malformed(d, s, s->payload_offset, "out of memory printing an EOBI PacketHeader");
+        return;
+    }
+    char *header = strdup(d->json);
+    if (header == NULL) {
+        dump_malformed(d, s, s->payload_offset, "out of memory printing an EOBI PacketHeader");
+        return;
+    }
+    struct tp_eobi_msg m;
+    unsigned index = 0;
+    int rc;
+    while ((rc = tp_eobi_packet_next(&p, &m)) == 1) {
+        size_t offset = s->payload_offset + m.offset;
+        int check = tp_eobi_check(m.data, m.len);
+        n = print_eobi(d, m.data, m.len);
+        dump_line_start(d, s, DUMP_PROTO_EOBI);
+        fprintf(d->out, ",\"packetheader\":%s,\"index\":%u,\"msg\":%s}\n", header, ++index,
+                n < 0 ? "null" : d->json);
+        if (check >= 0)
+            d->messages++;
+        else if (check == -ENOMSG)
+            dump_malformed(d, s, offset, "EOBI template %u is not decoded", m.template_id);
+        else
+            dump_malformed(d, s, offset, "EOBI template %u of %u bytes is shorter than its layout",
+                           m.template_id, m.len);
+    }
+    if (rc < 0)
+        dump_malformed(d, s, s->payload_offset + p.error_offset,
+                       "EOBI BodyLen does not fit the packet (%zu bytes)", len);
+    if (index == 0 && rc == 0) {
+        dump_line_start(d, s, DUMP_PROTO_EOBI);
+        fprintf(d->out, ",\"packetheader\":%s,\"index\":0}\n", header);
+    }
+    free(header);
+}
