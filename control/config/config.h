@@ -187,7 +187,7 @@ struct tp_cfg_channel {
     uint32_t give_up_ms;             /* mark stale after this long in recovery, default 5000 */
     uint32_t silence_ms; /* ITCH: both lines quiet this long flags the books, default 3000 */
     bool audit_always;   /* MDP3: stay on the snapshot lines, every book audited each cycle */
-    char schema[TP_CFG_PATH_MAX]; /* MDP3 SBE schema file ("" = built-in) */
+    char schema[TP_CFG_PATH_MAX];        /* MDP3 SBE schema file ("" = built-in) */
     struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
 
     /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */

@@ -94,12 +94,12 @@ struct tp_channel_params {
     struct tp_instruments *registry;
     struct tp_books *books;
     const struct tp_instrument_filter *filter;
-    uint16_t itch_slot;         /* the registry's locate map for this channel */
-    uint8_t mdp3_book_type;     /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
-    bool has_snapshot;          /* MDP3: snapshot lines configured */
-    bool has_definitions;       /* MDP3: definition lines configured */
-    bool audit_always;          /* MDP3: stay on the snapshot lines to audit every book each cycle */
-    size_t replay_bytes;        /* MDP3: incrementals kept for replay while recovering */
+    uint16_t itch_slot;     /* the registry's locate map for this channel */
+    uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
+    bool has_snapshot;      /* MDP3: snapshot lines configured */
+    bool has_definitions;   /* MDP3: definition lines configured */
+    bool audit_always;      /* MDP3: stay on the snapshot lines to audit every book each cycle */
+    size_t replay_bytes;    /* MDP3: incrementals kept for replay while recovering */
     uint32_t snapshot_messages; /* ITCH: messages kept while a snapshot loads (0: no service) */
     struct tp_publisher *publisher;
     struct tp_channel_io io;

@@ -868,8 +868,7 @@ static json_t *op_recover(void *ctx, const char *channel, char *err, size_t err_
     struct tp_daemon *d = ctx;
     if (tp_daemon_snapshot_request(d, channel, err, err_size) != 0)
         return NULL;
-    tp_log(TP_LOG_GAP, TP_LOG_NOTICE, "channel %s: snapshot requested by the operator",
-           channel);
+    tp_log(TP_LOG_GAP, TP_LOG_NOTICE, "channel %s: snapshot requested by the operator", channel);
     return json_pack("{s:s, s:s}", "channel", channel, "state", "requested");
 }
 

@@ -351,14 +351,14 @@ static void test_mold_session_change(void **state)
     assert_int_equal(offer_mold(arb, TP_LINE_B, "SESSIOX002", 6, 1, 4, &skip), TP_ARB_CORRUPT);
     assert_int_equal(offer_mold(arb, TP_LINE_B, s2, 6, 1, 4, &skip), TP_ARB_DELIVER);
     assert_int_equal(tp_arb_epoch(arb), 1);
-    /* Session 2 ends; the next one's first packet is believed at once, even with its first
+    /* SESSION002 ends; the next one's first packet is believed at once, even with its first
      * packets lost: reset, then a gap from 1. */
     assert_false(tp_arb_session_ended(arb));
     assert_int_equal(offer_mold_end(arb, TP_LINE_A, s2, 7, 4), TP_ARB_DELIVER);
     assert_true(tp_arb_session_ended(arb));
     assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_RESET);
     assert_false(tp_arb_session_ended(arb));
-    /* Session 2 ended with nothing missing: no loss, no more skipped. */
+    /* SESSION002 ended with nothing missing: no loss, no more skipped. */
     assert_false(tp_arb_reset_loss(arb, &lost));
     assert_int_equal(tp_arb_counters(arb)->skipped_msgs, 10);
     assert_int_equal(offer_mold(arb, TP_LINE_A, "SESSION003", 6, 1, 4, &skip), TP_ARB_HELD);
