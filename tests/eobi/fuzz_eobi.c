@@ -29,7 +29,7 @@ static uint64_t read_fields(const uint8_t *msg, uint16_t template_id)
 
 static void one_message(const struct tp_eobi_msg *m)
 {
-    static char out[16384];
+    static char out[1 << 21]; /* any message of up to 64 KiB, at 32 bytes of JSON a byte */
     uint8_t *msg = malloc(m->len);
     if (msg == NULL)
         abort();
