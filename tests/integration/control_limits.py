@@ -120,9 +120,7 @@ def main(tickplane, sim):
                         "--seed", "8", "--symbols", "4", "--messages", "2000"],
                        check=True, stdout=subprocess.DEVNULL)
         sock = os.path.join(workdir, "control.sock")
-        itch = {"name": "itch", "protocol": "itch",
-                "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                          "b": {"group": "233.49.196.111", "port": 26477}}}
+        itch = tpit.itch_channel()
         cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
         cfg["control"].update({"mode": "0660", "group": "nogroup", "idle_timeout_ms": IDLE_MS})
         cfg["entitlements"] = {"default": "allow"}

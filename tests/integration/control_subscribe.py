@@ -41,9 +41,7 @@ def main():
             first = json.load(f)["instruments"][0]
         symbol = first["symbol"]
         sock = os.path.join(workdir, "control.sock")
-        itch = {"name": "itch", "protocol": "itch",
-                "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                          "b": {"group": "233.49.196.111", "port": 26477}}}
+        itch = tpit.itch_channel()
         cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
         cfg["bus"]["mode"] = "0644"
         cfg["control"]["mode"] = "0660"

@@ -76,11 +76,9 @@ def config(workdir, instance, port, attempts):
     with open(cred, "w") as f:
         f.write("%s:%s\n" % (USER, PASSWORD))
     os.chmod(cred, 0o600)
-    channel = {"name": "itch", "protocol": "itch",
-               "lines": {"a": {"group": "233.54.12.111", "port": 26477}},
-               "recovery": {"snapshot": {"host": "127.0.0.1", "port": port, "credentials": cred,
-                                         "attempts": attempts, "retry_ms": 200,
-                                         "buffer_messages": 65536}}}
+    channel = tpit.itch_channel("a", recovery={
+        "snapshot": {"host": "127.0.0.1", "port": port, "credentials": cred,
+                     "attempts": attempts, "retry_ms": 200, "buffer_messages": 65536}})
     cfg = tpit.base_config(instance, tpit.pcap_port(os.path.join(workdir, "feed.pcap")),
                            [channel])
     return tpit.write_config(cfg, os.path.join(workdir, "config.json"))

@@ -46,9 +46,7 @@ def capture(sim, workdir):
 
 
 def config(instance, pcap, sock):
-    itch = {"name": "itch", "protocol": "itch",
-            "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                      "b": {"group": "233.49.196.111", "port": 26477}}}
+    itch = tpit.itch_channel()
     return tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
 
 

@@ -42,17 +42,6 @@ PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH = 0x4206, 0x4207, 17
 WALL = 0x40000000  # __WALL: wait for a thread of another process
 
 
-def library(path):
-    lib = ctypes.CDLL(path)
-    lib.tp_attach.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_void_p,
-                              ctypes.c_char_p, ctypes.c_size_t]
-    for name in ("tp_check_heartbeat", "tp_check_writer", "tp_detach"):
-        getattr(lib, name).argtypes = [ctypes.c_void_p]
-    lib.tp_last_error.argtypes = [ctypes.c_void_p]
-    lib.tp_last_error.restype = ctypes.c_char_p
-    return lib
-
-
 libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
 libc.ptrace.restype = ctypes.c_long
@@ -156,16 +145,14 @@ def soak(lib, daemon, instance, sock, seconds, load):
 
 def main(tickplane, sim, lib_path, soak_seconds=None, load=0):
     os.environ.pop("TICKPLANE_HEARTBEAT_TIMEOUT_MS", None)
-    lib = library(lib_path)
+    lib = tpit.client_library(lib_path)
     instance = tpit.instance_name("tplive")
     with tempfile.TemporaryDirectory(prefix="tplive-") as workdir:
         pcap = os.path.join(workdir, "feed.pcap")
         subprocess.run([sim, "itch", "--pcap", pcap, "--truth", os.path.join(workdir, "t.json"),
                         "--seed", "9", "--symbols", "4", "--messages", "2000"],
                        check=True, stdout=subprocess.DEVNULL)
-        itch = {"name": "itch", "protocol": "itch",
-                "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                          "b": {"group": "233.49.196.111", "port": 26477}}}
+        itch = tpit.itch_channel()
         sock = os.path.join(workdir, "control.sock")
         cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
         if soak_seconds is None:

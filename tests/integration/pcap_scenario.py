@@ -35,11 +35,7 @@ MDP3_CHANNEL = {
     "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
                  "definitions": {"a": {"group": "224.0.25.126", "port": 16901}}},
 }
-ITCH_CHANNEL = {
-    "name": "itch", "protocol": "itch",
-    "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-              "b": {"group": "233.49.196.111", "port": 26477}},
-}
+ITCH_CHANNEL = tpit.itch_channel()
 
 
 

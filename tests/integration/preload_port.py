@@ -30,8 +30,7 @@ CHANNELS = {
              "lines": {"a": {"group": "224.0.25.1", "port": 17901}},
              "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
                           "definitions": {"a": {"group": "224.0.25.126", "port": 16901}}}},
-    "itch": {"name": "itch", "protocol": "itch",
-             "lines": {"a": {"group": "233.54.12.111", "port": 26477}}},
+    "itch": tpit.itch_channel("a"),
 }
 
 

@@ -42,12 +42,8 @@ INSTANCE = tpit.instance_name("tprl")
 ITCH_SIM = ["itch", "--seed", "5", "--symbols", "20", "--messages", "16000"]
 MDP3_SIM = ["mdp3", "--seed", "7", "--symbols", "10", "--messages", "4000"]
 
-ITCH_CHANNEL = {
-    "name": "itch", "protocol": "itch",
-    "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-              "b": {"group": "233.49.196.111", "port": 26477}},
-    "recovery": {"rerequest": "10.81.0.1:9000", "gap_wait_us": 3000, "give_up_ms": 20000},
-}
+ITCH_CHANNEL = tpit.itch_channel(
+    recovery={"rerequest": "10.81.0.1:9000", "gap_wait_us": 3000, "give_up_ms": 20000})
 MDP3_CHANNEL = {
     "name": "cme", "protocol": "mdp3", "id": 310,
     "lines": {"a": {"group": "224.0.25.1", "port": 17901},

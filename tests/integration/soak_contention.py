@@ -97,13 +97,8 @@ def run_round(n):
     truth = os.path.join(round_dir, "truth.json")
     subprocess.run([SIM] + sim_args + ["--truth", truth, "--binaryfile", "/dev/null"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    channel = {
-        "name": "itch", "protocol": "itch",
-        "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                  "b": {"group": "233.49.196.111", "port": 26477}},
-        "recovery": {"rerequest": SERVER, "gap_wait_us": 2000, "give_up_ms": 3000,
-                     "silence_ms": SILENCE_MS},
-    }
+    channel = tpit.itch_channel(recovery={"rerequest": SERVER, "gap_wait_us": 2000,
+                                          "give_up_ms": 3000, "silence_ms": SILENCE_MS})
     port = {"name": "veth", "vdev": "net_af_packet%d,iface=%s,framecnt=2048" % (ID, DEV),
             "mbuf_pool_size": 8191}
     cfg = tpit.base_config(instance, port, [channel],

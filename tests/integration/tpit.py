@@ -4,6 +4,7 @@ starting the daemon held at --start-after, and waiting.
 Each test script sits beside this file, so `import tpit` finds it (Python puts the script's
 directory first on its path).
 """
+import ctypes
 import json
 import os
 import resource
@@ -87,6 +88,30 @@ def base_config(instance, port, channels, control_socket="control.sock"):
         "bus": {"ring_bytes": 16777216},
         "control": {"socket": control_socket},
     }
+
+
+def client_library(path):
+    """libtickplane through ctypes, with the liveness calls the tests make declared."""
+    lib = ctypes.CDLL(path)
+    lib.tp_attach.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_void_p,
+                              ctypes.c_char_p, ctypes.c_size_t]
+    for name in ("tp_check_heartbeat", "tp_check_writer", "tp_detach"):
+        if not hasattr(lib, name):
+            fail("libtickplane has no %s" % name)
+        getattr(lib, name).argtypes = [ctypes.c_void_p]
+    lib.tp_last_error.argtypes = [ctypes.c_void_p]
+    lib.tp_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def itch_channel(lines="ab", **extra):
+    """The simulator's ITCH channel (`tickplane-sim itch` sends line A and B to these groups),
+    with the given lines; extra keys (recovery, rx_ports, ...) are added as they are."""
+    groups = {"a": "233.54.12.111", "b": "233.49.196.111"}
+    channel = {"name": "itch", "protocol": "itch",
+               "lines": {line: {"group": groups[line], "port": 26477} for line in lines}}
+    channel.update(extra)
+    return channel
 
 
 def pcap_port(pcap):

@@ -32,10 +32,7 @@ CHANNELS = [
      "recovery": {"snapshot": {"a": {"group": "224.0.25.126", "port": 19901}},
                   "definitions": {"a": {"group": "224.0.25.126", "port": 16901}},
                   "gap_wait_us": 50000}},
-    {"name": "itch", "protocol": "itch", "rx_ports": {"a": "itch", "b": "itch"},
-     "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-               "b": {"group": "233.49.196.111", "port": 26477}},
-     "recovery": {"gap_wait_us": 50000}},
+    tpit.itch_channel(rx_ports={"a": "itch", "b": "itch"}, recovery={"gap_wait_us": 50000}),
 ]
 
 

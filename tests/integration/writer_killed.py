@@ -33,19 +33,6 @@ TIMEOUT_MS = 500
 SLACK_S = 0.3  # polling every 5 ms on a loaded machine
 
 
-def library(path):
-    lib = ctypes.CDLL(path)
-    lib.tp_attach.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_void_p,
-                              ctypes.c_char_p, ctypes.c_size_t]
-    for name in ("tp_check_heartbeat", "tp_check_writer", "tp_detach"):
-        if not hasattr(lib, name):
-            fail("libtickplane has no %s" % name)
-        getattr(lib, name).argtypes = [ctypes.c_void_p]
-    lib.tp_last_error.argtypes = [ctypes.c_void_p]
-    lib.tp_last_error.restype = ctypes.c_char_p
-    return lib
-
-
 def attach(lib, instance):
     """(rc, client or None, err)."""
     client = ctypes.c_void_p()
@@ -58,7 +45,7 @@ def strategy(lib_path, instance):
     """A strategy attached while the daemon runs (this script run as `--strategy`): says
     "attached", reports its checks on each line read from stdin until told "killed", then waits
     for the checks to fail and prints what it saw, one JSON line each time."""
-    lib = library(lib_path)
+    lib = tpit.client_library(lib_path)
     rc, client, err = attach(lib, instance)
     print(json.dumps({"attached": rc, "err": err, "pidns": os.readlink("/proc/self/ns/pid")}),
           flush=True)
@@ -92,16 +79,14 @@ def ask(proc, line=None):
 
 def main(tickplane, sim, lib_path):
     os.environ["TICKPLANE_HEARTBEAT_TIMEOUT_MS"] = str(TIMEOUT_MS)
-    lib = library(lib_path)
+    lib = tpit.client_library(lib_path)
     instance = tpit.instance_name("tpdead")
     with tempfile.TemporaryDirectory(prefix="tpdead-") as workdir:
         pcap = os.path.join(workdir, "feed.pcap")
         subprocess.run([sim, "itch", "--pcap", pcap, "--truth", os.path.join(workdir, "t.json"),
                         "--seed", "6", "--symbols", "4", "--messages", "2000"],
                        check=True, stdout=subprocess.DEVNULL)
-        itch = {"name": "itch", "protocol": "itch",
-                "lines": {"a": {"group": "233.54.12.111", "port": 26477},
-                          "b": {"group": "233.49.196.111", "port": 26477}}}
+        itch = tpit.itch_channel()
         sock = os.path.join(workdir, "control.sock")
         cfg = tpit.base_config(instance, tpit.pcap_port(pcap), [itch], sock)
         cfg_path = tpit.write_config(cfg, os.path.join(workdir, "config.json"))
