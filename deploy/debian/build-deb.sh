@@ -6,7 +6,7 @@
 # Configures a release build with Debian paths (BUILD_DIR, default build-deb), installs it into
 # a staging directory with `meson install --destdir` and splits it into three packages:
 #   tickplane         the daemon, the tools and their manual pages, units, scripts, configs;
-#   libtickplane0     the shared library (its shlibs file and the ldconfig trigger);
+#   libtickplane0     the shared library (its shlibs and symbols files, the ldconfig trigger);
 #   libtickplane-dev  the header, the static library, the .so link and the pkg-config file.
 # Each gets the copyright file and the changelog (deploy/debian/changelog, whose version must be
 # meson's), md5sums, and Depends from dpkg-shlibdeps; dpkg-deb packs them. No root needed.
@@ -22,7 +22,7 @@ case $build in /*) ;; *) build=$top/$build ;; esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-for tool in meson ninja dpkg-deb dpkg-shlibdeps dpkg-architecture python3; do
+for tool in meson ninja dpkg-deb dpkg-shlibdeps dpkg-gensymbols dpkg-architecture python3; do
     command -v "$tool" >/dev/null || { echo "build-deb: $tool is missing (apt-get install dpkg-dev meson)" >&2; exit 1; }
 done
 
@@ -130,6 +130,13 @@ done
     >"$work/tickplane/DEBIAN/conffiles"
 [ -s "$work/tickplane/DEBIAN/conffiles" ] || rm "$work/tickplane/DEBIAN/conffiles"
 install -m 0644 "$work/shlibs" "$work/libtickplane0/DEBIAN/shlibs"
+# The library's symbols: the built library must export exactly what libtickplane0.symbols lists
+# (-c4: a symbol added or lost fails the build; client/libtickplane.map decides the exports).
+(cd "$work/shl" && dpkg-gensymbols -plibtickplane0 -v"$version" -P"$work/libtickplane0" \
+     -e"$work/libtickplane0/$libdir/$soname" -I"$here/libtickplane0.symbols" \
+     -O"$work/libtickplane0/DEBIAN/symbols" -c4 >&2) ||
+    { echo "build-deb: libtickplane's exports differ from libtickplane0.symbols" >&2; exit 1; }
+chmod 0644 "$work/libtickplane0/DEBIAN/symbols"
 echo "activate-noawait ldconfig" >"$work/libtickplane0/DEBIAN/triggers"
 chmod 0644 "$work/libtickplane0/DEBIAN/triggers"
 

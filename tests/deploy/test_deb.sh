@@ -104,7 +104,8 @@ grep -q 'doctor=${TICKPLANE_DOCTOR:-/usr/bin/tickplane-doctor}' \
 (cd "$files" && md5sum --quiet -c "$ctl/DEBIAN/md5sums") || fail "md5sums do not match"
 rm -rf "$files"
 
-# The library package: the shared library, not executable, its shlibs and the ldconfig trigger.
+# The library package: the shared library, not executable, its shlibs, symbols and the ldconfig
+# trigger.
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib_contents=$(dpkg-deb -c "$lib")
 echo "$lib_contents" | grep -q "^-rw-r--r-- .* \./usr/lib/$multiarch/libtickplane\.so\.$version\$" ||
@@ -115,6 +116,8 @@ libctl=$(mktemp -d)
 dpkg-deb -e "$lib" "$libctl"
 grep -qx "libtickplane 0 libtickplane0 (>= $version)" "$libctl/shlibs" || fail "shlibs: $(cat "$libctl/shlibs")"
 grep -qx "activate-noawait ldconfig" "$libctl/triggers" || fail "no ldconfig trigger"
+grep -qx "libtickplane.so.0 libtickplane0 #MINVER#" "$libctl/symbols" || fail "no symbols file"
+grep -q "^ tp_attach@LIBTICKPLANE_0 " "$libctl/symbols" || fail "symbols lacks tp_attach"
 rm -rf "$libctl"
 dpkg-deb -f "$dev" Depends | grep -q "libtickplane0 (= $version)" || fail "libtickplane-dev Depends"
 
