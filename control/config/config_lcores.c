@@ -111,9 +111,10 @@ void parse_lcores_item(struct loader *ld, const char *path, const json_t *obj)
     tp_jw_check_keys(ld->errs, path, obj, keys);
     struct tp_cfg_lcore *lc = &cfg->lcores[cfg->n_lcores];
     memset(lc, 0, sizeof(*lc));
-    uint64_t id;
+    uint64_t id = 0;
     tp_jw_path_key(child, path, "lcore");
-    if (!tp_jw_uint(ld->errs, path, obj, "lcore", 0, TP_CFG_MAX_LCORE_ID, true, &id)) {
+    bool id_read = tp_jw_uint(ld->errs, path, obj, "lcore", 0, TP_CFG_MAX_LCORE_ID, true, &id);
+    if (!id_read) {
         ld->lcores_ok = false;
     } else if (ld->eal_ok && !eal_has_lcore(&cfg->eal, (unsigned)id)) {
         char eal_list[128];
@@ -126,7 +127,8 @@ void parse_lcores_item(struct loader *ld, const char *path, const json_t *obj)
                     (unsigned long long)id);
     }
     lc->lcore_id = (uint16_t)id;
-    for (unsigned j = 0; j < cfg->n_lcores; j++) {
+    /* A refused id is reported once, not again as a duplicate of whatever it would have been. */
+    for (unsigned j = 0; id_read && j < cfg->n_lcores; j++) {
         if (cfg->lcores[j].lcore_id == lc->lcore_id) {
             tp_jw_error(ld->errs, child, "lcore %u is already lcores[%u]", lc->lcore_id, j);
             ld->lcores_ok = false;

@@ -1236,6 +1236,14 @@ static void test_bad_lcore_listed_twice(void **state)
     expect_error(1, "lcores[1].lcore", "lcore 1 is already lcores[0]");
 }
 
+/* A refused lcore id is one error, never also a duplicate of an id it was not given. */
+static void test_bad_lcore_id_refused_once(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "lcores[1]", "{\"poll\": [], \"channels\": []}"), -EINVAL);
+    expect_error(1, "lcores[1].lcore", "required key is missing");
+}
+
 static void test_bad_poll_twice(void **state)
 {
     (void)state;
@@ -1426,6 +1434,7 @@ int main(void)
         cmocka_unit_test(test_bad_cme_config_on_itch),
         cmocka_unit_test(test_bad_line_a_missing),
         cmocka_unit_test(test_bad_lcore_listed_twice),
+        cmocka_unit_test(test_bad_lcore_id_refused_once),
         cmocka_unit_test(test_lcore_cpu_mappings),
         cmocka_unit_test(test_lcore_list_parser),
         cmocka_unit_test(test_lcore_windows),
