@@ -330,20 +330,23 @@ static inline __attribute__((always_inline)) bool deliver(struct tp_channel *ch,
 
 /* ---- MDP3 side lines ----------------------------------------------------------------------- */
 
-/* Applies one packet outside the incremental burst. MDP3's messages are the feed's SBE messages,
- * every line's (a packet carries several). */
+/* Applies one packet outside the incremental burst (`replay`: again, after a snapshot, as
+ * tp_mdp3_feed_replay says). MDP3's messages are the feed's SBE messages, every line's (a packet
+ * carries several). */
 static void mdp3_feed_one(struct tp_channel *ch, const uint8_t *payload, uint16_t len,
-                          uint64_t rx_tsc)
+                          uint64_t rx_tsc, bool replay)
 {
-    if (tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc) < 0)
+    int rc = replay ? tp_mdp3_feed_replay(&ch->mdp3, payload, len, rx_tsc)
+                    : tp_mdp3_feed_packet(&ch->mdp3, payload, len, rx_tsc);
+    if (rc < 0)
         ch->counters.feed_errors++;
     ch->counters.messages = ch->mdp3.counters.messages;
 }
 
-/* Replays a buffered incremental (the feed skips what it already has by RptSeq). */
+/* Replays a buffered incremental. */
 static void mdp3_replay(void *ctx, const uint8_t *payload, uint16_t len, uint64_t rx_tsc)
 {
-    mdp3_feed_one(ctx, payload, len, rx_tsc);
+    mdp3_feed_one(ctx, payload, len, rx_tsc, true);
 }
 
 /*
@@ -389,7 +392,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
         ch->def_last_seq = p.seq;
         flush_pending(ch); /* the incrementals received before it come first */
         select_publisher(ch);
-        mdp3_feed_one(ch, payload, len, rx_tsc);
+        mdp3_feed_one(ch, payload, len, rx_tsc, false);
         return;
     }
     /* Incrementals received before it come first: they may also make the channel join. */
@@ -398,7 +401,7 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
         return; /* not listening, or the other line's copy */
     ch->snap_last_seq = p.seq;
     select_publisher(ch);
-    mdp3_feed_one(ch, payload, len, rx_tsc);
+    mdp3_feed_one(ch, payload, len, rx_tsc, false);
     tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
     mdp3_membership(ch);
 }

@@ -98,6 +98,7 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
         EXPORT(&ch->mdp3.counters, malformed);
         EXPORT(&ch->mdp3.counters, unknown_instrument);
         EXPORT(&ch->mdp3.counters, rejected);
+        EXPORT(&ch->mdp3.counters, refusal_marks);
         EXPORT(&ch->mdp3.counters, registry_full);
         EXPORT(&ch->mdp3.counters, rpt_seq_gaps);
         EXPORT(&ch->mdp3.counters, snapshots_audited);

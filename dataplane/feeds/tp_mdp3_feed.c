@@ -158,6 +158,34 @@ static void took(struct tp_mdp3_feed *f, int n)
         f->n_changes += (uint32_t)n;
 }
 
+static void mark(struct tp_mdp3_feed *f, uint32_t instr, int stale, uint32_t expected,
+                 uint32_t got);
+
+/*
+ * The book of `instr` refused an incremental change (tp_mdp3_feed.h, "Refusals"): counted, and the
+ * instrument marked stale until a snapshot of it is applied.
+ */
+static __attribute__((noinline)) void refused(struct tp_mdp3_feed *f, uint32_t instr)
+{
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+
+    f->counters.rejected++;
+    if (st->stale)
+        return;
+    st->stale = 1;
+    f->counters.refusal_marks++;
+    mark(f, instr, 1, st->rpt_seq, st->rpt_seq);
+}
+
+/* took() for an incremental change of instrument `instr`'s book: a refusal marks it stale. */
+static inline void took_change(struct tp_mdp3_feed *f, uint32_t instr, int n)
+{
+    if (__builtin_expect(n < 0, 0))
+        refused(f, instr);
+    else
+        f->n_changes += (uint32_t)n;
+}
+
 /* ---- instruments and sequence ------------------------------------------------------------- */
 
 /*
@@ -535,6 +563,31 @@ static inline void issue_hint(struct tp_mdp3_feed *f)
         __builtin_prefetch(f->hints[f->hint_tail++ % TP_MDP3_FEED_HINTS], 1);
 }
 
+/* Whether the latest packet not replayed set instrument `instr` from a snapshot. */
+static bool recovered_by_snapshot(const struct tp_mdp3_feed *f, uint32_t instr)
+{
+    for (uint32_t i = 0; i < f->n_recovered; i++)
+        if (f->recovered[i] == instr)
+            return true;
+    return false;
+}
+
+/*
+ * A snapshot set instrument `instr`'s books: the replay that follows applies its order entries
+ * (tp_mdp3_feed_replay). With no room left to say so, it is marked stale again.
+ */
+static void set_from_snapshot(struct tp_mdp3_feed *f, uint32_t instr)
+{
+    if (recovered_by_snapshot(f, instr))
+        return;
+    if (f->n_recovered < TP_MDP3_FEED_RECOVERED_MAX) {
+        f->recovered[f->n_recovered++] = instr;
+        return;
+    }
+    f->state[instr].stale = 1;
+    mark(f, instr, 1, f->state[instr].rpt_seq, f->state[instr].rpt_seq);
+}
+
 /* An order entry (46 NoOrderIDEntries, 47) applied to the order-level book. */
 static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, uint64_t id,
                         enum tp_side side, int64_t price, int32_t qty, uint64_t priority)
@@ -547,21 +600,43 @@ static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, 
         f->counters.stale_skipped++;
         return;
     }
+    if (f->replaying && !recovered_by_snapshot(f, instr)) {
+        f->counters.duplicates++;
+        return;
+    }
     for (int i = 0; i < HINTS_PER_ENTRY; i++)
         issue_hint(f);
     switch (action) {
     case 0: /* New */
-        took(f, tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f)));
+        took_change(f, instr, tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f)));
         break;
     case 1: /* Change */
-        took(f, tp_mbo_modify(f->books, instr, id, price, qty, priority, room(f)));
+        took_change(f, instr, tp_mbo_modify(f->books, instr, id, price, qty, priority, room(f)));
         break;
     case 2: /* Delete */
-        took(f, tp_mbo_delete(f->books, instr, id, room(f)));
+        took_change(f, instr, tp_mbo_delete(f->books, instr, id, room(f)));
         break;
     default:
-        f->counters.rejected++;
+        refused(f, instr);
     }
+}
+
+/*
+ * Whether a level the book refused lies within the venue's book but beyond the depth this book
+ * keeps (books.levels_per_side below the definition's): the levels kept are unaffected, which is
+ * no refusal of the venue's change.
+ */
+static __attribute__((noinline)) bool kept_shallower(struct tp_mdp3_feed *f, uint32_t instr,
+                                                     enum tp_book_kind book, uint32_t level)
+{
+    const struct tp_book *bk = tp_books_get(f->books, instr);
+    const struct tp_instrument *in = tp_instruments_get(f->registry, instr);
+
+    if (!bk || !in)
+        return false;
+    if (book == TP_BOOK_DIRECT)
+        return level > bk->depth && level <= in->market_depth;
+    return level > bk->implied_depth && level <= in->implied_depth;
 }
 
 static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
@@ -588,7 +663,7 @@ static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             !rpt_seq_accept(f, ref->instrument, mktdata_load_u32(e + B46_MD(RPT_SEQ))))
             continue;
         if (type == 'J') { /* book reset */
-            took(f, tp_books_clear(f->books, ref->instrument, 1, room(f)));
+            took_change(f, ref->instrument, tp_books_clear(f->books, ref->instrument, 1, room(f)));
             continue;
         }
         if (ref->side == TP_SIDE_NONE) {
@@ -597,12 +672,15 @@ static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
         }
         int32_t orders = mktdata_load_i32(e + B46_MD(NUMBER_OF_ORDERS));
         int32_t size = mktdata_load_i32(e + B46_MD(MD_ENTRY_SIZE));
-        took(f, tp_mbp_update(
-                    f->books, ref->instrument, book, side, e[B46_MD(MD_UPDATE_ACTION)],
-                    e[B46_MD(MD_PRICE_LEVEL)], ref->price,
-                    size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
-                    orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0 ? 0 : (uint32_t)orders,
-                    room(f)));
+        uint8_t level = e[B46_MD(MD_PRICE_LEVEL)];
+        int n = tp_mbp_update(
+            f->books, ref->instrument, book, side, e[B46_MD(MD_UPDATE_ACTION)], level, ref->price,
+            size == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : size,
+            orders == MKTDATA_INT32_NULL_NULL_VALUE || orders < 0 ? 0 : (uint32_t)orders, room(f));
+        if (n < 0 && kept_shallower(f, ref->instrument, book, level))
+            took(f, n);
+        else
+            took_change(f, ref->instrument, n);
     }
     /* Order entries name their price level entry by ReferenceID (1-based). */
     if (!group8(at, end, B46_OID_MIN, &o))
@@ -945,6 +1023,7 @@ static void recovered(struct tp_mdp3_feed *f, uint32_t instr, uint32_t rpt_seq)
         flush(f); /* the snapshot's records first: trusted once they are applied */
         mark(f, instr, 0, rpt_seq, rpt_seq);
     }
+    set_from_snapshot(f, instr);
 }
 
 /* A snapshot entry that is a price level, as the book keeps it. */
@@ -1279,6 +1358,8 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
     size_t whole = whole_messages(pkt);
 
     f->counters.packets++;
+    if (!f->replaying)
+        f->n_recovered = 0;
     if (tp_mdp3_packet_init(&p, pkt->data, whole) < 0) {
         f->counters.malformed++;
         return -EBADMSG;
@@ -1342,4 +1423,12 @@ int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, 
     const struct tp_mdp3_feed_pkt one = {.data = pkt, .len = len, .rx_tsc = rx_tsc};
 
     return tp_mdp3_feed_burst(f, &one, 1, NULL, NULL) ? -EBADMSG : 0;
+}
+
+int tp_mdp3_feed_replay(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc)
+{
+    f->replaying = true;
+    int rc = tp_mdp3_feed_packet(f, pkt, len, rx_tsc);
+    f->replaying = false;
+    return rc;
 }

@@ -28,6 +28,14 @@
  * recovers it; instruments whose RptSeq did not jump keep flowing. Entries at or below the last
  * RptSeq (the other line's copy, replays) are skipped.
  *
+ * Refusals: an incremental change the book refuses (a price level outside the book, an order id
+ * that is not live, a duplicate order id, no room in the order table, an unknown order action)
+ * leaves the book different from the venue's, and nothing later on the line repairs it: the
+ * instrument is counted (rejected, refusal_marks) and marked stale exactly as after an RptSeq
+ * jump, so its entries are skipped and the next snapshot of it applied recovers it. Snapshot
+ * entries the book refuses (levels beyond its depth) are not the venue's change of a book: they
+ * are counted only.
+ *
  * Book audit: a snapshot (52) of an instrument in sync whose RptSeq is the book's own is compared
  * with the book: every price level it carries within the book's depths (price, quantity, order
  * count; outright and implied, both sides) and no other level in the book. A book that differs
@@ -63,6 +71,9 @@ struct tp_mdp3_feed_counters {
     uint64_t unknown_template;   /* templates this handler does not apply */
     uint64_t unknown_instrument; /* entries for SecurityIDs not in the registry (or filtered) */
     uint64_t rejected;           /* entries the books refused (see per-instrument counters) */
+    /* Instruments marked stale because their book refused an incremental change (a level outside
+     * the book, an order id not live, no room): nothing later on the line repairs the book. */
+    uint64_t refusal_marks;
     uint64_t definitions;
     uint64_t filtered;
     uint64_t registry_full;
@@ -95,6 +106,9 @@ struct tp_mdp3_entry_ref {
 
 /* Told when an instrument goes stale (stale != 0) or is trusted again: see tp_mdp3_feed_watch. */
 typedef void (*tp_mdp3_feed_stale_fn)(void *ctx, int stale);
+
+/* Instruments one snapshot packet may recover whose replayed order entries are applied. */
+#define TP_MDP3_FEED_RECOVERED_MAX 16
 
 /* Order-table lines a burst keeps to prefetch (a power of two). */
 #define TP_MDP3_FEED_HINTS 64
@@ -131,6 +145,10 @@ struct tp_mdp3_feed {
      */
     uint32_t hint_head, hint_tail;
     const void *hints[TP_MDP3_FEED_HINTS];
+    /* tp_mdp3_feed_replay: the instruments the latest packet not replayed set from a snapshot. */
+    bool replaying;
+    uint32_t n_recovered;
+    uint32_t recovered[TP_MDP3_FEED_RECOVERED_MAX];
 };
 
 /* Bytes of per-instrument state for a registry of `instruments`. */
@@ -157,6 +175,17 @@ void tp_mdp3_feed_watch(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *
  * applied; the rest of the packet is skipped. Returns 0, or -EBADMSG if anything was malformed.
  */
 int tp_mdp3_feed_packet(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc);
+
+/*
+ * An incremental packet applied before, applied again after a snapshot packet (the daemon's
+ * snapshot recovery replays those after its LastMsgSeqNumProcessed). Price-level entries are
+ * skipped by RptSeq as always; order entries carry no RptSeq, so they are applied only to the
+ * instruments the latest packet not replayed set from a snapshot (an in-sync book has them
+ * already: applied twice they would be refused). Those beyond TP_MDP3_FEED_RECOVERED_MAX per
+ * snapshot packet are marked stale again (the next cycle recovers them). Returns as
+ * tp_mdp3_feed_packet.
+ */
+int tp_mdp3_feed_replay(struct tp_mdp3_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc);
 
 /* One packet of a burst and its receive time. */
 struct tp_mdp3_feed_pkt {

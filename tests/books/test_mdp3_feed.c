@@ -1542,6 +1542,190 @@ static void test_audit_only_at_the_same_rpt_seq(void **state)
     assert_int_equal(f->log.stale_off, 0);
 }
 
+/* ---- refusals ----------------------------------------------------------------------------- */
+
+/*
+ * A level change outside the venue's book (level 7 of ES, defined 5 deep) is refused by the book:
+ * ES is marked stale (only ES), its later entries are skipped, and the next snapshot of it
+ * recovers it. A level within the definition's depth but beyond the depth the books keep is no
+ * refusal of the venue's change: nothing is marked.
+ */
+static void test_refused_level_marks_the_instrument_stale(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t es = tp_instruments_by_security_id(f->reg, 1001);
+    uint32_t nq = tp_instruments_by_security_id(f->reg, 1002);
+
+    send_first_bids(f);
+    packet_begin(f);
+    add_book46(f, EOE,
+               (struct entry[]){{1001, 2, 7, TP_LEVEL_NEW, '0', PX(3990), 1, 1},
+                                {1002, 2, 2, TP_LEVEL_NEW, '0', PX(14999), 2, 1}},
+               2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.rejected, 1);
+    assert_int_equal(f->feed.counters.refusal_marks, 1);
+    assert_int_equal(f->log.stale_on, 1);
+    assert_int_equal(f->log.last_stale_instrument, es);
+    assert_true(tp_mdp3_feed_state(&f->feed, es)->stale);
+    assert_false(tp_mdp3_feed_state(&f->feed, nq)->stale);
+    assert_int_equal(tp_books_levels(f->books, nq, TP_BOOK_DIRECT, TP_SIDE_BID), 2);
+
+    /* Stale: ES's next entry (in sequence) is skipped, not applied to a book known wrong. */
+    uint64_t skipped = f->feed.counters.stale_skipped;
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1001, 3, 1, TP_LEVEL_CHANGE, '0', PX(4000), 20, 3}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.stale_skipped, skipped + 1);
+    int64_t qty;
+    assert_int_equal(best(f, es, TP_SIDE_BID, &qty), PX(4000));
+    assert_int_equal(qty, 10);
+
+    /* The snapshot of ES is applied and clears the mark. */
+    send_snapshot(f, 1001, 3, es_snapshot, 4);
+    assert_int_equal(f->log.stale_off, 1);
+    assert_false(tp_mdp3_feed_state(&f->feed, es)->stale);
+    expect_level(f, es, TP_BOOK_DIRECT, TP_SIDE_BID, 2, PX(3999.75), 4, 1);
+
+    /* Books kept 10 deep, an instrument the venue defines 12 deep: its level 11 is refused by the
+     * book but marks nothing. */
+    packet_begin(f);
+    add_definition(f, 1004, "ZNZ6", "ZN", 12);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t zn = tp_instruments_by_security_id(f->reg, 1004);
+    packet_begin(f);
+    add_book46(f, EOE, (struct entry[]){{1004, 1, 11, TP_LEVEL_NEW, '0', PX(110), 5, 1}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.rejected, 2);
+    assert_int_equal(f->feed.counters.refusal_marks, 1);
+    assert_false(tp_mdp3_feed_state(&f->feed, zn)->stale);
+    assert_int_equal(f->log.stale_on, 1);
+}
+
+/* An MBP_MBO feed on CL (SecurityID 2001) with orders 901 and 902 resting at 70.25 (RptSeq 1). */
+static uint32_t start_mbo_book(struct fixture *f)
+{
+    struct tp_feed_sink sink = {
+        .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, &sink),
+                     0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70.25), 10, 2};
+    const struct order orders[] = {{.id = 901, .qty = 4, .refid = 1},
+                                   {.id = 902, .qty = 6, .refid = 1}};
+    packet_begin(f);
+    add_book46_orders(f, EOE, &level, 1, orders, 2);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+    return cl;
+}
+
+/*
+ * An order id that is not live (a delete, a change) and an order id already live (a new one) are
+ * refused by the order-level book: the instrument is marked stale once, its later order entries
+ * are skipped, and the next snapshot recovers it.
+ */
+static void test_refused_orders_mark_the_instrument_stale(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+
+    static const struct order refused[3][1] = {
+        {{.id = 999, .action = 2}}, {{.id = 998, .qty = 3, .action = 1}}, {{.id = 902, .qty = 1}}};
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t rejected = f->feed.counters.rejected;
+        packet_begin(f);
+        add_order_book47(f, 2001, PX(70.25), refused[i], 1);
+        assert_int_equal(packet_send(f), 0);
+        assert_int_equal(f->feed.counters.rejected, rejected + (i == 0));
+        assert_int_equal(f->feed.counters.refusal_marks, 1);
+        assert_int_equal(f->log.stale_on, 1);
+        assert_int_equal(f->log.last_stale_instrument, cl);
+        assert_true(tp_mdp3_feed_state(&f->feed, cl)->stale);
+        /* Kept for the snapshot: the later entries do not touch the book. */
+        assert_int_equal(tp_books_orders(f->books, cl), 2);
+        assert_int_equal(f->feed.counters.stale_skipped, i);
+        /* The next mark would come from the next stale spell only. */
+    }
+    packet_begin(f);
+    add_snapshot52(f, 2001, 1, (struct entry[]){{0, 0, 1, 0, '0', PX(70.25), 10, 2}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->log.stale_off, 1);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+}
+
+/* No room left in the order table for a new order: refused, and the instrument marked stale. */
+static void test_order_table_full_marks_the_instrument_stale(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+
+    uint64_t id = 1000;
+    while (f->log.stale_on == 0 && id < 1000 + 1024) {
+        const struct order o = {.id = id++, .qty = 1};
+        packet_begin(f);
+        add_order_book47(f, 2001, PX(70), &o, 1);
+        assert_int_equal(packet_send(f), 0);
+    }
+    assert_int_equal(f->log.stale_on, 1);
+    assert_int_equal(f->log.last_stale_instrument, cl);
+    assert_int_equal(f->feed.counters.refusal_marks, 1);
+    assert_int_equal(f->feed.counters.rejected, 1);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->stale);
+}
+
+/*
+ * A replayed incremental (tp_mdp3_feed_replay, after a snapshot packet) applies its order entries
+ * to the instrument that snapshot set, and skips those of an in-sync book, which has them: applied
+ * twice they would be refused and mark it stale.
+ */
+static void test_replay_applies_orders_only_where_a_snapshot_set_the_book(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+    packet_begin(f);
+    add_definition(f, 2002, "NGZ6", "NG", 10);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t ng = tp_instruments_by_security_id(f->reg, 2002);
+
+    /* A packet with a new order on each: live, both applied. */
+    const struct order cl_new = {.id = 903, .qty = 2}, ng_new = {.id = 701, .qty = 5};
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70.25), &cl_new, 1);
+    add_order_book47(f, 2002, PX(3.5), &ng_new, 1);
+    assert_int_equal(packet_send(f), 0);
+    uint8_t kept[1400];
+    size_t kept_len = f->w.len;
+    memcpy(kept, f->pkt, kept_len);
+    assert_int_equal(tp_books_orders(f->books, cl), 3);
+    assert_int_equal(tp_books_orders(f->books, ng), 1);
+
+    /* NG's snapshot, as of before that packet (no orders), then the packet replayed: NG gets its
+     * order again, CL (in sync) is left alone and stays healthy. */
+    packet_begin(f);
+    add_snapshot52(f, 2002, 0, NULL, 0);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(tp_books_orders(f->books, ng), 0);
+    uint64_t dups = f->feed.counters.duplicates;
+    assert_int_equal(tp_mdp3_feed_replay(&f->feed, kept, kept_len, 0), 0);
+    assert_int_equal(tp_books_orders(f->books, ng), 1);
+    assert_int_equal(tp_books_orders(f->books, cl), 3);
+    assert_int_equal(f->feed.counters.duplicates, dups + 1);
+    assert_int_equal(f->feed.counters.rejected, 0);
+    assert_int_equal(f->log.stale_on, 0);
+
+    /* After a live packet, a replay is no snapshot's any more: NG's entry is skipped too. */
+    send_first_bids(f);
+    assert_int_equal(tp_mdp3_feed_replay(&f->feed, kept, kept_len, 0), 0);
+    assert_int_equal(tp_books_orders(f->books, ng), 1);
+    assert_int_equal(f->feed.counters.rejected, 0);
+    assert_int_equal(f->log.stale_on, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1570,6 +1754,14 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_audit_finds_each_difference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_only_at_the_same_rpt_seq, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_level_marks_the_instrument_stale, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_refused_orders_mark_the_instrument_stale, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_order_table_full_marks_the_instrument_stale, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_replay_applies_orders_only_where_a_snapshot_set_the_book, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
