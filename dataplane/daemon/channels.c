@@ -103,6 +103,7 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
         EXPORT(&ch->mdp3.counters, rpt_seq_gaps);
         EXPORT(&ch->mdp3.counters, snapshots_audited);
         EXPORT(&ch->mdp3.counters, snapshot_mismatch);
+        EXPORT(&ch->mdp3.counters, order_snapshot_mismatch);
     }
     static const char *const line_names[] = {"a", "b", "r"};
     for (unsigned l = 0; l < TP_LINE_COUNT; l++) {

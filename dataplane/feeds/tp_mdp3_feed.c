@@ -606,19 +606,35 @@ static void order_entry(struct tp_mdp3_feed *f, uint32_t instr, uint8_t action, 
     }
     for (int i = 0; i < HINTS_PER_ENTRY; i++)
         issue_hint(f);
+    int n;
     switch (action) {
     case 0: /* New */
-        took_change(f, instr, tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f)));
+        n = tp_mbo_add(f->books, instr, id, side, price, qty, priority, room(f));
         break;
     case 1: /* Change */
-        took_change(f, instr, tp_mbo_modify(f->books, instr, id, price, qty, priority, room(f)));
+        n = tp_mbo_modify(f->books, instr, id, price, qty, priority, room(f));
         break;
     case 2: /* Delete */
-        took_change(f, instr, tp_mbo_delete(f->books, instr, id, room(f)));
+        n = tp_mbo_delete(f->books, instr, id, room(f));
         break;
     default:
         refused(f, instr);
+        return;
     }
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+    st->orders_seq = (uint32_t)f->info.packet_seq;
+    /* An order the book does not hold, while it does not hold the venue's older ones. */
+    if (n == -ENOENT && !st->orders_complete)
+        took(f, n);
+    else
+        took_change(f, instr, n);
+}
+
+/* The venue emptied the instrument's books: its order book is complete, as of this packet. */
+static void orders_reset(struct tp_mdp3_feed *f, uint32_t instr)
+{
+    f->state[instr].orders_complete = 1;
+    f->state[instr].orders_seq = (uint32_t)f->info.packet_seq;
 }
 
 /*
@@ -664,6 +680,7 @@ static int book46(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             continue;
         if (type == 'J') { /* book reset */
             took_change(f, ref->instrument, tp_books_clear(f->books, ref->instrument, 1, room(f)));
+            orders_reset(f, ref->instrument);
             continue;
         }
         if (ref->side == TP_SIDE_NONE) {
@@ -1001,6 +1018,7 @@ static int channel_reset4(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
         if (!of_channel(f, tp_instruments_get(f->registry, i)))
             continue;
         took(f, tp_books_clear(f->books, i, 0, room(f)));
+        orders_reset(f, i);
         f->state[i].rpt_seq = 0;
         if (f->state[i].stale)
             mark(f, i, 0, 0, 0);
@@ -1135,6 +1153,9 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
         }
     }
     took(f, tp_books_clear(f->books, instr, 1, room(f)));
+    /* The orders went with the levels; an order-level snapshot brings them back. */
+    f->state[instr].orders_complete = 0;
+    f->state[instr].orders_seq = mktdata_snapshot_full_refresh52_last_msg_seq_num_processed(&m);
     set_status(f, instr, mktdata_snapshot_full_refresh52_md_security_trading_status(&m));
     int64_t high = mktdata_snapshot_full_refresh52_high_limit_price_mantissa(&m);
     int64_t low = mktdata_snapshot_full_refresh52_low_limit_price_mantissa(&m);
@@ -1166,44 +1187,175 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     return END_OF_EVENT;
 }
 
+#define B53(F)       mktdata_snapshot_full_refresh_order_book53_##F
+#define B53_ENTRY(F) mktdata_snapshot_full_refresh_order_book53_no_md_entries_##F
+
+/* An order of an order-level snapshot, as the book keeps it. */
+struct snapshot_order {
+    uint64_t id, priority;
+    enum tp_side side;
+    int64_t price, qty;
+};
+
+/* Reads the current entry of a 53 chunk: 1 and *o, or 0 if it is not an outright book order. */
+static int snapshot_order(const struct mktdata_snapshot_full_refresh_order_book53_no_md_entries *g,
+                          struct snapshot_order *o)
+{
+    enum tp_book_kind book;
+
+    if (!book_entry(B53_ENTRY(md_entry_type)(g), &book, &o->side) || book != TP_BOOK_DIRECT)
+        return 0;
+    int32_t qty = B53_ENTRY(md_display_qty)(g);
+    o->id = B53_ENTRY(order_id)(g);
+    o->priority = B53_ENTRY(md_order_priority)(g);
+    o->price = B53_ENTRY(md_entry_px_mantissa)(g);
+    o->qty = qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty;
+    return 1;
+}
+
+/*
+ * The order audit of one chunk (tp_mdp3_feed.h, "Book audit"): 1 if every order of the chunk (g,
+ * not yet read) is live in instrument `instr`'s book as the chunk gives it (counted in *matched),
+ * 0 if one is not, -EBADMSG if the chunk is malformed.
+ */
+static int snapshot_orders_match(const struct tp_mdp3_feed *f, uint32_t instr,
+                                 struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g,
+                                 uint32_t *matched)
+{
+    struct snapshot_order o;
+    enum tp_side side;
+    int64_t price, qty;
+    uint64_t priority;
+    int same = 1;
+
+    while (g.index < g.count) {
+        if (B53_ENTRY(next)(&g) < 0)
+            return -EBADMSG;
+        if (!same)
+            continue; /* the rest is read for its framing only */
+        if (!snapshot_order(&g, &o) ||
+            tp_mbo_order(f->books, instr, o.id, &side, &price, &qty, &priority) != 0 ||
+            side != o.side || price != o.price || qty != o.qty || priority != o.priority)
+            same = 0;
+        else
+            (*matched)++;
+    }
+    return same;
+}
+
+/* Loads one chunk's orders (g, not yet read) into instrument `instr`'s order book. */
+static int snapshot_orders_load(struct tp_mdp3_feed *f, uint32_t instr,
+                                struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g)
+{
+    struct snapshot_order o;
+
+    while (g.index < g.count) {
+        if (B53_ENTRY(next)(&g) < 0)
+            return -EBADMSG;
+        if (!snapshot_order(&g, &o)) {
+            f->counters.rejected++;
+            continue;
+        }
+        int n = tp_mbo_add(f->books, instr, o.id, o.side, o.price, o.qty, o.priority, room(f));
+        if (n < 0) {
+            /* An order the book could not take: it is not the venue's after the load either. */
+            f->mbo.refused = true;
+            refused(f, instr);
+        } else {
+            f->n_changes += (uint32_t)n;
+        }
+    }
+    return 0;
+}
+
+/*
+ * What the first chunk of a 53 of instrument `instr` (LastMsgSeqNumProcessed last_seq) does with
+ * the book: load it, audit it, or nothing (tp_mdp3_feed.h, "Book audit").
+ */
+static uint8_t snapshot_orders_mode(struct tp_mdp3_feed *f, uint32_t instr, uint32_t last_seq)
+{
+    const struct tp_mdp3_instrument_state *st = &f->state[instr];
+
+    if (st->stale || !st->orders_complete)
+        return TP_MDP3_MBO_LOAD;
+    if (st->orders_seq <= last_seq && last_seq <= f->incr_seq) {
+        f->counters.snapshots_audited++;
+        return TP_MDP3_MBO_AUDIT;
+    }
+    f->counters.snapshots_old++;
+    return TP_MDP3_MBO_IDLE;
+}
+
 static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
 {
     struct mktdata_snapshot_full_refresh_order_book53 m;
     struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g;
+    struct tp_mdp3_mbo_snapshot *s = &f->mbo;
     const struct tp_book *bk;
 
-    if (mktdata_snapshot_full_refresh_order_book53_wrap_for_decode(
-            &m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
-        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_decode(&m, &g) < 0)
+    if (B53(wrap_for_decode)(&m, msg->body, msg->body_len, msg->block_length, msg->version) < 0 ||
+        B53(no_md_entries_wrap_for_decode)(&m, &g) < 0)
         return -EBADMSG;
-    set_venue_time(f, mktdata_snapshot_full_refresh_order_book53_transact_time(&m));
-    uint32_t instr = instrument_of(f, mktdata_snapshot_full_refresh_order_book53_security_id(&m));
+    set_venue_time(f, B53(transact_time)(&m));
+    uint32_t instr = instrument_of(f, B53(security_id)(&m));
     bk = instr == TP_INSTRUMENT_NONE ? NULL : tp_books_get(f->books, instr);
     if (!bk || !(bk->type & TP_BOOK_TYPE_MBO))
         return END_OF_EVENT;
-    /* The first chunk replaces the orders; the others add to them. */
-    if (mktdata_snapshot_full_refresh_order_book53_current_chunk(&m) <= 1)
-        took(f, tp_mbo_clear(f->books, instr, room(f)));
-    while (g.index < g.count) {
-        enum tp_book_kind book;
-        enum tp_side side;
-        if (mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g) < 0)
-            return -EBADMSG;
-        if (!book_entry(mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_type(&g),
-                        &book, &side) ||
-            book != TP_BOOK_DIRECT) {
-            f->counters.rejected++;
-            continue;
+    uint32_t chunk = B53(current_chunk)(&m), last_seq = B53(last_msg_seq_num_processed)(&m);
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+    if (chunk <= 1) {
+        *s = (struct tp_mdp3_mbo_snapshot){.mode = snapshot_orders_mode(f, instr, last_seq),
+                                           .instrument = instr,
+                                           .last_seq = last_seq};
+        if (s->mode == TP_MDP3_MBO_LOAD)
+            took(f, tp_mbo_clear(f->books, instr, room(f)));
+    } else if (s->instrument != instr || s->next_chunk != chunk || s->last_seq != last_seq) {
+        s->mode = TP_MDP3_MBO_IDLE; /* a chunk out of its order: the snapshot is not whole */
+    }
+    s->next_chunk = chunk + 1;
+    bool last = chunk >= B53(no_chunks)(&m);
+    if (s->mode == TP_MDP3_MBO_AUDIT) {
+        /* The book moved on (or went stale) between chunks: no longer the snapshot's moment. */
+        if (st->stale || st->orders_seq > last_seq) {
+            s->mode = TP_MDP3_MBO_IDLE;
+            return END_OF_EVENT;
         }
-        int32_t qty = mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_display_qty(&g);
-        took(f,
-             tp_mbo_add(
-                 f->books, instr,
-                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_order_id(&g), side,
-                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_entry_px_mantissa(&g),
-                 qty == MKTDATA_INT32_NULL_NULL_VALUE ? 0 : qty,
-                 mktdata_snapshot_full_refresh_order_book53_no_md_entries_md_order_priority(&g),
-                 room(f)));
+        int same = snapshot_orders_match(f, instr, g, &s->matched);
+        if (same < 0)
+            return same;
+        if (same && last)
+            same = s->matched == tp_books_orders(f->books, instr);
+        if (same) {
+            if (last) {
+                s->mode = TP_MDP3_MBO_IDLE;
+                f->counters.snapshots_old++;
+            }
+            return END_OF_EVENT;
+        }
+        f->counters.order_snapshot_mismatch++;
+        snapshot_mismatch(f, instr, st->rpt_seq);
+        if (chunk > 1) { /* the earlier chunks are gone: the next snapshot applied recovers it */
+            s->mode = TP_MDP3_MBO_IDLE;
+            return END_OF_EVENT;
+        }
+        s->mode = TP_MDP3_MBO_LOAD;
+        s->adopt = true;
+        took(f, tp_mbo_clear(f->books, instr, room(f)));
+    }
+    if (s->mode != TP_MDP3_MBO_LOAD)
+        return END_OF_EVENT;
+    if (snapshot_orders_load(f, instr, g) < 0)
+        return -EBADMSG;
+    if (last) {
+        s->mode = TP_MDP3_MBO_IDLE;
+        st->orders_complete = !s->refused;
+        st->orders_seq = last_seq;
+        set_from_snapshot(f, instr);
+        if (s->adopt && !s->refused) {
+            flush(f); /* the snapshot's records first: trusted once they are applied */
+            st->stale = 0;
+            mark(f, instr, 0, st->rpt_seq, st->rpt_seq);
+        }
     }
     return END_OF_EVENT;
 }
@@ -1349,12 +1501,27 @@ static int apply(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
     }
 }
 
+/* The templates of the incremental lines, by template id (all below 64). */
+static const bool is_incremental[64] = {
+    [MKTDATA_MD_INCREMENTAL_REFRESH_BOOK46_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_ORDER_BOOK47_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_TRADE_SUMMARY48_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_DAILY_STATISTICS49_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_LIMITS_BANDING50_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_SESSION_STATISTICS51_TEMPLATE_ID] = true,
+    [MKTDATA_MD_INCREMENTAL_REFRESH_VOLUME37_TEMPLATE_ID] = true,
+    [MKTDATA_SECURITY_STATUS30_TEMPLATE_ID] = true,
+    [MKTDATA_CHANNEL_RESET4_TEMPLATE_ID] = true,
+    [MKTDATA_ADMIN_HEARTBEAT12_TEMPLATE_ID] = true,
+};
+
 /* Applies one packet: 0, or -EBADMSG if anything was malformed. */
 static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *pkt)
 {
     struct tp_mdp3_packet p;
     struct tp_mdp3_msg msg;
     int mei, bad = 0;
+    bool incremental = false;
     size_t whole = whole_messages(pkt);
 
     f->counters.packets++;
@@ -1376,6 +1543,7 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
         }
         issue_hint(f);
         f->message_first = f->n_changes;
+        incremental |= msg.template_id < 64 && is_incremental[msg.template_id];
         mei = apply(f, &msg);
         if (mei < 0) {
             /* Entries before the malformed part stay applied, as the venue sent them. */
@@ -1392,6 +1560,8 @@ static int apply_packet(struct tp_mdp3_feed *f, const struct tp_mdp3_feed_pkt *p
     }
     /* What waits goes with this packet's info: the next packet's is another. */
     flush(f);
+    if (incremental && !f->replaying)
+        f->incr_seq = p.seq;
     if (whole != pkt->len) { /* a malformed message ended the packet */
         f->counters.malformed++;
         bad = 1;

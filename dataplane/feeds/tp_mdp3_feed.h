@@ -32,9 +32,11 @@
  * that is not live, a duplicate order id, no room in the order table, an unknown order action)
  * leaves the book different from the venue's, and nothing later on the line repairs it: the
  * instrument is counted (rejected, refusal_marks) and marked stale exactly as after an RptSeq
- * jump, so its entries are skipped and the next snapshot of it applied recovers it. Snapshot
- * entries the book refuses (levels beyond its depth) are not the venue's change of a book: they
- * are counted only.
+ * jump, so its entries are skipped and the next snapshot of it applied recovers it. Not marked:
+ * a level within the venue's depth beyond the depth the books keep, a change or delete of an
+ * order an order book that is not complete (orders_complete) does not hold (the venue's older
+ * orders), and price-level snapshot entries the book refuses (levels beyond its depth): counted
+ * only. An order an order-level snapshot cannot load marks the instrument.
  *
  * Book audit: a snapshot (52) of an instrument in sync whose RptSeq is the book's own is compared
  * with the book: every price level it carries within the book's depths (price, quantity, order
@@ -44,7 +46,18 @@
  * see it recovering), replaced by the snapshot and trusted again (sink->stale 0); one that equals
  * it is left alone and nothing is published. A snapshot behind or ahead of the book is not
  * compared. The comparison reads the message's entries and the book's levels once, in place.
- * The order-level snapshot (53) carries no RptSeq: it replaces the order book as before.
+ *
+ * The order-level snapshot (53) carries no RptSeq: it is aligned by its LastMsgSeqNumProcessed N.
+ * An in-sync instrument whose order book is complete (orders_complete), changed last at or before
+ * N, with the incrementals applied through N, is at the snapshot's state: its chunks are compared
+ * with the book (every order's side, price, quantity and priority, and no other order live), and
+ * counted in snapshots_audited. A difference found in the first chunk is counted
+ * (snapshot_mismatch, order_snapshot_mismatch), marked stale and the snapshot adopted, trusted
+ * again after its last chunk; one found in a later chunk (the earlier ones are gone) leaves the
+ * instrument stale until its next snapshot is applied. An equal book publishes nothing
+ * (snapshots_old). A stale instrument, or one whose order book is not complete, loads the snapshot
+ * (its orders replace the book's); a snapshot behind or ahead of a complete in-sync order book is
+ * not applied (snapshots_old). A chunk out of its order ends the snapshot's reading.
  *
  * Memory: tp_mdp3_feed_memsize(instruments) bytes of per-instrument state placed by the caller.
  */
@@ -86,6 +99,9 @@ struct tp_mdp3_feed_counters {
      * that differed from it: the book was wrong, the snapshot replaced it. */
     uint64_t snapshots_audited;
     uint64_t snapshot_mismatch;
+    /* Of snapshot_mismatch, order-level snapshots (53): an order book that missed an order-only
+     * change (47 carries no RptSeq: its loss shows nowhere else). */
+    uint64_t order_snapshot_mismatch;
     uint64_t channel_resets;
     uint64_t events; /* end-of-event marks */
 };
@@ -94,8 +110,28 @@ struct tp_mdp3_feed_counters {
 struct tp_mdp3_instrument_state {
     uint32_t rpt_seq; /* last RptSeq applied (0: none yet) */
     uint8_t stale;    /* waiting for a snapshot */
-    uint8_t reserved[3];
+    /* The order-level book holds every order the venue's does: loaded by an order-level snapshot
+     * (53) or emptied by a reset since; 0 at start (orders from before the feed's first message
+     * are not known) and after a price-level snapshot (52), which empties it without the orders. */
+    uint8_t orders_complete;
+    uint8_t reserved[2];
+    /* The incremental packet (MsgSeqNum) the order-level book is as of: the latest that changed
+     * it, or the snapshot's LastMsgSeqNumProcessed. */
+    uint32_t orders_seq;
 };
+
+/* An order-level snapshot (53) being read, chunk by chunk (see "Book audit" above). */
+struct tp_mdp3_mbo_snapshot {
+    uint8_t mode; /* TP_MDP3_MBO_* */
+    bool adopt;   /* loaded after a mismatch: the instrument is trusted at its last chunk */
+    bool refused; /* an order of it was refused: the instrument stays stale */
+    uint32_t instrument;
+    uint32_t last_seq;   /* its LastMsgSeqNumProcessed */
+    uint32_t next_chunk; /* the chunk expected next */
+    uint32_t matched;    /* audit: orders found equal so far */
+};
+
+enum { TP_MDP3_MBO_IDLE, TP_MDP3_MBO_LOAD, TP_MDP3_MBO_AUDIT };
 
 /* Where order entries of message 46 find their price level entry (ReferenceID). */
 struct tp_mdp3_entry_ref {
@@ -149,6 +185,8 @@ struct tp_mdp3_feed {
     bool replaying;
     uint32_t n_recovered;
     uint32_t recovered[TP_MDP3_FEED_RECOVERED_MAX];
+    uint32_t incr_seq; /* MsgSeqNum of the latest incremental packet applied (not replayed) */
+    struct tp_mdp3_mbo_snapshot mbo;
 };
 
 /* Bytes of per-instrument state for a registry of `instruments`. */

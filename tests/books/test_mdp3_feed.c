@@ -15,6 +15,7 @@
 
 #include "books_test_util.h"
 #include "mdp3_packet.h"
+#include "tp_mbo.h"
 #include "tp_mdp3_feed.h"
 
 #define PX(n) ((int64_t)((n)*1000000000.0))
@@ -264,6 +265,47 @@ static void add_snapshot52(struct fixture *f, int32_t secid, uint32_t rpt_seq,
         tp_mdp3_writer_commit(&f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
                                          mktdata_snapshot_full_refresh52_encoded_length(&m)),
         0);
+}
+
+/* An order of an order-level snapshot (priority: its id, as the incremental helpers give it). */
+struct book_order {
+    uint64_t id;
+    char type; /* '0' bid, '1' ask */
+    int64_t price;
+    int32_t qty;
+};
+
+/* One chunk of an order-level snapshot (53). */
+static void add_snapshot53(struct fixture *f, int32_t secid, uint32_t last_seq, uint32_t chunk,
+                           uint32_t chunks, const struct book_order *o, uint32_t n)
+{
+    struct mktdata_snapshot_full_refresh_order_book53 m;
+    struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g;
+    size_t room;
+    uint8_t *dst = tp_mdp3_writer_reserve(&f->w, &room);
+
+    assert_non_null(dst);
+    assert_int_equal(
+        mktdata_snapshot_full_refresh_order_book53_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_snapshot_full_refresh_order_book53_set_last_msg_seq_num_processed(&m, last_seq);
+    mktdata_snapshot_full_refresh_order_book53_set_security_id(&m, secid);
+    mktdata_snapshot_full_refresh_order_book53_set_no_chunks(&m, chunks);
+    mktdata_snapshot_full_refresh_order_book53_set_current_chunk(&m, chunk);
+    assert_int_equal(
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_encode(&m, &g, n), 0);
+    for (uint32_t i = 0; i < n; i++) {
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_order_id(&g, o[i].id);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_order_priority(&g, o[i].id);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_px_mantissa(
+            &g, o[i].price);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_display_qty(&g, o[i].qty);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_type(&g, o[i].type);
+    }
+    assert_int_equal(tp_mdp3_writer_commit(
+                         &f->w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                    mktdata_snapshot_full_refresh_order_book53_encoded_length(&m)),
+                     0);
 }
 
 static void add_channel_reset(struct fixture *f)
@@ -1602,7 +1644,19 @@ static void test_refused_level_marks_the_instrument_stale(void **state)
     assert_int_equal(f->log.stale_on, 1);
 }
 
-/* An MBP_MBO feed on CL (SecurityID 2001) with orders 901 and 902 resting at 70.25 (RptSeq 1). */
+/* CL's orders 901 (4) and 902 (6) bid at 70.25, as an order-level snapshot gives them. */
+static const struct book_order cl_orders[] = {{901, '0', PX(70.25), 4}, {902, '0', PX(70.25), 6}};
+
+static void send_cl_orders(struct fixture *f, uint32_t last_seq, uint32_t chunk, uint32_t chunks,
+                           const struct book_order *o, uint32_t n)
+{
+    packet_begin(f);
+    add_snapshot53(f, 2001, last_seq, chunk, chunks, o, n);
+    assert_int_equal(packet_send(f), 0);
+}
+
+/* An MBP_MBO feed on CL (SecurityID 2001) with orders 901 and 902 resting at 70.25 (RptSeq 1),
+ * its order book complete. */
 static uint32_t start_mbo_book(struct fixture *f)
 {
     struct tp_feed_sink sink = {
@@ -1621,6 +1675,13 @@ static uint32_t start_mbo_book(struct fixture *f)
     assert_int_equal(packet_send(f), 0);
     uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
     assert_int_equal(tp_books_orders(f->books, cl), 2);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    /* The orders from before the first message are not known until an order-level snapshot
+     * loads them: it does (the same two orders), as of that packet. */
+    send_cl_orders(f, f->seq, 1, 1, cl_orders, 2);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+    assert_int_equal(f->feed.counters.snapshots_audited, 0);
     return cl;
 }
 
@@ -1726,6 +1787,169 @@ static void test_replay_applies_orders_only_where_a_snapshot_set_the_book(void *
     assert_int_equal(f->log.stale_on, 0);
 }
 
+/*
+ * Before an order-level snapshot loaded it, an order book does not hold the venue's older orders:
+ * a delete or change of one it does not hold is counted, not marked; a new order id already live
+ * is refused and marks it. After a price-level snapshot (which empties the order book) the same.
+ */
+static void test_incomplete_order_book_marks_only_what_it_can_tell(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .stale = on_stale};
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, &sink),
+                     0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    const struct order older[] = {{.id = 800, .action = 2}, {.id = 801, .qty = 3, .action = 1}};
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), older, 2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.rejected, 2);
+    assert_int_equal(f->feed.counters.refusal_marks, 0);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    const struct order twice[] = {{.id = 805, .qty = 1}, {.id = 805, .qty = 1}};
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), twice, 2);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.refusal_marks, 1);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->stale);
+}
+
+/* ---- order-level snapshot audit ----------------------------------------------------------- */
+
+/* A complete order book equal to the order-level snapshot at its sequence: compared, nothing
+ * published, nothing marked. */
+static void test_order_audit_of_a_matching_book_publishes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+    uint32_t changes = f->log.changes;
+    uint32_t at = f->seq - 1; /* the orders' packet, before start_mbo_book's snapshot */
+
+    /* In another order, in two chunks. */
+    send_cl_orders(f, at, 1, 2, &cl_orders[1], 1);
+    uint64_t old = f->feed.counters.snapshots_old;
+    send_cl_orders(f, at, 2, 2, &cl_orders[0], 1);
+    assert_int_equal(f->feed.counters.snapshots_audited, 1);
+    assert_int_equal(f->feed.counters.snapshots_old, old + 1);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 0);
+    assert_int_equal(tp_books_get(f->books, cl)->counters.snapshot_mismatch, 0);
+    assert_int_equal(f->log.changes, changes);
+    assert_int_equal(f->log.stale_on, 0);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+}
+
+/* Each way an order book can differ from the snapshot in its first (only) chunk: found, counted,
+ * the snapshot adopted and the instrument trusted again after it. */
+static void test_order_audit_adopts_a_snapshot_that_differs(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+    uint32_t at = f->seq - 1;
+    struct book_order snap[3];
+
+    for (unsigned c = 0; c < 5; c++) {
+        uint32_t n = 2;
+        memcpy(snap, cl_orders, sizeof(cl_orders));
+        switch (c) {
+        case 0:
+            snap[1].qty = 7;
+            break;
+        case 1:
+            snap[0].price = PX(70.5);
+            break;
+        case 2:
+            snap[0].type = '1';
+            break;
+        case 3: /* the book holds an order the venue does not */
+            n = 1;
+            break;
+        case 4: /* the venue has an order the book does not */
+            snap[2] = (struct book_order){903, '1', PX(71), 2};
+            n = 3;
+            break;
+        }
+        uint32_t changes = f->log.changes, marks = f->log.stale_on;
+        uint64_t before = f->feed.counters.snapshot_mismatch;
+        send_cl_orders(f, at, 1, 1, snap, n);
+        assert_int_equal(f->feed.counters.snapshot_mismatch, before + 1);
+        assert_int_equal(f->log.stale_on, marks + 1);
+        assert_int_equal(f->log.changes_at_stale_on, changes);
+        assert_int_equal(f->log.stale_off, marks + 1);
+        /* The clear, then an order and its level record for each order. */
+        assert_int_equal(f->log.changes_at_stale_off, changes + 1 + 2 * n);
+        assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+        assert_int_equal(tp_books_orders(f->books, cl), n);
+        for (uint32_t i = 0; i < n; i++) {
+            enum tp_side side;
+            int64_t price, qty;
+            assert_int_equal(tp_mbo_order(f->books, cl, snap[i].id, &side, &price, &qty, NULL), 0);
+            assert_int_equal(side, snap[i].type == '0' ? TP_SIDE_BID : TP_SIDE_ASK);
+            assert_int_equal(price, snap[i].price);
+            assert_int_equal(qty, snap[i].qty);
+        }
+        /* The adopted book then matches the same snapshot. */
+        send_cl_orders(f, at, 1, 1, snap, n);
+        assert_int_equal(f->feed.counters.snapshot_mismatch, before + 1);
+        /* Back to the book start_mbo_book built (a difference too), for the next case. */
+        send_cl_orders(f, at, 1, 1, cl_orders, 2);
+        assert_int_equal(f->feed.counters.snapshot_mismatch, before + 2);
+    }
+    assert_int_equal(f->feed.counters.snapshots_audited, 3 * 5);
+    assert_int_equal(f->feed.counters.order_snapshot_mismatch, 2 * 5);
+    assert_int_equal(tp_books_get(f->books, cl)->counters.snapshot_mismatch, 2 * 5);
+    assert_int_equal(f->log.stale_on, f->log.stale_off);
+}
+
+/*
+ * A difference found in a later chunk (the earlier ones are gone): counted, and the instrument
+ * stays stale until a snapshot of it is applied. A snapshot behind the order book, or ahead of the
+ * incrementals applied, is not compared.
+ */
+static void test_order_audit_later_chunk_and_alignment(void **state)
+{
+    struct fixture *f = *state;
+    uint32_t cl = start_mbo_book(f);
+    uint32_t at = f->seq - 1;
+
+    send_cl_orders(f, at, 1, 2, &cl_orders[0], 1);
+    const struct book_order other = {902, '0', PX(70.25), 5};
+    send_cl_orders(f, at, 2, 2, &other, 1);
+    assert_int_equal(f->feed.counters.snapshots_audited, 1);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 1);
+    assert_int_equal(f->log.stale_on, 1);
+    assert_int_equal(f->log.stale_off, 0);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    assert_int_equal(tp_books_orders(f->books, cl), 2); /* not adopted: half a snapshot */
+    /* The next snapshot of CL applied recovers it. */
+    packet_begin(f);
+    add_snapshot52(f, 2001, 1, (struct entry[]){{0, 0, 1, 0, '0', PX(70.25), 10, 2}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->log.stale_off, 1);
+    send_cl_orders(f, at, 1, 1, cl_orders, 2);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+
+    /* An order added after the snapshot's moment: behind the book, not compared nor applied. */
+    const struct order later = {.id = 904, .qty = 1};
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), &later, 1);
+    assert_int_equal(packet_send(f), 0);
+    uint64_t audited = f->feed.counters.snapshots_audited, old = f->feed.counters.snapshots_old;
+    send_cl_orders(f, at, 1, 1, cl_orders, 2);
+    assert_int_equal(f->feed.counters.snapshots_audited, audited);
+    assert_int_equal(f->feed.counters.snapshots_old, old + 1);
+    assert_int_equal(tp_books_orders(f->books, cl), 3);
+    /* Ahead of the incrementals applied: not compared either. */
+    send_cl_orders(f, f->seq + 5, 1, 1, cl_orders, 2);
+    assert_int_equal(f->feed.counters.snapshots_audited, audited);
+    assert_int_equal(f->feed.counters.snapshot_mismatch, 1);
+    assert_int_equal(tp_books_orders(f->books, cl), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1762,6 +1986,14 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             test_replay_applies_orders_only_where_a_snapshot_set_the_book, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incomplete_order_book_marks_only_what_it_can_tell,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_audit_of_a_matching_book_publishes_nothing,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_audit_adopts_a_snapshot_that_differs, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_order_audit_later_chunk_and_alignment, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

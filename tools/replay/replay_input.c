@@ -416,10 +416,10 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
             ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
             ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
-            ",\"refusal_marks\":%" PRIu64 "}}",
+            ",\"refusal_marks\":%" PRIu64 ",\"order_snapshot_mismatch\":%" PRIu64 "}}",
             m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
             m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
             m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
             m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events,
-            m->refusal_marks);
+            m->refusal_marks, m->order_snapshot_mismatch);
 }
