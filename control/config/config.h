@@ -185,8 +185,9 @@ struct tp_cfg_channel {
     uint16_t rerequest_max_messages; /* per request, default 100 */
     uint32_t gap_wait_us;            /* wait for the other line before recovering, default 500 */
     uint32_t give_up_ms;             /* mark stale after this long in recovery, default 5000 */
-    uint32_t silence_ms; /* ITCH: both lines quiet this long flags the books, default 3000 */
-    bool audit_always;   /* MDP3: stay on the snapshot lines, every book audited each cycle */
+    uint32_t
+        silence_ms;    /* both lines quiet this long flags the books (ITCH default 3000, MDP3 0) */
+    bool audit_always; /* MDP3: stay on the snapshot lines, every book audited each cycle */
     char schema[TP_CFG_PATH_MAX];        /* MDP3 SBE schema file ("" = built-in) */
     struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
 

@@ -146,13 +146,15 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
     ch->rerequest_max_messages = 100;
-    ch->silence_ms = 3000;
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));
     int proto = -1;
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
         ch->protocol = proto == 0 ? TP_CFG_PROTO_MDP3 : TP_CFG_PROTO_ITCH;
+    /* MoldUDP64 sends heartbeats when idle; an MDP3 channel's quiet spells are the operator's
+     * to bound (docs/CONFIG.md). */
+    ch->silence_ms = ch->protocol == TP_CFG_PROTO_ITCH ? 3000 : 0;
     snprintf(ch->venue, sizeof(ch->venue), "%s", proto == 1 ? "NASDAQ" : "CME");
     get_name(ld, path, obj, "venue", false, ch->venue, sizeof(ch->venue));
     uint64_t v;

@@ -27,7 +27,7 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     static const char *const mdp3_only[] = {"definitions", "audit_always", NULL};
-    static const char *const itch_only[] = {"rerequest", "max_messages", "silence_ms", NULL};
+    static const char *const itch_only[] = {"rerequest", "max_messages", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
         if (itch && json_object_get(obj, mdp3_only[i]) != NULL)
@@ -72,10 +72,10 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         uint64_t v;
         if (tp_jw_uint(ld->errs, path, obj, "max_messages", 1, 65535, false, &v))
             ch->rerequest_max_messages = (uint16_t)v;
-        if (tp_jw_uint(ld->errs, path, obj, "silence_ms", 0, 600000, false, &v))
-            ch->silence_ms = (uint32_t)v;
     }
     uint64_t v;
+    if (tp_jw_uint(ld->errs, path, obj, "silence_ms", 0, 600000, false, &v))
+        ch->silence_ms = (uint32_t)v;
     if (tp_jw_uint(ld->errs, path, obj, "gap_wait_us", 0, 1000000, false, &v))
         ch->gap_wait_us = (uint32_t)v;
     if (tp_jw_uint(ld->errs, path, obj, "give_up_ms", 1, 600000, false, &v))

@@ -1106,6 +1106,21 @@ static void test_recovery_audit_always(void **state)
     expect_error(1, "channels[1].recovery.audit_always", "only for protocol mdp3");
 }
 
+/* Both lines' silence: 3000 ms by default for ITCH (MoldUDP64 heartbeats), off for MDP3 unless
+ * set; the same bounds for both. */
+static void test_recovery_silence_ms(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    assert_int_equal(cfg->channels[0].silence_ms, 0);
+    assert_int_equal(cfg->channels[1].silence_ms, 3000);
+    assert_int_equal(load_mutated(1, "channels[0].recovery.silence_ms", "45000"), 0);
+    assert_int_equal(cfg->channels[0].silence_ms, 45000);
+    assert_int_equal(cfg->channels[1].silence_ms, 3000);
+    assert_int_equal(load_mutated(1, "channels[0].recovery.silence_ms", "600001"), -EINVAL);
+    expect_error(1, "channels[0].recovery.silence_ms", "600001 is out of range [0, 600000]");
+}
+
 static void test_bad_rerequest_format(void **state)
 {
     (void)state;
@@ -1418,6 +1433,7 @@ int main(void)
         cmocka_unit_test(test_bad_state_depth_over_levels),
         cmocka_unit_test(test_bad_rerequest_on_mdp3),
         cmocka_unit_test(test_recovery_audit_always),
+        cmocka_unit_test(test_recovery_silence_ms),
         cmocka_unit_test(test_bad_rerequest_format),
         cmocka_unit_test(test_bad_invalid_json),
         cmocka_unit_test(test_bad_duplicate_json_key),
