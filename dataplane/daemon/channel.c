@@ -694,9 +694,11 @@ static void send_request(struct tp_channel *ch, uint64_t seq, uint16_t count)
         ch->params.io.send_rerequest(ch->params.io.ctx, ch->params.index, buf, (size_t)len);
 }
 
+static bool feeds_instrument(const struct tp_channel *ch, const struct tp_instrument *in);
+
 /*
- * ITCH: flags the channel's unflagged books RECOVERING, or clears that flag, on every
- * instrument it feeds (one status event each; stale ones keep their flag).
+ * Flags the channel's unflagged books RECOVERING, or clears that flag, on every instrument it
+ * feeds (one status event each; stale ones keep their flag).
  */
 static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
 {
@@ -708,8 +710,7 @@ static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
     uint32_t n = tp_instruments_count(ch->params.registry);
     for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
-        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH &&
-            in->channel == ch->params.itch_slot &&
+        if (in != NULL && feeds_instrument(ch, in) &&
             tp_publisher_flags(ch->params.publisher, id) == from)
             tp_publisher_set_flags(ch->params.publisher, id, to);
     }
@@ -718,16 +719,52 @@ static void set_behind(struct tp_channel *ch, bool behind, uint64_t now)
 }
 
 /*
- * ITCH: whether the books are behind the venue, as far as the channel can tell: a gap the other
- * line did not fill is open (it is being re-requested), or both lines have been silent longer
- * than a MoldUDP64 sender stays quiet (it sends heartbeats) in a session not ended. They are
- * healthy again once no gap is open and packets arrive.
+ * MDP3: whether the channel trades, so that its incremental lines' silence says they are behind:
+ * an instrument it feeds is open or pre-open (its last security status). Statuses change only
+ * with packets, so the instruments are walked once per silence.
+ */
+static bool mdp3_session_open(struct tp_channel *ch)
+{
+    if (ch->session_checked_tsc == ch->last_rx_tsc)
+        return ch->session_open;
+    ch->session_checked_tsc = ch->last_rx_tsc;
+    ch->session_open = false;
+    uint32_t n = tp_instruments_count(ch->params.registry);
+    for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
+        const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
+        if (in != NULL && feeds_instrument(ch, in) &&
+            (in->trading_status == TP_STATUS_OPEN || in->trading_status == TP_STATUS_PRE_OPEN)) {
+            ch->session_open = true;
+            break;
+        }
+    }
+    return ch->session_open;
+}
+
+/* Packets received on the lines whose silence counts (MDP3: the incremental lines only, not
+ * the snapshot and definition loops). */
+static uint64_t lines_packets(const struct tp_channel *ch)
+{
+    if (ch->params.protocol == TP_CHANNEL_ITCH)
+        return ch->counters.packets;
+    const struct tp_arb_counters *c = tp_arb_counters(ch->arb);
+    return c->line[TP_LINE_A].packets + c->line[TP_LINE_B].packets;
+}
+
+/*
+ * Whether the books are behind the venue, as far as the channel can tell: a gap the other line
+ * did not fill is open (ITCH: it is being re-requested), or both lines have been silent longer
+ * than silence_tsc while the venue trades: ITCH in a session not ended (a MoldUDP64 sender sends
+ * heartbeats), MDP3 while an instrument of the channel is open or pre-open. They are healthy
+ * again once no gap is open and packets arrive (MDP3 instruments that missed something then go
+ * stale by RptSeq).
  */
 static void check_behind(struct tp_channel *ch, uint64_t now)
 {
     /* Packets since the last poll: the lines spoke (no store per packet for this). */
-    if (ch->counters.packets != ch->polled_packets) {
-        ch->polled_packets = ch->counters.packets;
+    uint64_t packets = lines_packets(ch);
+    if (packets != ch->polled_packets) {
+        ch->polled_packets = packets;
         ch->last_rx_tsc = now;
     }
     if (ch->last_rx_tsc == 0)
@@ -736,7 +773,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
         return; /* a snapshot loads: its own flags hold until the books are the venue's */
     struct tp_arb_gap gap;
     bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
-                  !tp_arb_session_ended(ch->arb);
+                  (ch->params.protocol == TP_CHANNEL_ITCH ? !tp_arb_session_ended(ch->arb)
+                                                          : mdp3_session_open(ch));
     /* A gap open when the books were already behind (the packet that ended a silence showed
      * one) keeps them flagged through its wait window too. */
     bool behind =
@@ -770,8 +808,7 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
                 drain(ch);
             }
         }
-        if (ch->params.protocol == TP_CHANNEL_ITCH)
-            check_behind(ch, now);
+        check_behind(ch, now);
         return;
     }
     bool is_open = tp_arb_current_gap(ch->arb, &open);

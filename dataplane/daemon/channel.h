@@ -8,13 +8,16 @@
  * instrument the channel has defined by then (status events; already-stale ones unchanged) and
  * counts stale_marks; a gap lost to a new session counts in mold given_up, not recovered.
  *
- * Behind the venue (ITCH): while a gap the other line did not fill is being re-requested, and
- * while both lines have been silent for longer than `silence_tsc` (MoldUDP64 sends heartbeats
- * when idle; a session's end-of-session packet, received in sequence, makes silence normal),
- * the channel's books are older than the venue's: every instrument of the channel that carries
- * no flag is flagged TP_PUB_F_RECOVERING (a RECOVERY_STARTED channel event first), and the flag
- * is cleared once the gap is filled and a packet arrived (a RECOVERED event last). Instruments
- * flagged stale meanwhile keep their flag. Each such spell counts in recovering_marks.
+ * Behind the venue: while an ITCH gap the other line did not fill is being re-requested, and
+ * while both lines have been silent for longer than `silence_tsc` while the venue trades (ITCH:
+ * MoldUDP64 sends heartbeats when idle; a session's end-of-session packet, received in
+ * sequence, makes silence normal. MDP3: the incremental lines, while an instrument of the
+ * channel is open or pre-open by its last security status), the channel's books are older than
+ * the venue's: every instrument of the channel that carries no flag is flagged
+ * TP_PUB_F_RECOVERING (a RECOVERY_STARTED channel event first), and the flag is cleared once the
+ * gap is filled and a packet arrived (a RECOVERED event last). Instruments flagged stale
+ * meanwhile keep their flag. Each such spell counts in recovering_marks (silences: of them, the
+ * silent ones).
  *
  * MDP3 snapshot lines are joined at start and while an instrument is stale (audit_always: all
  * the time); each snapshot the feed gets also audits the book at its RptSeq (tp_mdp3_feed.h).
@@ -88,7 +91,7 @@ struct tp_channel_params {
     uint32_t channel_id;
     uint32_t held_max;
     uint64_t gap_wait_tsc;
-    uint64_t silence_tsc; /* ITCH: both lines quiet this long flags the books (0: never) */
+    uint64_t silence_tsc; /* both lines quiet this long flags the books (0: never) */
     uint64_t start_seq;   /* 0: adopt the first packet's */
     struct tp_mold_recovery_params mold;
     struct tp_instruments *registry;
@@ -113,8 +116,8 @@ struct tp_channel_counters {
     uint64_t stale_marks;      /* ITCH losses (give-ups, gaps a new session ended) that marked the
                                   channel's instruments stale */
     uint64_t resets;           /* new sessions / sequence restarts */
-    uint64_t recovering_marks; /* ITCH: spells behind the venue (gap re-requested, silence) */
-    uint64_t silences;         /* ITCH: of which both lines were silent too long */
+    uint64_t recovering_marks; /* spells behind the venue (ITCH gap re-requested, silence) */
+    uint64_t silences;         /* of which both lines were silent too long */
 };
 
 /* A delivered packet that waits for the end of the rx burst. */
@@ -144,11 +147,13 @@ struct tp_channel {
     bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
     uint32_t snap_last_seq;
-    uint64_t last_rx_tsc;    /* ITCH: the poll that saw the latest packets arrive */
-    uint64_t polled_packets; /* counters.packets at that poll */
-    bool session_ended;      /* ITCH: end of session received with nothing missing */
-    bool behind;             /* ITCH: the channel's books are flagged RECOVERING (see above) */
-    bool flush_due;          /* registered with the publisher for the end of the burst */
+    uint64_t last_rx_tsc;         /* the poll that saw the latest packets arrive */
+    uint64_t polled_packets;      /* packets of the lines whose silence counts, at that poll */
+    bool session_ended;           /* ITCH: end of session received with nothing missing */
+    bool behind;                  /* the channel's books are flagged RECOVERING (see above) */
+    bool session_open;            /* MDP3: an instrument was open or pre-open at the silence */
+    uint64_t session_checked_tsc; /* MDP3: the last_rx_tsc session_open was found for */
+    bool flush_due;               /* registered with the publisher for the end of the burst */
     uint32_t n_pending;
     struct tp_channel_pending pending[TP_CHANNEL_PENDING_MAX];
     /* ITCH: the messages of the pending packets, in order, as the framing check found them

@@ -2,7 +2,8 @@
  * Tests for dataplane/daemon/channel.c, the ITCH path: packets delivered inside an rx burst are
  * kept and their messages applied together at the end of the burst, in sequence, before any
  * channel event that follows them, with every handle given back once; outside a burst they are
- * applied at once as before. Real registry, books, publisher and bus (segments in /dev/shm).
+ * applied at once as before. The MDP3 path: the silence of the incremental lines while the
+ * channel trades. Real registry, books, publisher and bus (segments in /dev/shm).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "channel.h"
 #include "channel_bus.h"
+#include "mdp3_packet.h"
 #include "net_bytes.h"
 #include "publisher.h"
 #include "tp_books.h"
@@ -142,6 +144,24 @@ static int setup_silence(void **state)
     setup_channel(state, 10, true);
     struct fixture *f = *state;
     f->ch->params.silence_tsc = 1000;
+    return 0;
+}
+
+/* An MDP3 channel (id 310, price-level books, no snapshot lines) whose gaps wait 10 ticks, and
+ * both incremental lines silent for 1000 ticks flags the books. */
+static int setup_mdp3_silence(void **state)
+{
+    setup_channel(state, 10, false);
+    struct fixture *f = *state;
+    struct tp_channel_params cp = f->ch->params;
+    free(f->ch);
+    cp.protocol = TP_CHANNEL_MDP3;
+    cp.channel_id = 310;
+    cp.mdp3_book_type = TP_BOOK_TYPE_MBP;
+    cp.start_seq = 1;
+    cp.silence_tsc = 1000;
+    f->ch = zalloc(tp_channel_memsize(&cp));
+    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
     return 0;
 }
 
@@ -1048,6 +1068,101 @@ static void test_gap_given_up_asks_for_snapshot(void **state)
     assert_int_equal(atomic_load(&f->ch->snap.wanted), 1);
 }
 
+/* ---- MDP3 ------------------------------------------------------------------------------- */
+
+/* An MDP3 packet of MsgSeqNum `seq` with one message: the definition of ESZ6 (SecurityID 1001,
+ * group ES, ReadyToTrade) if `define`, else a security status of group ES. */
+static void mdp3_packet(struct held *h, uint32_t seq, bool define, uint8_t status)
+{
+    struct tp_mdp3_writer w;
+    size_t room;
+    assert_int_equal(tp_mdp3_writer_init(&w, h->bytes, sizeof(h->bytes), seq, 1000 + seq), 0);
+    uint8_t *dst = tp_mdp3_writer_reserve(&w, &room);
+    assert_non_null(dst);
+    size_t len;
+    if (define) {
+        struct mktdata_md_instrument_definition_future54 m;
+        struct mktdata_md_instrument_definition_future54_no_events ev;
+        struct mktdata_md_instrument_definition_future54_no_md_feed_types ft;
+        struct mktdata_md_instrument_definition_future54_no_inst_attrib ia;
+        struct mktdata_md_instrument_definition_future54_no_lot_type_rules lt;
+        assert_int_equal(
+            mktdata_md_instrument_definition_future54_wrap_and_apply_header(&m, dst, room), 0);
+        mktdata_md_instrument_definition_future54_set_security_update_action(&m, 'A');
+        mktdata_md_instrument_definition_future54_set_md_security_trading_status(&m, status);
+        mktdata_md_instrument_definition_future54_set_security_id(&m, 1001);
+        mktdata_md_instrument_definition_future54_set_symbol(&m, "ESZ6", 4);
+        mktdata_md_instrument_definition_future54_set_security_group(&m, "ES", 2);
+        mktdata_md_instrument_definition_future54_set_match_event_indicator(
+            &m, MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT);
+        mktdata_md_instrument_definition_future54_no_events_wrap_for_encode(&m, &ev, 0);
+        mktdata_md_instrument_definition_future54_no_md_feed_types_wrap_for_encode(&m, &ft, 0);
+        mktdata_md_instrument_definition_future54_no_inst_attrib_wrap_for_encode(&m, &ia, 0);
+        mktdata_md_instrument_definition_future54_no_lot_type_rules_wrap_for_encode(&m, &lt, 0);
+        len = mktdata_md_instrument_definition_future54_encoded_length(&m);
+    } else {
+        struct mktdata_security_status30 m;
+        assert_int_equal(mktdata_security_status30_wrap_and_apply_header(&m, dst, room), 0);
+        mktdata_security_status30_set_security_group(&m, "ES", 2);
+        mktdata_security_status30_set_security_id(&m, 0);
+        mktdata_security_status30_set_security_trading_status(&m, status);
+        mktdata_security_status30_set_match_event_indicator(
+            &m, MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT);
+        len = mktdata_security_status30_encoded_length(&m);
+    }
+    assert_int_equal(tp_mdp3_writer_commit(&w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + len), 0);
+    h->len = (uint16_t)w.len;
+}
+
+/*
+ * Both MDP3 incremental lines silent for longer than silence_tsc while the channel trades: the
+ * books may be missing what was lost, and are flagged RECOVERING until a packet arrives. A
+ * snapshot-line packet is not the incremental lines speaking. Once every instrument of the
+ * channel is closed (the security status of its group), silence is normal.
+ */
+static void test_mdp3_books_recovering_while_incrementals_silent(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[4], snap;
+    mdp3_packet(&p[0], 1, true, 17); /* ReadyToTrade */
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, p[0].bytes, p[0].len, &p[0], 10));
+    uint32_t es = tp_instruments_by_security_id(f->registry, 1001);
+    assert_int_equal(es, 0);
+    assert_int_equal(tp_instruments_get(f->registry, es)->trading_status, TP_STATUS_OPEN);
+    tp_channel_poll(f->ch, 20);
+    tp_channel_poll(f->ch, 900);
+    assert_int_equal(tp_publisher_flags(f->pub, es), 0);
+    /* A snapshot line's packet (not listened to) does not end the silence. */
+    mdp3_packet(&snap, 1, false, 17);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_SNAP_A, snap.bytes, snap.len, &snap, 950));
+    tp_channel_poll(f->ch, 1100);
+    assert_int_equal(tp_publisher_flags(f->pub, es), TP_PUB_F_RECOVERING);
+    assert_int_equal(f->ch->counters.silences, 1);
+    assert_int_equal(f->ch->counters.recovering_marks, 1);
+    tp_channel_poll(f->ch, 5000);
+    assert_int_equal(f->ch->counters.silences, 1);
+    /* The next packet, in sequence on line B: nothing was missed, the flag goes. */
+    mdp3_packet(&p[1], 2, false, 17);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, p[1].bytes, p[1].len, &p[1], 5100));
+    tp_channel_poll(f->ch, 5101);
+    assert_int_equal(tp_publisher_flags(f->pub, es), 0);
+    /* The group closes: its silence is the venue's. */
+    mdp3_packet(&p[2], 3, false, 4); /* Close */
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, p[2].bytes, p[2].len, &p[2], 5200));
+    tp_channel_poll(f->ch, 5201);
+    assert_int_equal(tp_instruments_get(f->registry, es)->trading_status, TP_STATUS_CLOSED);
+    tp_channel_poll(f->ch, 100000);
+    assert_int_equal(tp_publisher_flags(f->pub, es), 0);
+    assert_int_equal(f->ch->counters.silences, 1);
+    /* Pre-open the next day: silence counts again. */
+    mdp3_packet(&p[3], 4, false, 21); /* PreOpen */
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, p[3].bytes, p[3].len, &p[3], 100100));
+    tp_channel_poll(f->ch, 100101);
+    tp_channel_poll(f->ch, 101200);
+    assert_int_equal(tp_publisher_flags(f->pub, es), TP_PUB_F_RECOVERING);
+    assert_int_equal(f->ch->counters.silences, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1069,6 +1184,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outside_burst_applies_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_books_recovering_while_gap_rerequested, setup_server,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_mdp3_books_recovering_while_incrementals_silent,
+                                        setup_mdp3_silence, teardown),
         cmocka_unit_test_setup_teardown(test_books_recovering_while_feed_silent, setup_silence,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_message_flags_stale, setup, teardown),
