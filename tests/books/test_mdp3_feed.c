@@ -587,6 +587,20 @@ static void test_malformed_packets_counted(void **state)
     assert_int_equal(f->feed.counters.malformed, before + f->w.len - 1);
 }
 
+/* The feed made an MBP_MBO one with `sink`, and CL (SecurityID 2001, depth 10) defined: its id. */
+static uint32_t start_cl(struct fixture *f, const struct tp_feed_sink *sink)
+{
+    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
+                                       TP_BOOK_TYPE_MBP_MBO, sink),
+                     0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    assert_int_not_equal(cl, TP_INSTRUMENT_NONE);
+    return cl;
+}
+
 /*
  * Order-level books (MBP_MBO): the order entries of 46 (through their ReferenceID) and 47 are
  * applied, whatever the prefetch pass over the packet does first; an entry naming a missing
@@ -596,14 +610,7 @@ static void test_order_entries_with_mbo(void **state)
 {
     struct fixture *f = *state;
     struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .end_of_event = on_event};
-    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
-                                       TP_BOOK_TYPE_MBP_MBO, &sink),
-                     0);
-    packet_begin(f);
-    add_definition(f, 2001, "CLZ6", "CL", 10);
-    assert_int_equal(packet_send(f), 0);
-    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
-    assert_int_not_equal(cl, TP_INSTRUMENT_NONE);
+    uint32_t cl = start_cl(f, &sink);
 
     const struct order first[] = {{.id = 901, .qty = 4, .refid = 1},
                                   {.id = 902, .qty = 6, .refid = 1},
@@ -1661,19 +1668,13 @@ static uint32_t start_mbo_book(struct fixture *f)
 {
     struct tp_feed_sink sink = {
         .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
-    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
-                                       TP_BOOK_TYPE_MBP_MBO, &sink),
-                     0);
-    packet_begin(f);
-    add_definition(f, 2001, "CLZ6", "CL", 10);
-    assert_int_equal(packet_send(f), 0);
+    uint32_t cl = start_cl(f, &sink);
     const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70.25), 10, 2};
     const struct order orders[] = {{.id = 901, .qty = 4, .refid = 1},
                                    {.id = 902, .qty = 6, .refid = 1}};
     packet_begin(f);
     add_book46_orders(f, EOE, &level, 1, orders, 2);
     assert_int_equal(packet_send(f), 0);
-    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
     assert_int_equal(tp_books_orders(f->books, cl), 2);
     assert_false(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
     /* The orders from before the first message are not known until an order-level snapshot
@@ -1796,13 +1797,7 @@ static void test_incomplete_order_book_marks_only_what_it_can_tell(void **state)
 {
     struct fixture *f = *state;
     struct tp_feed_sink sink = {.ctx = &f->log, .changes = on_changes, .stale = on_stale};
-    assert_int_equal(tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310,
-                                       TP_BOOK_TYPE_MBP_MBO, &sink),
-                     0);
-    packet_begin(f);
-    add_definition(f, 2001, "CLZ6", "CL", 10);
-    assert_int_equal(packet_send(f), 0);
-    uint32_t cl = tp_instruments_by_security_id(f->reg, 2001);
+    uint32_t cl = start_cl(f, &sink);
     const struct order older[] = {{.id = 800, .action = 2}, {.id = 801, .qty = 3, .action = 1}};
     packet_begin(f);
     add_order_book47(f, 2001, PX(70), older, 2);
@@ -1816,6 +1811,18 @@ static void test_incomplete_order_book_marks_only_what_it_can_tell(void **state)
     assert_int_equal(packet_send(f), 0);
     assert_int_equal(f->feed.counters.refusal_marks, 1);
     assert_true(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    /* A price-level snapshot recovers it, its order book emptied: the older orders are unknown
+     * again, a delete of one marks nothing. */
+    packet_begin(f);
+    add_snapshot52(f, 2001, 1, NULL, 0);
+    assert_int_equal(packet_send(f), 0);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70), older, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(f->feed.counters.refusal_marks, 1);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
 }
 
 /* ---- order-level snapshot audit ----------------------------------------------------------- */
