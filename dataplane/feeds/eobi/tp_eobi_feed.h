@@ -128,28 +128,37 @@ enum tp_eobi_segment_state {
 struct tp_eobi_segment {
     int32_t market_segment_id;
     uint8_t used;
-    uint8_t state;             /* enum tp_eobi_segment_state */
-    uint8_t snapshot_active;   /* a snapshot of it is being applied */
-    uint8_t snapshot_whole;    /* ... and nothing of it was missed so far */
-    uint64_t next_seq;         /* HEALTHY: the ApplSeqNum expected next */
-    uint64_t buffered_first;   /* RECOVERING: first ApplSeqNum buffered (0: none yet) */
-    uint64_t buffered_last;    /* RECOVERING: last ApplSeqNum buffered */
+    uint8_t state;           /* enum tp_eobi_segment_state; 0: seen only in a snapshot skipped */
+    uint8_t snapshot_active; /* a snapshot of it is being applied */
+    uint8_t snapshot_whole;  /* ... and nothing of it was missed so far */
+    uint64_t next_seq;       /* HEALTHY: the ApplSeqNum expected next */
+    /*
+     * RECOVERING: a snapshot must reflect every packet before resume_seq (0: any snapshot will
+     * do); the buffer holds the segment's packets buffered_first .. buffered_last, one after the
+     * other from resume_seq (0: none buffered).
+     */
+    uint64_t resume_seq;
+    uint64_t buffered_first;
+    uint64_t buffered_last;
     uint64_t snapshot_seq;     /* the snapshot's LastMsgSeqNumProcessed */
     uint32_t snapshot_msg_seq; /* MsgSeqNum expected next in the snapshot */
     uint32_t snapshot_instr;   /* instrument whose orders follow (TP_INSTRUMENT_NONE: none) */
     uint32_t snapshot_orders;  /* orders still expected for it */
     uint32_t instruments;      /* instruments bound to the segment */
+    uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
     uint8_t status;            /* product-level trading status (enum tp_trading_status) */
-    uint8_t reserved[7];
+    uint8_t reserved[3];
 };
 
-/* One SecurityID slot. */
+/* One SecurityID slot (slots never move: nothing is removed until tp_eobi_feed_init). */
 struct tp_eobi_security {
     int64_t security_id;
     uint32_t id1;        /* dense id + 1; 0: free slot; TP_EOBI_FILTERED: the filter dropped it */
+    uint32_t next;       /* the next instrument of its segment (slot + 1), 0 at the end */
     uint16_t segment;    /* index in segments[] */
     uint8_t own_state;   /* an InstrumentSummary or InstrumentStateChange gave it a status */
     uint8_t in_snapshot; /* named by the snapshot being applied */
+    uint32_t reserved;
 };
 #define TP_EOBI_FILTERED UINT32_MAX
 
