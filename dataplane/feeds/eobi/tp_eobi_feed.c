@@ -544,6 +544,7 @@ static int apply_message(struct tp_eobi_feed *f, uint32_t si, const struct tp_eo
     struct tp_eobi_security *s;
     int64_t security_id;
     uint32_t instr;
+    int rc;
 
     if (t == -ENOMSG) {
         f->counters.unknown_template++;
@@ -571,7 +572,9 @@ static int apply_message(struct tp_eobi_feed *f, uint32_t si, const struct tp_eo
     instr = instrument_of(f, si, security_id, &s);
     if (instr == TP_INSTRUMENT_NONE)
         return 0;
-    return apply_instrument(f, t, instr, s, msg->data);
+    rc = apply_instrument(f, t, instr, s, msg->data);
+    f->counters.malformed += rc == -EBADMSG; /* a side or priority no order has */
+    return rc;
 }
 
 /* Fills the info every sink call of a packet carries. */
