@@ -30,6 +30,12 @@ static inline void tp_eobi_build_begin(struct tp_eobi_builder *b, uint8_t *buf, 
     b->error = n < 0 ? n : 0;
 }
 
+/* Bytes left for messages. */
+static inline size_t tp_eobi_build_room(const struct tp_eobi_builder *b)
+{
+    return b->cap - b->len;
+}
+
 /* Records the result n of a writer that wrote at the end of the packet. */
 static inline int tp_eobi_build_took(struct tp_eobi_builder *b, int n, int sequenced)
 {

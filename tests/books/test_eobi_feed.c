@@ -137,6 +137,13 @@ static int send_snapshot(struct fixture *f)
     return tp_eobi_feed_snapshot_packet(f->feed, f->pkt, f->b.len, 7);
 }
 
+/* The last packet of a segment's snapshot: CompletionIndicator complete. */
+static int send_snapshot_last(struct fixture *f)
+{
+    f->pkt[21] = 1;
+    return send_snapshot(f);
+}
+
 static void add(struct fixture *f, int64_t sec, uint8_t side, uint64_t prio, double px, int32_t qty)
 {
     struct tp_eobi_order_add v = {.trd_reg_ts_time_in = prio,
@@ -560,17 +567,14 @@ static void test_gap_and_snapshot_recovery(void **state)
     snapshot_order(f, BUY, T0 + 1, 100.0, 10);
     snapshot_order(f, BUY, T0 + 5, 99.0, 4);
     assert_int_equal(send_snapshot(f), 0);
-    /* The orders may continue in the next packet. */
+    assert_int_equal(s->state, TP_EOBI_SEGMENT_RECOVERING); /* not over before its last packet */
+    /* The orders continue in the last packet; SEC_B was not in the snapshot: empty. */
     snapshot_begin(f, SEG, 5);
     f->b.len = TP_EOBI_PACKET_HEADER_LEN;
     f->b.msg_seq_num = 5;
     snapshot_order(f, SELL, T0 + 7, 101.0, 2);
-    assert_int_equal(send_snapshot(f), 0);
-    assert_int_equal(s->state, TP_EOBI_SEGMENT_RECOVERING); /* not over before its end */
-    /* The next cycle's ProductSummary ends it; SEC_B was not in it: empty. */
-    snapshot_begin(f, SEG, 6);
     f->events = 0;
-    assert_int_equal(send_snapshot(f), 0);
+    assert_int_equal(send_snapshot_last(f), 0);
     assert_int_equal(f->feed->counters.snapshots, 1);
     assert_int_equal(s->state, TP_EOBI_SEGMENT_HEALTHY);
     assert_int_equal(s->next_seq, 7);
@@ -596,7 +600,10 @@ static void test_gap_and_snapshot_recovery(void **state)
     assert_int_equal(qty, 4);
 }
 
-/* A snapshot that misses an order (or a message) is not trusted: the next cycle recovers. */
+/*
+ * A snapshot that misses an order, a message or its last packet is not trusted: the next cycle
+ * recovers.
+ */
 static void test_broken_snapshot_waits_for_next_cycle(void **state)
 {
     struct fixture *f = *state;
@@ -607,22 +614,36 @@ static void test_broken_snapshot_waits_for_next_cycle(void **state)
     snapshot_begin(f, SEG, 2);
     snapshot_instrument(f, SEC_A, 2, 203);
     snapshot_order(f, BUY, T0 + 1, 100.0, 10); /* the second order is missing */
-    assert_int_equal(send_snapshot(f), 0);
+    assert_int_equal(send_snapshot_last(f), 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 1);
     snapshot_begin(f, SEG, 2);
     snapshot_instrument(f, SEC_A, 1, 203);
     f->b.msg_seq_num++; /* a lost snapshot message */
     snapshot_order(f, BUY, T0 + 1, 100.0, 10);
-    assert_int_equal(send_snapshot(f), 0);
-    assert_int_equal(f->feed->counters.snapshots_broken, 1);
+    assert_int_equal(send_snapshot_last(f), 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 2);
+    /* Its last packet lost: the next ProductSummary cuts it short. */
     snapshot_begin(f, SEG, 2);
     snapshot_instrument(f, SEC_A, 2, 203);
     snapshot_order(f, BUY, T0 + 1, 100.0, 10);
     snapshot_order(f, BUY, T0 + 2, 100.0, 5);
     assert_int_equal(send_snapshot(f), 0);
-    assert_int_equal(f->feed->counters.snapshots_broken, 2);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    snapshot_begin(f, SEG, 2);
+    snapshot_instrument(f, SEC_A, 2, 203);
+    snapshot_order(f, BUY, T0 + 1, 100.0, 10);
+    assert_int_equal(send_snapshot(f), 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 3);
+    /* ... and so does the caller's end. */
+    tp_eobi_feed_snapshot_end(f->feed);
+    assert_int_equal(f->feed->counters.snapshots_broken, 4);
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 1);
-    tp_eobi_feed_snapshot_end(f->feed);
+    snapshot_begin(f, SEG, 2);
+    snapshot_instrument(f, SEC_A, 2, 203);
+    snapshot_order(f, BUY, T0 + 1, 100.0, 10);
+    snapshot_order(f, BUY, T0 + 2, 100.0, 5);
+    assert_int_equal(send_snapshot_last(f), 0);
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
     expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 16, 3);
@@ -642,7 +663,11 @@ static void test_late_join(void **state)
     snapshot_instrument(f, SEC_B, 0, 200);
     assert_int_equal(send_snapshot(f), 0);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 1); /* defined while recovering */
-    tp_eobi_feed_snapshot_end(f->feed);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    snapshot_begin(f, SEG, 39);
+    f->b.len = TP_EOBI_PACKET_HEADER_LEN; /* an empty last packet ends it */
+    f->b.msg_seq_num = 5;
+    assert_int_equal(send_snapshot_last(f), 0);
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
     expect_level(f, SEC_A, TP_SIDE_ASK, 1, 101.0, 3, 1);
@@ -651,8 +676,8 @@ static void test_late_join(void **state)
     assert_int_equal(segment(f, SEG)->next_seq, 41);
 }
 
-/* A snapshot packet of another segment ends the one being applied. */
-static void test_snapshot_ends_at_other_segment(void **state)
+/* A snapshot packet of another segment cuts the one being applied short. */
+static void test_snapshot_cut_by_other_segment(void **state)
 {
     struct fixture *f = *state;
 
@@ -662,6 +687,11 @@ static void test_snapshot_ends_at_other_segment(void **state)
     assert_int_equal(send_snapshot(f), 0);
     snapshot_begin(f, SEG2, 1);
     assert_int_equal(send_snapshot(f), 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 1);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    snapshot_begin(f, SEG, 9);
+    snapshot_instrument(f, SEC_A, 0, 203);
+    assert_int_equal(send_snapshot_last(f), 0);
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
     assert_int_equal(levels(f, SEC_A, TP_SIDE_BID), 0); /* packet 9 was in the snapshot */
     assert_int_equal(segment(f, SEG)->next_seq, 10);
@@ -751,7 +781,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gap_and_snapshot_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_broken_snapshot_waits_for_next_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_snapshot_ends_at_other_segment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequence_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),

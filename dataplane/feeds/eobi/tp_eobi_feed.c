@@ -728,8 +728,12 @@ static enum tp_stat_kind entry_stat(uint8_t type)
     }
 }
 
-/* The segment whose snapshot was being applied is at its end: recover it if it was whole. */
-void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f)
+/*
+ * The segment whose snapshot was being applied is at its end: recover it if it was whole and
+ * `completed` (its last packet, CompletionIndicator complete, was seen: a lost tail would leave
+ * no other trace).
+ */
+static void snapshot_finish(struct tp_eobi_feed *f, int completed)
 {
     uint32_t si = f->snapshot_segment;
     struct tp_eobi_segment *seg;
@@ -740,7 +744,7 @@ void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f)
     f->snapshot_segment = NO_SEGMENT;
     seg = &f->segments[si];
     seg->snapshot_active = 0;
-    if (!seg->snapshot_whole || seg->snapshot_orders != 0) {
+    if (!completed || !seg->snapshot_whole || seg->snapshot_orders != 0) {
         f->counters.snapshots_broken++;
         end_of_event(f);
         return;
@@ -891,7 +895,7 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
         return -ENOSPC;
     }
     if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
-        tp_eobi_feed_snapshot_end(f);
+        snapshot_finish(f, 0);
     seg = &f->segments[si];
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(&p, &m)) > 0) {
@@ -903,7 +907,7 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
             continue;
         }
         if (t == TP_EOBI_PRODUCT_SUMMARY) {
-            tp_eobi_feed_snapshot_end(f);
+            snapshot_finish(f, 0);
             f->counters.messages++;
             snapshot_begin(f, si, &m);
             continue;
@@ -927,9 +931,15 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
         f->counters.malformed++;
         if (seg->snapshot_active)
             seg->snapshot_whole = 0;
-        return -EBADMSG;
     }
-    return 0;
+    if (seg->snapshot_active && tp_eobi_packet_header_completion_indicator(pkt) == 1)
+        snapshot_finish(f, 1);
+    return r < 0 ? -EBADMSG : 0;
+}
+
+void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f)
+{
+    snapshot_finish(f, 0);
 }
 
 /* ---- queries ------------------------------------------------------------------------ */

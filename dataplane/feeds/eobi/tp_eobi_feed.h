@@ -64,15 +64,16 @@
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
  *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. It is
  *     ignored unless the segment is RECOVERING (or never seen), and skipped when L + 1 is below
- *     the first buffered ApplSeqNum (it predates the gap: snapshots_old). Otherwise it is applied
+ *     the segment's resume_seq (it predates the gap: snapshots_old). Otherwise it is applied
  *     as it arrives: each instrument's books are cleared (CLEAR record) and rebuilt from its
- *     orders, status and statistics. It ends at the next ProductSummary or at a snapshot packet of
- *     another segment; then, if it was whole (no MsgSeqNum skipped, every instrument's order count
- *     reached), the instruments of the segment it did not name are cleared, the buffered packets
- *     after L are applied in order (those at or below L are dropped), and the segment is healthy
- *     at the next ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then
- *     end_of_event. A snapshot that was not whole (snapshots_broken) leaves the segment
- *     RECOVERING, its books stale, for the next cycle.
+ *     orders, status and statistics. It is whole when its last packet has CompletionIndicator
+ *     complete (1), no MsgSeqNum was skipped and every instrument's order count was reached; then
+ *     the instruments of the segment it did not name are cleared, the buffered packets after L
+ *     are applied in order (those at or below L are dropped), and the segment is healthy at the
+ *     next ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then
+ *     end_of_event. A snapshot cut short (the next ProductSummary, a snapshot packet of another
+ *     segment or tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
+ *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
  * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
  * snapshot group while it is not 0 and may leave it when it is.
  *
@@ -244,8 +245,8 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
                                  uint64_t rx_tsc);
 
 /*
- * Ends the snapshot being applied as the next ProductSummary would (the caller knows the snapshot
- * loop is over, e.g. at the end of a capture). Nothing happens when none is being applied.
+ * Ends the snapshot being applied, if any, as cut short (the caller left the snapshot group or
+ * reached the end of a capture before its completing packet): counted in snapshots_broken.
  */
 void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
 
