@@ -97,6 +97,8 @@ static void publish(struct tp_eobi_feed *f, int n)
         f->sink.changes(f->sink.ctx, &f->info, f->changes, (uint32_t)n);
 }
 
+static void set_status(struct tp_eobi_feed *f, uint32_t instr, uint8_t status);
+
 /* Defines the instrument of a new SecurityID in slot s, bound to segment si. */
 static uint32_t define(struct tp_eobi_feed *f, struct tp_eobi_security *s, int64_t security_id,
                        uint32_t si)
@@ -141,6 +143,8 @@ static uint32_t define(struct tp_eobi_feed *f, struct tp_eobi_security *s, int64
     f->counters.definitions++;
     if (f->sink.instrument)
         f->sink.instrument(f->sink.ctx, (uint32_t)id);
+    /* A new instrument trades as its product does until it has a state of its own. */
+    set_status(f, (uint32_t)id, seg->status);
     /* Defined while its segment recovers (from the snapshot): not trusted until it is over. */
     if (seg->state == TP_EOBI_SEGMENT_RECOVERING)
         mark(f, (uint32_t)id, 1, 0, 0);
@@ -826,7 +830,9 @@ static void instrument_summary(struct tp_eobi_feed *f, uint32_t si, const uint8_
     if (instr == TP_INSTRUMENT_NONE)
         return;
     s->in_snapshot = 1;
-    publish(f, tp_books_clear(f->books, instr, 0, f->changes));
+    /* Volume, last trade and statistics stay: the entries below overwrite the ones the venue
+     * sends; only the trades of lost packets are missing from the volume. */
+    publish(f, tp_books_clear(f->books, instr, 1, f->changes));
     status = instrument_status(tp_eobi_instrument_summary_security_status(m),
                                tp_eobi_instrument_summary_security_trading_status(m));
     s->own_state = status != TP_STATUS_UNKNOWN;

@@ -65,16 +65,16 @@
  *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. It is
  *     ignored unless the segment is RECOVERING (or never seen), and skipped when L + 1 is below
  *     the segment's resume_seq (it predates the gap: snapshots_old). Otherwise it is applied
- *     as it arrives: each instrument's books are cleared (CLEAR record) and rebuilt from its
- *     orders, status and statistics. It is whole when its last packet has CompletionIndicator
- *     complete (1), no MsgSeqNum was skipped and every instrument's order count was reached; then
- *     the instruments of the segment it did not name are cleared, the buffered packets after L
- *     are applied in order (those at or below L are dropped), and the segment is healthy at the
- *     next ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then
- *     end_of_event. A snapshot cut short (the next ProductSummary, a snapshot packet of another
- *     segment or tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
- *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
- * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
+ *     as it arrives: each instrument's books are cleared (CLEAR record; volume, last trade and
+ *     statistics kept) and rebuilt from its orders, status and statistics entries. It is whole when
+ * its last packet has CompletionIndicator complete (1), no MsgSeqNum was skipped and every
+ * instrument's order count was reached; then the instruments of the segment it did not name are
+ * cleared, the buffered packets after L are applied in order (those at or below L are dropped), and
+ * the segment is healthy at the next ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its
+ * instruments, then end_of_event. A snapshot cut short (the next ProductSummary, a snapshot packet
+ * of another segment or tp_eobi_feed_snapshot_end before its completing packet) or not whole is
+ * counted (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next
+ * cycle. tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
  * snapshot group while it is not 0 and may leave it when it is.
  *
  * Malformed input (a packet that does not frame, a message shorter than its layout, a SecurityID
