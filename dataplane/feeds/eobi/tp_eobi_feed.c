@@ -789,10 +789,6 @@ static void snapshot_begin(struct tp_eobi_feed *f, uint32_t si, const struct tp_
     struct tp_eobi_segment *seg = &f->segments[si];
     uint64_t last = tp_eobi_product_summary_last_msg_seq_num_processed(m->data);
 
-    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
-        f->counters.snapshots_ignored++;
-        return;
-    }
     if (seg->state == 0)
         segment_gap(f, si, 0, 0, 0); /* joined on the snapshot: no incremental seen yet */
     if (seg->resume_seq != 0 && last + 1 < seg->resume_seq) {
@@ -903,6 +899,11 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
     if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
         snapshot_finish(f, 0);
     seg = &f->segments[si];
+    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
+        /* Nothing in it can change a healthy segment: not even read. */
+        f->counters.snapshots_ignored++;
+        return 0;
+    }
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(&p, &m)) > 0) {
         int t = tp_eobi_check(m.data, m.len);

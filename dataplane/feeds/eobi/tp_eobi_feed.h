@@ -192,7 +192,7 @@ struct tp_eobi_feed_counters {
     uint64_t snapshots;          /* segment snapshots applied whole: segments recovered */
     uint64_t snapshots_old;      /* snapshots that predate the buffered packets: skipped */
     uint64_t snapshots_broken;   /* snapshots with a message or order missing: not trusted */
-    uint64_t snapshots_ignored;  /* snapshot packets of healthy segments */
+    uint64_t snapshots_ignored;  /* snapshot packets of healthy segments: not read */
     uint64_t events;             /* end_of_event calls */
 };
 
