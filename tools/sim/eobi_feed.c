@@ -201,27 +201,24 @@ static void event_messages(struct tp_sim_eobi_feed *f, struct tp_eobi_builder *b
                                               .last_px = eobi_price(ev->price9)};
         TP_EOBI_BUILD(b, execution_summary, &s);
         (*count)++;
-        if (ev->remaining == 0) {
-            struct tp_eobi_full_order_execution v = {.side = side,
-                                                     .ord_type = 2,
-                                                     .price = eobi_price(ev->old_price9),
-                                                     .trd_reg_ts_time_priority = prio,
-                                                     .security_id = sec,
-                                                     .trd_match_id = (uint32_t)ev->match_id,
-                                                     .last_qty = (int32_t)ev->qty,
-                                                     .last_px = eobi_price(ev->price9)};
-            TP_EOBI_BUILD(b, full_order_execution, &v);
-        } else {
-            struct tp_eobi_partial_order_execution v = {.side = side,
-                                                        .ord_type = 2,
-                                                        .price = eobi_price(ev->old_price9),
-                                                        .trd_reg_ts_time_priority = prio,
-                                                        .security_id = sec,
-                                                        .trd_match_id = (uint32_t)ev->match_id,
-                                                        .last_qty = (int32_t)ev->qty,
-                                                        .last_px = eobi_price(ev->price9)};
-            TP_EOBI_BUILD(b, partial_order_execution, &v);
-        }
+        /* Full and partial executions share one layout (two types). */
+#define EXECUTION(M)                                                                               \
+    do {                                                                                           \
+        struct tp_eobi_##M v = {.side = side,                                                      \
+                                .ord_type = 2,                                                     \
+                                .price = eobi_price(ev->old_price9),                               \
+                                .trd_reg_ts_time_priority = prio,                                  \
+                                .security_id = sec,                                                \
+                                .trd_match_id = (uint32_t)ev->match_id,                            \
+                                .last_qty = (int32_t)ev->qty,                                      \
+                                .last_px = eobi_price(ev->price9)};                                \
+        TP_EOBI_BUILD(b, M, &v);                                                                   \
+    } while (0)
+        if (ev->remaining == 0)
+            EXECUTION(full_order_execution);
+        else
+            EXECUTION(partial_order_execution);
+#undef EXECUTION
         break;
     }
     case TP_SIM_EV_TRADE: {
