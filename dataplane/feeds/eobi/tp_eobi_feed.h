@@ -11,7 +11,8 @@
  * instrument is defined the first time one of its messages (or its snapshot) is applied, keyed by
  * its SecurityID, and bound to the market segment of that packet. Registry entry: venue
  * TP_VENUE_EUREX_EOBI, symbol the SecurityID in decimal, security group the MarketSegmentID in
- * decimal (empty when it has more than 7 digits), order-level book; the filter sees those two.
+ * decimal (empty when it has more than 7 digits), order-level book; the filter sees those two. A
+ * new instrument takes its product's status (ProductStateChange) until it has one of its own.
  *
  * Orders. EOBI has no order id: an order is known by (SecurityID, Side, TrdRegTSTimePriority).
  * The book's order id is tp_eobi_order_id(priority, side) within the instrument's book; its queue
@@ -62,26 +63,28 @@
  *     packet, counted in buffer_overflow: a later snapshot must cover it).
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
- *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. It is
- *     ignored unless the segment is RECOVERING (or never seen), and skipped when L + 1 is below
- *     the segment's resume_seq (it predates the gap: snapshots_old). Otherwise it is applied
- *     as it arrives: each instrument's books are cleared (CLEAR record; volume, last trade and
- *     statistics kept) and rebuilt from its orders, status and statistics entries. It is whole when
- * its last packet has CompletionIndicator complete (1), no MsgSeqNum was skipped and every
- * instrument's order count was reached; then the instruments of the segment it did not name are
- * cleared, the buffered packets after L are applied in order (those at or below L are dropped), and
- * the segment is healthy at the next ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its
- * instruments, then end_of_event. A snapshot cut short (the next ProductSummary, a snapshot packet
- * of another segment or tp_eobi_feed_snapshot_end before its completing packet) or not whole is
- * counted (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next
- * cycle. tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. A
+ *     snapshot packet of a HEALTHY segment is not read (snapshots_ignored). A snapshot is
+ *     skipped when L + 1 is below the segment's resume_seq (it predates the gap: snapshots_old);
+ *     otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR record;
+ *     volume, last trade and statistics kept) and rebuilt from its orders, status and
+ *     statistics entries.
+ *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
+ *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
+ *     instruments of the segment it did not name are cleared, the buffered packets after L are
+ *     applied in order (those at or below L are dropped), and the segment is HEALTHY at the next
+ *     ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then end_of_event. A
+ *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or
+ *     tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
+ *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
+ * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
  * snapshot group while it is not 0 and may leave it when it is.
  *
  * Malformed input (a packet that does not frame, a message shorter than its layout, a SecurityID
  * or priority no real message has) is counted and skipped; a packet never makes a call read
  * outside it. Unknown templates are counted and skipped without a gap (newer releases add some).
  *
- * Memory: sizeof(struct tp_eobi_feed) is several MiB (the SecurityID table and the recovery
+ * Memory: sizeof(struct tp_eobi_feed) is about 4 MiB (the SecurityID table and the recovery
  * buffer are inside it): allocate it (64-byte aligned), never put it on a stack. No call
  * allocates. Single writer: the data core that owns the registry and the books.
  */
