@@ -241,8 +241,8 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
 /*
  * Applies one snapshot packet (PacketHeader, then ProductSummary, InstrumentSummary and
  * SnapshotOrder messages) to a segment that waits for it, as described above; other segments'
- * snapshots are counted and ignored. Returns 0 or -EBADMSG (the snapshot in progress is then not
- * whole).
+ * snapshots are counted and ignored. Returns 0, -EBADMSG (the snapshot in progress is then not
+ * whole) or -ENOSPC when a new segment found no room (counted in registry_full).
  */
 int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
                                  uint64_t rx_tsc);
