@@ -37,7 +37,7 @@ void check_memory(struct loader *ld)
 /*
  * Sizes behind the estimate (documented in docs/CONFIG.md), as dataplane/books and
  * dataplane/instruments lay their tables out (tests/control/test_memory_estimate.c holds the
- * estimate to their memsize functions): per instrument id of the lcore's window a 576-byte book
+ * estimate to their memsize functions): per instrument id of the lcore's window a 640-byte book
  * record, 16 bytes of hot order-book state, a 72-byte registry record, 16 bytes per level of the
  * order-level book (max(256, levels_per_side) + 4 sentinels a side) and 24 per level of the
  * price-level books (min(levels_per_side, 255) + 2 implied a side); the registry's lookups have
@@ -59,7 +59,7 @@ static uint64_t table_slots(uint64_t n)
 
 uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l)
 {
-    const uint64_t order_level_bytes = 16, price_level_bytes = 24, instrument_bytes = 576 + 16 + 72,
+    const uint64_t order_level_bytes = 16, price_level_bytes = 24, instrument_bytes = 640 + 16 + 72,
                    lookup_slot_bytes = 12, order_slot_bytes = 32, recent_slot_bytes = 33,
                    recent_per_order = 16, recent_slots_max = 1u << 20,
                    locate_map_bytes = 256u << 10, headers_bytes = 4096;

@@ -88,6 +88,8 @@ enum tp_stat_kind {
     TP_STAT_IMBALANCE = 14,      /* ITCH NOII: price = reference price, qty = imbalance shares */
     TP_STAT_SESSION_VOLUME = 15, /* MDP3 volume message: qty = the session's traded volume */
     TP_STAT_MAX_PRICE_VARIATION = 16,
+    TP_STAT_AUCTION_BID = 17,   /* EOBI AuctionBBO: best bid of the call phase (price, size) */
+    TP_STAT_AUCTION_OFFER = 18, /* EOBI AuctionBBO: best offer of the call phase (price, size) */
     TP_STAT_COUNT
 };
 

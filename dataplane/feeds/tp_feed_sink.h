@@ -1,5 +1,6 @@
 /*
- * Feed sink: where the venue handlers (tp_itch_feed.h, tp_mdp3_feed.h) send what they changed.
+ * Feed sink: where the venue handlers (tp_itch_feed.h, tp_mdp3_feed.h, eobi/tp_eobi_feed.h) send
+ * what they changed.
  *
  * The daemon's publisher and tickplane-replay implement the same sink, so both run the very
  * same decode and book code. Callbacks run on the data core, inline with the feed: they must not

@@ -294,6 +294,11 @@ int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrume
         sym_slot = symbol_slot(r, def->venue, def->symbol, n, def->channel, &found);
         if (found)
             id = r->symbol_ids[sym_slot] - 1;
+    } else if (def->venue == TP_VENUE_EUREX_EOBI) {
+        /* A SecurityID names one instrument across every EOBI channel. */
+        sym_slot = symbol_slot(r, def->venue, def->symbol, n, -1, &found);
+        if (found)
+            id = r->symbol_ids[sym_slot] - 1;
     } else {
         return -EINVAL;
     }

@@ -32,6 +32,7 @@ enum tp_venue {
     TP_VENUE_NONE = 0,
     TP_VENUE_CME_MDP3 = 1,
     TP_VENUE_NASDAQ_ITCH = 2,
+    TP_VENUE_EUREX_EOBI = 3, /* keyed by symbol: the SecurityID in decimal (tp_eobi_feed.h) */
 };
 
 /* What kind of book the instrument gets. */
@@ -124,11 +125,11 @@ struct tp_instrument *tp_instruments_get(struct tp_instruments *r, uint32_t id);
 
 /*
  * Registers an instrument, or updates it if its key is already known: the key is the MDP3
- * SecurityID for TP_VENUE_CME_MDP3, (channel, symbol) for ITCH. `def` carries the fields; its id is
- * ignored. On success returns the dense id (>= 0); -ENOSPC if the registry's window is full,
- * -EINVAL for a malformed definition (unknown venue, empty symbol, locate map index out of range).
- * An update with trading_status TP_STATUS_UNKNOWN keeps the instrument's current status. For ITCH,
- * the locate is bound to the instrument in locate map `def->channel`.
+ * SecurityID for TP_VENUE_CME_MDP3, (channel, symbol) for ITCH, the symbol for EOBI. `def` carries
+ * the fields; its id is ignored. On success returns the dense id (>= 0); -ENOSPC if the registry's
+ * window is full, -EINVAL for a malformed definition (unknown venue, empty symbol, locate map index
+ * out of range). An update with trading_status TP_STATUS_UNKNOWN keeps the instrument's current
+ * status. For ITCH, the locate is bound to the instrument in locate map `def->channel`.
  */
 int64_t tp_instruments_define(struct tp_instruments *r, const struct tp_instrument *def);
 

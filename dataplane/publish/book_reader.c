@@ -47,7 +47,7 @@ int tp_pub_stat_type(uint8_t kind)
 {
     /* tpout StatType: open 0, high 1, low 2, settle 3, volume 4, openInterest 5, clearedVolume 6,
      * highestBid 7, lowestOffer 8, fixing 9, highLimit 10, lowLimit 11, maxPriceVariation 12,
-     * indicativeOpen 13, close 14, vwap 15, imbalance 16. */
+     * indicativeOpen 13, close 14, vwap 15, imbalance 16, auctionBid 17, auctionOffer 18. */
     static const int8_t out[TP_STAT_COUNT] = {
         [TP_STAT_OPEN] = 0,
         [TP_STAT_HIGH] = 1,
@@ -66,6 +66,8 @@ int tp_pub_stat_type(uint8_t kind)
         [TP_STAT_IMBALANCE] = 16,
         [TP_STAT_SESSION_VOLUME] = 4,
         [TP_STAT_MAX_PRICE_VARIATION] = 12,
+        [TP_STAT_AUCTION_BID] = 17,
+        [TP_STAT_AUCTION_OFFER] = 18,
     };
     return kind < TP_STAT_COUNT ? out[kind] : -1;
 }
@@ -159,6 +161,6 @@ int tp_pub_read_definition(const struct tp_instruments *registry, uint32_t id,
     out->depth = in->book_type == TP_BOOK_TYPE_MBO ? 0 : in->market_depth;
     out->trading_status = tp_pub_status(in->trading_status);
     out->security_kind = in->kind <= TP_KIND_EQUITY ? in->kind : 0;
-    out->venue = in->venue == TP_VENUE_NASDAQ_ITCH ? 1 : 0;
+    out->venue = in->venue == TP_VENUE_NASDAQ_ITCH ? 1 : in->venue == TP_VENUE_EUREX_EOBI ? 2 : 0;
     return 0;
 }

@@ -89,8 +89,8 @@ struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub);
 
 /*
  * Names the channel whose packets come next (one publisher serves every channel of a data lcore,
- * since the bus has one writer): venue (tpout Venue: 0 cme, 1 nasdaq) and channel id stamp the
- * events that follow.
+ * since the bus has one writer): venue (tpout Venue: 0 cme, 1 nasdaq, 2 eurex) and channel id stamp
+ * the events that follow.
  */
 void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t channel_id);
 

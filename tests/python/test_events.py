@@ -14,7 +14,7 @@ PRICE_NULL = np.iinfo(np.int64).min
 def test_header_names_the_schema_and_counts_the_records(capture):
     _, _, path, _, summary = capture
     h = tickplane.header(path)
-    assert (h["version"], h["schema_id"], h["schema_version"]) == (1, 29808, 4)
+    assert (h["version"], h["schema_id"], h["schema_version"]) == (1, 29808, 5)
     assert h["flags"] & 1  # recvTsc holds the capture's ns since the epoch
     assert h["records"] == summary["events_records"] > 0
     assert os.path.getsize(path) == summary["events_bytes"]

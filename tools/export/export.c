@@ -336,7 +336,11 @@ static void print_definition(struct out *o, const struct tp_definition_row *r,
                              const struct symbols *s)
 {
     head(o, &r->h, s);
-    out_str(o, "venue", r->venue == 0 ? "cme" : r->venue == 1 ? "nasdaq" : "");
+    out_str(o, "venue",
+            r->venue == 0   ? "cme"
+            : r->venue == 1 ? "nasdaq"
+            : r->venue == 2 ? "eurex"
+                            : "");
     out_i64(o, "venue_security_id", r->venue_security_id);
     out_price(o, "tick_size", r->tick_size);
     out_price(o, "display_factor", r->display_factor);

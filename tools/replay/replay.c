@@ -4,8 +4,9 @@
  *
  *   tickplane-replay [options] FILE
  *     --format auto|binaryfile|pcap   input framing (auto: pcap by its magic, else BinaryFILE)
- *     --venue itch|mdp3               what a pcap carries (auto: MDP3 if the UDP payloads do not
- *                                     look like MoldUDP64)
+ *     --venue itch|mdp3|eobi          what a pcap carries (auto: MDP3 if the UDP payloads do not
+ *                                     look like MoldUDP64; EOBI only when given: its incremental
+ *                                     and snapshot packets, told apart by their templates)
  *     --depth N                       levels per side printed (default 5)
  *     --instruments N                 registry capacity (default 8192)
  *     --orders N                      live orders capacity (default 2097152)
@@ -105,14 +106,15 @@ struct options {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3]\n"
-                 "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
-                 " [--levels N]\n"
-                 "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-                 " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
-                 "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-                 "definitions]] [--snapshot GLIMPSE] FILE\n"
-                 "       tickplane-replay --version\n");
+    fprintf(out,
+            "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3|eobi]\n"
+            "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
+            " [--levels N]\n"
+            "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
+            " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
+            "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
+            "definitions]] [--snapshot GLIMPSE] FILE\n"
+            "       tickplane-replay --version\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -171,6 +173,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'v':
             o->venue = !strcmp(optarg, "itch")   ? REPLAY_VENUE_ITCH
                        : !strcmp(optarg, "mdp3") ? REPLAY_VENUE_MDP3
+                       : !strcmp(optarg, "eobi") ? REPLAY_VENUE_EOBI
                                                  : (rc = -EINVAL, REPLAY_VENUE_AUTO);
             break;
         case 'd':

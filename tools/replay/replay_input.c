@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "binaryfile.h"
+#include "eobi.h"
 #include "itch50.h"
 #include "mdp3_packet.h"
 #include "moldudp64.h"
@@ -69,9 +70,11 @@ static void count_stale(void *ctx, uint32_t instrument, int stale, uint32_t expe
     (void)expected;
     (void)got;
     r->stale += stale != 0;
-    /* ITCH books the feed flags stay flagged (MDP3's state says when a snapshot repaired one). */
-    if (stale && r->instrument_stale != NULL && instrument < r->instruments)
-        r->instrument_stale[instrument] = 1;
+    /* ITCH books the feed flags stay flagged (MDP3's state says when a snapshot repaired one);
+     * EOBI's feed says when its snapshot did (stale 0). */
+    if (r->instrument_stale != NULL && instrument < r->instruments &&
+        (stale || r->venue == REPLAY_VENUE_EOBI))
+        r->instrument_stale[instrument] = stale != 0;
 }
 
 /* The same sink with the digest (--digest): counts, then hashes each callback with its arguments.
@@ -150,6 +153,7 @@ void replay_set_output(struct replay *r, const struct tp_feed_sink *output)
     if (output != NULL) {
         r->itch.sink = tee;
         r->mdp3.sink = tee;
+        r->eobi->sink = tee;
     }
 }
 
@@ -211,6 +215,12 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
                                r->books, p->filter, 0,
                                p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
                                p->digest ? &digest_sink : &sink);
+    r->eobi = tp_table_memory(sizeof(*r->eobi), false);
+    if (rc == 0 && r->eobi == NULL)
+        rc = -ENOMEM;
+    if (rc == 0)
+        rc = tp_eobi_feed_init(r->eobi, r->registry, r->books, p->filter, 0,
+                               p->digest ? &digest_sink : &sink);
     return rc;
 }
 
@@ -219,6 +229,9 @@ void replay_close(struct replay *r)
     if (r->mem)
         munmap(r->mem, r->table_bytes);
     r->mem = NULL;
+    if (r->eobi)
+        munmap(r->eobi, sizeof(*r->eobi));
+    r->eobi = NULL;
     free(r->instrument_stale);
     r->instrument_stale = NULL;
     replay_mold_close(r);
@@ -332,6 +345,23 @@ static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
                 r->packets);
 }
 
+/* An EOBI packet: a snapshot when its first message is a snapshot template, else incremental. */
+static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
+{
+    const uint8_t *d = u->payload;
+    size_t first = u->payload_len >= TP_EOBI_PACKET_HEADER_LEN ? tp_eobi_body_len(d) : 0;
+    uint16_t t = first + TP_EOBI_MESSAGE_HEADER_LEN <= u->payload_len && first >= 4
+                     ? tp_eobi_template_id(d + first)
+                     : 0;
+    uint64_t before = r->eobi->counters.messages;
+    int rc = t >= TP_EOBI_PRODUCT_SUMMARY && t <= TP_EOBI_SNAPSHOT_ORDER
+                 ? tp_eobi_feed_snapshot_packet(r->eobi, d, u->payload_len, ts)
+                 : tp_eobi_feed_packet(r->eobi, d, u->payload_len, ts);
+
+    r->bad_packets += rc == -EBADMSG;
+    r->messages += r->eobi->counters.messages - before;
+}
+
 /*
  * The capture through codecs/net's reader (classic pcap and pcapng), in place: the payloads the
  * arbiter holds behind a gap point into the mapped capture (replay_mold.h).
@@ -359,6 +389,8 @@ static int run_pcap(struct replay *r)
                     r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
                 if (r->venue == REPLAY_VENUE_ITCH)
                     replay_mold_packet(r, &u, rec.ts_ns, r->packets, at);
+                else if (r->venue == REPLAY_VENUE_EOBI)
+                    eobi_packet(r, &u, rec.ts_ns);
                 else
                     mdp3_packet(r, &u, rec.ts_ns);
             }
@@ -416,10 +448,20 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
             ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
             ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
-            ",\"refusal_marks\":%" PRIu64 ",\"order_snapshot_mismatch\":%" PRIu64 "}}",
+            ",\"refusal_marks\":%" PRIu64 ",\"order_snapshot_mismatch\":%" PRIu64 "}",
             m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
             m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
             m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
             m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events,
             m->refusal_marks, m->order_snapshot_mismatch);
+    const struct tp_eobi_feed_counters *e = &r->eobi->counters;
+    fprintf(out,
+            ",\"eobi\":{\"packets\":%" PRIu64 ",\"snapshot_packets\":%" PRIu64
+            ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"rejected\":%" PRIu64
+            ",\"definitions\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
+            ",\"buffered\":%" PRIu64 ",\"snapshots\":%" PRIu64 ",\"snapshots_old\":%" PRIu64
+            ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32 "}}",
+            e->packets, e->snapshot_packets, e->messages, e->malformed, e->rejected, e->definitions,
+            e->duplicates, e->gaps, e->buffered, e->snapshots, e->snapshots_old,
+            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi));
 }

@@ -1,6 +1,6 @@
 /*
  * Replay session: the registry, books and venue feed of one capture, and the loop that frames
- * the capture's messages (BinaryFILE, or pcap of MoldUDP64 / MDP3 packets) into the feed.
+ * the capture's messages (BinaryFILE, or pcap of MoldUDP64 / MDP3 / EOBI packets) into the feed.
  * The feed and book code is the data plane's own (dataplane/feeds, dataplane/books).
  */
 #ifndef TP_REPLAY_INPUT_H
@@ -16,11 +16,17 @@
 #include "tp_books.h"
 #include "tp_instrument_filter.h"
 #include "tp_instruments.h"
+#include "tp_eobi_feed.h"
 #include "tp_itch_feed.h"
 #include "tp_mdp3_feed.h"
 
 enum replay_format { REPLAY_FORMAT_AUTO = 0, REPLAY_FORMAT_BINARYFILE, REPLAY_FORMAT_PCAP };
-enum replay_venue { REPLAY_VENUE_AUTO = 0, REPLAY_VENUE_ITCH, REPLAY_VENUE_MDP3 };
+enum replay_venue {
+    REPLAY_VENUE_AUTO = 0,
+    REPLAY_VENUE_ITCH,
+    REPLAY_VENUE_MDP3,
+    REPLAY_VENUE_EOBI
+};
 
 /* Errors of replay_open / replay_run beyond errno values. */
 #define REPLAY_EPCAP  (-1000) /* a pcap or pcapng this tool does not read (not Ethernet, cut) */
@@ -66,6 +72,7 @@ struct replay {
     struct tp_books *books;
     struct tp_itch_feed itch;
     struct tp_mdp3_feed mdp3;
+    struct tp_eobi_feed *eobi; /* EOBI (--venue eobi): incremental and snapshot packets */
     enum replay_format format;
     enum replay_venue venue;
     bool verify_checksum;

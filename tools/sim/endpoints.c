@@ -28,6 +28,15 @@ void tp_sim_endpoints_default(struct tp_sim_endpoints *e, enum tp_sim_venue venu
             IP4(10, 1, 0, 2));
         return;
     }
+    if (venue == TP_SIM_VENUE_EOBI) {
+        set(&ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_A], IP4(224, 0, 114, 43), 59001,
+            IP4(10, 2, 0, 1));
+        set(&ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_B], IP4(224, 0, 115, 43), 59001,
+            IP4(10, 2, 0, 2));
+        set(&ep[TP_SIM_STREAM_SNAPSHOT][TP_SIM_LINE_A], IP4(224, 0, 114, 42), 59000,
+            IP4(10, 2, 0, 1));
+        return;
+    }
     set(&ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_A], IP4(224, 0, 25, 1), 17901,
         IP4(69, 50, 112, 46));
     set(&ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_B], IP4(224, 0, 25, 9), 18901,

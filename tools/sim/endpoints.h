@@ -3,7 +3,7 @@
  * optional VLAN tag, and the date the venue times (ns since midnight) belong to.
  * Defaults follow the venues: Nasdaq TotalView-ITCH's A/B groups, and CME channel 901 of the
  * autocert channel configuration (incremental A/B; snapshot, MBO snapshot and instrument definition
- * on A).
+ * on A), and a Eurex EOBI channel (incremental A/B, snapshot on A).
  */
 #ifndef TP_SIM_ENDPOINTS_H
 #define TP_SIM_ENDPOINTS_H
@@ -28,6 +28,7 @@ struct tp_sim_endpoints {
 enum tp_sim_venue {
     TP_SIM_VENUE_ITCH,
     TP_SIM_VENUE_MDP3,
+    TP_SIM_VENUE_EOBI,
 };
 
 void tp_sim_endpoints_default(struct tp_sim_endpoints *e, enum tp_sim_venue venue);

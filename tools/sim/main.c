@@ -4,6 +4,7 @@
  *   tickplane-sim itch --binaryfile F --messages N --symbols S --seed X --truth T.json
  *   tickplane-sim itch --pcap F.pcap --loss-a 0.01 --report R.json ...
  *   tickplane-sim mdp3 --pcap F.pcap --truth T.json ...
+ *   tickplane-sim eobi --pcap F.pcap --truth T.json --both-loss P ...
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "binaryfile_out.h"
+#include "eobi_feed.h"
 #include "faults.h"
 #include "glimpse_server.h"
 #include "itch_feed.h"
@@ -47,6 +49,7 @@ struct options {
     struct tp_sim_endpoint endpoint_override[TP_SIM_STREAMS][TP_SIM_LINES];
     uint16_t vlan;
     struct tp_sim_mdp3_params mdp3;
+    struct tp_sim_eobi_params eobi;
     /* GLIMPSE: the snapshot at feed sequence glimpse_at, served and/or recorded */
     const char *glimpse_addr, *glimpse_file, *glimpse_user, *glimpse_password;
     uint64_t glimpse_at, glimpse_serve_ms;
@@ -104,6 +107,7 @@ enum {
     OPT_DEFINITION_ADDR,
     OPT_SNAPSHOT_MBO_ADDR,
     OPT_SNAPSHOT_EVERY,
+    OPT_SEGMENTS,
     OPT_DEFINITION_EVERY,
     OPT_PACKET_BYTES,
     OPT_UNSEEN_LEVELS,
@@ -124,7 +128,7 @@ enum {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tickplane-sim itch|mdp3 [options]        (see tools/sim/README.md)\n"
+            "usage: tickplane-sim itch|mdp3|eobi [options]   (see tools/sim/README.md)\n"
             "       tickplane-sim --version\n"
             "model:   --seed X --symbols N --messages N --zipf S --start-orders N\n"
             "truth:   --truth F.json --depth D\n"
@@ -138,6 +142,8 @@ static void usage(FILE *out)
             "         --glimpse-user U --glimpse-password P --glimpse-refuse N\n"
             "         --glimpse-drops N --glimpse-drop-after MSGS --glimpse-pause-us US\n"
             "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
+            "eobi:    --snapshot-every N (incremental packets between segment snapshots)\n"
+            "         --segments N (market segments)\n"
             "faults:  --both-loss P  --seq-reset-at N (messages)\n"
             "         --unseen-levels ID:N (mdp3: instrument ID's book existed before the "
             "capture)\n");
@@ -244,6 +250,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"definition-addr", required_argument, NULL, OPT_DEFINITION_ADDR},
         {"snapshot-mbo-addr", required_argument, NULL, OPT_SNAPSHOT_MBO_ADDR},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
+        {"segments", required_argument, NULL, OPT_SEGMENTS},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
         {"unseen-levels", required_argument, NULL, OPT_UNSEEN_LEVELS},
@@ -275,7 +282,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         usage(stdout);
         exit(0);
     }
-    if (argc < 2 || (strcmp(argv[1], "itch") != 0 && strcmp(argv[1], "mdp3") != 0))
+    if (argc < 2 || (strcmp(argv[1], "itch") != 0 && strcmp(argv[1], "mdp3") != 0 &&
+                     strcmp(argv[1], "eobi") != 0))
         return -EINVAL;
     o->protocol = argv[1];
     tp_sim_params_default(&o->model);
@@ -288,6 +296,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         o->faults.line[l].burst_len = 10;
     }
     tp_sim_mdp3_params_default(&o->mdp3);
+    tp_sim_eobi_params_default(&o->eobi);
     optind = 2;
     int c, idx;
     while ((c = getopt_long(argc, argv, "h", long_opts, &idx)) != -1) {
@@ -386,6 +395,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_SNAPSHOT_EVERY:
             rc = parse_u32(optarg, &o->mdp3.snapshot_every);
+            o->eobi.snapshot_every = o->mdp3.snapshot_every;
+            break;
+        case OPT_SEGMENTS:
+            rc = parse_u32(optarg, &o->eobi.segments);
             break;
         case OPT_DEFINITION_EVERY:
             rc = parse_u32(optarg, &o->mdp3.definition_every);
@@ -770,6 +783,36 @@ static int run_mdp3(struct options *o, struct tp_sim_model *m, json_t *report)
     return rc;
 }
 
+static int run_eobi(struct options *o, struct tp_sim_model *m, json_t *report)
+{
+    if (o->pcap_path == NULL && !o->live) {
+        fprintf(stderr, "tickplane-sim eobi: nothing to write (--pcap, --live)\n");
+        return -EINVAL;
+    }
+    struct outputs out;
+    o->faults.heartbeat = tp_sim_eobi_heartbeat;
+    int rc = outputs_open(&out, o, TP_SIM_VENUE_EOBI, NULL);
+    if (rc < 0)
+        return rc;
+    struct tp_sim_eobi_feed feed;
+    struct tp_sim_packet_sink to_faults = {.packet = faults_packet, .ctx = &out.faults};
+    o->eobi.midnight_epoch_ns = o->endpoints.midnight_epoch_ns;
+    rc = tp_sim_eobi_init(&feed, m, &o->eobi, &to_faults);
+    if (rc == -EINVAL)
+        fprintf(stderr, "tickplane-sim eobi: --segments must be 1..64\n");
+    if (rc == 0)
+        rc = tp_sim_eobi_run(&feed, o->messages);
+    int close_rc = outputs_close(&out);
+    rc = rc < 0 ? rc : close_rc;
+    json_object_set_new(report, "eobi", tp_sim_eobi_report(&feed));
+    json_object_set_new(report, "lines", tp_sim_faults_report(&out.faults));
+    if (out.has_pcap)
+        fprintf(stderr, "tickplane-sim: %llu frames in %s\n", (unsigned long long)out.pcap.frames,
+                o->pcap_path);
+    tp_sim_faults_free(&out.faults);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -792,7 +835,9 @@ int main(int argc, char **argv)
         json_pack("{s:s,s:i,s:s,s:I,s:I,s:I}", "format", "tickplane-sim-report", "version", 1,
                   "protocol", o.protocol, "seed", (json_int_t)o.model.seed, "instruments",
                   (json_int_t)o.model.instruments, "messages_requested", (json_int_t)o.messages);
-    rc = strcmp(o.protocol, "itch") == 0 ? run_itch(&o, &m, report) : run_mdp3(&o, &m, report);
+    rc = strcmp(o.protocol, "itch") == 0   ? run_itch(&o, &m, report)
+         : strcmp(o.protocol, "eobi") == 0 ? run_eobi(&o, &m, report)
+                                           : run_mdp3(&o, &m, report);
     json_object_set_new(report, "events", json_integer((json_int_t)m.events_total));
     /* What a book builder holds at the end: the daemon's dp.books.live_orders after the run. */
     uint64_t live_orders = 0;

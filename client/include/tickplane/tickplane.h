@@ -147,7 +147,7 @@ struct tp_last_trade {
 struct tp_book_header {
     uint32_t instrument_id;
     uint8_t trading_status; /* enum tp_trading_status */
-    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq */
+    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq, 2 eurex */
     uint8_t flags;          /* TP_EVENT_F_* low byte of the last event (e.g. RECOVERING, STALE) */
     uint8_t security_kind;  /* tpout SecurityKind */
     char symbol[TP_SYMBOL_LEN];
@@ -236,7 +236,7 @@ struct tp_definition_event {
     uint8_t depth;
     uint8_t trading_status;
     uint8_t security_kind;
-    uint8_t venue; /* tpout Venue: 0 cme, 1 nasdaq */
+    uint8_t venue; /* tpout Venue: 0 cme, 1 nasdaq, 2 eurex */
 };
 
 /* What a callback receives. Pointers are valid during the callback only. */
@@ -348,7 +348,7 @@ int tp_symbol(const struct tp_client *c, uint32_t id, char symbol[TP_SYMBOL_LEN 
 /* What an instrument is, from its definition and state (tp_instrument_info). */
 struct tp_instrument_info {
     uint32_t instrument_id;
-    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq */
+    uint8_t venue;          /* tpout Venue: 0 cme, 1 nasdaq, 2 eurex */
     uint8_t security_kind;  /* tpout SecurityKind */
     uint8_t trading_status; /* enum tp_trading_status */
     uint8_t flags;          /* TP_EVENT_F_* low byte of its last event (RECOVERING, STALE) */

@@ -1,0 +1,266 @@
+/*
+ * EOBI feed handler: Eurex T7 EOBI 6.0 packets (codecs/eobi) -> instrument registry and books.
+ *
+ * One tp_eobi_feed per EOBI channel: one incremental multicast group (after A/B arbitration by
+ * the caller) and its snapshot group. A channel carries several products; each product is a
+ * market segment (MarketSegmentID) with its own sequence: the PacketHeader's ApplSeqNum counts
+ * that segment's incremental packets one by one. The caller hands over whole UDP payloads:
+ * incremental packets to tp_eobi_feed_packet, snapshot packets to tp_eobi_feed_snapshot_packet.
+ *
+ * Instruments. EOBI carries no definitions (they come from the reference data interface): an
+ * instrument is defined the first time one of its messages (or its snapshot) is applied, keyed by
+ * its SecurityID, and bound to the market segment of that packet. Registry entry: venue
+ * TP_VENUE_EUREX_EOBI, symbol the SecurityID in decimal, security group the MarketSegmentID in
+ * decimal (empty when it has more than 7 digits), order-level book; the filter sees those two. A
+ * new instrument takes its product's status (ProductStateChange) until it has one of its own.
+ *
+ * Orders. EOBI has no order id: an order is known by (SecurityID, Side, TrdRegTSTimePriority).
+ * The book's order id is tp_eobi_order_id(priority, side) within the instrument's book; its queue
+ * priority is the TrdRegTSTimePriority. Message -> book operation:
+ *   13100 OrderAdd               add
+ *   13101 OrderModify            priority kept (TrdRegTSPrevTimePriority == TrdRegTSTimePriority):
+ *                                modify in place; priority lost: the old order leaves, the new
+ *                                one enters (replace: ORDER DELETE + ADD records)
+ *   13106 OrderModifySamePrio    modify in place (quantity and price, same priority)
+ *   13102 OrderDelete            delete
+ *   13103 OrderMassDelete        every order of the instrument goes (CLEAR of its order book)
+ *   13105 PartialOrderExecution  execute LastQty at LastPx (not printing: see 13202)
+ *   13104 FullOrderExecution     execute LastQty at LastPx; an order left with quantity after it
+ *                                was not the venue's: removed, counted (execution_mismatch) and
+ *                                the segment recovers
+ *   13202 ExecutionSummary       the trade of a continuous match: last trade, volume (price
+ *                                LastPx, size LastQty, aggressor AggressorSide, match ExecID)
+ *   13201 TradeReport            a trade without aggressor (auction, off-book): last trade, volume
+ *   13301 InstrumentStateChange  trading status (SecurityStatus, SecurityTradingStatus)
+ *   13300 ProductStateChange     trading status of every instrument of the segment that has no
+ *                                instrument-level state (TradSesStatus, TradingSessionSubID)
+ *   13500 AuctionBBO             statistics TP_STAT_AUCTION_BID / TP_STAT_AUCTION_OFFER
+ *   13501 AuctionClearingPrice   statistics TP_STAT_INDICATIVE_OPEN (price, LastQty) and
+ *                                TP_STAT_IMBALANCE (price, ImbalanceQty)
+ *   13001 Heartbeat              a packet of heartbeats is not sequenced; a LastMsgSeqNumProcessed
+ *                                past the segment's last packet is a gap (the tail was lost)
+ *   13502 13503 13504            counted and ignored (no book state)
+ * Trading status mapping (SecurityTradingStatus): 200 closed, 201 restricted and 2 halt ->
+ * halted, 202 book -> pre-open, 203 continuous -> open, 204..213 auctions and freezes -> pre-open
+ * (opening, IPO) or paused (intraday, circuit breaker, closing); SecurityStatus 9 (suspended) ->
+ * halted, 2 and 4 (inactive, expired) -> closed.
+ *
+ * Events. Each message's change records go to the sink in one `changes` call (info: packet_seq the
+ * ApplSeqNum, venue_time the PacketHeader TransactTime, sending_time 0). end_of_event follows the
+ * last message of a packet whose CompletionIndicator is complete (1): a venue transaction may span
+ * packets, and its books are consistent only at its end. event_changes is never called.
+ *
+ * Sequence and recovery, per market segment:
+ *   - healthy: the packet with ApplSeqNum next_seq is applied; lower ones are duplicates (skipped,
+ *     counted); a higher one is a gap. The first packet of a segment never seen starts it healthy
+ *     when its ApplSeqNum is 1 (start of day), else it is a gap (late join). A packet with
+ *     ApplSeqResetIndicator set, a malformed message and a book rejection (an order the book does
+ *     not hold, capacity) are gaps too: the books of the segment can no longer be vouched for.
+ *   - gap: every instrument of the segment is marked stale (sink->stale(instr, 1, expected, got),
+ *     the low 32 bits of the ApplSeqNums; a rejection gives 0, 0), the segment is RECOVERING and
+ *     its incremental packets from then on are buffered (TP_EOBI_FEED_BUFFER_BYTES and
+ *     TP_EOBI_FEED_BUFFER_PACKETS per feed; when full, the segment's buffer restarts at the next
+ *     packet, counted in buffer_overflow: a later snapshot must cover it).
+ *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
+ *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. A
+ *     snapshot packet of a HEALTHY segment is not read (snapshots_ignored). A snapshot is
+ *     skipped when L + 1 is below the segment's resume_seq (it predates the gap: snapshots_old);
+ *     otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR record;
+ *     volume, last trade and statistics kept) and rebuilt from its orders, status and
+ *     statistics entries.
+ *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
+ *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
+ *     instruments of the segment it did not name are cleared, the buffered packets after L are
+ *     applied in order (those at or below L are dropped), and the segment is HEALTHY at the next
+ *     ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then end_of_event. A
+ *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or
+ *     tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
+ *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
+ * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
+ * snapshot group while it is not 0 and may leave it when it is.
+ *
+ * Malformed input (a packet that does not frame, a message shorter than its layout, a SecurityID
+ * or priority no real message has) is counted and skipped; a packet never makes a call read
+ * outside it. Unknown templates are counted and skipped without a gap (newer releases add some).
+ *
+ * Memory: sizeof(struct tp_eobi_feed) is about 4 MiB (the SecurityID table and the recovery
+ * buffer are inside it): allocate it (64-byte aligned), never put it on a stack. No call
+ * allocates. Single writer: the data core that owns the registry and the books.
+ */
+#ifndef TP_EOBI_FEED_H
+#define TP_EOBI_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_books.h"
+#include "tp_feed_sink.h"
+#include "tp_instrument_filter.h"
+#include "tp_instruments.h"
+
+/* Market segments per feed (a power of two; at most half of them used). */
+#define TP_EOBI_FEED_SEGMENTS 512
+/* SecurityID slots per feed (a power of two): at most half of them hold instruments. */
+#define TP_EOBI_FEED_SECURITIES (1u << 16)
+/* The recovery buffer: incremental packets of RECOVERING segments, bytes and packets. */
+#define TP_EOBI_FEED_BUFFER_BYTES   (1u << 21)
+#define TP_EOBI_FEED_BUFFER_PACKETS 16384
+
+/*
+ * The book's order id of an EOBI order of one instrument: priority * 2 + (side == ask).
+ * TrdRegTSTimePriority is nanoseconds since 1970, below 2^63 until the year 2262; a priority at
+ * or above 2^63 has no id (the feed counts it malformed).
+ */
+static inline uint64_t tp_eobi_order_id(uint64_t priority, enum tp_side side)
+{
+    return priority << 1 | (side == TP_SIDE_ASK);
+}
+
+/* EOBI Side (1 buy, 2 sell) -> enum tp_side (TP_SIDE_NONE for anything else). */
+static inline enum tp_side tp_eobi_side(uint8_t side)
+{
+    return side == 1 ? TP_SIDE_BID : side == 2 ? TP_SIDE_ASK : TP_SIDE_NONE;
+}
+
+enum tp_eobi_segment_state {
+    TP_EOBI_SEGMENT_HEALTHY = 1,
+    TP_EOBI_SEGMENT_RECOVERING = 2, /* waiting for its snapshot; incrementals buffered */
+};
+
+/* One market segment's sequence and recovery state. */
+struct tp_eobi_segment {
+    int32_t market_segment_id;
+    uint8_t used;
+    uint8_t state;           /* enum tp_eobi_segment_state; 0: seen only in a snapshot skipped */
+    uint8_t snapshot_active; /* a snapshot of it is being applied */
+    uint8_t snapshot_whole;  /* ... and nothing of it was missed so far */
+    uint64_t next_seq;       /* HEALTHY: the ApplSeqNum expected next */
+    /*
+     * RECOVERING: a snapshot must reflect every packet before resume_seq (0: any snapshot will
+     * do); the buffer holds the segment's packets buffered_first .. buffered_last, one after the
+     * other from resume_seq (0: none buffered).
+     */
+    uint64_t resume_seq;
+    uint64_t buffered_first;
+    uint64_t buffered_last;
+    uint64_t snapshot_seq;     /* the snapshot's LastMsgSeqNumProcessed */
+    uint32_t snapshot_msg_seq; /* MsgSeqNum expected next in the snapshot */
+    uint32_t snapshot_instr;   /* instrument whose orders follow (TP_INSTRUMENT_NONE: none) */
+    uint32_t snapshot_orders;  /* orders still expected for it */
+    uint32_t instruments;      /* instruments bound to the segment */
+    uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
+    uint8_t status;            /* product-level trading status (enum tp_trading_status) */
+    uint8_t reserved[3];
+};
+
+/* One SecurityID slot (slots never move: nothing is removed until tp_eobi_feed_init). */
+struct tp_eobi_security {
+    int64_t security_id;
+    uint32_t id1;        /* dense id + 1; 0: free slot; TP_EOBI_FILTERED: the filter dropped it */
+    uint32_t next;       /* the next instrument of its segment (slot + 1), 0 at the end */
+    uint16_t segment;    /* index in segments[] */
+    uint8_t own_state;   /* an InstrumentSummary or InstrumentStateChange gave it a status */
+    uint8_t in_snapshot; /* named by the snapshot being applied */
+    uint32_t reserved;
+};
+#define TP_EOBI_FILTERED UINT32_MAX
+
+/* A buffered incremental packet (its bytes at `offset` of the buffer). */
+struct tp_eobi_buffered {
+    uint64_t appl_seq_num;
+    uint64_t rx_tsc;
+    uint32_t offset;
+    uint16_t len;
+    uint16_t segment;
+};
+
+struct tp_eobi_feed_counters {
+    uint64_t packets;            /* incremental packets handed over */
+    uint64_t snapshot_packets;   /* snapshot packets handed over */
+    uint64_t messages;           /* messages applied (incremental and snapshot) */
+    uint64_t malformed;          /* packets or messages the framing or layouts refused */
+    uint64_t unknown_template;   /* templates this handler does not know */
+    uint64_t ignored;            /* known messages with no book state (13502..13504) */
+    uint64_t filtered;           /* SecurityIDs the filter dropped (once each) */
+    uint64_t filtered_messages;  /* messages of those */
+    uint64_t registry_full;      /* SecurityIDs refused: no id, segment or slot left */
+    uint64_t definitions;        /* instruments defined */
+    uint64_t rejected;           /* updates the books refused (per instrument in the books) */
+    uint64_t execution_mismatch; /* full executions that left quantity in the book */
+    uint64_t duplicates;         /* incremental packets at or below the segment's last */
+    uint64_t gaps;               /* segments that went RECOVERING */
+    uint64_t buffered;           /* incremental packets buffered while RECOVERING */
+    uint64_t buffer_overflow;    /* buffers restarted because the buffer was full */
+    uint64_t snapshots;          /* segment snapshots applied whole: segments recovered */
+    uint64_t snapshots_old;      /* snapshots that predate the buffered packets: skipped */
+    uint64_t snapshots_broken;   /* snapshots with a message or order missing: not trusted */
+    uint64_t snapshots_ignored;  /* snapshot packets of healthy segments: not read */
+    uint64_t events;             /* end_of_event calls */
+};
+
+struct tp_eobi_feed {
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    const struct tp_instrument_filter *filter; /* NULL: keep every instrument */
+    struct tp_feed_sink sink;
+    uint16_t channel;          /* recorded in the instruments it defines */
+    uint16_t snapshot_segment; /* index of the segment whose snapshot is being applied, or
+                                * TP_EOBI_FEED_SEGMENTS */
+    uint32_t recovering;       /* segments RECOVERING */
+    uint32_t n_segments;
+    uint32_t n_securities;
+    struct tp_eobi_feed_counters counters;
+    struct tp_feed_info info;
+    uint32_t buffer_used; /* bytes */
+    uint32_t n_buffered;  /* packets */
+    struct tp_book_change changes[TP_BOOK_CHANGES_MAX * 2];
+    struct tp_eobi_segment segments[TP_EOBI_FEED_SEGMENTS];
+    struct tp_eobi_security securities[TP_EOBI_FEED_SECURITIES];
+    struct tp_eobi_buffered buffered[TP_EOBI_FEED_BUFFER_PACKETS];
+    uint8_t buffer[TP_EOBI_FEED_BUFFER_BYTES];
+};
+
+/*
+ * Prepares a feed over a registry and books (books with an order table: max_orders > 0). The sink
+ * is copied; filter may be NULL. channel is recorded in the instruments it defines. Every segment
+ * starts unknown. Returns 0 or -EINVAL.
+ */
+int tp_eobi_feed_init(struct tp_eobi_feed *f, struct tp_instruments *registry,
+                      struct tp_books *books, const struct tp_instrument_filter *filter,
+                      uint16_t channel, const struct tp_feed_sink *sink);
+
+/*
+ * Applies (or, for a RECOVERING segment, buffers) one incremental packet of len bytes received at
+ * rx_tsc: PacketHeader, then messages. Messages before a malformed one are applied, the rest of
+ * the packet is skipped and the segment recovers. Returns 0, -EBADMSG when the packet or one of its
+ * messages was malformed, -ENOSPC when a new segment found no room (counted in registry_full).
+ */
+int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc);
+
+/*
+ * Applies one snapshot packet (PacketHeader, then ProductSummary, InstrumentSummary and
+ * SnapshotOrder messages) to a segment that waits for it, as described above; other segments'
+ * snapshots are counted and ignored. Returns 0, -EBADMSG (the snapshot in progress is then not
+ * whole) or -ENOSPC when a new segment found no room (counted in registry_full).
+ */
+int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
+                                 uint64_t rx_tsc);
+
+/*
+ * Ends the snapshot being applied, if any, as cut short (the caller left the snapshot group or
+ * reached the end of a capture before its completing packet): counted in snapshots_broken.
+ */
+void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
+
+/* Segments RECOVERING: while it is not 0, the caller must feed the snapshot group. */
+uint32_t tp_eobi_feed_recovering(const struct tp_eobi_feed *f);
+
+/* A segment's state, or NULL if the feed never saw it. */
+const struct tp_eobi_segment *tp_eobi_feed_segment(const struct tp_eobi_feed *f,
+                                                   int32_t market_segment_id);
+
+/* The dense id of a SecurityID, or TP_INSTRUMENT_NONE (never seen, or filtered out). */
+uint32_t tp_eobi_feed_instrument(const struct tp_eobi_feed *f, int64_t security_id);
+
+#endif /* TP_EOBI_FEED_H */
