@@ -10,7 +10,9 @@
 #   2. tickplanectl book and instruments say STALE, since when and why; subscriptions --all
 #      lists another client's subscription;
 #   3. promtool check metrics accepts the HTTP endpoint's text (HTTP/1.1, 405 for POST), which
-#      has the NIC's drop counters, a libtickplane consumer's lag and the build info;
+#      has the NIC's drop counters, a libtickplane consumer's lag, the build info and the
+#      gap-wait histogram, whose longest wait (in stats and the exit summary too) is at least
+#      feed 2's give-up time;
 #   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers and /tickplane/latency;
 #   5. tickplanectl stat --once --json, and the live view in a real terminal (tmux), stopped by
 #      Ctrl-C.
@@ -142,11 +144,19 @@ promtool check metrics <"$work/metrics.txt" >"$work/promtool.out" 2>&1 ||
 for family in 'tickplane_nic_imissed_total{port="veth"' 'tickplane_nic_rx_nombuf_total{port="veth"' \
     "tickplane_consumer_lag{pid=\"$top_pid\"" "tickplane_consumer_lost_total{pid=\"$top_pid\"" \
     'tickplane_build_info{version="' 'tickplane_rx_to_publish_seconds_bucket{instance=' \
+    'tickplane_gap_wait_seconds_bucket{instance=' \
     'tickplane_mold_given_up_total{channel="itch"'; do
     grep -qF "$family" "$work/metrics.txt" ||
         fail "metrics lack $family (consumer alive: $(kill -0 "$top_pid" 2>&1 && echo yes);" \
             "consumers: $(ctl stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["consumers"])'))"
 done
+# Packets held behind feed 2's gaps waited for the give-up (300 ms), counted apart from the
+# receive-to-publish latency.
+gap_wait_ok='import json, sys
+v = json.load(sys.stdin)
+w = v.get("summary", v)["gap_wait_ns"]
+assert w["count"] > 0 and w["max"] >= 300e6, w'
+ctl stats | python3 -c "$gap_wait_ok" || fail "stats gap_wait_ns: $(ctl stats)"
 code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$http_port/metrics")
 [ "$code" = 405 ] || fail "POST /metrics answered $code"
 
@@ -202,6 +212,7 @@ tmux capture-pane -p -t "$tmux_session" | grep -q "STAT-EXIT-0" || fail "stat di
 kill -TERM "$afp_daemon"
 wait "$afp_daemon" || fail "daemon exit $?"
 tail -1 "$work/daemon.out" | grep -q "\"version\":\"" || fail "no version in the exit summary"
+tail -1 "$work/daemon.out" | python3 -c "$gap_wait_ok" || fail "exit summary gap_wait_ns"
 echo "event lines by kind:"
 grep -oE "^[^ ]+ [^ ]+ (error|warning|notice|info) [a-z]+: [a-z -]+" "$work/daemon.log" |
     cut -d' ' -f3- | sort | uniq -c | sort -rn
