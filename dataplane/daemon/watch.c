@@ -33,6 +33,7 @@ enum chan_metric {
     M_STALE_MARKS,
     M_RPT_SEQ_GAPS,
     M_REGISTRY_FULL,
+    M_SNAPSHOT_MISMATCH,
     N_METRICS
 };
 
@@ -47,21 +48,35 @@ static const char *const metric_counter[N_METRICS] = {
     [M_STALE_MARKS] = "feed.stale_marks",
     [M_RPT_SEQ_GAPS] = "decode.rpt_seq_gaps",
     [M_REGISTRY_FULL] = "decode.registry_full",
+    [M_SNAPSHOT_MISMATCH] = "decode.snapshot_mismatch",
 };
 
 /* The event a rise logs (its line starts with this), and its component. */
 static const char *const metric_event[N_METRICS] = {
-    [M_GAP_FILLED] = "gap filled",     [M_GAPS] = "gap detected",
-    [M_REQUESTS] = "gap re-requested", [M_RECOVERED] = "gap recovered",
-    [M_GIVEN_UP] = "gap given up",     [M_SKIPPED] = "messages skipped",
-    [M_RESETS] = "session change",     [M_STALE_MARKS] = "books marked stale",
-    [M_RPT_SEQ_GAPS] = "gap detected", [M_REGISTRY_FULL] = "capacity exhausted",
+    [M_GAP_FILLED] = "gap filled",
+    [M_GAPS] = "gap detected",
+    [M_REQUESTS] = "gap re-requested",
+    [M_RECOVERED] = "gap recovered",
+    [M_GIVEN_UP] = "gap given up",
+    [M_SKIPPED] = "messages skipped",
+    [M_RESETS] = "session change",
+    [M_STALE_MARKS] = "books marked stale",
+    [M_RPT_SEQ_GAPS] = "gap detected",
+    [M_REGISTRY_FULL] = "capacity exhausted",
+    [M_SNAPSHOT_MISMATCH] = "snapshot mismatch",
 };
 static const enum tp_log_component metric_component[N_METRICS] = {
-    [M_GAP_FILLED] = TP_LOG_GAP,      [M_GAPS] = TP_LOG_GAP,          [M_REQUESTS] = TP_LOG_GAP,
-    [M_RECOVERED] = TP_LOG_GAP,       [M_GIVEN_UP] = TP_LOG_GAP,      [M_SKIPPED] = TP_LOG_GAP,
-    [M_RESETS] = TP_LOG_SESSION,      [M_STALE_MARKS] = TP_LOG_BOOKS, [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
+    [M_GAP_FILLED] = TP_LOG_GAP,
+    [M_GAPS] = TP_LOG_GAP,
+    [M_REQUESTS] = TP_LOG_GAP,
+    [M_RECOVERED] = TP_LOG_GAP,
+    [M_GIVEN_UP] = TP_LOG_GAP,
+    [M_SKIPPED] = TP_LOG_GAP,
+    [M_RESETS] = TP_LOG_SESSION,
+    [M_STALE_MARKS] = TP_LOG_BOOKS,
+    [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
     [M_REGISTRY_FULL] = TP_LOG_BOOKS,
+    [M_SNAPSHOT_MISMATCH] = TP_LOG_BOOKS,
 };
 
 struct chan_watch {
@@ -240,6 +255,12 @@ static void channel_event(struct chan_watch *cw, enum chan_metric m, uint64_t de
                        "capacity exhausted: channel %s: %llu instrument definitions refused, "
                        "instruments.capacity is full",
                        n, dv);
+        break;
+    case M_SNAPSHOT_MISMATCH:
+        tp_log_limited(l, TP_LOG_BOOKS, TP_LOG_WARNING,
+                       "snapshot mismatch: channel %s: %llu books differed from the venue's "
+                       "snapshot at their sequence, replaced by it (%llu in all)",
+                       n, dv, tv);
         break;
     default:
         break;
