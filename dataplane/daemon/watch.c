@@ -16,6 +16,7 @@
 #include "bus/segment.h"
 #include "bus_setup.h"
 #include "log.h"
+#include "nic_drops.h"
 
 #define COUNTER_PERIOD_MS 100
 #define SCAN_PERIOD_MS    1000
@@ -95,8 +96,7 @@ struct book_watch {
 
 struct port_watch {
     struct tp_counter *ipackets, *imissed, *ierrors, *rx_nombuf;
-    uint64_t prev_imissed, prev_ierrors, prev_nombuf;
-    struct tp_log_limit limit;
+    struct tp_nic_drops drops;
 };
 
 struct consumer {
@@ -389,19 +389,8 @@ static void scan_ports(struct tp_watch *w)
         tp_counter_set(p->imissed, st.imissed);
         tp_counter_set(p->ierrors, st.ierrors);
         tp_counter_set(p->rx_nombuf, st.rx_nombuf);
-        if (st.imissed > p->prev_imissed || st.ierrors > p->prev_ierrors ||
-            st.rx_nombuf > p->prev_nombuf)
-            tp_log_limited(
-                &p->limit, TP_LOG_PORT, TP_LOG_WARNING,
-                "NIC drops rising: port %s: +%llu imissed, +%llu ierrors, +%llu "
-                "rx_nombuf in the last second (%llu, %llu, %llu in all)",
-                w->d->cfg->ports[i].name, (unsigned long long)(st.imissed - p->prev_imissed),
-                (unsigned long long)(st.ierrors - p->prev_ierrors),
-                (unsigned long long)(st.rx_nombuf - p->prev_nombuf), (unsigned long long)st.imissed,
-                (unsigned long long)st.ierrors, (unsigned long long)st.rx_nombuf);
-        p->prev_imissed = st.imissed;
-        p->prev_ierrors = st.ierrors;
-        p->prev_nombuf = st.rx_nombuf;
+        tp_nic_drops_scan(&p->drops, w->d->cfg->ports[i].name, st.imissed, st.ierrors,
+                          st.rx_nombuf);
     }
 }
 
