@@ -15,7 +15,10 @@
 #      feed 2's give-up time;
 #   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers and /tickplane/latency;
 #   5. tickplanectl stat --once --json, and the live view in a real terminal (tmux), stopped by
-#      Ctrl-C.
+#      Ctrl-C;
+#   6. a reload that restarts the channel clears feed 2's stale books: a new "books healthy" line
+#      with the venue and its instrument count. (NIC drops: tests/dataplane/test_nic_drops.c;
+#      DPDK 22.11's af_packet reports no imissed, ierrors or rx_nombuf to make rise here.)
 #
 # usage: operations_live.sh TICKPLANE SIM CONSUMER TICKPLANECTL TOP
 # (root; skipped (77) without netns/veth, promtool, dpdk-telemetry.py or tmux)
@@ -208,6 +211,18 @@ for _ in $(seq 200); do
     sleep 0.05
 done
 tmux capture-pane -p -t "$tmux_session" | grep -q "STAT-EXIT-0" || fail "stat did not stop on Ctrl-C"
+
+# 6a. Only a reload clears an ITCH book given up (nothing re-sends it): the channel restarts.
+healthy=" notice books: books healthy: NASDAQ: all [1-9][0-9]* instruments healthy again (were [1-9][0-9]* stale,"
+healthy_before=$(grep -c -- "$healthy" "$work/daemon.log" || true)
+ops_config 5000
+ctl reload >"$work/reload2.out" || fail "reload: $(cat "$work/reload2.out")"
+for _ in $(seq 1200); do
+    [ "$(grep -c -- "$healthy" "$work/daemon.log")" -gt "$healthy_before" ] && break
+    sleep 0.05
+done
+[ "$(grep -c -- "$healthy" "$work/daemon.log")" -gt "$healthy_before" ] ||
+    fail "no log line for the books healthy again (/$healthy/)"
 
 kill -TERM "$afp_daemon"
 wait "$afp_daemon" || fail "daemon exit $?"
