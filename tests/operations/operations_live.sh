@@ -118,9 +118,17 @@ ctl reload >/dev/null 2>&1 && fail "a broken config was applied"
 wait_log "the refused reload" " warning reload: reload refused: {\"ok\":false"
 
 # 2. The stale books as the CLI shows them.
-stale_symbol=$(ctl raw '{"cmd":"instruments","pattern":"*","limit":1000}' | python3 -c '
+# The books' states come from the watch's scan, once a second: the lines waited for above may
+# be an earlier spell's (the reload's restart flags every book for a moment), so wait for one.
+stale_symbol=""
+for _ in $(seq 600); do
+    stale_symbol=$(ctl raw '{"cmd":"instruments","pattern":"*","limit":1000}' | python3 -c '
 import json, sys
-print(next(i["symbol"] for i in json.load(sys.stdin)["instruments"] if i.get("state") == "STALE"))')
+print(next((i["symbol"] for i in json.load(sys.stdin)["instruments"] if i.get("state") == "STALE"), ""))')
+    [ -n "$stale_symbol" ] && break
+    sleep 0.05
+done
+[ -n "$stale_symbol" ] || fail "no instrument shows STALE after feed 2's give-ups"
 ctl book "$stale_symbol" --depth 1 >"$work/book.out" || fail "book $stale_symbol"
 grep -Eq "^$stale_symbol \(NASDAQ\) [a-z_]+ STALE since 20[0-9-]+T[0-9:]+Z: the handler cannot vouch" \
     "$work/book.out" || fail "book output: $(cat "$work/book.out")"
