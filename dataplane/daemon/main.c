@@ -990,6 +990,7 @@ static int build_control(struct tp_daemon *d)
     if (cfg->telemetry.dpdk_telemetry) {
         struct tp_telemetry_sources src = {.counters = tp_daemon_bus_counters(d->bus),
                                            .latency = op_latency,
+                                           .gap_wait = op_gap_wait,
                                            .control = op_control_stats,
                                            .consumers = op_consumers,
                                            .ctx = d};

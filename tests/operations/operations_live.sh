@@ -13,7 +13,8 @@
 #      has the NIC's drop counters, a libtickplane consumer's lag, the build info and the
 #      gap-wait histogram, whose longest wait (in stats and the exit summary too) is at least
 #      feed 2's give-up time;
-#   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers and /tickplane/latency;
+#   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers, /tickplane/latency and
+#      /tickplane/gap_wait;
 #   5. tickplanectl stat --once --json, and the live view in a real terminal (tmux), stopped by
 #      Ctrl-C;
 #   6. a reload that restarts the channel clears feed 2's stale books: a new "books healthy" line
@@ -172,7 +173,7 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$http_p
 [ "$code" = 405 ] || fail "POST /metrics answered $code"
 
 # 4. DPDK telemetry, through DPDK's own client.
-for cmd in /tickplane/channels /tickplane/consumers /tickplane/latency; do
+for cmd in /tickplane/channels /tickplane/consumers /tickplane/latency /tickplane/gap_wait; do
     echo "$cmd" | dpdk-telemetry.py -f "$prefix" >"$work/tel.out" 2>&1 || fail "dpdk-telemetry.py $cmd"
     python3 - "$cmd" "$work/tel.out" "$top_pid" <<'PY' || fail "telemetry $cmd: $(cat "$work/tel.out")"
 import json, sys
@@ -184,6 +185,8 @@ if cmd == "/tickplane/channels":
     assert reply["itch"]["mold_given_up"] > 0 and reply["itch"]["mold_requests"] > 0, reply
 elif cmd == "/tickplane/consumers":
     assert reply[pid]["records"] > 0, reply
+elif cmd == "/tickplane/gap_wait":
+    assert reply["count"] > 0 and reply["max_ns"] >= 300e6, reply
 else:
     assert reply["count"] > 0 and reply["p50_ns"] > 0, reply
 print("telemetry %s ok" % cmd)
