@@ -242,6 +242,8 @@ struct tp_cfg_control {
     uint32_t reserved_clients;
     /* May use the reserved slots ("" = root only). */
     char operator_group[TP_CFG_NAME_MAX];
+    /* Also lists every client's subscriptions, besides root and the daemon's user ("" = none). */
+    char admin_group[TP_CFG_NAME_MAX];
     /* A client without subscriptions silent this long is closed, default 60000, 0 = never. */
     uint32_t idle_timeout_ms;
 };
@@ -330,8 +332,8 @@ int tp_config_load_string(const char *json, const char *base_dir, struct tp_conf
 /*
  * What a valid config needs from the host it starts on, checked by the daemon at start rather
  * than by validation (a config is validated on other machines too): the groups named by
- * bus.group, control.group and control.operator_group exist (resources.h checks the rest). 0, or
- * -EINVAL with each problem in errs.
+ * bus.group, control.group, control.operator_group and control.admin_group exist (resources.h
+ * checks the rest). 0, or -EINVAL with each problem in errs.
  */
 int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *errs);
 

@@ -23,6 +23,7 @@ void parse_control(struct loader *ld, const json_t *root)
                                        "max_clients_per_uid",
                                        "reserved_clients",
                                        "operator_group",
+                                       "admin_group",
                                        "idle_timeout_ms",
                                        NULL};
     struct tp_cfg_control *c = &ld->cfg->control;
@@ -70,6 +71,8 @@ void parse_control(struct loader *ld, const json_t *root)
                                                     : c->max_clients / 16;
     tp_jw_string(ld->errs, "control", obj, "operator_group", sizeof(c->operator_group), false,
                  c->operator_group);
+    tp_jw_string(ld->errs, "control", obj, "admin_group", sizeof(c->admin_group), false,
+                 c->admin_group);
     if (tp_jw_uint(ld->errs, "control", obj, "idle_timeout_ms", 0, 86400000, false, &v))
         c->idle_timeout_ms = (uint32_t)v;
     if (c->reserved_clients >= c->max_clients)
@@ -98,7 +101,8 @@ int tp_config_check_host(const struct tp_config *cfg, struct tp_config_errors *e
         size_t offset;
     } groups[] = {{"bus.group", offsetof(struct tp_config, bus.group)},
                   {"control.group", offsetof(struct tp_config, control.socket_group)},
-                  {"control.operator_group", offsetof(struct tp_config, control.operator_group)}};
+                  {"control.operator_group", offsetof(struct tp_config, control.operator_group)},
+                  {"control.admin_group", offsetof(struct tp_config, control.admin_group)}};
     memset(errs, 0, sizeof(*errs));
     for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
         const char *name = (const char *)cfg + groups[i].offset;

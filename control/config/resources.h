@@ -9,7 +9,7 @@
  *   ports[i].pcap   a readable file in pcap or pcapng format (validation reads a preloaded one)
  *   channels[i].schema  readable and the SBE schema the MDP3 decoder was built from
  *   eal.memory_mb   fits the machine: free hugepages, or available memory with no_huge
- *   bus.group, control.group, control.operator_group  exist on this host
+ *   bus.group, control.group, control.operator_group, control.admin_group: exist on this host
  *
  * So nothing fails later inside DPDK, or with a SIGBUS on a full /dev/shm, for a reason the config
  * shows.

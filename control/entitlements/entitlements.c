@@ -120,3 +120,13 @@ bool tp_entitle_is_admin(const struct tp_peer *peer)
 {
     return peer->uid == 0 || peer->uid == geteuid();
 }
+
+bool tp_peer_in_group(const struct tp_peer *peer, gid_t gid)
+{
+    if (gid == (gid_t)-1)
+        return false;
+    for (unsigned g = 0; g < peer->n_groups; g++)
+        if (peer->groups[g] == gid)
+            return true;
+    return peer->gid == gid;
+}

@@ -44,4 +44,7 @@ int tp_entitle_check(const struct tp_cfg_entitlements *ent, const struct tp_peer
 /* True if the peer may use administrative verbs (reload): root or the daemon's own user. */
 bool tp_entitle_is_admin(const struct tp_peer *peer);
 
+/* True if gid is the peer's primary or one of its supplementary groups ((gid_t)-1: never). */
+bool tp_peer_in_group(const struct tp_peer *peer, gid_t gid);
+
 #endif /* TP_ENTITLEMENTS_H */

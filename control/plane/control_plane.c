@@ -214,6 +214,25 @@ json_t *tp_control_plane_reload(struct tp_control_plane *cp)
     return result;
 }
 
+/* One histogram hook's family in seconds; -ENOMEM without room for its copy. */
+static int metrics_histogram(struct tp_control_plane *cp, struct tp_prom_buf *b,
+                             void (*hook)(void *, struct tp_histogram *, double *),
+                             const char *name, const char *help)
+{
+    if (hook == NULL)
+        return 0;
+    struct tp_histogram *h = malloc(sizeof(*h));
+    if (h == NULL)
+        return -ENOMEM;
+    double scale = 1.0;
+    hook(cp->hooks.ctx, h, &scale);
+    char labels[160];
+    snprintf(labels, sizeof(labels), "instance=\"%s\"", cp->cfg->name);
+    tp_prom_histogram(b, name, help, labels, h, scale / 1e9);
+    free(h);
+    return 0;
+}
+
 long tp_control_plane_metrics(struct tp_control_plane *cp, char *buf, size_t size)
 {
     struct tp_prom_buf b;
@@ -221,19 +240,13 @@ long tp_control_plane_metrics(struct tp_control_plane *cp, char *buf, size_t siz
     if (cp->hooks.counters != NULL &&
         tp_prom_counters(&b, cp->hooks.counters, "tickplane", cp->cfg->name) < 0)
         return -ENOMEM;
-    if (cp->hooks.latency != NULL) {
-        struct tp_histogram *h = malloc(sizeof(*h));
-        if (h == NULL)
-            return -ENOMEM;
-        double scale = 1.0;
-        cp->hooks.latency(cp->hooks.ctx, h, &scale);
-        char labels[160];
-        snprintf(labels, sizeof(labels), "instance=\"%s\"", cp->cfg->name);
-        tp_prom_histogram(&b, "tickplane_rx_to_publish_seconds",
-                          "Receive (rx_burst) to publish latency of events applied at once", labels,
-                          h, scale / 1e9);
-        free(h);
-    }
+    if (metrics_histogram(cp, &b, cp->hooks.latency, "tickplane_rx_to_publish_seconds",
+                          "Receive (rx_burst) to publish latency; a packet held behind a gap "
+                          "counts from its release") != 0 ||
+        metrics_histogram(cp, &b, cp->hooks.gap_wait, "tickplane_gap_wait_seconds",
+                          "Time packets were held behind a sequence gap, from receipt until the "
+                          "gap was filled or given up") != 0)
+        return -ENOMEM;
     if (cp->hooks.metrics != NULL)
         cp->hooks.metrics(cp->hooks.ctx, &b);
     tp_prom_build_info(&b, cp->cfg->name, TP_VERSION, TP_COMMIT);

@@ -39,9 +39,11 @@ struct tp_control_plane_hooks {
     const struct tp_counters *counters; /* the shared counters area, or NULL */
     /* A consistent copy of the receive-to-publish histogram and its ns per unit, or NULL. */
     void (*latency)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
+    /* The same for the time packets waited behind a gap (held until filled or given up). */
+    void (*gap_wait)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
     /* More Prometheus families the daemon renders itself (the consumers), or NULL. */
     void (*metrics)(void *ctx, struct tp_prom_buf *b);
-    void *ctx; /* for apply, latency and metrics (ops has its own) */
+    void *ctx; /* for apply, latency, gap_wait and metrics (ops has its own) */
 };
 
 /* Open the socket and (if configured) the HTTP endpoint. cfg is copied. 0 or -errno. */

@@ -277,17 +277,21 @@ static json_t *client_subs_json(const struct ctl_client *c)
     return list;
 }
 
-/* The caller's subscriptions; with "all": true (root or the daemon's user) every client's. */
+/*
+ * The caller's subscriptions; with "all": true every client's, for root, the daemon's user and
+ * members of control.admin_group (by the peer's SO_PEERCRED credentials and its groups).
+ */
 static void do_subscriptions(struct request *r)
 {
     if (!json_is_true(json_object_get(r->body, "all"))) {
         reply_ok(r, json_pack("{s:o}", "subscriptions", client_subs_json(r->c)));
         return;
     }
-    if (!tp_entitle_is_admin(&r->c->peer)) {
+    if (!tp_entitle_is_admin(&r->c->peer) && !tp_peer_in_group(&r->c->peer, r->srv->admin_gid)) {
         r->srv->stats.refused++;
         ctl_reply_error(r->srv, r->c, r->id,
-                        "refused: every client's subscriptions need root or the daemon's user");
+                        "refused: every client's subscriptions need root, the daemon's user or "
+                        "control.admin_group");
         return;
     }
     json_t *clients = json_array();

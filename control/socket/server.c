@@ -102,6 +102,8 @@ int tp_ctl_server_open(struct tp_ctl_server **out, const struct tp_config *cfg,
         rc = tp_config_group_gid(cfg->control.socket_group, &gid);
     if (rc == 0)
         rc = tp_config_group_gid(cfg->control.operator_group, &srv->operator_gid);
+    if (rc == 0)
+        rc = tp_config_group_gid(cfg->control.admin_group, &srv->admin_gid);
     if (rc == 0) {
         srv->listen_fd = bind_socket(srv, cfg->control.socket_mode, gid);
         rc = srv->listen_fd < 0 ? srv->listen_fd : 0;
@@ -299,12 +301,7 @@ static void refuse(int fd, const char *why)
 
 static bool is_operator(const struct tp_ctl_server *srv, const struct tp_peer *peer)
 {
-    if (peer->uid == 0)
-        return true;
-    for (unsigned g = 0; srv->operator_gid != (gid_t)-1 && g < peer->n_groups; g++)
-        if (peer->groups[g] == srv->operator_gid)
-            return true;
-    return false;
+    return peer->uid == 0 || tp_peer_in_group(peer, srv->operator_gid);
 }
 
 /*

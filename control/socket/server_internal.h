@@ -54,6 +54,7 @@ struct tp_ctl_server {
     struct ctl_client *clients; /* cfg.max_clients slots */
     unsigned n_slots;
     gid_t operator_gid;     /* cfg.operator_group's; (gid_t)-1: root only */
+    gid_t admin_gid;        /* cfg.admin_group's; (gid_t)-1: none */
     uint64_t next_sweep_ms; /* the idle clients' next sweep */
     uint32_t next_client_id;
     struct tp_ctl_cmd deferred[CTL_DEFERRED_MAX];

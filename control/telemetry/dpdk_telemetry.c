@@ -138,18 +138,18 @@ static int consumers_cmd(const char *cmd, const char *params, struct rte_tel_dat
     return 0;
 }
 
-static int latency_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
+/* A histogram source's summary in ns (an empty dict without the source). */
+static int histogram_dict(void (*source)(void *, struct tp_histogram *, double *),
+                          struct rte_tel_data *d)
 {
-    (void)cmd;
-    (void)params;
     rte_tel_data_start_dict(d);
-    if (sources.latency == NULL)
+    if (source == NULL)
         return 0;
     struct tp_histogram *h = malloc(sizeof(*h));
     if (h == NULL)
         return -ENOMEM;
     double scale = 1.0;
-    sources.latency(sources.ctx, h, &scale);
+    source(sources.ctx, h, &scale);
     static const struct {
         const char *name;
         double p;
@@ -166,6 +166,20 @@ static int latency_cmd(const char *cmd, const char *params, struct rte_tel_data 
     rte_tel_data_add_dict_u64(d, "max_ns", (uint64_t)((double)h->max * scale));
     free(h);
     return 0;
+}
+
+static int latency_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    (void)cmd;
+    (void)params;
+    return histogram_dict(sources.latency, d);
+}
+
+static int gap_wait_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    (void)cmd;
+    (void)params;
+    return histogram_dict(sources.gap_wait, d);
 }
 
 static int control_cmd(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -207,6 +221,9 @@ int tp_dpdk_telemetry_register(const struct tp_telemetry_sources *src)
     if (rc == 0)
         rc = rte_telemetry_register_cmd("/tickplane/latency", latency_cmd,
                                         "tickplane receive-to-publish latency (ns)");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/tickplane/gap_wait", gap_wait_cmd,
+                                        "tickplane time packets waited behind a gap (ns)");
     if (rc == 0)
         rc = rte_telemetry_register_cmd("/tickplane/control", control_cmd,
                                         "tickplane control socket counters");

@@ -7,6 +7,7 @@
  *                                 (DPDK's rule): "bus.ring.published" -> "bus_ring_published"
  *   /tickplane/latency            receive-to-publish summary in ns: count, min_ns, p50_ns, p90_ns,
  *                                 p99_ns, p999_ns, p9999_ns, max_ns
+ *   /tickplane/gap_wait           the same of the time packets were held behind a gap
  *   /tickplane/channels           per channel (by its counter label) a dict of its counters:
  *                                 {"itch": {"feed_packets": .., "arb_gaps": .., "line_a_line_held":
  *                                 .., ...}, ...}
@@ -35,6 +36,8 @@ struct tp_telemetry_sources {
     const struct tp_counters *counters; /* may be NULL */
     /* Copy the latency histogram into *out; ns_per_unit converts its values. NULL = none. */
     void (*latency)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
+    /* The same for the gap-wait histogram. NULL = none. */
+    void (*gap_wait)(void *ctx, struct tp_histogram *out, double *ns_per_unit);
     /* Copy the control socket's counters. NULL = none. */
     void (*control)(void *ctx, struct tp_ctl_server_stats *out);
     /* Copy at most max consumers into out; returns how many. NULL = none. */

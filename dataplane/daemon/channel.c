@@ -277,6 +277,7 @@ static void flush_pending(struct tp_channel *ch)
         if (ch->pending[i].release)
             ch->params.io.release(ch->params.io.ctx, ch->pending[i].handle);
     ch->n_pending = 0;
+    tp_publisher_held_applied(ch->params.publisher);
 }
 
 /* Run by the publisher at the end of the rx burst. */
@@ -406,14 +407,16 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     mdp3_membership(ch);
 }
 
-/* Applies every held packet that is now in sequence. */
-static void drain_held(struct tp_channel *ch)
+/* Applies every held packet that is now in sequence, released at `released` (its wait: the
+ * publisher's gap-wait histogram). */
+static void drain_held(struct tp_channel *ch, uint64_t released)
 {
     void *handle;
     uint32_t skip;
     while (tp_arb_next_ready(ch->arb, &handle, &skip)) {
         struct tp_channel_pending pk = {.handle = handle};
         ch->params.io.view(ch->params.io.ctx, handle, &pk.payload, &pk.len, &pk.rx_tsc);
+        tp_publisher_held(ch->params.publisher, pk.rx_tsc, released);
         bool itch = ch->params.protocol == TP_CHANNEL_ITCH;
         if (itch) {
             uint32_t blocks = mold_stage_held(ch, pk.payload, pk.len, &pk.seq);
@@ -425,10 +428,10 @@ static void drain_held(struct tp_channel *ch)
 }
 
 /* drain_held when the arbiter holds packets (most packets find none held: no call). */
-static inline void drain(struct tp_channel *ch)
+static inline void drain(struct tp_channel *ch, uint64_t released)
 {
     if (tp_arb_holding(ch->arb))
-        drain_held(ch);
+        drain_held(ch, released);
 }
 
 /*
@@ -521,7 +524,7 @@ arbitrate(struct tp_channel *ch, enum tp_line_role role, const struct tp_arb_pkt
                                         .count = blocks - skip,
                                         .len = len};
         kept = deliver(ch, &pk, staged + skip, false, itch);
-        drain(ch);
+        drain(ch, rx_tsc);
     }
     return kept;
 }
@@ -678,7 +681,7 @@ static void give_up(struct tp_channel *ch, uint64_t now)
         tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_GAP, gap.from, gap.to - 1,
                                    now);
     tp_arb_skip_gap(ch->arb);
-    drain(ch);
+    drain(ch, now);
     flush_pending(ch); /* what the gap held back is applied before the books are marked */
     mark_stale(ch);
     tp_itch_snapshot_want(&ch->snap); /* no-op without a snapshot service */
@@ -805,7 +808,7 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
                 tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_GAP, reported.from,
                                            reported.to - 1, now);
                 tp_arb_skip_gap(ch->arb);
-                drain(ch);
+                drain(ch, now);
             }
         }
         check_behind(ch, now);

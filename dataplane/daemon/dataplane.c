@@ -134,14 +134,17 @@ static void export_counters(struct tp_dp_lcore *lc)
     atomic_store_explicit(&lc->latency_seq, seq + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     memcpy(&lc->latency_export, &lc->latency, sizeof(lc->latency));
+    memcpy(&lc->gap_wait_export, &lc->gap_wait, sizeof(lc->gap_wait));
     atomic_store_explicit(&lc->latency_seq, seq + 2, memory_order_release);
 }
 
-void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *out)
+void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
+                        struct tp_histogram *gap_wait)
 {
     for (;;) {
         uint64_t before = atomic_load_explicit(&lc->latency_seq, memory_order_acquire);
-        memcpy(out, &lc->latency_export, sizeof(*out));
+        memcpy(latency, &lc->latency_export, sizeof(*latency));
+        memcpy(gap_wait, &lc->gap_wait_export, sizeof(*gap_wait));
         atomic_thread_fence(memory_order_acquire);
         if (!(before & 1) && atomic_load_explicit(&lc->latency_seq, memory_order_relaxed) == before)
             return;

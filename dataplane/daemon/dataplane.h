@@ -82,7 +82,8 @@ struct tp_dp_lcore {
     struct tp_dp_set set;
     struct rte_ring *reconfig; /* struct tp_dp_cmd elements, main lcore -> this lcore */
     struct tp_publisher *publisher;
-    struct tp_histogram latency; /* rx -> publish, TSC ticks */
+    struct tp_histogram latency;  /* rx -> publish, TSC ticks */
+    struct tp_histogram gap_wait; /* held packets: rx -> release (gap filled, given up), TSC */
     uint64_t tsc_hz;
     /* Written by this lcore, read by main (relaxed): when the last feed frame arrived, and when
      * it last polled (stored every counter period: it was running then, not preempted). */
@@ -105,9 +106,11 @@ struct tp_dp_lcore {
     struct tp_instruments *registry; /* this lcore's window of instrument ids */
     uint64_t interest_generation;    /* of the interest table when last applied to the bus */
     uint32_t interest_instruments;   /* instruments the bus interest flags cover */
-    /* A copy of `latency` for the control plane, under a sequence count (odd: being written). */
+    /* Copies of `latency` and `gap_wait` for the control plane, under a sequence count (odd:
+     * being written). */
     _Atomic uint64_t latency_seq;
     struct tp_histogram latency_export;
+    struct tp_histogram gap_wait_export;
     /* ITCH snapshots: struct tp_snap_chunk pointers from the main lcore (its GLIMPSE sessions),
      * applied a few per timer tick and given back to their pool. NULL: none configured. */
     struct rte_ring *snapshots;
@@ -121,8 +124,9 @@ struct tp_dp_lcore {
 /* The lcore's main loop (rte_eal_remote_launch); returns when *quit becomes true. */
 int tp_dp_lcore_main(void *arg);
 
-/* Control plane: a consistent copy of the lcore's rx -> publish histogram. */
-void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *out);
+/* Control plane: consistent copies of the lcore's rx -> publish and gap-wait histograms. */
+void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
+                        struct tp_histogram *gap_wait);
 
 /*
  * The rx timestamp field of mbufs (registered once at start-up). The data lcore writes a frame's

@@ -384,13 +384,14 @@ struct tp_channel *tp_daemon_channel(const struct tp_daemon *d, unsigned c)
 struct lcore_totals {
     uint64_t rx_packets, tx_frames, records, events, skipped, first_rx, last_rx, busy_cpu_ns;
     struct tp_classifier_counters classify;
-    struct tp_histogram latency;
+    struct tp_histogram latency, gap_wait;
 };
 
 static void sum_lcores(const struct tp_daemon *d, struct lcore_totals *t)
 {
     memset(t, 0, sizeof(*t));
     tp_hist_reset(&t->latency);
+    tp_hist_reset(&t->gap_wait);
     for (unsigned l = 0; l < d->n_lcores; l++) {
         const struct tp_dp_lcore *lc = &d->lcores[l].lc;
         t->rx_packets += lc->stats.rx_packets;
@@ -412,6 +413,7 @@ static void sum_lcores(const struct tp_daemon *d, struct lcore_totals *t)
             t->last_rx = last;
         t->busy_cpu_ns += atomic_load_explicit(&lc->busy_cpu_ns, memory_order_relaxed);
         tp_hist_merge(&t->latency, &lc->latency);
+        tp_hist_merge(&t->gap_wait, &lc->gap_wait);
     }
 }
 
@@ -503,6 +505,8 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
     }
     printf("],\"rx_to_publish_ns\":");
     tp_hist_print_json(stdout, &t.latency, 1e9 / (double)tsc_hz);
+    printf(",\"gap_wait_ns\":");
+    tp_hist_print_json(stdout, &t.gap_wait, 1e9 / (double)tsc_hz);
     json_t *snapshots = tp_daemon_snapshots_json(d, true);
     if (json_object_size(snapshots) > 0) {
         char *text = json_dumps(snapshots, JSON_COMPACT);
@@ -590,6 +594,7 @@ static int build_lcore(struct tp_daemon *d, unsigned l)
     lc->tsc_hz = rte_get_tsc_hz();
     lc->quit = &quit;
     tp_hist_reset(&lc->latency);
+    tp_hist_reset(&lc->gap_wait);
     /* The ports it polls are its own: their IGMP/ARP side and tx queue run on this lcore. */
     lc->n_ports = cfg->n_ports;
     lc->n_rxq = cl->n_rxq;
@@ -626,6 +631,7 @@ static int build_lcore(struct tp_daemon *d, unsigned l)
         .instruments = cfg->instruments.capacity,
         .depth = cfg->bus.state_depth,
         .latency = &lc->latency,
+        .gap_wait = &lc->gap_wait,
         .clock = tsc_now,
     };
     lc->publisher = tp_daemon_alloc("publisher", tp_publisher_memsize(&pp), dl->socket);
@@ -774,6 +780,52 @@ static int op_send_command(void *ctx, const struct tp_ctl_cmd *cmd)
 }
 
 /* Every exported counter by name: the data lcore writes them, readers see whole values. */
+/*
+ * Every lcore's rx -> publish (gap_wait false) or gap-wait histogram, merged. The main lcore and
+ * DPDK telemetry's thread both call it: no shared scratch.
+ */
+static void merge_histograms(struct tp_daemon *d, bool gap_wait, struct tp_histogram *out,
+                             double *ns_per_unit)
+{
+    struct tp_histogram *one = malloc(2 * sizeof(*one));
+    tp_hist_reset(out);
+    for (unsigned l = 0; one != NULL && l < d->n_lcores; l++) {
+        tp_dp_latency_copy(&d->lcores[l].lc, &one[0], &one[1]);
+        tp_hist_merge(out, &one[gap_wait]);
+    }
+    free(one);
+    *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
+}
+
+static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
+{
+    merge_histograms(ctx, false, out, ns_per_unit);
+}
+
+static void op_gap_wait(void *ctx, struct tp_histogram *out, double *ns_per_unit)
+{
+    merge_histograms(ctx, true, out, ns_per_unit);
+}
+
+/* A histogram's summary in ns as the exit summary prints it (count, min, quantiles, max). */
+static json_t *histogram_json(struct tp_daemon *d, bool gap_wait)
+{
+    struct tp_histogram *h = malloc(sizeof(*h));
+    char *text = NULL;
+    size_t size = 0;
+    FILE *mem = h != NULL ? open_memstream(&text, &size) : NULL;
+    if (mem != NULL) {
+        double scale;
+        merge_histograms(d, gap_wait, h, &scale);
+        tp_hist_print_json(mem, h, scale);
+        fclose(mem);
+    }
+    json_t *v = text != NULL ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    free(h);
+    return v != NULL ? v : json_null();
+}
+
 static json_t *op_stats(void *ctx)
 {
     struct tp_daemon *d = ctx;
@@ -790,6 +842,8 @@ static json_t *op_stats(void *ctx)
                 json_object_set_new(o, k->name, json_integer((json_int_t)tp_counter_get(k)));
             }
     }
+    json_object_set_new(o, "rx_to_publish_ns", histogram_json(d, false));
+    json_object_set_new(o, "gap_wait_ns", histogram_json(d, true));
     if (watch != NULL) {
         json_object_set_new(o, "consumers", tp_watch_consumers(watch));
         json_object_set_new(o, "books", tp_watch_books(watch));
@@ -872,20 +926,6 @@ static json_t *op_recover(void *ctx, const char *channel, char *err, size_t err_
     return json_pack("{s:s, s:s}", "channel", channel, "state", "requested");
 }
 
-/* The main lcore and DPDK telemetry's thread both call it: no shared scratch. */
-static void op_latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
-{
-    struct tp_daemon *d = ctx;
-    struct tp_histogram *one = malloc(sizeof(*one));
-    tp_hist_reset(out);
-    for (unsigned l = 0; one != NULL && l < d->n_lcores; l++) {
-        tp_dp_latency_copy(&d->lcores[l].lc, one);
-        tp_hist_merge(out, one);
-    }
-    free(one);
-    *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
-}
-
 static void op_metrics(void *ctx, struct tp_prom_buf *b)
 {
     (void)ctx;
@@ -932,6 +972,7 @@ static int build_control(struct tp_daemon *d)
                 .recover = op_recover},
         .counters = tp_daemon_bus_counters(d->bus),
         .latency = op_latency,
+        .gap_wait = op_gap_wait,
         .metrics = op_metrics,
         .apply = tp_daemon_apply,
         .ctx = d,
@@ -949,6 +990,7 @@ static int build_control(struct tp_daemon *d)
     if (cfg->telemetry.dpdk_telemetry) {
         struct tp_telemetry_sources src = {.counters = tp_daemon_bus_counters(d->bus),
                                            .latency = op_latency,
+                                           .gap_wait = op_gap_wait,
                                            .control = op_control_stats,
                                            .consumers = op_consumers,
                                            .ctx = d};

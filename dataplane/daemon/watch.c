@@ -16,6 +16,7 @@
 #include "bus/segment.h"
 #include "bus_setup.h"
 #include "log.h"
+#include "nic_drops.h"
 
 #define COUNTER_PERIOD_MS 100
 #define SCAN_PERIOD_MS    1000
@@ -33,6 +34,7 @@ enum chan_metric {
     M_STALE_MARKS,
     M_RPT_SEQ_GAPS,
     M_REGISTRY_FULL,
+    M_SNAPSHOT_MISMATCH,
     N_METRICS
 };
 
@@ -47,21 +49,35 @@ static const char *const metric_counter[N_METRICS] = {
     [M_STALE_MARKS] = "feed.stale_marks",
     [M_RPT_SEQ_GAPS] = "decode.rpt_seq_gaps",
     [M_REGISTRY_FULL] = "decode.registry_full",
+    [M_SNAPSHOT_MISMATCH] = "decode.snapshot_mismatch",
 };
 
 /* The event a rise logs (its line starts with this), and its component. */
 static const char *const metric_event[N_METRICS] = {
-    [M_GAP_FILLED] = "gap filled",     [M_GAPS] = "gap detected",
-    [M_REQUESTS] = "gap re-requested", [M_RECOVERED] = "gap recovered",
-    [M_GIVEN_UP] = "gap given up",     [M_SKIPPED] = "messages skipped",
-    [M_RESETS] = "session change",     [M_STALE_MARKS] = "books marked stale",
-    [M_RPT_SEQ_GAPS] = "gap detected", [M_REGISTRY_FULL] = "capacity exhausted",
+    [M_GAP_FILLED] = "gap filled",
+    [M_GAPS] = "gap detected",
+    [M_REQUESTS] = "gap re-requested",
+    [M_RECOVERED] = "gap recovered",
+    [M_GIVEN_UP] = "gap given up",
+    [M_SKIPPED] = "messages skipped",
+    [M_RESETS] = "session change",
+    [M_STALE_MARKS] = "books marked stale",
+    [M_RPT_SEQ_GAPS] = "gap detected",
+    [M_REGISTRY_FULL] = "capacity exhausted",
+    [M_SNAPSHOT_MISMATCH] = "snapshot mismatch",
 };
 static const enum tp_log_component metric_component[N_METRICS] = {
-    [M_GAP_FILLED] = TP_LOG_GAP,      [M_GAPS] = TP_LOG_GAP,          [M_REQUESTS] = TP_LOG_GAP,
-    [M_RECOVERED] = TP_LOG_GAP,       [M_GIVEN_UP] = TP_LOG_GAP,      [M_SKIPPED] = TP_LOG_GAP,
-    [M_RESETS] = TP_LOG_SESSION,      [M_STALE_MARKS] = TP_LOG_BOOKS, [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
+    [M_GAP_FILLED] = TP_LOG_GAP,
+    [M_GAPS] = TP_LOG_GAP,
+    [M_REQUESTS] = TP_LOG_GAP,
+    [M_RECOVERED] = TP_LOG_GAP,
+    [M_GIVEN_UP] = TP_LOG_GAP,
+    [M_SKIPPED] = TP_LOG_GAP,
+    [M_RESETS] = TP_LOG_SESSION,
+    [M_STALE_MARKS] = TP_LOG_BOOKS,
+    [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
     [M_REGISTRY_FULL] = TP_LOG_BOOKS,
+    [M_SNAPSHOT_MISMATCH] = TP_LOG_BOOKS,
 };
 
 struct chan_watch {
@@ -80,8 +96,7 @@ struct book_watch {
 
 struct port_watch {
     struct tp_counter *ipackets, *imissed, *ierrors, *rx_nombuf;
-    uint64_t prev_imissed, prev_ierrors, prev_nombuf;
-    struct tp_log_limit limit;
+    struct tp_nic_drops drops;
 };
 
 struct consumer {
@@ -241,6 +256,12 @@ static void channel_event(struct chan_watch *cw, enum chan_metric m, uint64_t de
                        "instruments.capacity is full",
                        n, dv);
         break;
+    case M_SNAPSHOT_MISMATCH:
+        tp_log_limited(l, TP_LOG_BOOKS, TP_LOG_WARNING,
+                       "snapshot mismatch: channel %s: %llu books differed from the venue's "
+                       "snapshot at their sequence, replaced by it (%llu in all)",
+                       n, dv, tv);
+        break;
     default:
         break;
     }
@@ -368,19 +389,8 @@ static void scan_ports(struct tp_watch *w)
         tp_counter_set(p->imissed, st.imissed);
         tp_counter_set(p->ierrors, st.ierrors);
         tp_counter_set(p->rx_nombuf, st.rx_nombuf);
-        if (st.imissed > p->prev_imissed || st.ierrors > p->prev_ierrors ||
-            st.rx_nombuf > p->prev_nombuf)
-            tp_log_limited(
-                &p->limit, TP_LOG_PORT, TP_LOG_WARNING,
-                "NIC drops rising: port %s: +%llu imissed, +%llu ierrors, +%llu "
-                "rx_nombuf in the last second (%llu, %llu, %llu in all)",
-                w->d->cfg->ports[i].name, (unsigned long long)(st.imissed - p->prev_imissed),
-                (unsigned long long)(st.ierrors - p->prev_ierrors),
-                (unsigned long long)(st.rx_nombuf - p->prev_nombuf), (unsigned long long)st.imissed,
-                (unsigned long long)st.ierrors, (unsigned long long)st.rx_nombuf);
-        p->prev_imissed = st.imissed;
-        p->prev_ierrors = st.ierrors;
-        p->prev_nombuf = st.rx_nombuf;
+        tp_nic_drops_scan(&p->drops, w->d->cfg->ports[i].name, st.imissed, st.ierrors,
+                          st.rx_nombuf);
     }
 }
 

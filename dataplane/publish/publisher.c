@@ -84,6 +84,7 @@ struct tp_publisher {
     uint64_t last_sequence;     /* ring sequence of the latest commit */
     uint64_t event;             /* the current event's number: two-call events ended + 1 */
     uint32_t latency_countdown; /* published events until the next latency sample */
+    uint64_t released_tsc;      /* held packets' release: latency counts from it (0: none) */
     uint64_t *dirty_event;      /* per instrument: the event that last marked it */
     /*
      * Instruments changed since their state entries were last written, each listed once: they
@@ -1075,8 +1076,22 @@ __attribute__((noinline, cold)) static void sample_latency(struct tp_publisher *
                                                            const struct tp_feed_info *info)
 {
     pub->latency_countdown = TP_PUB_LATENCY_EVERY;
+    uint64_t from = info->rx_tsc > pub->released_tsc ? info->rx_tsc : pub->released_tsc;
     if (pub->params.latency != NULL && pub->params.clock != NULL)
-        tp_hist_record(pub->params.latency, pub->params.clock() - info->rx_tsc);
+        tp_hist_record(pub->params.latency, pub->params.clock() - from);
+}
+
+void tp_publisher_held(struct tp_publisher *pub, uint64_t rx_tsc, uint64_t released_tsc)
+{
+    if (pub->params.gap_wait != NULL)
+        tp_hist_record(pub->params.gap_wait, released_tsc > rx_tsc ? released_tsc - rx_tsc : 0);
+    if (released_tsc > pub->released_tsc)
+        pub->released_tsc = released_tsc;
+}
+
+void tp_publisher_held_applied(struct tp_publisher *pub)
+{
+    pub->released_tsc = 0;
 }
 
 static inline struct tp_pub_event_info event_info(const struct tp_feed_info *info)

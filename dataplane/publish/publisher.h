@@ -35,7 +35,10 @@
  *    and in their state entry.
  *  - Receive-to-publish latency (TSC ticks from the packet's rx_tsc to the commit of the event's
  *    last record) of one published event in TP_PUB_LATENCY_EVERY goes into the caller's
- *    histogram: reading the TSC costs about as much as a tenth of the event's publishing.
+ *    histogram: reading the TSC costs about as much as a tenth of the event's publishing. The
+ *    wait of a packet held behind a gap is not in it: tp_publisher_held records the wait in
+ *    the gap-wait histogram, and until tp_publisher_held_applied the latency counts from the
+ *    release, not from an earlier rx_tsc (records keep the packet's own rx_tsc).
  * Single thread (the data lcore of the channel); no allocation after init, no syscalls.
  */
 #ifndef TP_PUBLISH_PUBLISHER_H
@@ -64,10 +67,11 @@ struct tp_publisher_params {
     struct tp_bus_writer *bus; /* open: its state table (or none) stays the same from init */
     const struct tp_books *books;
     const struct tp_instruments *registry;
-    uint32_t instruments;         /* registry capacity */
-    uint32_t depth;               /* levels per side written to the state table */
-    struct tp_histogram *latency; /* receive-to-publish, TSC ticks; may be NULL */
-    uint64_t (*clock)(void);      /* TSC now (rte_rdtsc in the daemon); NULL: no latency */
+    uint32_t instruments;          /* registry capacity */
+    uint32_t depth;                /* levels per side written to the state table */
+    struct tp_histogram *latency;  /* receive-to-publish, TSC ticks; may be NULL */
+    struct tp_histogram *gap_wait; /* held packets' wait behind a gap, TSC ticks; may be NULL */
+    uint64_t (*clock)(void);       /* TSC now (rte_rdtsc in the daemon); NULL: no latency */
 };
 
 struct tp_publisher_counters {
@@ -122,6 +126,16 @@ void tp_publisher_end_burst(struct tp_publisher *pub);
 #define TP_PUB_DEFER_MAX 64u
 bool tp_publisher_defer(struct tp_publisher *pub, void (*fn)(void *ctx), void *ctx);
 void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx);
+
+/*
+ * A packet received at rx_tsc and held behind a gap is released at released_tsc (the packet that
+ * filled the gap arrived, or the gap was given up): its wait goes into the gap-wait histogram,
+ * and the events published until tp_publisher_held_applied count their latency from
+ * released_tsc at the earliest. Call tp_publisher_held_applied once the released packets have
+ * been applied.
+ */
+void tp_publisher_held(struct tp_publisher *pub, uint64_t rx_tsc, uint64_t released_tsc);
+void tp_publisher_held_applied(struct tp_publisher *pub);
 
 /* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
 void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);

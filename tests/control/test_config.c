@@ -152,6 +152,7 @@ static void test_base_is_valid(void **state)
     assert_string_equal(cfg->bus.path, "/dev/shm");
     assert_int_equal(cfg->control.socket_mode, 0660);
     assert_int_equal(cfg->control.max_clients, 64);
+    assert_string_equal(cfg->control.admin_group, "");
     assert_int_equal(cfg->entitlements.n_rules, 1);
     assert_int_equal(cfg->entitlements.rules[0].uid, 1000);
     assert_int_equal(cfg->entitlements.rules[0].gid, -1);
@@ -999,6 +1000,15 @@ static void test_bad_mode_not_octal(void **state)
     expect_error(1, "control.mode", "\"rw-r\" is not an octal file mode like \"0640\"");
 }
 
+static void test_admin_group(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(1, "control.admin_group", "\"tp-ops\""), 0);
+    assert_string_equal(cfg->control.admin_group, "tp-ops");
+    assert_int_equal(load_mutated(1, "control.admin_group", "7"), -EINVAL);
+    expect_error(1, "control.admin_group", "expected a string, got integer");
+}
+
 static void test_bad_socket_path_too_long(void **state)
 {
     (void)state;
@@ -1421,6 +1431,7 @@ int main(void)
         cmocka_unit_test(test_bad_memory_budget),
         cmocka_unit_test(test_bad_mode_world_writable),
         cmocka_unit_test(test_bad_mode_not_octal),
+        cmocka_unit_test(test_admin_group),
         cmocka_unit_test(test_bad_socket_path_too_long),
         cmocka_unit_test(test_bad_topic_name),
         cmocka_unit_test(test_bad_venue_name),

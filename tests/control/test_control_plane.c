@@ -60,6 +60,17 @@ static void latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
     *ns_per_unit = 1.0;
 }
 
+/* Three packets held behind gaps for 2 ms, 3 ms and 40 ms (in us: ns_per_unit 1000). */
+static void gap_wait(void *ctx, struct tp_histogram *out, double *ns_per_unit)
+{
+    (void)ctx;
+    tp_hist_reset(out);
+    tp_hist_record(out, 2000);
+    tp_hist_record(out, 3000);
+    tp_hist_record(out, 40000);
+    *ns_per_unit = 1000.0;
+}
+
 /* Write the config with the given extra channel JSON (or none) and telemetry section. */
 static void write_config(const char *extra_channel, const char *telemetry)
 {
@@ -110,8 +121,11 @@ static int setup(void **state)
     area = aligned_alloc(64, (size + 63) & ~(size_t)63);
     tp_counters_init(area, 4);
     tp_counter_set(tp_counters_register(area, "bus.ring.published"), 42);
-    struct tp_control_plane_hooks hooks = {
-        .ops = fake_ops, .apply = apply, .counters = area, .latency = latency};
+    struct tp_control_plane_hooks hooks = {.ops = fake_ops,
+                                           .apply = apply,
+                                           .counters = area,
+                                           .latency = latency,
+                                           .gap_wait = gap_wait};
     assert_int_equal(tp_control_plane_open(&cp, &cfg, &hooks), 0);
     return 0;
 }
@@ -287,6 +301,11 @@ static void test_metrics_file_and_verb(void **state)
     fclose(f);
     assert_non_null(strstr(text, "tickplane_bus_ring_published_total{instance=\"cp\"} 42\n"));
     assert_non_null(strstr(text, "tickplane_rx_to_publish_seconds_count{instance=\"cp\"} 1\n"));
+    assert_non_null(strstr(text, "# TYPE tickplane_gap_wait_seconds histogram\n"));
+    assert_non_null(strstr(text, "tickplane_gap_wait_seconds_count{instance=\"cp\"} 3\n"));
+    assert_non_null(
+        strstr(text, "tickplane_gap_wait_seconds_bucket{instance=\"cp\",le=\"0.005\"} 2\n"));
+    assert_non_null(strstr(text, "tickplane_gap_wait_seconds_sum{instance=\"cp\"} 0.045"));
     assert_non_null(strstr(text, "tickplane_control_clients{instance=\"cp\"} 0\n"));
     assert_non_null(strstr(text, "tickplane_build_info{version=\""));
     json_t *reply = request("{\"cmd\": \"metrics\"}");

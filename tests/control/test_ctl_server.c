@@ -65,6 +65,23 @@ static void load_config(struct tp_config *out, unsigned rate, bool with_extra_ru
     assert_int_equal(rc, 0);
 }
 
+/* control.admin_group: a group of this host (any but root's), whose gid the admin child takes. */
+static char admin_group[64];
+static gid_t admin_gid;
+
+static void pick_admin_group(void)
+{
+    setgrent();
+    const struct group *g;
+    while ((g = getgrent()) != NULL &&
+           (g->gr_gid == 0 || strlen(g->gr_name) >= sizeof(admin_group)))
+        ;
+    assert_non_null(g);
+    strcpy(admin_group, g->gr_name);
+    admin_gid = g->gr_gid;
+    endgrent();
+}
+
 static int open_server(unsigned rate)
 {
     memset(&daemon_state, 0, sizeof(daemon_state));
@@ -74,6 +91,8 @@ static int open_server(unsigned rate)
     snprintf(sock_path, sizeof(sock_path), "%s/ctl.sock", dir);
     cfg = malloc(sizeof(*cfg));
     load_config(cfg, rate, true);
+    pick_admin_group();
+    strcpy(cfg->control.admin_group, admin_group);
     int rc = tp_ctl_server_open(&srv, cfg, &fake_ops);
     assert_int_equal(rc, 0);
     struct stat st;
@@ -652,7 +671,8 @@ static int child_4242(int sync_fd)
         return 11;
     if (!child_request_check(
             fd, "{\"cmd\":\"subscriptions\",\"all\":true}",
-            "refused: every client's subscriptions need root or the daemon's user"))
+            "refused: every client's subscriptions need root, the daemon's user or "
+            "control.admin_group"))
         return 10;
     if (!child_request_check(fd,
                              "{\"cmd\":\"subscribe\",\"instruments\":\"AAPL\",\"topics\":"
@@ -716,6 +736,59 @@ static void operator_sees_4242(void)
     }
     json_decref(r);
     close_client(fd);
+}
+
+/* A member of control.admin_group (by its primary group: uid 6000 has no passwd entry). */
+static int child_admin(int sync_fd)
+{
+    (void)sync_fd;
+    int fd = client_connect();
+    if (fd < 0)
+        return 1;
+    send_text(fd, "{\"cmd\":\"subscriptions\",\"all\":true}\n");
+    json_t *r = read_reply_ex(fd, false);
+    bool saw_itself = false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r, "clients"), i, c)
+    {
+        saw_itself |= json_integer_value(json_object_get(c, "uid")) == 6000 &&
+                      json_integer_value(json_object_get(c, "gid")) == (json_int_t)admin_gid;
+    }
+    int rc = r != NULL && json_is_true(json_object_get(r, "ok")) && saw_itself ? 0 : 2;
+    json_decref(r);
+    close(fd);
+    return rc;
+}
+
+/* Neither root, the daemon's user nor in control.admin_group. */
+static int child_not_admin(int sync_fd)
+{
+    (void)sync_fd;
+    int fd = client_connect();
+    if (fd < 0)
+        return 1;
+    if (!child_request_check(fd, "{\"cmd\":\"subscriptions\",\"all\":true}",
+                             "refused: every client's subscriptions need root, the daemon's user "
+                             "or control.admin_group"))
+        return 2;
+    if (!child_request_check(fd, "{\"cmd\":\"subscriptions\"}", NULL)) /* its own: allowed */
+        return 3;
+    close(fd);
+    return 0;
+}
+
+static void test_admin_group_lists_every_client(void **state)
+{
+    (void)state;
+    uint64_t refused = stats().refused;
+    assert_int_equal(run_as(6000, admin_gid, child_admin, NULL), 0);
+    assert_int_equal(stats().refused, refused);
+    gid_t other = admin_gid + 1;
+    while (getgrgid(other) != NULL) /* a gid no group of this host has */
+        other++;
+    assert_int_equal(run_as(6001, other, child_not_admin, NULL), 0);
+    assert_int_equal(stats().refused, refused + 1);
 }
 
 static void test_entitlements_by_uid(void **state)
@@ -851,6 +924,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_socket_is_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entitlements_by_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_admin_group_lists_every_client, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entitlements_by_group_and_default_deny, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reload_revokes_subscriptions, setup, teardown),

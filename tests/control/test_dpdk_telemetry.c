@@ -33,6 +33,16 @@ static void latency(void *ctx, struct tp_histogram *out, double *ns_per_unit)
     *ns_per_unit = 0.5;
 }
 
+/* Two packets held 1 ms and 3 ms (in us). */
+static void gap_wait(void *ctx, struct tp_histogram *out, double *ns_per_unit)
+{
+    (void)ctx;
+    tp_hist_reset(out);
+    tp_hist_record(out, 1000);
+    tp_hist_record(out, 3000);
+    *ns_per_unit = 1000.0;
+}
+
 static void control(void *ctx, struct tp_ctl_server_stats *out)
 {
     (void)ctx;
@@ -68,7 +78,8 @@ static int setup(void **state)
     tp_counters_init(area, 8);
     tp_counter_set(tp_counters_register(area, "bus.ring.published"), 7);
     tp_counter_set(tp_counters_register(area, "line.channel=x.received"), 9);
-    struct tp_telemetry_sources src = {.counters = area, .latency = latency, .control = control};
+    struct tp_telemetry_sources src = {
+        .counters = area, .latency = latency, .gap_wait = gap_wait, .control = control};
     if (tp_dpdk_telemetry_register(&src) != 0)
         return -1;
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -128,6 +139,12 @@ static void test_latency_and_control(void **state)
     assert_int_equal(json_integer_value(json_object_get(d, "min_ns")), 5);
     assert_int_equal(json_integer_value(json_object_get(d, "max_ns")), 50);
     assert_int_equal(json_integer_value(json_object_get(d, "p9999_ns")), 50);
+    json_decref(r);
+    r = ask("/tickplane/gap_wait");
+    d = json_object_get(r, "/tickplane/gap_wait");
+    assert_int_equal(json_integer_value(json_object_get(d, "count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(d, "min_ns")), 1000000);
+    assert_int_equal(json_integer_value(json_object_get(d, "max_ns")), 3000000);
     json_decref(r);
     r = ask("/tickplane/control");
     d = json_object_get(r, "/tickplane/control");

@@ -269,6 +269,8 @@ static void test_groups(void **state)
     expect_problem("bus.group", "no such group \"tp-no-such-group\"");
     load(&(struct overrides){.control = "\"operator_group\": \"tp-no-such-ops\""});
     expect_problem("control.operator_group", "no such group \"tp-no-such-ops\"");
+    load(&(struct overrides){.control = "\"admin_group\": \"tp-no-such-admins\""});
+    expect_problem("control.admin_group", "no such group \"tp-no-such-admins\"");
 }
 
 static void test_memory_against_the_machine(void **state)

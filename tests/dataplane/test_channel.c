@@ -24,6 +24,7 @@
 #include "publisher.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
+#include "util/histogram.h"
 
 #define MAX_RELEASED 256
 
@@ -51,6 +52,7 @@ static void *zalloc(size_t n)
 struct held {
     uint8_t bytes[1500];
     uint16_t len;
+    uint64_t rx; /* its receive time (TSC ticks) */
 };
 
 static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx)
@@ -59,7 +61,7 @@ static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len
     const struct held *h = handle;
     *payload = h->bytes;
     *len = h->len;
-    *rx = 5;
+    *rx = h->rx;
 }
 
 static void release(void *ctx, void *handle)
@@ -75,6 +77,15 @@ static int count_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, 
     (void)channel, (void)payload, (void)len;
     ((struct fixture *)ctx)->rerequests++;
     return 0;
+}
+
+/* The publisher's histograms and clock: every fixture's, reset by setup_channel. */
+static struct tp_histogram latency_hist, gap_wait_hist;
+static uint64_t clock_now;
+
+static uint64_t test_clock(void)
+{
+    return clock_now;
 }
 
 /* Messages the next channel keeps while a snapshot loads (0: no snapshot service). */
@@ -94,8 +105,16 @@ static int setup_channel(void **state, uint64_t gap_wait, bool server)
     f->books = zalloc(tp_books_memsize(&bp));
     assert_int_equal(tp_instruments_init(f->registry, &ip), 0);
     assert_int_equal(tp_books_init(f->books, &bp), 0);
-    struct tp_publisher_params pp = {
-        .bus = f->bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
+    tp_hist_reset(&latency_hist);
+    tp_hist_reset(&gap_wait_hist);
+    struct tp_publisher_params pp = {.bus = f->bus,
+                                     .books = f->books,
+                                     .registry = f->registry,
+                                     .instruments = 16,
+                                     .depth = 4,
+                                     .latency = &latency_hist,
+                                     .gap_wait = &gap_wait_hist,
+                                     .clock = test_clock};
     f->pub = zalloc(tp_publisher_memsize(&pp));
     assert_int_equal(tp_publisher_init(f->pub, &pp), 0);
     struct tp_channel_params cp = {
@@ -231,6 +250,7 @@ static void packet(struct held *h, const char *session, uint64_t seq)
     tp_store_be64(h->bytes + 10, seq);
     tp_store_be16(h->bytes + 18, 0);
     h->len = 20;
+    h->rx = 5;
 }
 
 /* A session's end-of-session packet: count 0xFFFF, `seq` the sequence that would come next. */
@@ -251,7 +271,7 @@ static uint8_t *put(struct held *h, uint16_t len)
 
 static bool offer(struct fixture *f, struct held *h)
 {
-    return tp_channel_packet(f->ch, TP_ROLE_INCR_A, h->bytes, h->len, h, 5);
+    return tp_channel_packet(f->ch, TP_ROLE_INCR_A, h->bytes, h->len, h, h->rx);
 }
 
 /* Sequence numbers of the OrderEvents published so far, in ring order; returns how many. */
@@ -627,6 +647,71 @@ static void offer_with_gap(struct fixture *f, struct held p[2], uint64_t next)
     add(put(&p[1], ADD_LEN), 2, 1910000);
     assert_false(offer(f, &p[0]));
     assert_true(offer(f, &p[1]));
+}
+
+/* Eight orders at `seq`.. received at `rx`: the publisher samples the latency of one of them. */
+static void eight_adds(struct held *h, uint64_t seq, uint64_t rx)
+{
+    packet(h, "SESSION001", seq);
+    for (uint64_t i = 0; i < 8; i++)
+        add(put(h, ADD_LEN), 10 + seq + i, 1900000);
+    h->rx = rx;
+}
+
+/* AAPL's directory at 1, received and published at 100. */
+static void offer_directory(struct fixture *f, struct held *h)
+{
+    clock_now = 100;
+    packet(h, "SESSION001", 1);
+    directory(put(h, DIRECTORY_LEN));
+    h->rx = 100;
+    assert_false(offer(f, h));
+}
+
+/*
+ * A packet held behind a gap until the packet that fills it arrives: its wait (rx 200 to the
+ * filler's rx 1000) is one gap-wait sample, and its events' latency counts from the release
+ * (clock 1010: at most 10 ticks), not from its own rx (810). In-order packets wait for nothing.
+ */
+static void test_gap_wait_until_filled(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[3];
+    offer_directory(f, &p[0]);
+    eight_adds(&p[1], 2, 1000);
+    eight_adds(&p[2], 10, 200);
+    clock_now = 1010;
+    assert_true(offer(f, &p[2])); /* 10-17 behind the gap 2-9: held */
+    assert_int_equal(gap_wait_hist.count, 0);
+    assert_false(offer(f, &p[1])); /* fills it: 10-17 released at 1000 */
+    assert_int_equal(f->ch->counters.messages, 17);
+    assert_int_equal(gap_wait_hist.count, 1);
+    assert_int_equal(gap_wait_hist.min, 800);
+    assert_int_equal(gap_wait_hist.max, 800);
+    assert_true(latency_hist.count >= 2);
+    assert_int_equal(latency_hist.max, 10);
+    /* Once the released packets are applied, a packet counts from its own rx again, even one
+     * stamped before that release (a NIC's stamp of a frame read later). */
+    eight_adds(&p[0], 18, 950);
+    assert_false(offer(f, &p[0]));
+    assert_int_equal(latency_hist.max, 60);
+    assert_int_equal(gap_wait_hist.count, 1);
+}
+
+/* A gap given up at poll time 5000: the packet held since rx 200 waited 4800 ticks. */
+static void test_gap_wait_until_given_up(void **state)
+{
+    struct fixture *f = *state;
+    struct held p[2];
+    offer_directory(f, &p[0]);
+    eight_adds(&p[1], 3, 200); /* 2 is lost */
+    assert_true(offer(f, &p[1]));
+    clock_now = 5000;
+    tp_channel_poll(f->ch, 5000); /* reported and given up (no re-request server) */
+    assert_int_equal(f->ch->counters.stale_marks, 1);
+    assert_int_equal(gap_wait_hist.count, 1);
+    assert_int_equal(gap_wait_hist.min, 4800);
+    assert_int_equal(latency_hist.max, 0); /* published at the release: no wait in the latency */
 }
 
 /*
@@ -1191,6 +1276,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_message_flags_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_applies_at_its_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_filled_inside_burst, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_wait_until_filled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gap_wait_until_given_up, setup_give_up, teardown),
         cmocka_unit_test_setup_teardown(test_overlapping_copies_skip_what_was_applied, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reset_after_the_last_session, setup, teardown),

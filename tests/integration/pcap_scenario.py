@@ -58,6 +58,7 @@ def config(workdir, instance, channel, gap_wait_us, recovery=None):
 
 
 CONTROL_CHECK = SCENARIO == "consumers"
+DAEMON_LOG = []  # the last run's event log (stderr)
 OWNER_GROUP = "nogroup"
 
 
@@ -123,7 +124,7 @@ def run(workdir, protocol, sim_args, consumers, seed=11, gap_wait_us=2000, edit=
         control_check(os.path.join(workdir, "control.sock"), instance)
     if while_running:
         while_running(os.path.join(workdir, "control.sock"))
-    summary = tpit.finish(daemon)
+    summary = tpit.finish(daemon, log=DAEMON_LOG)
     verdicts = []
     for p in procs:
         o, e = p.communicate(timeout=55)
@@ -338,6 +339,12 @@ def main():
             if (rec["snapshot_packets"] == sent) != always:
                 fail("%d of %d snapshot packets taken (audit_always %s)" %
                      (rec["snapshot_packets"], sent, always))
+            # One event-log line for it, with the channel and the count.
+            line = re.search(r" warning books: snapshot mismatch: channel cme: 1 books differed "
+                             r"from the venue's snapshot at their sequence, replaced by it \(1 in "
+                             r"all\)$", DAEMON_LOG[-1], re.M)
+            if line is None:
+                fail("no snapshot mismatch line in the event log:\n" + DAEMON_LOG[-1][-3000:])
             print("audit: %d snapshots audited, %d mismatch; %d of %d snapshot packets" %
                   (rec["snapshots_audited"], rec["snapshot_mismatch"], rec["snapshot_packets"],
                    sent))

@@ -194,9 +194,12 @@ def start_held(tickplane, cfg_path, start_file, ready_files=(), idle_exit_ms=Non
     return daemon
 
 
-def finish(daemon, timeout=55, on_fail=fail):
-    """Waits for the daemon's exit; returns its JSON summary (the last line of its output)."""
+def finish(daemon, timeout=55, on_fail=fail, log=None):
+    """Waits for the daemon's exit; returns its JSON summary (the last line of its output). Its
+    stderr (the event log) goes to the list `log` if given."""
     out, err = daemon.communicate(timeout=timeout)
+    if log is not None:
+        log.append(err)
     if daemon.returncode != 0:
         on_fail("daemon exit %d: %s" % (daemon.returncode, err))
     summary = json.loads(out.strip().splitlines()[-1])["summary"]

@@ -10,10 +10,16 @@
 #   2. tickplanectl book and instruments say STALE, since when and why; subscriptions --all
 #      lists another client's subscription;
 #   3. promtool check metrics accepts the HTTP endpoint's text (HTTP/1.1, 405 for POST), which
-#      has the NIC's drop counters, a libtickplane consumer's lag and the build info;
-#   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers and /tickplane/latency;
+#      has the NIC's drop counters, a libtickplane consumer's lag, the build info and the
+#      gap-wait histogram, whose longest wait (in stats and the exit summary too) is at least
+#      feed 2's give-up time;
+#   4. dpdk-telemetry.py reads /tickplane/channels, /tickplane/consumers, /tickplane/latency and
+#      /tickplane/gap_wait;
 #   5. tickplanectl stat --once --json, and the live view in a real terminal (tmux), stopped by
-#      Ctrl-C.
+#      Ctrl-C;
+#   6. a reload that restarts the channel clears feed 2's stale books: a new "books healthy" line
+#      with the venue and its instrument count. (NIC drops: tests/dataplane/test_nic_drops.c;
+#      DPDK 22.11's af_packet reports no imissed, ierrors or rx_nombuf to make rise here.)
 #
 # usage: operations_live.sh TICKPLANE SIM CONSUMER TICKPLANECTL TOP
 # (root; skipped (77) without netns/veth, promtool, dpdk-telemetry.py or tmux)
@@ -113,9 +119,17 @@ ctl reload >/dev/null 2>&1 && fail "a broken config was applied"
 wait_log "the refused reload" " warning reload: reload refused: {\"ok\":false"
 
 # 2. The stale books as the CLI shows them.
-stale_symbol=$(ctl raw '{"cmd":"instruments","pattern":"*","limit":1000}' | python3 -c '
+# The books' states come from the watch's scan, once a second: the lines waited for above may
+# be an earlier spell's (the reload's restart flags every book for a moment), so wait for one.
+stale_symbol=""
+for _ in $(seq 600); do
+    stale_symbol=$(ctl raw '{"cmd":"instruments","pattern":"*","limit":1000}' | python3 -c '
 import json, sys
-print(next(i["symbol"] for i in json.load(sys.stdin)["instruments"] if i.get("state") == "STALE"))')
+print(next((i["symbol"] for i in json.load(sys.stdin)["instruments"] if i.get("state") == "STALE"), ""))')
+    [ -n "$stale_symbol" ] && break
+    sleep 0.05
+done
+[ -n "$stale_symbol" ] || fail "no instrument shows STALE after feed 2's give-ups"
 ctl book "$stale_symbol" --depth 1 >"$work/book.out" || fail "book $stale_symbol"
 grep -Eq "^$stale_symbol \(NASDAQ\) [a-z_]+ STALE since 20[0-9-]+T[0-9:]+Z: the handler cannot vouch" \
     "$work/book.out" || fail "book output: $(cat "$work/book.out")"
@@ -142,16 +156,24 @@ promtool check metrics <"$work/metrics.txt" >"$work/promtool.out" 2>&1 ||
 for family in 'tickplane_nic_imissed_total{port="veth"' 'tickplane_nic_rx_nombuf_total{port="veth"' \
     "tickplane_consumer_lag{pid=\"$top_pid\"" "tickplane_consumer_lost_total{pid=\"$top_pid\"" \
     'tickplane_build_info{version="' 'tickplane_rx_to_publish_seconds_bucket{instance=' \
+    'tickplane_gap_wait_seconds_bucket{instance=' \
     'tickplane_mold_given_up_total{channel="itch"'; do
     grep -qF "$family" "$work/metrics.txt" ||
         fail "metrics lack $family (consumer alive: $(kill -0 "$top_pid" 2>&1 && echo yes);" \
             "consumers: $(ctl stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["consumers"])'))"
 done
+# Packets held behind feed 2's gaps waited for the give-up (300 ms), counted apart from the
+# receive-to-publish latency.
+gap_wait_ok='import json, sys
+v = json.load(sys.stdin)
+w = v.get("summary", v)["gap_wait_ns"]
+assert w["count"] > 0 and w["max"] >= 300e6, w'
+ctl stats | python3 -c "$gap_wait_ok" || fail "stats gap_wait_ns: $(ctl stats)"
 code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$http_port/metrics")
 [ "$code" = 405 ] || fail "POST /metrics answered $code"
 
 # 4. DPDK telemetry, through DPDK's own client.
-for cmd in /tickplane/channels /tickplane/consumers /tickplane/latency; do
+for cmd in /tickplane/channels /tickplane/consumers /tickplane/latency /tickplane/gap_wait; do
     echo "$cmd" | dpdk-telemetry.py -f "$prefix" >"$work/tel.out" 2>&1 || fail "dpdk-telemetry.py $cmd"
     python3 - "$cmd" "$work/tel.out" "$top_pid" <<'PY' || fail "telemetry $cmd: $(cat "$work/tel.out")"
 import json, sys
@@ -163,6 +185,8 @@ if cmd == "/tickplane/channels":
     assert reply["itch"]["mold_given_up"] > 0 and reply["itch"]["mold_requests"] > 0, reply
 elif cmd == "/tickplane/consumers":
     assert reply[pid]["records"] > 0, reply
+elif cmd == "/tickplane/gap_wait":
+    assert reply["count"] > 0 and reply["max_ns"] >= 300e6, reply
 else:
     assert reply["count"] > 0 and reply["p50_ns"] > 0, reply
 print("telemetry %s ok" % cmd)
@@ -199,9 +223,22 @@ for _ in $(seq 200); do
 done
 tmux capture-pane -p -t "$tmux_session" | grep -q "STAT-EXIT-0" || fail "stat did not stop on Ctrl-C"
 
+# 6a. Only a reload clears an ITCH book given up (nothing re-sends it): the channel restarts.
+healthy=" notice books: books healthy: NASDAQ: all [1-9][0-9]* instruments healthy again (were [1-9][0-9]* stale,"
+healthy_before=$(grep -c -- "$healthy" "$work/daemon.log" || true)
+ops_config 5000
+ctl reload >"$work/reload2.out" || fail "reload: $(cat "$work/reload2.out")"
+for _ in $(seq 1200); do
+    [ "$(grep -c -- "$healthy" "$work/daemon.log")" -gt "$healthy_before" ] && break
+    sleep 0.05
+done
+[ "$(grep -c -- "$healthy" "$work/daemon.log")" -gt "$healthy_before" ] ||
+    fail "no log line for the books healthy again (/$healthy/)"
+
 kill -TERM "$afp_daemon"
 wait "$afp_daemon" || fail "daemon exit $?"
 tail -1 "$work/daemon.out" | grep -q "\"version\":\"" || fail "no version in the exit summary"
+tail -1 "$work/daemon.out" | python3 -c "$gap_wait_ok" || fail "exit summary gap_wait_ns"
 echo "event lines by kind:"
 grep -oE "^[^ ]+ [^ ]+ (error|warning|notice|info) [a-z]+: [a-z -]+" "$work/daemon.log" |
     cut -d' ' -f3- | sort | uniq -c | sort -rn

@@ -99,7 +99,7 @@ static int cmd_simple(struct tp_ctl_conn *conn, const struct options *o, const c
     int status = 0;
     json_t *req = json_pack("{s:s}", "cmd", verb);
     if (o->all && strcmp(verb, "subscriptions") == 0)
-        json_object_set_new(req, "all", json_true()); /* every client's: root or the daemon's */
+        json_object_set_new(req, "all", json_true()); /* every client's (admins only) */
     json_t *reply = call(conn, o, req, &status);
     if (reply == NULL)
         return status;
