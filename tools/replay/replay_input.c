@@ -214,6 +214,8 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
                                r->books, p->filter, 0,
                                p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
                                p->digest ? &digest_sink : &sink);
+    if (r->share != NULL)
+        r->share->priority = r->itch.next_priority; /* the feed's first */
     return rc;
 }
 
