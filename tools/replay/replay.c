@@ -441,7 +441,6 @@ int main(int argc, char **argv)
     struct replay_events_counters events = {0};
     struct replay_progress progress;
     static struct replay_share share[REPLAY_THREADS_MAX];
-    static uint64_t weight[REPLAY_THREADS_MAX];
     uint32_t workers = 1;
 
     if (parse_options(argc, argv, &o) != 0) {
@@ -477,8 +476,7 @@ int main(int argc, char **argv)
             .threads = o.threads};
         /* The digest hashes one stream in order, a snapshot loads one set of books. */
         if (run == 0 && !o.digest && o.snapshot == NULL)
-            workers =
-                replay_threads_plan(share, weight, o.threads, &tp.replay, data, (size_t)st.st_size);
+            workers = replay_threads_plan(share, o.threads, &tp.replay, data, (size_t)st.st_size);
         if (run == 0 && workers == 1)
             share[0] = (struct replay_share){.end_id = o.instruments, .lead = true};
         if (run)
@@ -502,7 +500,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-        rc = replay_threads_open(&t, &tp, workers, share, weight, data, (size_t)st.st_size, err,
+        rc = replay_threads_open(&t, &tp, workers, share, data, (size_t)st.st_size, err,
                                  sizeof(err));
         if (rc != 0) {
             fprintf(stderr, "tickplane-replay: %s: %s\n", t.events_failed ? o.events : o.path, err);
@@ -569,9 +567,9 @@ int main(int argc, char **argv)
             o.path, (long long)st.st_size, messages, o.repeat, workers, ns_per_msg[o.repeat / 2],
             ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
-            tp_instruments_count(t.replay[0].registry), totals.live_orders,
-            totals.peak_live_orders, o.orders, table_bytes, ru.ru_maxrss,
-            o.no_changes ? "false" : "true", recent, totals.orders_spilled);
+            tp_instruments_count(t.replay[0].registry), totals.live_orders, totals.peak_live_orders,
+            o.orders, table_bytes, ru.ru_maxrss, o.no_changes ? "false" : "true", recent,
+            totals.orders_spilled);
     if (o.digest)
         fprintf(stderr,
                 ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64

@@ -194,7 +194,9 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? REPLAY_VENUE_ITCH : p->venue;
     if (reg_size == 0 || books_size == 0)
         return -EINVAL;
-    r->table_bytes = reg_rounded + books_rounded + tp_mdp3_feed_memsize(p->instruments);
+    /* A worker of a threaded replay takes ITCH only (replay_threads.h): no MDP3 state. */
+    r->table_bytes =
+        reg_rounded + books_rounded + (p->share ? 0 : tp_mdp3_feed_memsize(p->instruments));
     r->mem = tp_table_memory(r->table_bytes, true);
     if (!r->mem)
         return -ENOMEM;
@@ -209,7 +211,7 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
         tp_books_set_emit(r->books, i, 0);
     rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0,
                            p->digest ? &digest_sink : &sink);
-    if (rc == 0)
+    if (rc == 0 && p->share == NULL)
         rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
                                r->books, p->filter, 0,
                                p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
@@ -263,7 +265,8 @@ static int run_binaryfile(struct replay *r)
     while (r->share != NULL && rc == 1) {
         uint32_t n = 0;
         while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
-            replay_share_message(r, msg[n], len[n], &info), n++;
+            n++;
+        replay_share_burst(r, msg, len, n, &info);
         r->messages += n;
         r->offset = rd.offset;
         if (r->progress && (r->messages / BURST) % REPLAY_PROGRESS_EVERY == 0)
@@ -450,9 +453,9 @@ void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"stale\":%" PRIu64 "}",
-            sum.changes[TP_CHANGE_LEVEL], sum.changes[TP_CHANGE_ORDER], sum.changes[TP_CHANGE_TRADE],
-            sum.changes[TP_CHANGE_CLEAR], sum.changes[TP_CHANGE_STATUS], sum.changes[TP_CHANGE_STAT],
-            sum.events, sum.stale);
+            sum.changes[TP_CHANGE_LEVEL], sum.changes[TP_CHANGE_ORDER],
+            sum.changes[TP_CHANGE_TRADE], sum.changes[TP_CHANGE_CLEAR],
+            sum.changes[TP_CHANGE_STATUS], sum.changes[TP_CHANGE_STAT], sum.events, sum.stale);
     fprintf(out,
             ",\"itch\":{\"malformed\":%" PRIu64 ",\"unknown_instrument\":%" PRIu64
             ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64 ",\"filtered\":%" PRIu64

@@ -87,8 +87,8 @@ static uint8_t *reserve(struct replay_log *l, uint64_t size)
 static void put(struct replay_log *l, uint64_t key, enum replay_log_kind kind, uint16_t topic,
                 const void *message, uint32_t length)
 {
-    uint64_t size = (sizeof(struct replay_log_entry) + length + ENTRY_ALIGN - 1) &
-                    ~(uint64_t)(ENTRY_ALIGN - 1);
+    uint64_t size =
+        (sizeof(struct replay_log_entry) + length + ENTRY_ALIGN - 1) & ~(uint64_t)(ENTRY_ALIGN - 1);
     uint8_t *at = reserve(l, size);
     struct replay_log_entry e = {.key = key, .length = length, .topic = topic, .kind = kind};
 

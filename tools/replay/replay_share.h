@@ -31,6 +31,7 @@ struct replay_log;
 struct replay_share_pending {
     const uint8_t *msg;
     uint16_t len;
+    uint32_t id; /* an order message's instrument (its levels are prefetched), else NONE */
     uint64_t priority;
     uint64_t seq;
     struct tp_feed_info info;
@@ -41,21 +42,25 @@ struct replay_share {
     uint32_t end_id;
     bool lead;         /* also applies what names no instrument of a window */
     uint64_t priority; /* the priority the feed gives the next new order, over every worker's */
-    uint64_t seq;      /* messages and stale-marking passes so far: the order of what is published */
+    uint64_t seq; /* messages and stale-marking passes so far: the order of what is published */
     uint64_t key; /* seq of the message being applied (or pass): what its records are keyed by */
-    struct replay_log *log; /* with an event file: where the worker's records go (replay_log.h) */
+    struct replay_log *log;  /* with an event file: where the worker's records go (replay_log.h) */
     uint32_t first, waiting; /* of pending[] */
     struct replay_share_pending pending[REPLAY_SHARE_AHEAD];
 };
 
 static inline bool replay_share_holds(const struct replay_share *s, uint32_t id)
 {
-    return id >= s->first_id && id < s->end_id;
+    return id - s->first_id < s->end_id - s->first_id;
 }
 
 /* One ITCH message of the capture, in order: applied if it is this worker's, else passed. */
 void replay_share_message(struct replay *r, const uint8_t *msg, uint16_t len,
                           struct tp_feed_info *info);
+
+/* The same for n messages in a row. */
+void replay_share_burst(struct replay *r, const uint8_t *const *msg, const uint16_t *len,
+                        uint32_t n, struct tp_feed_info *info);
 
 /* Applies the messages still waiting (before a stale-marking pass, at the end). */
 void replay_share_flush(struct replay *r);

@@ -13,11 +13,10 @@
 #include "pcap_reader.h"
 #include "tickplane/event_file.h"
 
-#define LOCATES         65536
-#define LOG_BYTES       (8u << 20) /* a worker's log: far more than a burst of messages makes */
-#define FRAME_MAX       262144
-#define ORDERS_SLACK    4096 /* live orders a worker's table holds beyond its share */
-#define LINK_ETHERNET   1
+#define LOCATES       65536
+#define LOG_BYTES     (8u << 20) /* a worker's log: far more than a burst of messages makes */
+#define FRAME_MAX     262144
+#define LINK_ETHERNET 1
 
 /*
  * The planning pass: ids in the order stock directories first bind their locates (as the registry
@@ -73,7 +72,7 @@ static int census_pcap(struct census *c, enum replay_venue venue, const uint8_t 
     return venue == REPLAY_VENUE_ITCH ? 0 : -1;
 }
 
-uint32_t replay_threads_plan(struct replay_share *share, uint64_t *weight, uint32_t threads,
+uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
                              const struct replay_params *p, const uint8_t *data, size_t len)
 {
     struct census *c = calloc(1, sizeof(*c));
@@ -107,10 +106,8 @@ uint32_t replay_threads_plan(struct replay_share *share, uint64_t *weight, uint3
         for (uint32_t id = 0; id < c->ids; id++)
             total += c->messages[id] + 1;
         uint32_t w = 1;
-        memset(weight, 0, sizeof(*weight) * n);
         for (uint32_t id = 0; id < c->ids; id++) {
             acc += c->messages[id] + 1;
-            weight[w - 1] += c->messages[id] + 1;
             /* Cut after this id once the share is reached, leaving an id for each window left. */
             if (w < n && (acc * n >= total * w || c->ids - id - 1 == n - w)) {
                 share[w - 1].end_id = id + 1;
@@ -124,11 +121,17 @@ uint32_t replay_threads_plan(struct replay_share *share, uint64_t *weight, uint3
     return n;
 }
 
-int replay_threads_open(struct replay_threads *t, const struct replay_threads_params *p,
-                        uint32_t workers, const struct replay_share *share, const uint64_t *weight,
-                        const uint8_t *data, size_t len, char *err, size_t err_len)
+/* The books' recent-order window for max_orders when none is asked for (tp_books.h). */
+static uint32_t default_window(uint32_t max_orders)
 {
-    uint64_t total = 0;
+    uint64_t w = (uint64_t)max_orders * TP_RECENT_ORDERS_PER_ORDER;
+    return w > TP_RECENT_ORDERS_DEFAULT_MAX ? TP_RECENT_ORDERS_DEFAULT_MAX : (uint32_t)w;
+}
+
+int replay_threads_open(struct replay_threads *t, const struct replay_threads_params *p,
+                        uint32_t workers, const struct replay_share *share, const uint8_t *data,
+                        size_t len, char *err, size_t err_len)
+{
     int rc;
 
     memset(t, 0, sizeof(*t));
@@ -141,22 +144,19 @@ int replay_threads_open(struct replay_threads *t, const struct replay_threads_pa
         snprintf(err, err_len, "%s", strerror(ENOMEM));
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < workers; i++)
-        total += weight[i];
     for (uint32_t i = 0; i < workers; i++) {
         struct replay_params rp = p->replay;
         t->share[i] = share[i];
         /* One worker is the replay of one thread, its fast path included. */
         rp.share = workers > 1 ? &t->share[i] : NULL;
-        /* Its share of the live orders (as of its messages), and a margin. */
-        uint64_t orders = workers > 1 ? (uint64_t)p->replay.orders * weight[i] * 5 / (4 * total) +
-                                            ORDERS_SLACK
-                                      : p->replay.orders;
-        rp.orders = p->replay.orders == 0 || orders > p->replay.orders ? p->replay.orders
-                                                                       : (uint32_t)orders;
-        if (p->replay.recent_orders && workers > 1) {
-            uint64_t recent = (uint64_t)p->replay.recent_orders * weight[i] / total;
-            rp.recent_orders = recent < 2 ? 2 : (uint32_t)recent;
+        /* An equal part of the live orders and of the recent-order window: the windows are cut
+         * to equal shares of the messages, and the books round a table to a power of two, which
+         * an equal part of one keeps (a part by weight a little over half doubled the memory). */
+        if (workers > 1) {
+            uint32_t window = p->replay.recent_orders ? p->replay.recent_orders
+                                                      : default_window(p->replay.orders);
+            rp.orders = p->replay.orders / workers;
+            rp.recent_orders = window / workers < 2 ? 2 : window / workers;
         }
         rp.warnings = share[i].lead ? p->replay.warnings : NULL;
         t->workers = i + 1;

@@ -6,7 +6,9 @@
  * messages of its window of instrument ids (replay_share.h); no message is copied between
  * threads. The windows are cut before the run from a pass over the capture that counts each
  * instrument's messages, so each worker gets an equal share of the work; a worker's books are
- * sized for its window and its share of the live orders (memory stays what one thread uses).
+ * sized for its window, an equal part of --orders and of the recent-order window (memory stays
+ * what one thread uses; a worker whose instruments hold more live orders than its part refuses
+ * adds, counted as order_capacity, as one thread does beyond --orders).
  *
  * With an event file each worker publishes into a log (replay_log.h) and the calling thread
  * merges the logs into the file in the order a single thread publishes.
@@ -35,28 +37,28 @@ struct replay_threads_params {
 
 struct replay_threads {
     uint32_t workers;
-    struct replay *replay;        /* one per worker; the first is the lead (replay_share.h) */
-    struct replay_share *share;   /* their windows */
+    struct replay *replay;         /* one per worker; the first is the lead (replay_share.h) */
+    struct replay_share *share;    /* their windows */
     struct replay_events **events; /* with an event file */
     struct replay_log **log;
-    struct tp_feed_sink *sink;    /* the workers' event sinks */
+    struct tp_feed_sink *sink; /* the workers' event sinks */
     struct tp_event_file_writer *file;
     struct replay_events_counters events_out; /* of the merged file */
-    int events_failed; /* replay_threads_open failed on the event file */
+    int events_failed;                        /* replay_threads_open failed on the event file */
 };
 
 /*
  * How many workers a capture can use with up to `threads`, and their windows: share[i] for the
  * first *workers (share[0].lead). 1 for MDP3 or for a capture of fewer than two instruments.
  */
-uint32_t replay_threads_plan(struct replay_share *share, uint64_t *weight, uint32_t threads,
+uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
                              const struct replay_params *p, const uint8_t *data, size_t len);
 
 /* Prepares the workers of a plan (plan: replay_threads_plan's). 0 or a negative error, with the
  * reason in err. */
 int replay_threads_open(struct replay_threads *t, const struct replay_threads_params *p,
-                        uint32_t workers, const struct replay_share *share, const uint64_t *weight,
-                        const uint8_t *data, size_t len, char *err, size_t err_len);
+                        uint32_t workers, const struct replay_share *share, const uint8_t *data,
+                        size_t len, char *err, size_t err_len);
 
 /* Runs every worker to the end of the capture (one worker: on this thread), and writes the event
  * file. 0, or the first worker's error (replay_run's: its books hold what came before); the event
