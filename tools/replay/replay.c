@@ -40,9 +40,10 @@
  *                                     depth, trades, orders, status, definitions)
  *     --threads N                     workers (default: the machine's cores): each frames the whole
  *                                     capture and applies the messages of its window of the
- *                                     instruments (replay_threads.h); books, JSON, warnings and
- *                                     the event file are those of one thread. MDP3, --snapshot
- *                                     and --digest run on one
+ *                                     instruments (replay_threads.h); books, warnings and the
+ *                                     event file are those of one thread (of the JSON's counters,
+ *                                     recent_orders and orders_spilled are the workers' windows'
+ *                                     sums). MDP3, --snapshot and --digest run on one worker
  *     --snapshot FILE                 a recorded GLIMPSE 5.0 session (the SoupBinTCP bytes a
  *                                     client receives, as tickplane-sim --glimpse-file writes)
  *                                     to start the ITCH books from: its messages first, then the
@@ -119,7 +120,11 @@ static void usage(FILE *out)
                  " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
                  "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
                  "definitions]] [--snapshot GLIMPSE] [--threads N] FILE\n"
-                 "       tickplane-replay --version\n");
+                 "       tickplane-replay --version\n"
+                 "  --threads N  workers (default: the machine's cores), each framing the whole\n"
+                 "               capture and applying its share of the instruments; books,\n"
+                 "               warnings and event file are one thread's, byte for byte.\n"
+                 "               MDP3 captures, --snapshot and --digest run on one.\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -442,6 +447,7 @@ int main(int argc, char **argv)
     struct replay_progress progress;
     static struct replay_share share[REPLAY_THREADS_MAX];
     uint32_t workers = 1;
+    double plan_seconds = 0; /* the pass that cuts the workers' windows, before the runs */
 
     if (parse_options(argc, argv, &o) != 0) {
         usage(stderr);
@@ -475,8 +481,11 @@ int main(int argc, char **argv)
                        .warnings = run == 0 ? stderr : NULL},
             .threads = o.threads};
         /* The digest hashes one stream in order, a snapshot loads one set of books. */
-        if (run == 0 && !o.digest && o.snapshot == NULL)
+        if (run == 0 && !o.digest && o.snapshot == NULL) {
+            double p0 = now_seconds(CLOCK_MONOTONIC);
             workers = replay_threads_plan(share, o.threads, &tp.replay, data, (size_t)st.st_size);
+            plan_seconds = now_seconds(CLOCK_MONOTONIC) - p0;
+        }
         if (run == 0 && workers == 1)
             share[0] = (struct replay_share){.end_id = o.instruments, .lead = true};
         if (run)
@@ -558,14 +567,15 @@ int main(int argc, char **argv)
     struct tp_books_totals totals = books_totals(&t, &recent, &table_bytes);
     fprintf(stderr,
             "{\"summary\":true,\"file\":\"%s\",\"bytes\":%lld,\"messages\":%" PRIu64
-            ",\"runs\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"ns_per_msg_median\":%.2f,"
+            ",\"runs\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"plan_seconds\":%.6f,"
+            "\"ns_per_msg_median\":%.2f,"
             "\"ns_per_msg_min\":%.2f,"
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
             ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
             ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld"
             ",\"change_records\":%s,\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
-            o.path, (long long)st.st_size, messages, o.repeat, workers, ns_per_msg[o.repeat / 2],
-            ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
+            o.path, (long long)st.st_size, messages, o.repeat, workers, plan_seconds,
+            ns_per_msg[o.repeat / 2], ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
             tp_instruments_count(t.replay[0].registry), totals.live_orders, totals.peak_live_orders,
             o.orders, table_bytes, ru.ru_maxrss, o.no_changes ? "false" : "true", recent,
