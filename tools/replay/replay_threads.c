@@ -10,6 +10,7 @@
 #include "binaryfile.h"
 #include "itch50.h"
 #include "moldudp64.h"
+#include "net_build.h"
 #include "pcap_reader.h"
 #include "tickplane/event_file.h"
 
@@ -44,7 +45,8 @@ static void census_message(struct census *c, const uint8_t *msg, uint16_t len)
 }
 
 /* The ITCH messages of a pcap, both lines' copies alike; 0, or -1 if it is not MoldUDP64. */
-static int census_pcap(struct census *c, enum replay_venue venue, const uint8_t *data, size_t len)
+static int census_pcap(struct census *c, enum replay_venue venue, bool verify_checksum,
+                       const uint8_t *data, size_t len)
 {
     struct tp_pcap_reader rd;
     struct tp_pcap_record rec;
@@ -57,7 +59,9 @@ static int census_pcap(struct census *c, enum replay_venue venue, const uint8_t 
         struct tp_mold_packet pkt;
         const uint8_t *msg;
         uint16_t n;
-        if (tp_net_parse_udp(rec.data, rec.caplen, 0, &u) != 0)
+        /* The venue is told from the first datagram the replay takes, as replay_run does. */
+        if (tp_net_parse_udp(rec.data, rec.caplen, 0, &u) != 0 ||
+            (verify_checksum && !tp_udp_checksum_ok(&u)))
             continue;
         if (venue == REPLAY_VENUE_AUTO)
             venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
@@ -90,7 +94,7 @@ uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
                (p->format == REPLAY_FORMAT_AUTO && replay_is_pcap(data, len));
     int itch = 1;
     if (pcap) {
-        itch = census_pcap(c, p->venue, data, len) == 0;
+        itch = census_pcap(c, p->venue, !p->no_checksum, data, len) == 0;
     } else {
         struct tp_binfile_reader rd;
         const uint8_t *msg;
