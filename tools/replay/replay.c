@@ -39,6 +39,12 @@
  *     --symbols GLOB                  the event file holds only instruments matching GLOB
  *     --topics LIST                   the event file holds only these topics (comma-separated:
  *                                     depth, trades, orders, status, definitions)
+ *     --threads N                     workers (default: the machine's cores): each frames the whole
+ *                                     capture and applies the messages of its window of the
+ *                                     instruments (replay_threads.h); books, warnings and the
+ *                                     event file are those of one thread (of the JSON's counters,
+ *                                     recent_orders and orders_spilled are the workers' windows'
+ *                                     sums). MDP3, EOBI, --snapshot and --digest run on one worker
  *     --snapshot FILE                 a recorded GLIMPSE 5.0 session (the SoupBinTCP bytes a
  *                                     client receives, as tickplane-sim --glimpse-file writes)
  *                                     to start the ITCH books from: its messages first, then the
@@ -76,6 +82,7 @@
 #include "replay_progress.h"
 #include "tickplane/event_file.h"
 #include "replay_snapshot.h"
+#include "replay_threads.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
 #include "tp_version.h"
@@ -101,6 +108,7 @@ struct options {
     const char *symbols;
     uint32_t topics;
     const char *snapshot; /* --snapshot FILE */
+    uint32_t threads;
     struct tp_instrument_filter filter;
 };
 
@@ -113,8 +121,12 @@ static void usage(FILE *out)
             "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
             " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
             "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-            "definitions]] [--snapshot GLIMPSE] FILE\n"
-            "       tickplane-replay --version\n");
+            "definitions]] [--snapshot GLIMPSE] [--threads N] FILE\n"
+            "       tickplane-replay --version\n"
+            "  --threads N  workers (default: the machine's cores), each framing the whole\n"
+            "               capture and applying its share of the instruments; books,\n"
+            "               warnings and event file are one thread's, byte for byte.\n"
+            "               MDP3 and EOBI captures, --snapshot and --digest run on one.\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -152,6 +164,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"symbols", required_argument, NULL, 'S'},
                                           {"topics", required_argument, NULL, 'T'},
                                           {"snapshot", required_argument, NULL, 'G'},
+                                          {"threads", required_argument, NULL, 't'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0, which = 0;
 
@@ -161,6 +174,8 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->orders = 2u << 20;
     o->levels = 256;
     o->repeat = 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->threads = cores < 1 ? 1 : cores > REPLAY_THREADS_MAX ? REPLAY_THREADS_MAX : (uint32_t)cores;
     tp_instrument_filter_init(&o->filter);
     while ((c = getopt_long(argc, argv, "", longs, &which)) != -1) {
         switch (c) {
@@ -226,6 +241,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'G':
             o->snapshot = optarg;
             break;
+        case 't':
+            rc = parse_u32(optarg, &o->threads);
+            rc = rc ? rc : (o->threads == 0 || o->threads > REPLAY_THREADS_MAX ? -EINVAL : 0);
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -289,10 +308,10 @@ static void print_side(FILE *out, const struct tp_books *b, uint32_t id, enum tp
     fputc(']', out);
 }
 
-static void print_books(FILE *out, struct replay *r, uint32_t depth)
+static void print_books(FILE *out, const struct replay_threads *t, uint32_t depth)
 {
-    struct tp_instruments *reg = r->registry;
-    const struct tp_books *b = r->books;
+    const struct replay *lead = &t->replay[0];
+    struct tp_instruments *reg = lead->registry;
 
     fprintf(out,
             "{\"format\":\"tickplane-replay\",\"version\":1,\"depth\":%" PRIu32
@@ -300,6 +319,8 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
             depth);
     for (uint32_t id = 0; id < tp_instruments_count(reg); id++) {
         const struct tp_instrument *in = tp_instruments_get(reg, id);
+        const struct replay *r = replay_threads_owner(t, id);
+        const struct tp_books *b = r->books;
         const struct tp_book *bk = tp_books_get(b, id);
         const struct tp_book_counters *c = &bk->counters;
         fprintf(out, "%s\n{\"id\":%" PRIu32 ",\"symbol\":", id ? "," : "", id);
@@ -340,8 +361,8 @@ static void print_books(FILE *out, struct replay *r, uint32_t depth)
     }
     fprintf(out,
             "\n],\"snapshot\":{\"next_seq\":%" PRIu64 ",\"messages\":%" PRIu64 "},\"counters\":",
-            r->snapshot_next_seq, r->snapshot_messages);
-    replay_print_counters(out, r);
+            lead->snapshot_next_seq, lead->snapshot_messages);
+    replay_print_counters(out, t->replay, t->workers);
     fputs("}\n", out);
 }
 
@@ -394,10 +415,29 @@ static int load_snapshot(struct replay *r, const char *path)
     return 0;
 }
 
+/* The totals over the workers' books. */
+static struct tp_books_totals books_totals(const struct replay_threads *t, uint64_t *recent,
+                                           size_t *table_bytes)
+{
+    struct tp_books_totals sum = {0};
+
+    *recent = 0;
+    *table_bytes = 0;
+    for (uint32_t i = 0; i < t->workers; i++) {
+        const struct tp_books_totals *b = tp_books_totals(t->replay[i].books);
+        sum.live_orders += b->live_orders;
+        sum.peak_live_orders += b->peak_live_orders;
+        sum.orders_spilled += b->orders_spilled;
+        *recent += tp_books_recent_orders(t->replay[i].books);
+        *table_bytes += t->replay[i].table_bytes;
+    }
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
-    struct replay r;
+    struct replay_threads t = {0};
     struct rusage ru;
     double ns_per_msg[RUNS_MAX], cpu_ns_per_msg[RUNS_MAX], seconds = 0, cpu_seconds = 0;
     uint64_t messages = 0;
@@ -408,6 +448,9 @@ int main(int argc, char **argv)
     int digests_differ = 0;
     struct replay_events_counters events = {0};
     struct replay_progress progress;
+    static struct replay_share share[REPLAY_THREADS_MAX];
+    uint32_t workers = 1;
+    double plan_seconds = 0; /* the pass that cuts the workers' windows, before the runs */
 
     if (parse_options(argc, argv, &o) != 0) {
         usage(stderr);
@@ -426,71 +469,81 @@ int main(int argc, char **argv)
         return 1;
     }
     for (uint32_t run = 0; run < o.repeat; run++) {
-        struct replay_params p = {.format = o.format,
-                                  .venue = o.venue,
-                                  .instruments = o.instruments,
-                                  .orders = o.orders,
-                                  .recent_orders = o.recent_orders,
-                                  .levels = o.levels,
-                                  .no_checksum = o.no_checksum,
-                                  .no_changes = o.no_changes,
-                                  .digest = o.digest,
-                                  .filter = &o.filter,
-                                  .gap_wait_ns = (uint64_t)o.gap_wait_ms * 1000000,
-                                  .warnings = run == 0 ? stderr : NULL};
-        if (run)
-            replay_close(&r);
-        rc = replay_open(&r, &p, data, (size_t)st.st_size);
-        if (rc != 0) {
-            fprintf(stderr, "tickplane-replay: %s: %s\n", o.path, replay_error(&r, rc));
-            return 1;
+        struct replay_threads_params tp = {
+            .replay = {.format = o.format,
+                       .venue = o.venue,
+                       .instruments = o.instruments,
+                       .orders = o.orders,
+                       .recent_orders = o.recent_orders,
+                       .levels = o.levels,
+                       .no_checksum = o.no_checksum,
+                       .no_changes = o.no_changes,
+                       .digest = o.digest,
+                       .filter = &o.filter,
+                       .gap_wait_ns = (uint64_t)o.gap_wait_ms * 1000000,
+                       .warnings = run == 0 ? stderr : NULL},
+            .threads = o.threads};
+        /* The digest hashes one stream in order, a snapshot loads one set of books. */
+        if (run == 0 && !o.digest && o.snapshot == NULL) {
+            double p0 = now_seconds(CLOCK_MONOTONIC);
+            workers = replay_threads_plan(share, o.threads, &tp.replay, data, (size_t)st.st_size);
+            plan_seconds = now_seconds(CLOCK_MONOTONIC) - p0;
         }
-        struct replay_events *ev = NULL;
-        struct tp_feed_sink ev_sink;
+        if (run == 0 && workers == 1)
+            share[0] = (struct replay_share){.end_id = o.instruments, .lead = true};
+        if (run)
+            replay_threads_close(&t);
         FILE *ev_file = NULL;
-        char err[256];
+        char err[256] = "";
+        struct replay_events_params ep = {
+            .symbols = o.symbols, .topics = o.topics, .instruments = o.instruments};
         if (o.events) {
             /* Each run writes the file anew: the last run's stays. */
-            ev_file = fopen(o.events, "w");
-            struct replay_events_params ep = {
-                .file = ev_file,
-                .symbols = o.symbols,
-                .topics = o.topics,
-                .instruments = o.instruments,
-                .books = r.books,
-                .registry = r.registry,
-                /* A BinaryFILE has no receive times. */
-                .file_flags = r.format == REPLAY_FORMAT_PCAP ? TP_EVENT_FILE_F_RECV_NS : 0};
-            if (ev_file == NULL || replay_events_open(&ev, &ep, err, sizeof(err)) != 0) {
-                fprintf(stderr, "tickplane-replay: %s: %s\n", o.events,
-                        ev_file ? err : strerror(errno));
+            ev_file = ep.file = fopen(o.events, "w");
+            /* A BinaryFILE has no receive times. */
+            ep.file_flags =
+                (o.format == REPLAY_FORMAT_PCAP ||
+                 (o.format == REPLAY_FORMAT_AUTO && replay_is_pcap(data, (size_t)st.st_size)))
+                    ? TP_EVENT_FILE_F_RECV_NS
+                    : 0;
+            tp.events = &ep;
+            if (ev_file == NULL) {
+                fprintf(stderr, "tickplane-replay: %s: %s\n", o.events, strerror(errno));
                 return 1;
             }
-            ev_sink = replay_events_sink(ev);
-            replay_set_output(&r, &ev_sink);
         }
-        /* After the event file's sink: the snapshot's records are the file's first. */
-        if (o.snapshot != NULL && load_snapshot(&r, o.snapshot) != 0)
+        rc = replay_threads_open(&t, &tp, workers, share, data, (size_t)st.st_size, err,
+                                 sizeof(err));
+        if (rc != 0) {
+            fprintf(stderr, "tickplane-replay: %s: %s\n", t.events_failed ? o.events : o.path, err);
             return 1;
-        replay_progress_start(&progress, &r, stderr, (size_t)st.st_size, o.quiet);
-        /* Wall time, and this thread's CPU time (the machine may be shared: both matter). */
-        double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(CLOCK_THREAD_CPUTIME_ID);
-        rc = replay_run(&r);
-        if (ev != NULL && replay_events_close(ev, &events, err, sizeof(err)) != 0) {
+        }
+        struct replay *lead = &t.replay[0];
+        /* After the event file's sink: the snapshot's records are the file's first. */
+        if (o.snapshot != NULL && load_snapshot(lead, o.snapshot) != 0)
+            return 1;
+        replay_progress_start(&progress, lead, stderr, (size_t)st.st_size, o.quiet);
+        /* Wall time, and the CPU time of the threads that work (the machine may be shared: both
+         * matter). */
+        clockid_t cpu = workers > 1 ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_THREAD_CPUTIME_ID;
+        double t0 = now_seconds(CLOCK_MONOTONIC), c0 = now_seconds(cpu);
+        int events_rc;
+        rc = replay_threads_run(&t, &events_rc, err, sizeof(err));
+        if (events_rc != 0)
             fprintf(stderr, "tickplane-replay: %s: %s\n", o.events, err);
-            rc = rc ? rc : -EIO;
-        }
-        if (ev_file != NULL && fclose(ev_file) != 0 && rc == 0) {
+        if (ev_file != NULL && fclose(ev_file) != 0 && events_rc == 0) {
             fprintf(stderr, "tickplane-replay: %s: %s\n", o.events, strerror(errno));
-            rc = -EIO;
+            events_rc = -EIO;
         }
+        events = t.events_out;
         seconds = now_seconds(CLOCK_MONOTONIC) - t0;
-        cpu_seconds = now_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+        cpu_seconds = now_seconds(cpu) - c0;
         replay_progress_end(&progress);
-        if (rc != 0 && rc != -EIO)
+        if (rc != 0)
             fprintf(stderr, "tickplane-replay: %s: %s (books kept up to there)\n", o.path,
-                    replay_error(&r, rc));
-        messages = r.messages;
+                    replay_error(lead, rc));
+        rc = rc ? rc : events_rc;
+        messages = lead->messages;
         ns_per_msg[run] = messages ? seconds * 1e9 / (double)messages : 0;
         cpu_ns_per_msg[run] = messages ? cpu_seconds * 1e9 / (double)messages : 0;
         fprintf(stderr,
@@ -500,32 +553,36 @@ int main(int argc, char **argv)
         if (o.digest) {
             /* Fresh books each run: the same input must give the same stream, run after run. */
             if (run == 0)
-                first_digest = r.digest;
-            else if (memcmp(&r.digest, &first_digest, sizeof(first_digest)) != 0)
+                first_digest = lead->digest;
+            else if (memcmp(&lead->digest, &first_digest, sizeof(first_digest)) != 0)
                 digests_differ = 1;
-            fprintf(stderr, ",\"change_digest\":\"%016" PRIx64 "\"", r.digest.hash);
+            fprintf(stderr, ",\"change_digest\":\"%016" PRIx64 "\"", lead->digest.hash);
         }
         fputs("}\n", stderr);
     }
     if (!o.quiet)
-        print_books(stdout, &r, o.depth);
+        print_books(stdout, &t, o.depth);
     qsort(ns_per_msg, o.repeat, sizeof(double), compare_double);
     qsort(cpu_ns_per_msg, o.repeat, sizeof(double), compare_double);
     getrusage(RUSAGE_SELF, &ru);
+    uint64_t recent;
+    size_t table_bytes;
+    struct tp_books_totals totals = books_totals(&t, &recent, &table_bytes);
     fprintf(stderr,
             "{\"summary\":true,\"file\":\"%s\",\"bytes\":%lld,\"messages\":%" PRIu64
-            ",\"runs\":%" PRIu32 ",\"ns_per_msg_median\":%.2f,\"ns_per_msg_min\":%.2f,"
+            ",\"runs\":%" PRIu32 ",\"threads\":%" PRIu32 ",\"plan_seconds\":%.6f,"
+            "\"ns_per_msg_median\":%.2f,"
+            "\"ns_per_msg_min\":%.2f,"
             "\"cpu_ns_per_msg_median\":%.2f,\"msgs_per_sec_median\":%.0f,\"instruments\":%" PRIu32
             ",\"live_orders\":%" PRIu64 ",\"peak_live_orders\":%" PRIu64
             ",\"order_capacity\":%" PRIu32 ",\"book_bytes\":%zu,\"peak_rss_kb\":%ld"
             ",\"change_records\":%s,\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
-            o.path, (long long)st.st_size, messages, o.repeat, ns_per_msg[o.repeat / 2],
-            ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
+            o.path, (long long)st.st_size, messages, o.repeat, workers, plan_seconds,
+            ns_per_msg[o.repeat / 2], ns_per_msg[0], cpu_ns_per_msg[o.repeat / 2],
             ns_per_msg[o.repeat / 2] > 0 ? 1e9 / ns_per_msg[o.repeat / 2] : 0,
-            tp_instruments_count(r.registry), tp_books_totals(r.books)->live_orders,
-            tp_books_totals(r.books)->peak_live_orders, o.orders, r.table_bytes, ru.ru_maxrss,
-            o.no_changes ? "false" : "true", tp_books_recent_orders(r.books),
-            tp_books_totals(r.books)->orders_spilled);
+            tp_instruments_count(t.replay[0].registry), totals.live_orders, totals.peak_live_orders,
+            o.orders, table_bytes, ru.ru_maxrss, o.no_changes ? "false" : "true", recent,
+            totals.orders_spilled);
     if (o.digest)
         fprintf(stderr,
                 ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64
@@ -542,7 +599,7 @@ int main(int argc, char **argv)
                 ",\"events_skipped\":%" PRIu64,
                 o.events, events.records, events.bytes, events.skipped);
     fputs("}\n", stderr);
-    replay_close(&r);
+    replay_threads_close(&t);
     if (digests_differ)
         fprintf(stderr, "tickplane-replay: the runs' digests differ: the replay is not "
                         "deterministic\n");

@@ -12,6 +12,7 @@
 #include "bus/bus.h"
 #include "glob.h"
 #include "publisher.h"
+#include "replay_log.h"
 #include "tickplane/event_file.h"
 #include "tickplane/tickplane.h"
 #include "tpout_sbe.h"
@@ -33,6 +34,8 @@ struct replay_events {
     const struct tp_instruments *registry;
     const char *symbols;
     uint32_t topics;
+    struct replay_log *log;
+    const uint64_t *key;
     struct replay_events_counters counters;
 };
 
@@ -67,8 +70,12 @@ static void drain(struct replay_events *e)
             e->counters.skipped++;
             continue;
         }
-        tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
-                            rec->length - TP_RING_RECORD_HEADER);
+        if (e->log != NULL)
+            replay_log_record(e->log, *e->key, rec->topic, tp_ring_payload(rec),
+                              rec->length - TP_RING_RECORD_HEADER);
+        else
+            tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
+                                rec->length - TP_RING_RECORD_HEADER);
     }
 }
 
@@ -110,13 +117,21 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
  * file kept gets the flag, so the events a reader sees stay delimited (a book is consistent at
  * each end). Without a selection the file's records are the bus's, byte for byte.
  */
-static void end_event(struct replay_events *e)
+void replay_events_end_of_event(struct tp_event_file_writer *file)
 {
-    drain(e);
-    uint8_t *last = tp_event_file_last_message(&e->file);
+    uint8_t *last = tp_event_file_last_message(file);
     if (last != NULL)
         last[TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] |=
             TP_PUB_F_END_OF_EVENT;
+}
+
+static void end_event(struct replay_events *e)
+{
+    drain(e);
+    if (e->log != NULL)
+        replay_log_end_of_event(e->log, *e->key);
+    else
+        replay_events_end_of_event(&e->file);
 }
 
 static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
@@ -250,7 +265,9 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
         return -ENOMEM;
     }
     e->pub_sink = tp_publisher_sink(e->pub);
-    rc = tp_event_file_writer_open(&e->file, p->file, p->file_flags);
+    e->log = p->log;
+    e->key = p->key;
+    rc = p->log != NULL ? 0 : tp_event_file_writer_open(&e->file, p->file, p->file_flags);
     if (rc != 0) {
         snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
         tp_bus_writer_close(&e->bus, 0);
@@ -268,7 +285,7 @@ int replay_events_close(struct replay_events *e, struct replay_events_counters *
 
     tp_bus_flush(&e->bus);
     drain(e);
-    rc = tp_event_file_finish(&e->file);
+    rc = e->log != NULL ? 0 : tp_event_file_finish(&e->file);
     e->counters.records = e->file.records;
     e->counters.bytes = e->file.bytes;
     if (rc != 0)

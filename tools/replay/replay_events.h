@@ -28,7 +28,9 @@
 
 #include "tp_feed_sink.h"
 
+struct replay_log;
 struct tp_books;
+struct tp_event_file_writer;
 struct tp_instruments;
 
 struct replay_events_params {
@@ -39,6 +41,10 @@ struct replay_events_params {
     const struct tp_books *books;
     const struct tp_instruments *registry;
     uint32_t file_flags; /* TP_EVENT_FILE_F_* */
+    /* A worker of a threaded replay: its records and event ends go to this log (replay_log.h),
+     * keyed by *key at the time, and the merger writes the file; `file` is not used. */
+    struct replay_log *log;
+    const uint64_t *key;
 };
 
 struct replay_events_counters {
@@ -60,6 +66,9 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
 
 /* The sink to hand to the replay: the publisher's, then a copy of what it published. */
 struct tp_feed_sink replay_events_sink(struct replay_events *e);
+
+/* Sets endOfEvent on the last record of the file so far (if it has one). */
+void replay_events_end_of_event(struct tp_event_file_writer *file);
 
 /* Writes what is left and the file's record count; frees everything. 0, or a negative errno
  * (write error, -EPIPE for records lost) with a reason in err. */

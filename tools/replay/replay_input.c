@@ -23,7 +23,7 @@
 #define PCAP_LINKTYPE_ETHERNET 1
 #define REPLAY_FRAME_MAX       262144 /* libpcap's largest frame */
 
-static int is_pcap(const uint8_t *d, size_t len)
+int replay_is_pcap(const uint8_t *d, size_t len)
 {
     uint32_t magic;
 
@@ -168,7 +168,9 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     struct tp_feed_sink digest_sink = {
         .ctx = r, .changes = digest_changes, .end_of_event = digest_event, .stale = digest_stale};
     struct tp_instruments_params ip = {.capacity = p->instruments, .itch_venues = 1};
-    struct tp_books_params bp = {.instruments = p->instruments,
+    struct tp_books_params bp = {.first_id = p->share ? p->share->first_id : 0,
+                                 .instruments = p->share ? p->share->end_id - p->share->first_id
+                                                         : p->instruments,
                                  .max_orders = p->orders,
                                  .recent_orders = p->recent_orders,
                                  .levels_per_side = p->levels,
@@ -188,14 +190,17 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->instruments = p->instruments;
     replay_digest_init(&r->digest);
     r->digest_on = p->digest != 0;
+    r->share = p->share;
     r->format = p->format;
     r->verify_checksum = !p->no_checksum;
     if (r->format == REPLAY_FORMAT_AUTO)
-        r->format = is_pcap(data, len) ? REPLAY_FORMAT_PCAP : REPLAY_FORMAT_BINARYFILE;
+        r->format = replay_is_pcap(data, len) ? REPLAY_FORMAT_PCAP : REPLAY_FORMAT_BINARYFILE;
     r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? REPLAY_VENUE_ITCH : p->venue;
     if (reg_size == 0 || books_size == 0)
         return -EINVAL;
-    r->table_bytes = reg_rounded + books_rounded + tp_mdp3_feed_memsize(p->instruments);
+    /* A worker of a threaded replay takes ITCH only (replay_threads.h): no MDP3 state. */
+    r->table_bytes =
+        reg_rounded + books_rounded + (p->share ? 0 : tp_mdp3_feed_memsize(p->instruments));
     r->mem = tp_table_memory(r->table_bytes, true);
     if (!r->mem)
         return -ENOMEM;
@@ -206,11 +211,11 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
     if (tp_instruments_init(r->registry, &ip) != 0 || tp_books_init(r->books, &bp) != 0)
         return -EINVAL;
-    for (uint32_t i = 0; p->no_changes && i < p->instruments; i++)
+    for (uint32_t i = bp.first_id; p->no_changes && i < bp.first_id + bp.instruments; i++)
         tp_books_set_emit(r->books, i, 0);
     rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0,
                            p->digest ? &digest_sink : &sink);
-    if (rc == 0)
+    if (rc == 0 && p->share == NULL)
         rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
                                r->books, p->filter, 0,
                                p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
@@ -221,6 +226,8 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     if (rc == 0)
         rc = tp_eobi_feed_init(r->eobi, r->registry, r->books, p->filter, 0,
                                p->digest ? &digest_sink : &sink);
+    if (r->share != NULL)
+        r->share->priority = r->itch.next_priority; /* the feed's first */
     return rc;
 }
 
@@ -268,6 +275,18 @@ static int run_binaryfile(struct replay *r)
     int rc = 1;
 
     tp_binfile_reader_init(&rd, r->data, r->len);
+    while (r->share != NULL && rc == 1) {
+        uint32_t n = 0;
+        while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
+            n++;
+        replay_share_burst(r, msg, len, n, &info);
+        r->messages += n;
+        r->offset = rd.offset;
+        if (r->progress && (r->messages / BURST) % REPLAY_PROGRESS_EVERY == 0)
+            r->progress(r->progress_ctx, r);
+    }
+    if (r->share != NULL)
+        replay_share_flush(r);
     while (rc == 1) {
         uint32_t n = 0;
         while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
@@ -289,7 +308,7 @@ static int run_binaryfile(struct replay *r)
  * Does a UDP payload look like MoldUDP64: blocks that fill the packet exactly, each a valid ITCH
  * message? (The session name is not checked: captures may zero it.)
  */
-static int looks_like_mold(const struct tp_udp_view *u)
+int replay_looks_like_mold(const struct tp_udp_view *u)
 {
     struct tp_mold_packet pkt;
     const uint8_t *msg;
@@ -386,7 +405,7 @@ static int run_pcap(struct replay *r)
                 r->bad_checksum++;
             } else {
                 if (r->venue == REPLAY_VENUE_AUTO)
-                    r->venue = looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
+                    r->venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
                 if (r->venue == REPLAY_VENUE_ITCH)
                     replay_mold_packet(r, &u, rec.ts_ns, r->packets, at);
                 else if (r->venue == REPLAY_VENUE_EOBI)
@@ -404,6 +423,8 @@ static int run_pcap(struct replay *r)
     tp_pcap_reader_close(&rd);
     if (r->venue == REPLAY_VENUE_ITCH)
         replay_mold_finish(r);
+    if (r->share != NULL)
+        replay_share_flush(r);
     return st == TP_PCAP_END ? 0 : REPLAY_EPCAP;
 }
 
@@ -412,11 +433,45 @@ int replay_run(struct replay *r)
     return r->format == REPLAY_FORMAT_PCAP ? run_pcap(r) : run_binaryfile(r);
 }
 
-void replay_print_counters(FILE *out, const struct replay *r)
+/* The sums over the workers of a threaded replay of what each counts of its own instruments;
+ * the framing's counters are every worker's alike. */
+static void sum_counters(struct replay *sum, struct tp_itch_feed_counters *c, uint64_t *recent,
+                         uint64_t *spilled, const struct replay *part, uint32_t parts)
 {
-    const struct tp_itch_feed_counters *c = &r->itch.counters;
+    memset(c, 0, sizeof(*c));
+    *recent = *spilled = 0;
+    for (uint32_t i = 0; i < parts; i++) {
+        const struct replay *p = &part[i];
+        const struct tp_itch_feed_counters *f = &p->itch.counters;
+        for (uint32_t k = 0; k < REPLAY_CHANGE_KINDS; k++)
+            sum->changes[k] += p->changes[k];
+        sum->events += p->events;
+        sum->stale += p->stale;
+        c->malformed += f->malformed;
+        c->unknown_instrument += f->unknown_instrument;
+        c->rejected += f->rejected;
+        c->definitions += f->definitions;
+        c->filtered += f->filtered;
+        c->registry_full += f->registry_full;
+        c->broken_trades += f->broken_trades;
+        c->ignored += f->ignored;
+        *recent += tp_books_recent_orders(p->books);
+        *spilled += tp_books_totals(p->books)->orders_spilled;
+    }
+}
+
+void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
+{
+    static struct replay sum;
+    struct tp_itch_feed_counters itch;
+    const struct tp_itch_feed_counters *c = &itch;
+    uint64_t recent, spilled;
+    const struct replay *r = &part[0];
     const struct tp_mdp3_feed_counters *m = &r->mdp3.counters;
 
+    memset(sum.changes, 0, sizeof(sum.changes));
+    sum.events = sum.stale = 0;
+    sum_counters(&sum, &itch, &recent, &spilled, part, parts);
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
             ",\"bad_checksum\":%" PRIu64 ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64
@@ -425,15 +480,14 @@ void replay_print_counters(FILE *out, const struct replay *r)
             ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
             r->messages, r->packets, r->not_udp, r->bad_checksum, r->bad_packets, r->duplicates,
             r->arb ? tp_arb_counters(r->arb)->gaps : 0, r->gaps_given_up, r->corrupt, r->sessions,
-            r->stale_marks, r->warnings, tp_books_recent_orders(r->books),
-            tp_books_totals(r->books)->orders_spilled);
+            r->stale_marks, r->warnings, recent, spilled);
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"stale\":%" PRIu64 "}",
-            r->changes[TP_CHANGE_LEVEL], r->changes[TP_CHANGE_ORDER], r->changes[TP_CHANGE_TRADE],
-            r->changes[TP_CHANGE_CLEAR], r->changes[TP_CHANGE_STATUS], r->changes[TP_CHANGE_STAT],
-            r->events, r->stale);
+            sum.changes[TP_CHANGE_LEVEL], sum.changes[TP_CHANGE_ORDER],
+            sum.changes[TP_CHANGE_TRADE], sum.changes[TP_CHANGE_CLEAR],
+            sum.changes[TP_CHANGE_STATUS], sum.changes[TP_CHANGE_STAT], sum.events, sum.stale);
     fprintf(out,
             ",\"itch\":{\"malformed\":%" PRIu64 ",\"unknown_instrument\":%" PRIu64
             ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64 ",\"filtered\":%" PRIu64

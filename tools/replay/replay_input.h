@@ -12,7 +12,9 @@
 #include <stdio.h>
 
 #include "arbiter.h"
+#include "net_parse.h"
 #include "replay_digest.h"
+#include "replay_share.h"
 #include "tp_books.h"
 #include "tp_instrument_filter.h"
 #include "tp_instruments.h"
@@ -48,6 +50,9 @@ struct replay_params {
     uint64_t gap_wait_ns; /* MoldUDP64: a gap waits this long (capture time) for the other line;
                              0: REPLAY_GAP_WAIT_NS */
     FILE *warnings;       /* sequence jumps, gaps given up, session changes; NULL: counted only */
+    /* A worker of a threaded replay (replay_threads.h): its books hold the instrument ids
+     * [share->first_id, share->end_id) and it applies only their messages. NULL: every one. */
+    struct replay_share *share;
 };
 
 /* Recent MDP3 packets remembered to drop the other line's copy (A and B differ in port). */
@@ -109,6 +114,7 @@ struct replay {
     struct replay_digest digest;           /* with replay_params.digest */
     const struct tp_feed_sink *output;     /* also gets every callback (replay_set_output) */
     bool digest_on;                        /* replay_params.digest */
+    struct replay_share *share;            /* replay_params.share */
     size_t offset;                         /* bytes of the capture framed so far */
     /* Called every REPLAY_PROGRESS_EVERY packets or bursts when set (replay_progress.h). */
     void (*progress)(void *ctx, const struct replay *r);
@@ -131,10 +137,18 @@ int replay_run(struct replay *r);
 
 void replay_close(struct replay *r);
 
+/* Is this capture a pcap or pcapng (by its magic)? */
+int replay_is_pcap(const uint8_t *data, size_t len);
+
+/* Does a UDP payload look like MoldUDP64 (blocks that fill it exactly, each a valid ITCH
+ * message)? How a pcap of unknown venue is told apart from MDP3. */
+int replay_looks_like_mold(const struct tp_udp_view *u);
+
 /* A message for an error of replay_open / replay_run. */
 const char *replay_error(const struct replay *r, int err);
 
-/* The feed and framing counters as one JSON object. */
-void replay_print_counters(FILE *out, const struct replay *r);
+/* The feed and framing counters as one JSON object: of `parts` replays of one capture that
+ * applied the messages of disjoint instruments (replay_threads.h), their sums; else parts 1. */
+void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts);
 
 #endif /* TP_REPLAY_INPUT_H */

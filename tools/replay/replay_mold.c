@@ -62,6 +62,10 @@ static void warn(struct replay *r, const char *fmt, ...)
 static void mark_stale(struct replay *r)
 {
     r->stale_marks++;
+    if (r->share != NULL) {
+        replay_share_flush(r);
+        r->share->key = ++r->share->seq; /* a pass of its own in the order of what is published */
+    }
     uint32_t n = tp_instruments_count(r->registry);
     for (uint32_t id = 0; id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(r->registry, id);
@@ -69,7 +73,7 @@ static void mark_stale(struct replay *r)
             continue;
         r->instrument_stale[id] = 1;
         /* The event file flags its records too, as the daemon's publisher does. */
-        if (r->output != NULL)
+        if (r->output != NULL && (r->share == NULL || replay_share_holds(r->share, id)))
             r->output->stale(r->output->ctx, id, 1, 0, 0);
     }
 }
@@ -88,7 +92,10 @@ static void apply(struct replay *r, const uint8_t *payload, uint16_t len, uint32
         if (i < skip)
             continue;
         info.packet_seq = pkt.sequence + i;
-        tp_itch_feed_message(&r->itch, msg, n, &info);
+        if (r->share != NULL)
+            replay_share_message(r, msg, n, &info);
+        else
+            tp_itch_feed_message(&r->itch, msg, n, &info);
         r->messages++;
     }
 }

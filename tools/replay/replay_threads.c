@@ -1,0 +1,359 @@
+/* tickplane-replay --threads (see replay_threads.h). */
+#include "replay_threads.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "binaryfile.h"
+#include "itch50.h"
+#include "moldudp64.h"
+#include "net_build.h"
+#include "pcap_reader.h"
+#include "tickplane/event_file.h"
+
+#define LOCATES       65536
+#define LOG_BYTES     (8u << 20) /* a worker's log: far more than a burst of messages makes */
+#define FRAME_MAX     262144
+#define LINK_ETHERNET 1
+
+/*
+ * The planning pass: ids in the order stock directories first bind their locates (as the registry
+ * gives them, filters and redefinitions aside: only the balance depends on it), and each id's
+ * messages.
+ */
+struct census {
+    uint32_t id_of[LOCATES]; /* id + 1 by locate; 0: not bound yet */
+    uint32_t ids;
+    uint32_t capacity;
+    uint64_t *messages; /* by id */
+};
+
+static void census_message(struct census *c, const uint8_t *msg, uint16_t len)
+{
+    if (len < 3)
+        return;
+    uint16_t locate = tp_itch_stock_locate(msg);
+    if (msg[0] == TP_ITCH_STOCK_DIRECTORY) {
+        if (c->id_of[locate] == 0 && c->ids < c->capacity)
+            c->id_of[locate] = ++c->ids;
+    } else if (c->id_of[locate] != 0) {
+        c->messages[c->id_of[locate] - 1]++;
+    }
+}
+
+/* The ITCH messages of a pcap, both lines' copies alike; 0, or -1 if it is not MoldUDP64. */
+static int census_pcap(struct census *c, enum replay_venue venue, bool verify_checksum,
+                       const uint8_t *data, size_t len)
+{
+    struct tp_pcap_reader rd;
+    struct tp_pcap_record rec;
+    int st = tp_pcap_reader_open_memory(&rd, data, len, FRAME_MAX, UINT32_MAX);
+
+    if (st == TP_PCAP_OK && rd.link_type != LINK_ETHERNET)
+        st = TP_PCAP_EMAGIC;
+    while (st == TP_PCAP_OK && (st = tp_pcap_reader_next(&rd, &rec)) == TP_PCAP_OK) {
+        struct tp_udp_view u;
+        struct tp_mold_packet pkt;
+        const uint8_t *msg;
+        uint16_t n;
+        /* The venue is told from the first datagram the replay takes, as replay_run does. */
+        if (tp_net_parse_udp(rec.data, rec.caplen, 0, &u) != 0 ||
+            (verify_checksum && !tp_udp_checksum_ok(&u)))
+            continue;
+        if (venue == REPLAY_VENUE_AUTO)
+            venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
+        if (venue != REPLAY_VENUE_ITCH)
+            break;
+        if (tp_mold_parse(&pkt, u.payload, u.payload_len) != TP_MOLD_MESSAGES)
+            continue;
+        while (tp_mold_next(&pkt, &msg, &n) == 1)
+            census_message(c, msg, n);
+    }
+    tp_pcap_reader_close(&rd);
+    return venue == REPLAY_VENUE_ITCH ? 0 : -1;
+}
+
+uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
+                             const struct replay_params *p, const uint8_t *data, size_t len)
+{
+    struct census *c = calloc(1, sizeof(*c));
+    uint32_t n = 1;
+
+    share[0] = (struct replay_share){.first_id = 0, .end_id = p->instruments, .lead = true};
+    if (c == NULL || (c->messages = calloc(p->instruments ? p->instruments : 1, 8)) == NULL ||
+        threads < 2) {
+        free(c ? c->messages : NULL);
+        free(c);
+        return 1;
+    }
+    c->capacity = p->instruments;
+    int pcap = p->format == REPLAY_FORMAT_PCAP ||
+               (p->format == REPLAY_FORMAT_AUTO && replay_is_pcap(data, len));
+    int itch = 1;
+    if (pcap) {
+        itch = census_pcap(c, p->venue, !p->no_checksum, data, len) == 0;
+    } else {
+        struct tp_binfile_reader rd;
+        const uint8_t *msg;
+        uint16_t l;
+        tp_binfile_reader_init(&rd, data, len);
+        while (tp_binfile_next(&rd, &msg, &l) == 1)
+            census_message(c, msg, l);
+    }
+    if (itch && c->ids >= 2) {
+        /* Every id weighs one more than its messages: windows of idle instruments stay apart. */
+        uint64_t total = 0, acc = 0;
+        n = threads < c->ids ? threads : c->ids;
+        for (uint32_t id = 0; id < c->ids; id++)
+            total += c->messages[id] + 1;
+        uint32_t w = 1;
+        for (uint32_t id = 0; id < c->ids; id++) {
+            acc += c->messages[id] + 1;
+            /* Cut after this id once the share is reached, leaving an id for each window left. */
+            if (w < n && (acc * n >= total * w || c->ids - id - 1 == n - w)) {
+                share[w - 1].end_id = id + 1;
+                share[w] = (struct replay_share){.first_id = id + 1, .end_id = p->instruments};
+                w++;
+            }
+        }
+    }
+    free(c->messages);
+    free(c);
+    return n;
+}
+
+/* The books' recent-order window for max_orders when none is asked for (tp_books.h). */
+static uint32_t default_window(uint32_t max_orders)
+{
+    uint64_t w = (uint64_t)max_orders * TP_RECENT_ORDERS_PER_ORDER;
+    return w > TP_RECENT_ORDERS_DEFAULT_MAX ? TP_RECENT_ORDERS_DEFAULT_MAX : (uint32_t)w;
+}
+
+int replay_threads_open(struct replay_threads *t, const struct replay_threads_params *p,
+                        uint32_t workers, const struct replay_share *share, const uint8_t *data,
+                        size_t len, char *err, size_t err_len)
+{
+    int rc;
+
+    memset(t, 0, sizeof(*t));
+    t->replay = calloc(workers, sizeof(*t->replay));
+    t->share = calloc(workers, sizeof(*t->share));
+    t->events = calloc(workers, sizeof(*t->events));
+    t->log = calloc(workers, sizeof(*t->log));
+    t->sink = calloc(workers, sizeof(*t->sink));
+    if (!t->replay || !t->share || !t->events || !t->log || !t->sink) {
+        snprintf(err, err_len, "%s", strerror(ENOMEM));
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < workers; i++) {
+        struct replay_params rp = p->replay;
+        t->share[i] = share[i];
+        /* One worker is the replay of one thread, its fast path included. */
+        rp.share = workers > 1 ? &t->share[i] : NULL;
+        /* An equal part of the live orders and of the recent-order window: the windows are cut
+         * to equal shares of the messages, and the books round a table to a power of two, which
+         * an equal part of one keeps (a part by weight a little over half doubled the memory). */
+        if (workers > 1) {
+            uint32_t window = p->replay.recent_orders ? p->replay.recent_orders
+                                                      : default_window(p->replay.orders);
+            rp.orders = p->replay.orders / workers;
+            rp.recent_orders = window / workers < 2 ? 2 : window / workers;
+        }
+        rp.warnings = share[i].lead ? p->replay.warnings : NULL;
+        t->workers = i + 1;
+        rc = replay_open(&t->replay[i], &rp, data, len);
+        if (rc != 0) {
+            snprintf(err, err_len, "%s", replay_error(&t->replay[i], rc));
+            return rc;
+        }
+        if (p->events == NULL)
+            continue;
+        struct replay_events_params ep = *p->events;
+        ep.books = t->replay[i].books;
+        ep.registry = t->replay[i].registry;
+        ep.key = &t->share[i].key;
+        if (workers > 1 && (rc = replay_log_open(&t->log[i], LOG_BYTES)) != 0) {
+            snprintf(err, err_len, "%s", strerror(ENOMEM));
+            return rc;
+        }
+        ep.log = t->log[i];
+        if ((rc = replay_events_open(&t->events[i], &ep, err, err_len)) != 0) {
+            t->events_failed = 1;
+            return rc;
+        }
+        t->share[i].log = t->log[i];
+        t->sink[i] = replay_events_sink(t->events[i]);
+        replay_set_output(&t->replay[i], &t->sink[i]);
+    }
+    if (p->events != NULL && workers > 1) {
+        t->file = calloc(1, sizeof(*t->file));
+        rc = t->file ? tp_event_file_writer_open(t->file, p->events->file, p->events->file_flags)
+                     : -ENOMEM;
+        if (rc != 0) {
+            snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
+            t->events_failed = 1;
+            return rc;
+        }
+    }
+    return 0;
+}
+
+struct worker {
+    struct replay_threads *t;
+    uint32_t index;
+    pthread_t thread;
+    int rc;        /* replay_run's */
+    int events_rc; /* the event file's, with err */
+    struct replay_events_counters events;
+    char err[256];
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    struct replay *r = &w->t->replay[w->index];
+
+    w->rc = replay_run(r);
+    if (w->t->events[w->index] != NULL) {
+        /* What the close publishes comes after every message. */
+        w->t->share[w->index].key = ++w->t->share[w->index].seq;
+        w->events_rc =
+            replay_events_close(w->t->events[w->index], &w->events, w->err, sizeof(w->err));
+        w->t->events[w->index] = NULL;
+    }
+    if (w->t->log[w->index] != NULL)
+        replay_log_end(w->t->log[w->index]);
+    return NULL;
+}
+
+static void pause_briefly(void)
+{
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * The logs into the file: the smallest key first, of equal keys the lower worker's; an entry
+ * goes only once no worker can still make one before it (a worker with nothing visible will make
+ * none below its promise + 1).
+ */
+static void merge(struct replay_threads *t)
+{
+    const struct replay_log_entry *head[REPLAY_THREADS_MAX];
+    uint64_t done[REPLAY_THREADS_MAX];
+
+    for (;;) {
+        uint32_t best = UINT32_MAX, ended = 0;
+        for (uint32_t i = 0; i < t->workers; i++) {
+            head[i] = replay_log_peek(t->log[i], &done[i]);
+            if (head[i] == NULL)
+                ended += done[i] == REPLAY_LOG_DONE_ALL;
+            else if (best == UINT32_MAX || head[i]->key < head[best]->key)
+                best = i;
+        }
+        if (best == UINT32_MAX) {
+            if (ended == t->workers)
+                return;
+            pause_briefly();
+            continue;
+        }
+        uint64_t key = head[best]->key;
+        int ready = 1;
+        for (uint32_t i = 0; i < t->workers && ready; i++)
+            if (head[i] == NULL && done[i] != REPLAY_LOG_DONE_ALL)
+                ready = done[i] + 1 > key || (done[i] + 1 == key && i > best);
+        if (!ready) {
+            pause_briefly();
+            continue;
+        }
+        const struct replay_log_entry *e = head[best];
+        if (e->kind == REPLAY_LOG_RECORD)
+            tp_event_file_write(t->file, e->topic, e + 1, e->length);
+        else
+            replay_events_end_of_event(t->file);
+        replay_log_pop(t->log[best]);
+    }
+}
+
+int replay_threads_run(struct replay_threads *t, int *events_rc, char *err, size_t err_len)
+{
+    struct worker w[REPLAY_THREADS_MAX];
+    int rc = 0;
+    uint32_t started = 0;
+
+    *events_rc = 0;
+
+    for (uint32_t i = 0; i < t->workers; i++)
+        w[i] = (struct worker){.t = t, .index = i};
+    if (t->workers == 1) {
+        work(&w[0]); /* on this thread, as ever */
+        t->events_out = w[0].events;
+    }
+    for (uint32_t i = 0; t->workers > 1 && i < t->workers; i++) {
+        if (pthread_create(&w[i].thread, NULL, work, &w[i]) != 0) {
+            /* The workers not started end their logs, so the merge still ends. */
+            for (uint32_t j = i; j < t->workers; j++) {
+                w[j].rc = -EAGAIN;
+                if (t->log[j] != NULL)
+                    replay_log_end(t->log[j]);
+            }
+            break;
+        }
+        started++;
+    }
+    if (t->file != NULL)
+        merge(t);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(w[i].thread, NULL);
+    for (uint32_t i = 0; i < t->workers; i++) {
+        if (t->workers > 1) {
+            t->events_out.skipped += w[i].events.skipped;
+            t->events_out.lost += w[i].events.lost;
+        }
+        rc = rc ? rc : w[i].rc;
+        if (*events_rc == 0 && w[i].events_rc != 0) {
+            *events_rc = w[i].events_rc;
+            snprintf(err, err_len, "%s", w[i].err);
+        }
+    }
+    if (t->file != NULL) {
+        int frc = tp_event_file_finish(t->file);
+        t->events_out.records = t->file->records;
+        t->events_out.bytes = t->file->bytes;
+        if (frc != 0 && *events_rc == 0) {
+            *events_rc = frc;
+            snprintf(err, err_len, "writing the event file: %s", strerror(-frc));
+        }
+    }
+    return rc;
+}
+
+const struct replay *replay_threads_owner(const struct replay_threads *t, uint32_t id)
+{
+    for (uint32_t i = 1; i < t->workers; i++)
+        if (id < t->share[i].first_id)
+            return &t->replay[i - 1];
+    return &t->replay[t->workers - 1];
+}
+
+void replay_threads_close(struct replay_threads *t)
+{
+    for (uint32_t i = 0; i < t->workers; i++) {
+        if (t->events && t->events[i] != NULL)
+            replay_events_close(t->events[i], NULL, (char[8]){0}, 8);
+        if (t->log)
+            replay_log_close(t->log[i]);
+        if (t->replay)
+            replay_close(&t->replay[i]);
+    }
+    free(t->file);
+    free(t->sink);
+    free(t->log);
+    free(t->events);
+    free(t->share);
+    free(t->replay);
+    memset(t, 0, sizeof(*t));
+}
