@@ -91,14 +91,14 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
  * parameters channels.c gives it (tests/control/test_memory_estimate.c holds the estimate to
  * tp_channel_memsize): the channel record (about 11 KiB), its arbiter's held packets (at most 4096
  * of 32 bytes); an ITCH channel's stage of 65,534 message pointers and lengths; an MDP3 channel's
- * 8-byte RptSeq state per instrument id of the capacity and its 4 MiB buffer of incrementals
- * kept for replay after a snapshot; an ITCH channel with a snapshot service (recovery.snapshot)
- * its buffer_messages of 64 bytes, the stream kept while a snapshot loads.
+ * 12-byte RptSeq and order-book state per instrument id of the capacity and its 4 MiB buffer of
+ * incrementals kept for replay after a snapshot; an ITCH channel with a snapshot service
+ * (recovery.snapshot) its buffer_messages of 64 bytes, the stream kept while a snapshot loads.
  */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
 {
     const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32,
-                   itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 8,
+                   itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 12,
                    mdp3_replay_bytes = 4u << 20;
     uint64_t total = channel_bytes + held_bytes;
     if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH) {
