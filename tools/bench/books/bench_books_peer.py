@@ -6,7 +6,10 @@ each reports the time of its own loop over the messages: tickplane-replay its ru
 (and CPU time), the peer the wall time from its first add order to its last message ("nanos per
 packet"). They are run alternately, the first of each pair taking turns, so that both see the
 same minutes of a shared machine, and each pair gives one ratio, tickplane's ns a message over
-the peer's. tickplane-replay runs with its defaults (change records built and delivered to a
+the peer's. On a loaded machine the wall clock also counts the time a loop waited for a core, so
+each pair gives a second ratio, of CPU time in the loop: tickplane-replay's thread CPU time, and
+the peer's read from /proc/PID/schedstat at its two lines (run_peer says how it is stopped there
+without being changed). tickplane-replay runs with its defaults (change records built and delivered to a
 counting sink, as the daemon's publisher takes them) and, in the same pairs, with --no-changes;
 given --baseline BIN, an older tickplane-replay runs in the same pairs too, so that a change's
 effect on the ratio is read from the same minutes.
@@ -19,8 +22,8 @@ line: {"bench": "books_peer", "skipped": "..."}.
 The files: --file F (any number), or with --sim SIM the simulator's (seed 3, 2000 symbols) and
 with --flow the independent flow (flow_itch.py, seed 7), made in --workdir when missing.
 
-One JSON line per pair, then per file a summary: the median ratio, the ratios' range, both
-programs' median ns a message, the load average before and after.
+One JSON line per pair, then per file a summary: the median ratio (wall and CPU), the ratios'
+range, both programs' median ns a message, the load average before and after.
 
 usage: bench_books_peer.py --replay REPLAY [--peer A_OUT] [--baseline REPLAY] [--pairs N]
                            [--workdir DIR] [--sim SIM] [--flow] [--messages N] [--file F ...]
@@ -31,6 +34,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 PEER = 'charles-cooper/itch-order-book'
 PEER_COMMIT = '095ac97'  # the commit the figures in docs/BENCHMARKS.md were measured at
@@ -56,12 +60,87 @@ def run_replay(replay, path, extra=()):
     return run['ns_per_msg'], run['cpu_ns_per_msg']
 
 
+def fill(fd):
+    """Fills a pipe (non-blocking write end) to the last byte."""
+    for chunk in (b'.' * 4096, b'.'):
+        try:
+            while True:
+                os.write(fd, chunk)
+        except BlockingIOError:
+            pass
+
+
+def blocked_writing(pid):
+    """Waits until the process sleeps in write(2) (its stdout pipe full): True, or False if it
+    ended first."""
+    while True:
+        try:
+            with open('/proc/%d/syscall' % pid) as f:
+                if f.read().split(' ', 1)[0] == '1':
+                    with open('/proc/%d/stat' % pid) as g:
+                        if g.read().rsplit(')', 1)[1].split()[0] == 'S':
+                            return True
+        except OSError:
+            return False
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            return False
+        time.sleep(0.0005)
+
+
+def cpu_ns(pid):
+    with open('/proc/%d/schedstat' % pid) as f:
+        return int(f.read().split()[0])
+
+
 def run_peer(peer, path):
-    """The peer's in-loop ns a message (it reads the file on stdin), or None if it failed."""
+    """
+    The peer's in-loop wall ns a message (it reads the file on stdin) and CPU ns a message, or
+    (None, None) if it failed. Its CPU time in the loop is read without changing it: it writes a
+    line when its setup is done and one after its loop, and its stdout (line-buffered by stdbuf)
+    is a pipe kept full, so that each write puts it to sleep until the pipe is read; the CPU time
+    it has run (/proc/PID/schedstat) is read while it sleeps. CPU time is what a loaded machine
+    changes least: the wall clock counts the time the loop waited for a core.
+    """
+    r, w = os.pipe()
+    # The harness fills the pipe through a description of its own, non-blocking; the peer's
+    # stays blocking (the flag belongs to the description, which a child would share).
+    filler = os.open('/proc/self/fd/%d' % w, os.O_WRONLY | os.O_NONBLOCK)
+    fill(filler)
     with open(path, 'rb') as f:
-        out = subprocess.run([peer], stdin=f, capture_output=True, text=True)
-    m = re.search(r'([0-9.]+) nanos per packet', out.stdout)
-    return float(m.group(1)) if out.returncode == 0 and m else None
+        proc = subprocess.Popen(['stdbuf', '-oL', peer], stdin=f, stdout=w)
+    os.close(w)
+    marks, out = [], b''
+    for _ in range(2):
+        if not blocked_writing(proc.pid):
+            break
+        marks.append(cpu_ns(proc.pid))
+        if len(marks) == 2:
+            break
+        # Let the setup's line through, then fill the pipe again while the loop runs.
+        while b'\n' not in out:
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            out += chunk
+        fill(filler)
+    os.close(filler)
+    os.set_blocking(r, True)
+    while True:
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        out += chunk
+    os.close(r)
+    rc = proc.wait()
+    text = out.decode(errors='replace')
+    m = re.search(r'([0-9]+) packets in [0-9]+ nanos , ([0-9.]+) nanos per packet', text)
+    if rc != 0 or not m:
+        return None, None
+    # Two marks: the setup's line and the loop's. The second must be the loop's last line, not a
+    # line written while the pipe had room (the harness was late): then the CPU time is unknown.
+    cpu = (marks[1] - marks[0]) / int(m.group(1)) if len(marks) == 2 and \
+        text.rstrip().endswith('nanos per packet') else None
+    return float(m.group(2)), cpu
 
 
 def make_files(a):
@@ -97,15 +176,20 @@ def pairs(a, peer, path):
                 if a.baseline:
                     r['baseline_ns'], r['baseline_cpu_ns'] = run_replay(a.baseline, path)
             else:
-                r['peer_ns'] = run_peer(peer, path)
+                r['peer_ns'], r['peer_cpu_ns'] = run_peer(peer, path)
         if r['peer_ns'] is None:
             return None
         r['ratio'] = r['tp_ns'] / r['peer_ns']
         r['ratio_no_changes'] = r['tp_no_changes_ns'] / r['peer_ns']
+        if r['peer_cpu_ns']:
+            r['cpu_ratio'] = r['tp_cpu_ns'] / r['peer_cpu_ns']
         if a.baseline:
             r['ratio_baseline'] = r['baseline_ns'] / r['peer_ns']
+            if r['peer_cpu_ns']:
+                r['cpu_ratio_baseline'] = r['baseline_cpu_ns'] / r['peer_cpu_ns']
         print(json.dumps({'bench': 'books_peer_pair', 'file': path, 'pair': i, 'first': order[0],
-                          **{k: round(v, 4) for k, v in r.items()}}), flush=True)
+                          **{k: v if v is None else round(v, 4) for k, v in r.items()}}),
+              flush=True)
         rows.append(r)
     return rows
 
@@ -141,6 +225,7 @@ def main():
                               'error': 'the peer failed on this file or printed no time'}))
             return 1
         ratios = [r['ratio'] for r in rows]
+        cpu = [r['cpu_ratio'] for r in rows if r.get('cpu_ratio')]
         baseline = {}
         if a.baseline:
             baseline = {
@@ -148,7 +233,10 @@ def main():
                 'ratio_baseline_median': round(median(r['ratio_baseline'] for r in rows), 4),
                 'baseline_ns_per_msg_median': round(median(r['baseline_ns'] for r in rows), 2),
                 'baseline_cpu_ns_per_msg_median': round(median(r['baseline_cpu_ns']
-                                                               for r in rows), 2)}
+                                                               for r in rows), 2),
+                'cpu_ratio_baseline_median': round(median(r['cpu_ratio_baseline'] for r in rows
+                                                          if r.get('cpu_ratio_baseline')), 4)
+                if cpu else None}
         print(json.dumps({
             'bench': 'books_peer', 'file': path, 'peer': PEER, 'peer_program': a.peer,
             'pairs': len(rows), 'ratio_median': round(median(ratios), 4),
@@ -158,7 +246,11 @@ def main():
             'tp_cpu_ns_per_msg_median': round(median(r['tp_cpu_ns'] for r in rows), 2),
             'tp_no_changes_ns_per_msg_median': round(median(r['tp_no_changes_ns'] for r in rows),
                                                      2),
-            'peer_ns_per_msg_median': round(median(r['peer_ns'] for r in rows), 2), **baseline,
+            'peer_ns_per_msg_median': round(median(r['peer_ns'] for r in rows), 2),
+            'cpu_ratio_median': round(median(cpu), 4) if cpu else None, 'cpu_pairs': len(cpu),
+            'peer_cpu_ns_per_msg_median': round(median(r['peer_cpu_ns'] for r in rows
+                                                       if r.get('cpu_ratio')), 2) if cpu else None,
+            **baseline,
             'loadavg_1m_before': load, 'loadavg_1m_after': os.getloadavg()[0]}), flush=True)
     return 0
 
