@@ -144,16 +144,19 @@ static inline uint32_t level_position(const struct tp_order_level *lv, uint32_t 
         above += lv[(int64_t)n - j].key > key;
     /* One test for both conditions: a deep price is rare, and so is its misprediction. */
     if (above + (n > LEVEL_SCAN) == LEVEL_SCAN + 1) {
-        /* Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`. */
-        uint32_t lo = 0, hi = n - LEVEL_SCAN;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (lv[mid].key < key)
-                lo = mid + 1;
-            else
-                hi = mid;
+        /*
+         * Deep price: binary search in [0, n - LEVEL_SCAN) for the first key >= `key`, without
+         * branches on the keys (a conditional move per step). Which half a step takes is data:
+         * a branch on it was mispredicted half of the time, and on a flow whose activity spreads
+         * over a few dozen levels most searches are deep.
+         */
+        uint32_t base = 0, len = n - LEVEL_SCAN;
+        while (len > 1) {
+            uint32_t half = len / 2;
+            base = lv[base + half].key < key ? base + half : base;
+            len -= half;
         }
-        return lo;
+        return base + (lv[base].key < key);
     }
     p = n - above;
     /* The level just below the ones above `key` is `key`'s own if the prices are equal. */

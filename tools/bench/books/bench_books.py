@@ -12,16 +12,15 @@ largest id. A replay with --no-changes measures the books alone, building no cha
 as the daemon does to its publisher. The machine may be shared: --rounds N repeats the
 measurements N times, interleaved, and reports the medians of the rounds; --baseline BIN runs an
 older tickplane-replay in the same rounds, so that the ratio of the two is taken in the same
-minutes. With --compare BIN it also runs another ITCH book builder on the same file (e.g.
-charles-cooper/itch-order-book's a.out, which reads the file on stdin).
+minutes. Against another ITCH book builder (charles-cooper/itch-order-book), in pairs on the same
+file: bench_books_peer.py.
 
 usage: bench_books.py --sim SIM --replay REPLAY --workdir DIR [--messages N] [--symbols N]
-                      [--runs N] [--orders N] [--rounds N] [--baseline BIN] [--compare BIN]
+                      [--runs N] [--orders N] [--rounds N] [--baseline BIN]
 """
 import argparse
 import json
 import os
-import re
 import struct
 import subprocess
 import sys
@@ -63,24 +62,6 @@ def replay(tool, path, runs, orders, extra=()):
     return [l for l in lines if 'run' in l], next(l for l in lines if l.get('summary'))
 
 
-def compare(binary, path, runs):
-    """Median ns/message and peak RSS of another book builder reading the file on stdin."""
-    ns, rss = [], 0
-    for _ in range(runs):
-        with open(path, 'rb') as f:
-            out = subprocess.run(['/usr/bin/time', '-v', binary], stdin=f, capture_output=True,
-                                 text=True)
-        m = re.search(r'([0-9.]+) nanos per packet', out.stdout)
-        r = re.search(r'Maximum resident set size \(kbytes\): (\d+)', out.stderr)
-        if m:
-            ns.append(float(m.group(1)))
-        if r:
-            rss = max(rss, int(r.group(1)))
-    ns.sort()
-    return {'bench': 'books_compare', 'program': binary, 'runs': len(ns),
-            'ns_per_msg_median': ns[len(ns) // 2] if ns else None, 'peak_rss_kb': rss}
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--sim', required=True)
@@ -92,7 +73,6 @@ def main():
     ap.add_argument('--orders', type=int, default=65536)
     ap.add_argument('--rounds', type=int, default=1)
     ap.add_argument('--baseline')
-    ap.add_argument('--compare')
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     path = os.path.join(a.workdir, 'itch-%dm-%d.bin' % (a.messages // 1000000, a.symbols))
@@ -139,8 +119,6 @@ def main():
                       'cpu_ns_per_msg': t['cpu_ns_per_msg_median'],
                       'book_bytes': t['book_bytes'], 'peak_rss_kb': t['peak_rss_kb'],
                       'orders_spilled': t.get('orders_spilled')}))
-    if a.compare:
-        print(json.dumps(compare(a.compare, path, a.runs)))
 
 
 if __name__ == '__main__':
