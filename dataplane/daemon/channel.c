@@ -60,13 +60,20 @@ static size_t mdp3_state_size(const struct tp_channel_params *p)
            align64(tp_mdp3_recovery_memsize(p->replay_bytes));
 }
 
+/* A TP_FRAMING_SEGMENTS venue's feed, after the arbiter. */
+static size_t segments_feed_size(const struct tp_channel_params *p)
+{
+    const struct tp_venue_ops *v = tp_venue_get(p->protocol);
+    return v->framing == TP_FRAMING_SEGMENTS ? align64(v->feed->feed_size) : 0;
+}
+
 size_t tp_channel_memsize(const struct tp_channel_params *p)
 {
     if (tp_venue_get(p->protocol) == NULL)
         return 0;
     struct tp_arb_params a = arb_params(p);
     return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + stage_size(p) +
-           snapshot_size(p) + mdp3_state_size(p);
+           snapshot_size(p) + mdp3_state_size(p) + segments_feed_size(p);
 }
 
 /* Names this channel to the publisher (its venue's tpout venue) for the events that follow. */
@@ -132,6 +139,13 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
         tp_itch_snapshot_init(&ch->snap, after_arb + stage_size(p), p->snapshot_messages);
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
         return tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
+    }
+    if (ch->venue->framing == TP_FRAMING_SEGMENTS) {
+        struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
+        ch->feed = after_arb;
+        ch->feed_channel = (uint16_t)p->channel_id;
+        return ch->venue->feed->init(after_arb, p->registry, p->books, p->filter,
+                                     (uint16_t)p->channel_id, &sink);
     }
     return mdp3_init(ch, after_arb);
 }
@@ -676,12 +690,50 @@ static __attribute__((noinline)) bool mdp3_packet(struct tp_channel *ch, enum tp
            channel_packet(ch, role, payload, len, handle, rx_tsc);
 }
 
+/* ---- venues whose feed orders its packets (TP_FRAMING_SEGMENTS) ------------------------------ */
+
+/* Joins the snapshot lines while the feed waits for a snapshot, leaves them when it does not. */
+static void segments_membership(struct tp_channel *ch)
+{
+    bool join = ch->venue->feed->recovering(ch->feed) > 0;
+    if (join == ch->snapshot_joined || ch->params.io.membership == NULL || !ch->params.has_snapshot)
+        return;
+    ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, join);
+    ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, join);
+    ch->snapshot_joined = join;
+}
+
+/*
+ * Every packet of lines A and B goes to the feed as it comes (it skips the second copy by its
+ * own sequences), and every snapshot packet while the feed waits for one. Nothing is held.
+ */
+static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enum tp_line_role role,
+                                                      const uint8_t *payload, uint16_t len,
+                                                      uint64_t rx_tsc)
+{
+    const struct tp_venue_feed_ops *feed = ch->venue->feed;
+    ch->counters.packets++;
+    select_publisher(ch);
+    int rc = 0;
+    if (role == TP_ROLE_INCR_A || role == TP_ROLE_INCR_B)
+        rc = feed->packet(ch->feed, payload, len, rx_tsc);
+    else if ((role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B) && feed->recovering(ch->feed) > 0)
+        rc = feed->snapshot(ch->feed, payload, len, rx_tsc);
+    ch->counters.feed_errors += rc < 0;
+    ch->counters.messages = feed->messages(ch->feed);
+    segments_membership(ch);
+    return false;
+}
+
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
-    return ch->venue->framing == TP_FRAMING_MESSAGES
-               ? itch_packet(ch, role, payload, len, handle, rx_tsc)
-               : mdp3_packet(ch, role, payload, len, handle, rx_tsc);
+    enum tp_venue_framing framing = ch->venue->framing;
+    if (framing == TP_FRAMING_MESSAGES)
+        return itch_packet(ch, role, payload, len, handle, rx_tsc);
+    if (framing == TP_FRAMING_PACKETS)
+        return mdp3_packet(ch, role, payload, len, handle, rx_tsc);
+    return segments_packet(ch, role, payload, len, rx_tsc);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */

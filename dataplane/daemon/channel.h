@@ -159,7 +159,8 @@ struct tp_channel {
     uint16_t *stage_lens;
     uint32_t n_staged;
     const struct tp_venue_ops *venue; /* of params.protocol */
-    const void *feed;                 /* the venue's feed (its decode counters) */
+    void *feed; /* the venue's feed (its decode counters; TP_FRAMING_SEGMENTS: its state) */
+    bool snapshot_joined;  /* TP_FRAMING_SEGMENTS: on the snapshot lines (the feed recovers) */
     uint16_t feed_channel; /* tp_instrument.channel of the instruments it feeds (ITCH locate map,
                               MDP3 channel id) */
 };

@@ -36,17 +36,25 @@
 #include <stdint.h>
 
 #include "arbiter.h"
+#include "tp_books.h"
+#include "tp_feed_sink.h"
+#include "tp_instrument_filter.h"
 #include "tp_instruments.h"
 
 /* What a channel carries: a venue's protocol (the config's numbers: enum tp_cfg_protocol). */
 enum tp_channel_protocol {
     TP_CHANNEL_MDP3 = 1, /* CME MDP 3.0 */
     TP_CHANNEL_ITCH = 2, /* Nasdaq ITCH 5.0 over MoldUDP64 */
+    TP_CHANNEL_EOBI = 3, /* Eurex T7 EOBI */
 };
 
 enum tp_venue_framing {
     TP_FRAMING_MESSAGES, /* the channel frames each packet's messages, the feed applies them */
     TP_FRAMING_PACKETS,  /* the feed takes whole packets (framing checked before arbitration) */
+    /* The feed takes whole packets of both lines as they come and orders them itself: a group
+     * carries many sequences (one per market segment), so there is no channel-wide one to
+     * arbitrate; the feed skips the second copy of each packet (struct tp_venue_feed_ops). */
+    TP_FRAMING_SEGMENTS,
 };
 
 enum tp_venue_recovery {
@@ -59,6 +67,25 @@ enum tp_venue_recovery {
     TP_RECOVER_SNAPSHOT_LOOP,
 };
 
+/*
+ * A TP_FRAMING_SEGMENTS venue's feed, as the channel drives it: the feed is feed_size bytes of
+ * the channel's memory (64-byte aligned), prepared by init (over the channel's registry, books,
+ * filter, channel id and the publisher's sink); each incremental packet of line A or B goes to
+ * packet and each snapshot packet to snapshot; the channel joins the snapshot lines while
+ * recovering says a part of the feed waits for a snapshot, and leaves them when none does.
+ * packet and snapshot return 0 or a negative errno (counted as feed errors).
+ */
+struct tp_venue_feed_ops {
+    size_t feed_size;
+    int (*init)(void *feed, struct tp_instruments *registry, struct tp_books *books,
+                const struct tp_instrument_filter *filter, uint16_t channel,
+                const struct tp_feed_sink *sink);
+    int (*packet)(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc);
+    int (*snapshot)(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc);
+    uint32_t (*recovering)(const void *feed);
+    uint64_t (*messages)(const void *feed); /* venue messages applied so far */
+};
+
 /* A counter of the venue's feed, exported as "channel=X.decode.<name>". */
 struct tp_venue_counter {
     const char *name;
@@ -69,9 +96,9 @@ struct tp_venue_ops {
     const char *name;     /* config "protocol", status and counters: "itch" */
     const char *bus_name; /* the venue's name on the bus when the config names none: "NASDAQ" */
     enum tp_channel_protocol protocol;
-    uint8_t registry_venue; /* enum tp_venue of the instruments its channels define */
-    uint8_t tpout_venue;    /* the venue field of its tpout records (0..TP_TPOUT_VENUES-1) */
-    enum tp_seq_rules sequence;
+    uint8_t registry_venue;     /* enum tp_venue of the instruments its channels define */
+    uint8_t tpout_venue;        /* the venue field of its tpout records (0..TP_TPOUT_VENUES-1) */
+    enum tp_seq_rules sequence; /* TP_FRAMING_SEGMENTS: unused (the feed orders its packets) */
     enum tp_venue_framing framing;
     enum tp_venue_recovery recovery;
     /* Its channels each own one of the registry's locate maps (ITCH stock locates, bound by its
@@ -79,14 +106,16 @@ struct tp_venue_ops {
     bool locate_map;
     const struct tp_venue_counter *decode_counters;
     unsigned n_decode_counters;
+    const struct tp_venue_feed_ops *feed; /* TP_FRAMING_SEGMENTS only; NULL otherwise */
 };
 
 /* tpout venues the bus numbers (one name each per running config). */
-#define TP_TPOUT_VENUES 2
+#define TP_TPOUT_VENUES 3
 
 /* Each venue's ops table (dataplane/feeds/<venue>/tp_<venue>_venue.c). */
 extern const struct tp_venue_ops tp_venue_itch;
 extern const struct tp_venue_ops tp_venue_mdp3;
+extern const struct tp_venue_ops tp_venue_eobi;
 
 /* The venue of a protocol, or NULL when there is none. */
 const struct tp_venue_ops *tp_venue_get(enum tp_channel_protocol protocol);

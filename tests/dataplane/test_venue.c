@@ -28,7 +28,7 @@ static void test_every_venue_is_found_three_ways(void **state)
         assert_ptr_equal(tp_venue_of_tpout((*v)->tpout_venue), *v);
         assert_non_null((*v)->bus_name);
     }
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_null(tp_venue_find("eurex"));
     assert_null(tp_venue_find(""));
     assert_null(tp_venue_get((enum tp_channel_protocol)0));
