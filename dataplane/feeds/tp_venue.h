@@ -36,10 +36,11 @@
 #include <stdint.h>
 
 #include "arbiter.h"
-#include "tp_books.h"
-#include "tp_feed_sink.h"
-#include "tp_instrument_filter.h"
-#include "tp_instruments.h"
+
+struct tp_books;
+struct tp_feed_sink;
+struct tp_instrument_filter;
+struct tp_instruments;
 
 /* What a channel carries: a venue's protocol (the config's numbers: enum tp_cfg_protocol). */
 enum tp_channel_protocol {
