@@ -4,7 +4,8 @@
  * table each. A venue is a combination of parts the daemon already has:
  *
  *   framing     how a packet becomes what the feed applies: messages framed by the channel and
- *               applied one after the other (MoldUDP64 blocks), or whole packets the feed walks
+ *               applied one after the other (MoldUDP64 blocks), whole packets the feed walks,
+ *               or whole packets of many sequences that the feed orders itself (EOBI)
  *   sequence    how its packets are numbered on a line (the arbiter's rules, arbiter.h): one
  *               number per message with a session (MoldUDP64), one per packet (MDP3)
  *   recovery    what fills a gap the other line did not: a re-request server (then a snapshot
@@ -25,7 +26,8 @@
  *
  * The channel (dataplane/daemon/channel.h) runs a venue's channels from this table: it asks it
  * for the arbiter's rules, picks its packet path by framing and its gap handling by recovery,
- * and finds the instruments a channel feeds by registry venue. The daemon names protocols,
+ * finds the instruments a channel feeds by registry venue, and drives a TP_FRAMING_SEGMENTS
+ * venue's feed through its feed ops alone. The daemon names protocols,
  * exports decode counters and numbers tpout venues from it.
  */
 #ifndef TP_VENUE_H
