@@ -5,7 +5,8 @@
 
 #include "tp_venue.h"
 
-const struct tp_venue_ops *const tp_venues[] = {&tp_venue_itch, &tp_venue_mdp3, &tp_venue_eobi, NULL};
+const struct tp_venue_ops *const tp_venues[] = {&tp_venue_itch, &tp_venue_mdp3, &tp_venue_eobi,
+                                                NULL};
 
 const struct tp_venue_ops *tp_venue_get(enum tp_channel_protocol protocol)
 {

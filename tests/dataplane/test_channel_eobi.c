@@ -18,6 +18,7 @@
 
 #include "channel.h"
 #include "channel_bus.h"
+#include "channel_tables.h"
 #include "eobi_build.h"
 #include "publisher.h"
 #include "tp_books.h"
@@ -44,15 +45,6 @@ struct fixture {
     uint8_t pkt[1500];
     struct tp_eobi_builder b;
 };
-
-static void *zalloc(size_t n)
-{
-    size_t size = (n + 63) & ~(size_t)63;
-    void *p = aligned_alloc(64, size);
-    if (p != NULL)
-        memset(p, 0, size);
-    return p;
-}
 
 /* Nothing is held: view and release are never called. */
 static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx)
@@ -84,20 +76,12 @@ static void membership(void *ctx, uint32_t channel, enum tp_line_role role, bool
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    char instance[64];
-    snprintf(instance, sizeof(instance), "tptestche%d", (int)getpid());
-    f->bus = test_bus_open(instance);
-    assert_non_null(f->bus);
-    struct tp_instruments_params ip = {.capacity = 16};
-    struct tp_books_params bp = {.instruments = 16, .max_orders = 1024, .levels_per_side = 64};
-    f->registry = zalloc(tp_instruments_memsize(&ip));
-    f->books = zalloc(tp_books_memsize(&bp));
-    assert_int_equal(tp_instruments_init(f->registry, &ip), 0);
-    assert_int_equal(tp_books_init(f->books, &bp), 0);
-    struct tp_publisher_params pp = {
-        .bus = f->bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
-    f->pub = zalloc(tp_publisher_memsize(&pp));
-    assert_int_equal(tp_publisher_init(f->pub, &pp), 0);
+    struct test_channel_tables t;
+    test_channel_tables_open(&t, "tptestche", 0);
+    f->bus = t.bus;
+    f->registry = t.registry;
+    f->books = t.books;
+    f->pub = t.pub;
     struct tp_channel_params cp = {
         .protocol = TP_CHANNEL_EOBI,
         .index = 3,
@@ -110,7 +94,7 @@ static int setup(void **state)
         .has_snapshot = true,
         .io = {.ctx = f, .view = view, .release = release, .membership = membership},
     };
-    f->ch = zalloc(tp_channel_memsize(&cp));
+    f->ch = test_zalloc(tp_channel_memsize(&cp));
     assert_non_null(f->ch);
     assert_int_equal(tp_channel_init(f->ch, &cp), 0);
     *state = f;
