@@ -76,6 +76,8 @@ size_t tp_channel_memsize(const struct tp_channel_params *p)
            snapshot_size(p) + mdp3_state_size(p) + segments_feed_size(p);
 }
 
+static tp_channel_packet_fn *packet_path(enum tp_venue_framing framing);
+
 /* Names this channel to the publisher (its venue's tpout venue) for the events that follow. */
 static void select_publisher(const struct tp_channel *ch)
 {
@@ -124,6 +126,7 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
     memset(ch, 0, sizeof(*ch));
     ch->params = *p;
     ch->venue = tp_venue_get(p->protocol);
+    ch->packet = packet_path(ch->venue->framing);
     ch->arb = (struct tp_arb *)((uint8_t *)mem + align64(sizeof(*ch)));
     struct tp_arb_params a = arb_params(p);
     int rc = tp_arb_init(ch->arb, &a);
@@ -709,8 +712,9 @@ static void segments_membership(struct tp_channel *ch)
  */
 static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enum tp_line_role role,
                                                       const uint8_t *payload, uint16_t len,
-                                                      uint64_t rx_tsc)
+                                                      void *handle, uint64_t rx_tsc)
 {
+    (void)handle; /* never kept */
     const struct tp_venue_feed_ops *feed = ch->venue->feed;
     ch->counters.packets++;
     select_publisher(ch);
@@ -725,15 +729,18 @@ static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enu
     return false;
 }
 
+/* The packet path of a venue's framing (the channel keeps it: one indirect jump a packet). */
+static tp_channel_packet_fn *packet_path(enum tp_venue_framing framing)
+{
+    return framing == TP_FRAMING_MESSAGES  ? itch_packet
+           : framing == TP_FRAMING_PACKETS ? mdp3_packet
+                                           : segments_packet;
+}
+
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
-    enum tp_venue_framing framing = ch->venue->framing;
-    if (framing == TP_FRAMING_MESSAGES)
-        return itch_packet(ch, role, payload, len, handle, rx_tsc);
-    if (framing == TP_FRAMING_PACKETS)
-        return mdp3_packet(ch, role, payload, len, handle, rx_tsc);
-    return segments_packet(ch, role, payload, len, rx_tsc);
+    return ch->packet(ch, role, payload, len, handle, rx_tsc);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */

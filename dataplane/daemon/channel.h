@@ -127,6 +127,12 @@ struct tp_channel_pending {
     bool release; /* the channel owns the handle: io.release once applied */
 };
 
+struct tp_channel;
+/* A venue framing's packet path (tp_channel_packet). */
+typedef bool tp_channel_packet_fn(struct tp_channel *ch, enum tp_line_role role,
+                                  const uint8_t *payload, uint16_t len, void *handle,
+                                  uint64_t rx_tsc);
+
 /* Packets a channel keeps for the end of a burst (more are applied at once, in order). */
 #define TP_CHANNEL_PENDING_MAX 64
 
@@ -159,6 +165,7 @@ struct tp_channel {
     uint16_t *stage_lens;
     uint32_t n_staged;
     const struct tp_venue_ops *venue; /* of params.protocol */
+    tp_channel_packet_fn *packet;     /* the path of its framing */
     void *feed; /* the venue's feed (its decode counters; TP_FRAMING_SEGMENTS: its state) */
     bool snapshot_joined;  /* TP_FRAMING_SEGMENTS: on the snapshot lines (the feed recovers) */
     uint16_t feed_channel; /* tp_instrument.channel of the instruments it feeds (ITCH locate map,
