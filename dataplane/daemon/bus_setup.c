@@ -132,7 +132,14 @@ static void entry_symbol(const struct tp_instrument_state *st, char out[TP_SYMBO
     out[TP_SYMBOL_LEN] = '\0';
 }
 
-json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const venue_names[2],
+/* The tpout venue of a state entry as an index of venue_names (one the bus does not number: 0). */
+static unsigned tpout_venue(uint8_t venue)
+{
+    return venue < TP_TPOUT_VENUES ? venue : 0;
+}
+
+json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus,
+                                  const char *const venue_names[TP_TPOUT_VENUES],
                                   const char *pattern, unsigned limit)
 {
     static struct tp_instrument_state st;
@@ -144,12 +151,12 @@ json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const v
         entry_symbol(&st, symbol);
         if (pattern != NULL && !tp_glob_match(pattern, symbol))
             continue;
-        json_array_append_new(list,
-                              json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "id", (json_int_t)id,
-                                        "symbol", symbol, "venue", venue_names[st.book.venue & 1],
-                                        "status", status_name(st.book.trading_status), "recovering",
-                                        (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
-                                        (st.book.flags & TP_EVENT_F_STALE) != 0));
+        json_array_append_new(list, json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "id",
+                                              (json_int_t)id, "symbol", symbol, "venue",
+                                              venue_names[tpout_venue(st.book.venue)], "status",
+                                              status_name(st.book.trading_status), "recovering",
+                                              (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
+                                              (st.book.flags & TP_EVENT_F_STALE) != 0));
     }
     return list;
 }
@@ -164,9 +171,9 @@ static json_t *levels_json(const struct tp_level *levels, unsigned n)
     return a;
 }
 
-json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_names[2],
-                           const char *venue, const char *symbol, unsigned depth, char *err,
-                           size_t err_size)
+json_t *tp_daemon_bus_book(struct tp_bus_writer *bus,
+                           const char *const venue_names[TP_TPOUT_VENUES], const char *venue,
+                           const char *symbol, unsigned depth, char *err, size_t err_size)
 {
     static struct tp_instrument_state st;
     for (uint32_t id = 0; id < bus->state->instruments; id++) {
@@ -175,12 +182,12 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_na
             continue;
         entry_symbol(&st, name);
         if (strcmp(name, symbol) != 0 ||
-            (venue != NULL && strcmp(venue, venue_names[st.book.venue & 1]) != 0))
+            (venue != NULL && strcmp(venue, venue_names[tpout_venue(st.book.venue)]) != 0))
             continue;
         unsigned bids = st.book.bid_levels < depth ? st.book.bid_levels : depth;
         unsigned asks = st.book.ask_levels < depth ? st.book.ask_levels : depth;
         return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:b, s:b}", "id", (json_int_t)id, "venue",
-                         venue_names[st.book.venue & 1], "symbol", name, "status",
+                         venue_names[tpout_venue(st.book.venue)], "symbol", name, "status",
                          status_name(st.book.trading_status), "bids", levels_json(st.bids, bids),
                          "asks", levels_json(st.asks, asks), "recovering",
                          (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",

@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "tp_venue.h"
+
 struct tp_bus_writer;
 struct tp_counters;
 struct tp_config;
@@ -40,11 +42,12 @@ void tp_daemon_bus_set_interest(struct tp_bus_writer *bus, uint32_t id, bool int
  * instrument's book as the control socket's "book" verb shows it. venue_names[v] names tpout
  * venue v (0 cme, 1 nasdaq) as the config does.
  */
-json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus, const char *const venue_names[2],
+json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus,
+                                  const char *const venue_names[TP_TPOUT_VENUES],
                                   const char *pattern, unsigned limit);
-json_t *tp_daemon_bus_book(struct tp_bus_writer *bus, const char *const venue_names[2],
-                           const char *venue, const char *symbol, unsigned depth, char *err,
-                           size_t err_size);
+json_t *tp_daemon_bus_book(struct tp_bus_writer *bus,
+                           const char *const venue_names[TP_TPOUT_VENUES], const char *venue,
+                           const char *symbol, unsigned depth, char *err, size_t err_size);
 
 /* Main lcore: what the state table says of an instrument's book, for the operator's view. */
 struct tp_daemon_book_brief {

@@ -19,7 +19,7 @@ static size_t align64(size_t n)
 static struct tp_arb_params arb_params(const struct tp_channel_params *p)
 {
     return (struct tp_arb_params){
-        .rules = p->protocol == TP_CHANNEL_ITCH ? TP_SEQ_MOLDUDP64 : TP_SEQ_MDP3,
+        .rules = tp_venue_get(p->protocol)->sequence,
         .held_max = p->held_max,
         .gap_wait_tsc = p->gap_wait_tsc,
         .start_seq = p->start_seq,
@@ -40,38 +40,54 @@ static struct tp_arb_params arb_params(const struct tp_channel_params *p)
 /* The ITCH stage: STAGE_MAX message pointers, then as many lengths. */
 static size_t stage_size(const struct tp_channel_params *p)
 {
-    if (p->protocol != TP_CHANNEL_ITCH)
+    if (tp_venue_get(p->protocol)->framing != TP_FRAMING_MESSAGES)
         return 0;
     return align64(STAGE_MAX * sizeof(const uint8_t *)) + align64(STAGE_MAX * sizeof(uint16_t));
 }
 
 static size_t snapshot_size(const struct tp_channel_params *p)
 {
-    if (p->protocol != TP_CHANNEL_ITCH)
+    if (tp_venue_get(p->protocol)->recovery != TP_RECOVER_REREQUEST)
         return 0;
     return align64(tp_itch_snapshot_memsize(p->snapshot_messages));
 }
 
 static size_t mdp3_state_size(const struct tp_channel_params *p)
 {
-    if (p->protocol != TP_CHANNEL_MDP3)
+    if (tp_venue_get(p->protocol)->framing != TP_FRAMING_PACKETS)
         return 0;
     return align64(tp_mdp3_feed_memsize(tp_instruments_capacity(p->registry))) +
            align64(tp_mdp3_recovery_memsize(p->replay_bytes));
 }
 
-size_t tp_channel_memsize(const struct tp_channel_params *p)
+/* A TP_FRAMING_SEGMENTS venue's feed, after the arbiter. */
+static size_t segments_feed_size(const struct tp_channel_params *p)
 {
-    struct tp_arb_params a = arb_params(p);
-    return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + stage_size(p) +
-           snapshot_size(p) + mdp3_state_size(p);
+    const struct tp_venue_ops *v = tp_venue_get(p->protocol);
+    return v->framing == TP_FRAMING_SEGMENTS ? align64(v->feed->feed_size) : 0;
 }
 
-/* Names this channel to the publisher (venue 1 nasdaq, 0 cme) for the events that follow. */
+size_t tp_channel_memsize(const struct tp_channel_params *p)
+{
+    if (tp_venue_get(p->protocol) == NULL)
+        return 0;
+    struct tp_arb_params a = arb_params(p);
+    return align64(sizeof(struct tp_channel)) + align64(tp_arb_memsize(&a)) + stage_size(p) +
+           snapshot_size(p) + mdp3_state_size(p) + segments_feed_size(p);
+}
+
+static tp_channel_packet_fn *packet_path(enum tp_venue_framing framing);
+
+/* Names this channel to the publisher (its venue's tpout venue) for the events that follow. */
 static void select_publisher(const struct tp_channel *ch)
 {
-    tp_publisher_select(ch->params.publisher, ch->params.protocol == TP_CHANNEL_ITCH ? 1 : 0,
-                        ch->params.channel_id);
+    tp_publisher_select(ch->params.publisher, ch->venue->tpout_venue, ch->params.channel_id);
+}
+
+/* Whether instrument `in` is fed by this channel (its venue's, on its locate map or channel id). */
+static bool feeds_instrument(const struct tp_channel *ch, const struct tp_instrument *in)
+{
+    return in->venue == ch->venue->registry_venue && in->channel == ch->feed_channel;
 }
 
 /* The feed's stale marks: the recovery counts the instruments it must recover. */
@@ -91,6 +107,8 @@ static int mdp3_init(struct tp_channel *ch, uint8_t *at)
     ch->recovery.cycle_seen = !p->has_snapshot;
     ch->recovery.joined = p->has_snapshot;
     ch->definitions_done = !p->has_definitions;
+    ch->feed = &ch->mdp3;
+    ch->feed_channel = (uint16_t)p->channel_id;
     int rc =
         tp_mdp3_feed_init(&ch->mdp3, at, p->registry, p->books, p->filter, (uint16_t)p->channel_id,
                           p->mdp3_book_type ? p->mdp3_book_type : TP_BOOK_TYPE_MBP, &sink);
@@ -102,12 +120,13 @@ static int mdp3_init(struct tp_channel *ch, uint8_t *at)
 int tp_channel_init(void *mem, const struct tp_channel_params *p)
 {
     if (mem == NULL || p->registry == NULL || p->books == NULL || p->publisher == NULL ||
-        p->io.view == NULL || p->io.release == NULL ||
-        (p->protocol != TP_CHANNEL_ITCH && p->protocol != TP_CHANNEL_MDP3))
+        p->io.view == NULL || p->io.release == NULL || tp_venue_get(p->protocol) == NULL)
         return -EINVAL;
     struct tp_channel *ch = mem;
     memset(ch, 0, sizeof(*ch));
     ch->params = *p;
+    ch->venue = tp_venue_get(p->protocol);
+    ch->packet = packet_path(ch->venue->framing);
     ch->arb = (struct tp_arb *)((uint8_t *)mem + align64(sizeof(*ch)));
     struct tp_arb_params a = arb_params(p);
     int rc = tp_arb_init(ch->arb, &a);
@@ -115,12 +134,21 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
         return rc;
     tp_mold_recovery_init(&ch->mold, &p->mold);
     uint8_t *after_arb = (uint8_t *)ch->arb + align64(tp_arb_memsize(&a));
-    if (p->protocol == TP_CHANNEL_ITCH) {
+    if (ch->venue->framing == TP_FRAMING_MESSAGES) {
+        ch->feed = &ch->itch;
+        ch->feed_channel = p->itch_slot;
         ch->stage_msgs = (const uint8_t **)after_arb;
         ch->stage_lens = (uint16_t *)(after_arb + align64(STAGE_MAX * sizeof(const uint8_t *)));
         tp_itch_snapshot_init(&ch->snap, after_arb + stage_size(p), p->snapshot_messages);
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
         return tp_itch_feed_init(&ch->itch, p->registry, p->books, p->filter, p->itch_slot, &sink);
+    }
+    if (ch->venue->framing == TP_FRAMING_SEGMENTS) {
+        struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
+        ch->feed = after_arb;
+        ch->feed_channel = (uint16_t)p->channel_id;
+        return ch->venue->feed->init(after_arb, p->registry, p->books, p->filter,
+                                     (uint16_t)p->channel_id, &sink);
     }
     return mdp3_init(ch, after_arb);
 }
@@ -269,7 +297,7 @@ static void flush_pending(struct tp_channel *ch)
 {
     if (ch->n_pending == 0)
         return;
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
+    if (ch->venue->framing == TP_FRAMING_MESSAGES)
         mold_flush(ch);
     else
         mdp3_flush(ch);
@@ -417,7 +445,7 @@ static void drain_held(struct tp_channel *ch, uint64_t released)
         struct tp_channel_pending pk = {.handle = handle};
         ch->params.io.view(ch->params.io.ctx, handle, &pk.payload, &pk.len, &pk.rx_tsc);
         tp_publisher_held(ch->params.publisher, pk.rx_tsc, released);
-        bool itch = ch->params.protocol == TP_CHANNEL_ITCH;
+        bool itch = ch->venue->framing == TP_FRAMING_MESSAGES;
         if (itch) {
             uint32_t blocks = mold_stage_held(ch, pk.payload, pk.len, &pk.seq);
             pk.count = blocks > skip ? blocks - skip : 0;
@@ -447,7 +475,7 @@ static void mark_stale(struct tp_channel *ch)
     uint32_t n = tp_instruments_count(ch->params.registry);
     for (uint32_t id = tp_instruments_first_id(ch->params.registry); id < n; id++) {
         const struct tp_instrument *in = tp_instruments_get(ch->params.registry, id);
-        if (in != NULL && in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot)
+        if (in != NULL && feeds_instrument(ch, in))
             tp_publisher_set_flags(ch->params.publisher, id, TP_PUB_F_STALE);
     }
 }
@@ -475,7 +503,7 @@ static void on_reset(struct tp_channel *ch, uint64_t rx_tsc)
     if (was_lost)
         tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_GAP, lost.from, lost.to - 1,
                                    rx_tsc);
-    if (ch->params.protocol == TP_CHANNEL_ITCH) {
+    if (ch->venue->recovery == TP_RECOVER_REREQUEST) {
         bool given_up = ch->params.io.send_rerequest != NULL
                             ? tp_mold_recovery_session_end(&ch->mold, was_lost ? &lost : NULL)
                             : was_lost;
@@ -539,7 +567,7 @@ static __attribute__((noinline)) bool channel_packet(struct tp_channel *ch, enum
                                                      void *handle, uint64_t rx_tsc)
 {
     ch->counters.packets++;
-    if (ch->params.protocol == TP_CHANNEL_ITCH) {
+    if (ch->venue->framing == TP_FRAMING_MESSAGES) {
         struct tp_mold_packet p;
         int kind;
         uint32_t staged = ch->n_staged; /* where its blocks go (kept if it is delivered) */
@@ -665,12 +693,54 @@ static __attribute__((noinline)) bool mdp3_packet(struct tp_channel *ch, enum tp
            channel_packet(ch, role, payload, len, handle, rx_tsc);
 }
 
+/* ---- venues whose feed orders its packets (TP_FRAMING_SEGMENTS) ------------------------------ */
+
+/* Joins the snapshot lines while the feed waits for a snapshot, leaves them when it does not. */
+static void segments_membership(struct tp_channel *ch)
+{
+    bool join = ch->venue->feed->recovering(ch->feed) > 0;
+    if (join == ch->snapshot_joined || ch->params.io.membership == NULL || !ch->params.has_snapshot)
+        return;
+    ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, join);
+    ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, join);
+    ch->snapshot_joined = join;
+}
+
+/*
+ * Every packet of lines A and B goes to the feed as it comes (it skips the second copy by its
+ * own sequences), and every snapshot packet while the feed waits for one. Nothing is held.
+ */
+static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enum tp_line_role role,
+                                                      const uint8_t *payload, uint16_t len,
+                                                      void *handle, uint64_t rx_tsc)
+{
+    (void)handle; /* never kept */
+    const struct tp_venue_feed_ops *feed = ch->venue->feed;
+    ch->counters.packets++;
+    select_publisher(ch);
+    int rc = 0;
+    if (role == TP_ROLE_INCR_A || role == TP_ROLE_INCR_B)
+        rc = feed->packet(ch->feed, payload, len, rx_tsc);
+    else if ((role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B) && feed->recovering(ch->feed) > 0)
+        rc = feed->snapshot(ch->feed, payload, len, rx_tsc);
+    ch->counters.feed_errors += rc < 0;
+    ch->counters.messages = feed->messages(ch->feed);
+    segments_membership(ch);
+    return false;
+}
+
+/* The packet path of a venue's framing (the channel keeps it: one indirect jump a packet). */
+static tp_channel_packet_fn *packet_path(enum tp_venue_framing framing)
+{
+    return framing == TP_FRAMING_MESSAGES  ? itch_packet
+           : framing == TP_FRAMING_PACKETS ? mdp3_packet
+                                           : segments_packet;
+}
+
 bool tp_channel_packet(struct tp_channel *ch, enum tp_line_role role, const uint8_t *payload,
                        uint16_t len, void *handle, uint64_t rx_tsc)
 {
-    return ch->params.protocol == TP_CHANNEL_ITCH
-               ? itch_packet(ch, role, payload, len, handle, rx_tsc)
-               : mdp3_packet(ch, role, payload, len, handle, rx_tsc);
+    return ch->packet(ch, role, payload, len, handle, rx_tsc);
 }
 
 /* Gives the current gap up: the books of the channel can no longer be trusted. */
@@ -748,7 +818,7 @@ static bool mdp3_session_open(struct tp_channel *ch)
  * the snapshot and definition loops). */
 static uint64_t lines_packets(const struct tp_channel *ch)
 {
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
+    if (ch->venue->recovery == TP_RECOVER_REREQUEST)
         return ch->counters.packets;
     const struct tp_arb_counters *c = tp_arb_counters(ch->arb);
     return c->line[TP_LINE_A].packets + c->line[TP_LINE_B].packets;
@@ -776,8 +846,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
         return; /* a snapshot loads: its own flags hold until the books are the venue's */
     struct tp_arb_gap gap;
     bool silent = ch->params.silence_tsc != 0 && now - ch->last_rx_tsc > ch->params.silence_tsc &&
-                  (ch->params.protocol == TP_CHANNEL_ITCH ? !tp_arb_session_ended(ch->arb)
-                                                          : mdp3_session_open(ch));
+                  (ch->venue->recovery == TP_RECOVER_REREQUEST ? !tp_arb_session_ended(ch->arb)
+                                                               : mdp3_session_open(ch));
     /* A gap open when the books were already behind (the packet that ended a silence showed
      * one) keeps them flagged through its wait window too. */
     bool behind =
@@ -799,10 +869,11 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
     select_publisher(ch);
     struct tp_arb_gap reported, open;
     bool was_reported = tp_arb_poll(ch->arb, now, &reported);
-    if (ch->params.protocol != TP_CHANNEL_ITCH || ch->params.io.send_rerequest == NULL) {
+    bool rerequest = ch->venue->recovery == TP_RECOVER_REREQUEST;
+    if (!rerequest || ch->params.io.send_rerequest == NULL) {
         /* Nothing to ask: MDP3 instruments recover through their own sequence (RptSeq). */
         if (was_reported) {
-            if (ch->params.protocol == TP_CHANNEL_ITCH) {
+            if (rerequest) {
                 give_up(ch, now);
             } else {
                 tp_publisher_channel_event(ch->params.publisher, TP_PUB_CHANNEL_GAP, reported.from,
@@ -832,14 +903,6 @@ void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 }
 
 /* ---- start and stop (live reload) ---------------------------------------------------------- */
-
-/* Whether instrument `in` is fed by this channel (ITCH: its locate map; MDP3: its channel id). */
-static bool feeds_instrument(const struct tp_channel *ch, const struct tp_instrument *in)
-{
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
-        return in->venue == TP_VENUE_NASDAQ_ITCH && in->channel == ch->params.itch_slot;
-    return in->venue == TP_VENUE_CME_MDP3 && in->channel == (uint16_t)ch->params.channel_id;
-}
 
 void tp_channel_start(struct tp_channel *ch)
 {
@@ -875,7 +938,7 @@ uint32_t tp_channel_stop(struct tp_channel *ch, uint64_t now_tsc)
     }
     /* Its books empty and flagged stale: consumers see a CLEAR record and a status event. */
     uint32_t marked = tp_channel_clear_books(ch, now_tsc, TP_PUB_F_STALE);
-    if (ch->params.protocol == TP_CHANNEL_ITCH)
+    if (ch->venue->locate_map)
         tp_instruments_reset_locates(ch->params.registry, ch->params.itch_slot);
     return marked;
 }

@@ -53,6 +53,7 @@
 #include "mold_recovery.h"
 #include "tp_itch_feed.h"
 #include "tp_mdp3_feed.h"
+#include "tp_venue.h"
 
 struct tp_publisher;
 
@@ -68,11 +69,6 @@ enum tp_line_role {
     TP_ROLES = 8,
 };
 
-enum tp_channel_protocol {
-    TP_CHANNEL_ITCH = 1, /* Nasdaq ITCH 5.0 over MoldUDP64 */
-    TP_CHANNEL_MDP3 = 2, /* CME MDP 3.0 */
-};
-
 /* How the channel reaches packets it holds and the network (the daemon: mbufs and tx). */
 struct tp_channel_io {
     void *ctx;
@@ -86,8 +82,8 @@ struct tp_channel_io {
 };
 
 struct tp_channel_params {
-    enum tp_channel_protocol protocol;
-    uint32_t index; /* the channel's index in the config */
+    enum tp_channel_protocol protocol; /* its venue (tp_venue.h) */
+    uint32_t index;                    /* the channel's index in the config */
     uint32_t channel_id;
     uint32_t held_max;
     uint64_t gap_wait_tsc;
@@ -131,6 +127,12 @@ struct tp_channel_pending {
     bool release; /* the channel owns the handle: io.release once applied */
 };
 
+struct tp_channel;
+/* A venue framing's packet path (tp_channel_packet). */
+typedef bool tp_channel_packet_fn(struct tp_channel *ch, enum tp_line_role role,
+                                  const uint8_t *payload, uint16_t len, void *handle,
+                                  uint64_t rx_tsc);
+
 /* Packets a channel keeps for the end of a burst (more are applied at once, in order). */
 #define TP_CHANNEL_PENDING_MAX 64
 
@@ -162,6 +164,12 @@ struct tp_channel {
     const uint8_t **stage_msgs;
     uint16_t *stage_lens;
     uint32_t n_staged;
+    const struct tp_venue_ops *venue; /* of params.protocol */
+    tp_channel_packet_fn *packet;     /* the path of its framing */
+    void *feed; /* the venue's feed (its decode counters; TP_FRAMING_SEGMENTS: its state) */
+    bool snapshot_joined;  /* TP_FRAMING_SEGMENTS: on the snapshot lines (the feed recovers) */
+    uint16_t feed_channel; /* tp_instrument.channel of the instruments it feeds (ITCH locate map,
+                              MDP3 channel id) */
 };
 
 size_t tp_channel_memsize(const struct tp_channel_params *params);

@@ -149,7 +149,7 @@ static void data(struct tp_channel *ch, const struct tp_snap_chunk *c, uint64_t 
 void tp_channel_snapshot_chunk(struct tp_channel *ch, const struct tp_snap_chunk *c, uint64_t now)
 {
     struct tp_itch_snapshot *s = &ch->snap;
-    if (ch->params.protocol != TP_CHANNEL_ITCH || s->state == TP_SNAP_OFF)
+    if (ch->venue->recovery != TP_RECOVER_REREQUEST || s->state == TP_SNAP_OFF)
         return;
     /* Messages delivered before the chunk go first (kept, or applied while live). */
     tp_channel_poll(ch, now);

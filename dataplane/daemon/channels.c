@@ -89,21 +89,10 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
     }
     /* What the venue's messages did to the books: refusals, unknown or surplus instruments. */
     snprintf(p, sizeof(p), "channel=%s.decode", label);
-    if (ch->params.protocol == TP_CHANNEL_ITCH) {
-        EXPORT(&ch->itch.counters, malformed);
-        EXPORT(&ch->itch.counters, unknown_instrument);
-        EXPORT(&ch->itch.counters, rejected);
-        EXPORT(&ch->itch.counters, registry_full);
-    } else {
-        EXPORT(&ch->mdp3.counters, malformed);
-        EXPORT(&ch->mdp3.counters, unknown_instrument);
-        EXPORT(&ch->mdp3.counters, rejected);
-        EXPORT(&ch->mdp3.counters, refusal_marks);
-        EXPORT(&ch->mdp3.counters, registry_full);
-        EXPORT(&ch->mdp3.counters, rpt_seq_gaps);
-        EXPORT(&ch->mdp3.counters, snapshots_audited);
-        EXPORT(&ch->mdp3.counters, snapshot_mismatch);
-        EXPORT(&ch->mdp3.counters, order_snapshot_mismatch);
+    for (unsigned i = 0; i < ch->venue->n_decode_counters; i++) {
+        const struct tp_venue_counter *vc = &ch->venue->decode_counters[i];
+        rc |= tp_daemon_export(slot->exports, &slot->n_exports, TP_DP_SLOT_EXPORTS, area, p,
+                               vc->name, (const uint64_t *)((const char *)ch->feed + vc->offset));
     }
     static const char *const line_names[] = {"a", "b", "r"};
     for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
@@ -191,7 +180,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         }
     }
     struct tp_channel_params chp = {
-        .protocol = cc->protocol == TP_CFG_PROTO_ITCH ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
+        .protocol = (enum tp_channel_protocol)cc->protocol,
         .index = slot,
         .channel_id = cc->venue_channel_id,
         .held_max = d->held_max,
@@ -336,7 +325,7 @@ int tp_daemon_start_channels(struct tp_daemon *d)
         unsigned l = (unsigned)tp_config_channel_lcore(cfg, c); /* validated: one lcore each */
         struct tp_daemon_lcore *dl = &d->lcores[l];
         unsigned slot = next_slot[l]++;
-        int itch_slot = cc->protocol == TP_CFG_PROTO_ITCH ? itch_next[l]++ : -1;
+        int itch_slot = tp_daemon_venue(cc)->locate_map ? itch_next[l]++ : -1;
         struct tp_dp_attach a;
         char err[640]; /* a channel name and a schema file's error */
         int rc = prepare_channel(d, l, cc, slot, itch_slot, &a, err, sizeof(err));
@@ -451,7 +440,7 @@ static int plan_slots(struct tp_daemon *d, const struct tp_config *next,
     for (unsigned k = 0; k < p->n_attach; k++) {
         unsigned c = p->attach_channel[k], l = p->lcore_of[c], s = p->slot_of[c];
         const struct tp_daemon_lcore *dl = &d->lcores[l];
-        if (next->channels[c].protocol != TP_CFG_PROTO_ITCH)
+        if (!tp_daemon_venue(&next->channels[c])->locate_map)
             continue;
         int own = dl->slot_channel[s] != NULL ? dl->itch_slot_of[s] : -1;
         p->itch_slot_of[l][s] = -1;

@@ -20,11 +20,23 @@
 #include "reconfig.h"
 #include "reload.h"
 #include "tp_instrument_filter.h"
+#include "tp_venue.h"
 
 struct tp_bus_writer;
 struct tp_books;
 struct tp_counters;
 struct tp_instruments;
+
+/* The config numbers a channel's protocol as the venues do (tp_venue.h). */
+_Static_assert((int)TP_CFG_PROTO_MDP3 == (int)TP_CHANNEL_MDP3 &&
+                   (int)TP_CFG_PROTO_ITCH == (int)TP_CHANNEL_ITCH,
+               "config protocols are the venues' numbers");
+
+/* The venue of config channel cc (its ops table). */
+static inline const struct tp_venue_ops *tp_daemon_venue(const struct tp_cfg_channel *cc)
+{
+    return tp_venue_get((enum tp_channel_protocol)cc->protocol);
+}
 
 /* ITCH locate maps beyond the channels at start-up, for ITCH channels a reload adds. */
 #define TP_DAEMON_SPARE_ITCH_SLOTS 4
@@ -54,8 +66,8 @@ struct tp_daemon {
     struct tp_bus_writer *bus; /* writer k is lcores[k]'s (tp_daemon_bus_writer) */
     struct tp_dp_port ports[TP_CFG_MAX_PORTS];
     unsigned n_ports_open;
-    const char *venue_names[2]; /* tpout venue 0 (cme) and 1 (nasdaq) as the config names them */
-    unsigned n_lcores;          /* cfg->lcores, in the same order */
+    const char *venue_names[TP_TPOUT_VENUES]; /* each tpout venue as the config names it */
+    unsigned n_lcores;                        /* cfg->lcores, in the same order */
     struct tp_daemon_lcore lcores[TP_CFG_MAX_DATA_LCORES];
     uint8_t slot_of[TP_CFG_MAX_CHANNELS];  /* config channel -> slot on its lcore */
     uint8_t lcore_of[TP_CFG_MAX_CHANNELS]; /* config channel -> index into lcores */

@@ -541,7 +541,7 @@ static int build_tables(struct tp_daemon *d, unsigned l)
     struct tp_daemon_lcore *dl = &d->lcores[l];
     uint16_t itch_channels = 0;
     for (unsigned c = 0; c < cfg->n_channels; c++)
-        itch_channels += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH &&
+        itch_channels += tp_daemon_venue(&cfg->channels[c])->locate_map &&
                          tp_config_channel_lcore(cfg, c) == (int)l;
     dl->itch_slots = itch_channels + TP_DAEMON_SPARE_ITCH_SLOTS;
     /* Validation gave every lcore at least one id. */
@@ -574,14 +574,14 @@ static int build_tables(struct tp_daemon *d, unsigned l)
     return 0;
 }
 
-/* tpout venue 0 (cme) and 1 (nasdaq) as the running config names them. */
+/* Each tpout venue as the running config names it (the venue's own name when it names none). */
 void tp_daemon_name_venues(struct tp_daemon *d)
 {
     const struct tp_config *cfg = d->cfg;
-    d->venue_names[0] = "CME";
-    d->venue_names[1] = "NASDAQ";
+    for (unsigned v = 0; v < TP_TPOUT_VENUES; v++)
+        d->venue_names[v] = tp_venue_of_tpout((uint8_t)v)->bus_name;
     for (unsigned c = cfg->n_channels; c-- > 0;)
-        d->venue_names[cfg->channels[c].protocol == TP_CFG_PROTO_ITCH] = cfg->channels[c].venue;
+        d->venue_names[tp_daemon_venue(&cfg->channels[c])->tpout_venue] = cfg->channels[c].venue;
 }
 
 /* Data lcore l: its ports, classifier, publisher (its bus writer) and counters. */
@@ -866,11 +866,11 @@ static json_t *op_status(void *ctx)
     json_t *channels = json_array();
     for (unsigned c = 0; c < d->cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &d->cfg->channels[c];
-        json_array_append_new(
-            channels, json_pack("{s:s, s:s, s:s, s:i, s:i}", "name", cc->name, "protocol",
-                                cc->protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3", "venue",
-                                cc->venue, "lcore", (int)d->lcores[d->lcore_of[c]].lc.lcore_id,
-                                "ring", (int)d->lcore_of[c]));
+        json_array_append_new(channels,
+                              json_pack("{s:s, s:s, s:s, s:i, s:i}", "name", cc->name, "protocol",
+                                        tp_daemon_venue(cc)->name, "venue", cc->venue, "lcore",
+                                        (int)d->lcores[d->lcore_of[c]].lc.lcore_id, "ring",
+                                        (int)d->lcore_of[c]));
     }
     /* Each data lcore: its ring, its window of instrument ids (first, size, how many it has
      * handed out), its packets so far. */

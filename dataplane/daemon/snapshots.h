@@ -1,7 +1,7 @@
 /*
  * The main lcore's side of ITCH snapshots: one GLIMPSE 5.0 session (control/snapshot) per ITCH
  * channel whose config has recovery.snapshot, polled from the control loop, and what it fetches
- * handed to the channel's data lcore as chunks (dataplane/recovery/itch_snapshot.h) through that
+ * handed to the channel's data lcore as chunks (dataplane/feeds/itch/itch_snapshot.h) through that
  * lcore's rte_ring. TCP stays here; the data lcore only dequeues.
  *
  * A fetch starts when the channel asks (its `wanted` count moved: a late join, a gap given up,

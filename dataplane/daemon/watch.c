@@ -113,9 +113,10 @@ struct tp_watch {
     struct port_watch ports[TP_CFG_MAX_PORTS];
     uint32_t n_books;
     struct book_watch *books;
-    uint32_t stale[2], recovering[2], defined[2]; /* per tpout venue at the last scan */
+    uint32_t stale[TP_TPOUT_VENUES], recovering[TP_TPOUT_VENUES],
+        defined[TP_TPOUT_VENUES]; /* per tpout venue at the last scan */
     bool scanned;
-    struct tp_log_limit books_limit[2];
+    struct tp_log_limit books_limit[TP_TPOUT_VENUES];
     pthread_mutex_t consumers_lock; /* DPDK telemetry's thread copies them too */
     unsigned n_consumers;
     struct consumer consumers[MAX_CONSUMERS];
@@ -337,14 +338,15 @@ static enum book_state state_of(const struct tp_daemon_book_brief *b)
 
 static void scan_books(struct tp_watch *w, int64_t now_ns)
 {
-    uint32_t stale[2] = {0}, recovering[2] = {0}, defined[2] = {0};
+    uint32_t stale[TP_TPOUT_VENUES] = {0}, recovering[TP_TPOUT_VENUES] = {0},
+             defined[TP_TPOUT_VENUES] = {0};
     uint32_t n = tp_daemon_bus_instrument_slots(w->d->bus);
     n = n < w->n_books ? n : w->n_books;
     for (uint32_t id = 0; id < n; id++) {
         struct tp_daemon_book_brief b;
         if (tp_daemon_bus_book_brief(w->d->bus, id, &b) != 0 || !b.defined)
             continue;
-        unsigned v = b.venue & 1;
+        unsigned v = b.venue < TP_TPOUT_VENUES ? b.venue : 0;
         enum book_state s = state_of(&b);
         defined[v]++;
         stale[v] += s == BOOK_STALE;
@@ -352,7 +354,7 @@ static void scan_books(struct tp_watch *w, int64_t now_ns)
         if (w->books[id].since_ns == 0 || w->books[id].state != s)
             w->books[id] = (struct book_watch){.state = (uint8_t)s, .since_ns = now_ns};
     }
-    for (unsigned v = 0; v < 2; v++) {
+    for (unsigned v = 0; v < TP_TPOUT_VENUES; v++) {
         const char *venue = w->d->venue_names[v];
         /* The first scan reports only books that are not healthy; later ones every change. */
         bool changed = w->scanned ? stale[v] != w->stale[v] || recovering[v] != w->recovering[v]
@@ -499,7 +501,7 @@ void tp_watch_describe(const struct tp_watch *w, uint32_t id, json_t *obj)
 json_t *tp_watch_books(const struct tp_watch *w)
 {
     json_t *o = json_object();
-    for (unsigned v = 0; v < 2; v++)
+    for (unsigned v = 0; v < TP_TPOUT_VENUES; v++)
         if (w->defined[v] > 0)
             json_object_set_new(o, w->d->venue_names[v],
                                 json_pack("{s:i, s:i, s:i}", "instruments", (int)w->defined[v],

@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: a channel's receive pipeline (dataplane/daemon/channel.h) fed arbitrary
  * packets on its lines with time passing: frame checks, A/B arbitration (dataplane/lines),
- * MoldUDP64 re-requests and give-ups (dataplane/recovery/mold_recovery), MDP3 snapshot recovery
- * and replay (dataplane/recovery/mdp3_recovery), the ITCH and MDP3 feeds, books and publisher,
+ * MoldUDP64 re-requests and give-ups (dataplane/feeds/itch/mold_recovery), MDP3 snapshot recovery
+ * and replay (dataplane/feeds/mdp3/mdp3_recovery), the ITCH and MDP3 feeds, books and publisher,
  * inside and outside rx bursts. Real registry, books, publisher and bus (segments in /dev/shm,
  * their names removed as soon as they are mapped: a crash leaves none behind).
  *

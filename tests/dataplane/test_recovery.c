@@ -1,7 +1,8 @@
 /*
- * Tests for dataplane/recovery: the MoldUDP64 re-request state machine (when to ask, what, retry,
- * give up) and the MDP3 recovery bookkeeping (when the snapshot lines are needed, replay of
- * buffered incrementals after a snapshot's LastMsgSeqNumProcessed).
+ * Tests for the venues' recovery (dataplane/feeds/itch, dataplane/feeds/mdp3): the MoldUDP64
+ * re-request state machine (when to ask, what, retry, give up) and the MDP3 recovery bookkeeping
+ * (when the snapshot lines are needed, replay of buffered incrementals after a snapshot's
+ * LastMsgSeqNumProcessed).
  */
 #include <setjmp.h>
 #include <stdarg.h>

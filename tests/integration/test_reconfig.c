@@ -222,7 +222,7 @@ static void feed_instrument(struct tp_channel *ch)
 /* The state table's view of AAPL: its bid levels and whether it is flagged stale. */
 static void book_state(struct fixture *f, size_t *bids, int *stale)
 {
-    const char *names[2] = {"CME", "NASDAQ"};
+    const char *names[TP_TPOUT_VENUES] = {"CME", "NASDAQ", "EUREX"};
     char err[128];
     json_t *b = tp_daemon_bus_book(f->bus, names, "NASDAQ", "AAPL", 10, err, sizeof(err));
     assert_non_null(b);

@@ -2,7 +2,7 @@
  * MDP3 snapshot recovery: when to listen to the market recovery (snapshot) channel, and the
  * incrementals to replay after a snapshot.
  *
- * The MDP3 feed (dataplane/feeds/tp_mdp3_feed.h) tracks RptSeq per instrument: an instrument
+ * The MDP3 feed (dataplane/feeds/mdp3/tp_mdp3_feed.h) tracks RptSeq per instrument: an instrument
  * whose RptSeq jumps goes stale (only that one: the others keep flowing) until a snapshot newer
  * than its book arrives. This module:
  *  - counts stale instruments (the feed's stale callbacks) and says when the snapshot channel is

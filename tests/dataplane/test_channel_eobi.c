@@ -1,0 +1,270 @@
+/*
+ * Tests for a channel of a venue whose feed orders its own packets (TP_FRAMING_SEGMENTS: Eurex
+ * EOBI, one ApplSeqNum per market segment): both lines' packets reach the feed, a packet lost on
+ * one line is taken from the other, a gap on both flags the segment's books stale and joins the
+ * snapshot lines, and the snapshot cycle rebuilds the books (then the buffered packets after it)
+ * and leaves the lines; what the channel published says so.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "channel.h"
+#include "channel_bus.h"
+#include "channel_tables.h"
+#include "eobi_build.h"
+#include "publisher.h"
+#include "tp_books.h"
+#include "tp_eobi_feed.h"
+#include "tp_instruments.h"
+
+#define SEG   589
+#define SEC_A 1001
+#define SEC_B 1002
+#define PX(x) ((int64_t)((x)*100000000.0 + 0.5)) /* EOBI price: 8 decimals */
+#define P9(x) (PX(x) * 10)                       /* book price: 9 decimals */
+#define T0    UINT64_C(1700000000000000000)
+#define BUY   1
+#define SELL  2
+
+struct fixture {
+    struct tp_bus_writer *bus;
+    struct tp_instruments *registry;
+    struct tp_books *books;
+    struct tp_publisher *pub;
+    struct tp_channel *ch;
+    unsigned joins, leaves;
+    bool joined;
+    uint8_t pkt[1500];
+    struct tp_eobi_builder b;
+};
+
+/* Nothing is held: view and release are never called. */
+static void view(void *ctx, void *handle, const uint8_t **payload, uint16_t *len, uint64_t *rx)
+{
+    (void)ctx, (void)handle, (void)payload, (void)len, (void)rx;
+    fail_msg("the channel held a packet");
+}
+
+static void release(void *ctx, void *handle)
+{
+    (void)ctx, (void)handle;
+    fail_msg("the channel released a packet it never held");
+}
+
+/* The snapshot lines joined and left (both at once: A then B). */
+static void membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join)
+{
+    struct fixture *f = ctx;
+    assert_int_equal(channel, 3);
+    assert_true(role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B);
+    if (role == TP_ROLE_SNAP_A) {
+        assert_true(join != f->joined);
+        f->joins += join;
+        f->leaves += !join;
+        f->joined = join;
+    }
+}
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    struct test_channel_tables t;
+    test_channel_tables_open(&t, "tptestche", 0);
+    f->bus = t.bus;
+    f->registry = t.registry;
+    f->books = t.books;
+    f->pub = t.pub;
+    struct tp_channel_params cp = {
+        .protocol = TP_CHANNEL_EOBI,
+        .index = 3,
+        .channel_id = 11,
+        .held_max = 64,
+        .gap_wait_tsc = UINT64_MAX / 4,
+        .registry = f->registry,
+        .books = f->books,
+        .publisher = f->pub,
+        .has_snapshot = true,
+        .io = {.ctx = f, .view = view, .release = release, .membership = membership},
+    };
+    f->ch = test_zalloc(tp_channel_memsize(&cp));
+    assert_non_null(f->ch);
+    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    test_bus_close(f->bus);
+    free(f->ch);
+    free(f->pub);
+    free(f->books);
+    free(f->registry);
+    free(f);
+    return 0;
+}
+
+/* Incremental packet `seq` of SEG with one order add, offered on the lines given. */
+static void add_packet(struct fixture *f, uint64_t seq, int64_t sec, uint8_t side, double px,
+                       int32_t qty, bool on_a, bool on_b)
+{
+    struct tp_eobi_packet_header h = {.appl_seq_num = seq,
+                                      .market_segment_id = SEG,
+                                      .completion_indicator = 1,
+                                      .transact_time = T0 + seq};
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, (uint32_t)seq);
+    struct tp_eobi_order_add v = {.trd_reg_ts_time_in = T0 + seq,
+                                  .security_id = sec,
+                                  .trd_reg_ts_time_priority = T0 + seq,
+                                  .display_qty = qty,
+                                  .side = side,
+                                  .ord_type = 2,
+                                  .price = PX(px)};
+    TP_EOBI_BUILD(&f->b, order_add, &v);
+    assert_int_equal(f->b.error, 0);
+    if (on_a)
+        assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, f->pkt, (uint16_t)f->b.len, NULL, 9));
+    if (on_b)
+        assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, f->pkt, (uint16_t)f->b.len, NULL, 9));
+}
+
+static void snapshot_instrument(struct fixture *f, int64_t sec, uint16_t orders)
+{
+    struct tp_eobi_instrument_summary is = {.security_id = sec,
+                                            .tot_no_orders = orders,
+                                            .security_status = 1,
+                                            .security_trading_status = 203};
+    TP_EOBI_BUILD(&f->b, instrument_summary, &is);
+}
+
+static void snapshot_order(struct fixture *f, uint8_t side, uint64_t seq, double px, int32_t qty)
+{
+    struct tp_eobi_snapshot_order o = {
+        .trd_reg_ts_time_priority = T0 + seq, .display_qty = qty, .side = side, .price = PX(px)};
+    TP_EOBI_BUILD(&f->b, snapshot_order, &o);
+}
+
+/* SEG's snapshot reflecting packets 1..4 (whole, in one packet), offered on `role`. */
+static void snapshot_up_to_4(struct fixture *f, enum tp_line_role role)
+{
+    struct tp_eobi_packet_header h = {
+        .market_segment_id = SEG, .completion_indicator = 1, .transact_time = T0};
+    struct tp_eobi_product_summary ps = {
+        .last_msg_seq_num_processed = 4, .trading_session_sub_id = 3, .trad_ses_status = 2};
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, 1);
+    TP_EOBI_BUILD(&f->b, product_summary, &ps);
+    snapshot_instrument(f, SEC_A, 3);
+    snapshot_order(f, BUY, 1, 100.0, 10);
+    snapshot_order(f, SELL, 3, 101.0, 5);
+    snapshot_order(f, BUY, 4, 99.0, 4);
+    snapshot_instrument(f, SEC_B, 1);
+    snapshot_order(f, BUY, 2, 50.0, 10);
+    assert_int_equal(f->b.error, 0);
+    assert_false(tp_channel_packet(f->ch, role, f->pkt, (uint16_t)f->b.len, NULL, 9));
+}
+
+static uint32_t id_of(struct fixture *f, int64_t sec)
+{
+    return tp_eobi_feed_instrument(f->ch->feed, sec);
+}
+
+static void expect_level(struct fixture *f, int64_t sec, enum tp_side side, uint32_t index,
+                         double px, int64_t qty)
+{
+    struct tp_level l;
+    assert_int_equal(tp_books_level(f->books, id_of(f, sec), TP_BOOK_ORDERS, side, index, &l), 0);
+    assert_int_equal(l.price, P9(px));
+    assert_int_equal(l.qty, qty);
+    assert_int_equal(l.count, 1);
+}
+
+static void test_ab_loss_and_gap_on_both_lines_recovered_from_snapshots(void **state)
+{
+    struct fixture *f = *state;
+    tp_channel_start(f->ch);
+    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);  /* both lines: B's copy skipped */
+    add_packet(f, 2, SEC_B, BUY, 50.0, 10, false, true);  /* lost on A */
+    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, false); /* lost on B */
+    const struct tp_eobi_feed *feed = f->ch->feed;
+    assert_int_equal(feed->counters.duplicates, 1);
+    assert_int_equal(feed->counters.gaps, 0);
+    assert_int_equal(f->joins, 0);
+    uint32_t a = id_of(f, SEC_A), b = id_of(f, SEC_B);
+    assert_int_equal(tp_publisher_flags(f->pub, a), 0);
+    assert_int_equal(tp_publisher_flags(f->pub, b), 0);
+    expect_level(f, SEC_B, TP_SIDE_BID, 1, 50.0, 10);
+    /* A snapshot while nothing waits for one is not even handed to the feed. */
+    snapshot_up_to_4(f, TP_ROLE_SNAP_A);
+    assert_int_equal(feed->counters.snapshot_packets, 0);
+
+    /* 4 is lost on both lines: 5 shows the gap, the segment's books are flagged, the snapshot
+     * lines joined, 5 kept for after the snapshot. */
+    add_packet(f, 5, SEC_A, SELL, 102.0, 3, true, true);
+    assert_int_equal(feed->counters.gaps, 1);
+    assert_int_equal(f->joins, 1);
+    assert_true(tp_publisher_flags(f->pub, a) & TP_PUB_F_STALE);
+    assert_true(tp_publisher_flags(f->pub, b) & TP_PUB_F_STALE);
+    assert_int_equal(tp_books_levels(f->books, a, TP_BOOK_ORDERS, TP_SIDE_ASK), 1);
+
+    /* The cycle's snapshot up to 4 on line B, then 5 from the buffer: the venue's books. */
+    snapshot_up_to_4(f, TP_ROLE_SNAP_B);
+    assert_int_equal(feed->counters.snapshots, 1);
+    assert_int_equal(tp_eobi_feed_recovering(feed), 0);
+    assert_int_equal(f->leaves, 1);
+    assert_false(f->joined);
+    assert_int_equal(tp_publisher_flags(f->pub, a), 0);
+    assert_int_equal(tp_publisher_flags(f->pub, b), 0);
+    /* Line A's copy of the same snapshot comes after the lines were left: not applied. */
+    snapshot_up_to_4(f, TP_ROLE_SNAP_A);
+    assert_int_equal(feed->counters.snapshot_packets, 1);
+
+    add_packet(f, 6, SEC_A, BUY, 98.0, 1, false, true); /* lost on A */
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 10);
+    expect_level(f, SEC_A, TP_SIDE_BID, 2, 99.0, 4); /* packet 4, from the snapshot */
+    expect_level(f, SEC_A, TP_SIDE_BID, 3, 98.0, 1);
+    expect_level(f, SEC_A, TP_SIDE_ASK, 1, 101.0, 5);
+    expect_level(f, SEC_A, TP_SIDE_ASK, 2, 102.0, 3); /* packet 5, kept during the gap */
+    assert_int_equal(tp_books_levels(f->books, a, TP_BOOK_ORDERS, TP_SIDE_BID), 3);
+    assert_int_equal(tp_books_levels(f->books, a, TP_BOOK_ORDERS, TP_SIDE_ASK), 2);
+    expect_level(f, SEC_B, TP_SIDE_BID, 1, 50.0, 10);
+    assert_int_equal(tp_books_levels(f->books, b, TP_BOOK_ORDERS, TP_SIDE_BID), 1);
+    assert_int_equal(f->ch->counters.packets, 10);
+    assert_int_equal(f->ch->counters.feed_errors, 0);
+    assert_int_equal(f->ch->counters.messages, feed->counters.messages);
+    assert_true(f->ch->counters.messages >= 6);
+
+    /* Stopping the channel clears and flags its books. */
+    assert_int_equal(tp_channel_stop(f->ch, 10), 2);
+    assert_int_equal(tp_books_levels(f->books, a, TP_BOOK_ORDERS, TP_SIDE_BID), 0);
+    assert_int_equal(tp_publisher_flags(f->pub, a), TP_PUB_F_STALE);
+}
+
+/* A packet that does not frame is counted as the feed's error and changes nothing. */
+static void test_malformed_packet(void **state)
+{
+    struct fixture *f = *state;
+    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, false);
+    uint8_t junk[7] = {1, 2, 3, 4, 5, 6, 7};
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_B, junk, sizeof(junk), NULL, 9));
+    assert_int_equal(f->ch->counters.feed_errors, 1);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_ab_loss_and_gap_on_both_lines_recovered_from_snapshots,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malformed_packet, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
