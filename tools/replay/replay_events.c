@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,9 @@ struct replay_events {
     uint32_t topics;
     struct replay_log *log;
     const uint64_t *key;
+    /* Records wait in the ring for a drain: no selection (the last record of each event has its
+     * flag already) and no worker's log (whose records are keyed by the message at the drain). */
+    bool batched;
     struct replay_events_counters counters;
 };
 
@@ -79,6 +83,33 @@ static void drain(struct replay_events *e)
     }
 }
 
+/*
+ * The publisher works in one long rx burst (tp_publisher_begin_burst): its shared tail, counters
+ * and state bookkeeping move when the records are drained, not at each venue event's end (the
+ * records are the same either way). Drained when a quarter of the ring is used.
+ */
+static void drain_burst(struct replay_events *e)
+{
+    tp_publisher_end_burst(e->pub);
+    drain(e);
+    tp_publisher_begin_burst(e->pub);
+}
+
+static void drain_when_due(struct replay_events *e)
+{
+    if (e->bus.ring.tail - e->drained > EVENTS_RING_BYTES / 4)
+        drain_burst(e);
+}
+
+/* After a definition or a stale mark: a worker's log keys the records by the message now. */
+static void drain_record(struct replay_events *e)
+{
+    if (e->batched)
+        drain_when_due(e);
+    else
+        drain(e);
+}
+
 int replay_events_parse_topics(const char *s, uint32_t *out)
 {
     static const char *const names[] = {[TP_TOPIC_DEPTH] = "depth",
@@ -107,15 +138,15 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
     struct replay_events *e = ctx;
     e->pub_sink.changes(e->pub_sink.ctx, info, c, n);
     /* An event may span many calls (MDP3): what is committed of it so far goes now and then. */
-    if (e->bus.ring.tail - e->drained > EVENTS_RING_BYTES / 4)
-        drain(e);
+    drain_when_due(e);
 }
 
 /*
  * A venue event ended. Its last record carries endOfEvent, unless the selection left it out
  * (another topic, or an instrument not selected: not even published): then the last record the
  * file kept gets the flag, so the events a reader sees stay delimited (a book is consistent at
- * each end). Without a selection the file's records are the bus's, byte for byte.
+ * each end). Without a selection the file's records are the bus's, byte for byte: the last
+ * record has the flag already, and the records wait in the ring for a drain.
  */
 void replay_events_end_of_event(struct tp_event_file_writer *file)
 {
@@ -127,6 +158,10 @@ void replay_events_end_of_event(struct tp_event_file_writer *file)
 
 static void end_event(struct replay_events *e)
 {
+    if (e->batched) {
+        drain_when_due(e);
+        return;
+    }
     drain(e);
     if (e->log != NULL)
         replay_log_end_of_event(e->log, *e->key);
@@ -164,14 +199,14 @@ static void on_instrument(void *ctx, uint32_t id)
     /* One venue per capture: the events carry it. */
     tp_publisher_select(e->pub, def.venue, 0);
     e->pub_sink.instrument(e->pub_sink.ctx, id);
-    drain(e);
+    drain_record(e);
 }
 
 static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
 {
     struct replay_events *e = ctx;
     e->pub_sink.stale(e->pub_sink.ctx, id, stale, expected, got);
-    drain(e);
+    drain_record(e);
 }
 
 struct tp_feed_sink replay_events_sink(struct replay_events *e)
@@ -222,6 +257,7 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
     e->registry = p->registry;
     e->symbols = p->symbols;
     e->topics = p->topics ? p->topics : TP_TOPICS_BUILTIN;
+    e->batched = p->symbols == NULL && (e->topics & TP_TOPICS_BUILTIN) == TP_TOPICS_BUILTIN;
     if (mkdtemp(dir) == NULL) {
         rc = -errno;
         snprintf(err, err_len, "a private bus in /dev/shm: %s", strerror(-rc));
@@ -267,6 +303,8 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
     e->pub_sink = tp_publisher_sink(e->pub);
     e->log = p->log;
     e->key = p->key;
+    e->batched = e->batched && p->log == NULL;
+    tp_publisher_begin_burst(e->pub);
     rc = p->log != NULL ? 0 : tp_event_file_writer_open(&e->file, p->file, p->file_flags);
     if (rc != 0) {
         snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
@@ -283,7 +321,7 @@ int replay_events_close(struct replay_events *e, struct replay_events_counters *
 {
     int rc;
 
-    tp_bus_flush(&e->bus);
+    tp_publisher_end_burst(e->pub);
     drain(e);
     rc = e->log != NULL ? 0 : tp_event_file_finish(&e->file);
     e->counters.records = e->file.records;

@@ -5,7 +5,8 @@
  * The records are made by the daemon's own publisher (dataplane/publish) on a bus of this process
  * (segments created in a private directory and unlinked at once), so a file holds the very
  * records, byte for byte, a strategy reads from the bus of a live session; they are copied from
- * the ring into the file after every sink call, long before the ring could wrap. The bus has no
+ * the ring into the file when a quarter of it is used (with a selection, at each venue event's
+ * end too), long before the ring could wrap. The bus has no
  * conflated state table (a file has no use for one).
  *
  * Promises:
