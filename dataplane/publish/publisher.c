@@ -96,6 +96,8 @@ struct tp_publisher {
      * event's fields are copied once either way, and only two-call events fill the log.
      */
     uint64_t listing; /* times the list was written, to list instruments once each time */
+    /* Without a state table nothing is listed: the last numbered event that marked anything. */
+    uint64_t marked_event;
     uint32_t n_due;
     uint32_t *due;
     uint64_t *listed; /* per instrument: the listing it is in */
@@ -248,6 +250,8 @@ static bool event_open(const struct tp_publisher *pub)
 {
     if (pub->pending != NULL)
         return true;
+    if (pub->state == NULL)
+        return pub->marked_event == pub->event;
     for (uint32_t i = 0; i < pub->n_due; i++)
         if (pub->dirty_event[pub->due[i]] == pub->event)
             return true;
@@ -370,6 +374,11 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
 __attribute__((always_inline)) static inline void mark_event(struct tp_publisher *pub, uint32_t id,
                                                              uint64_t event)
 {
+    if (pub->state == NULL) { /* no entry to write (an event file's bus) */
+        if (event != ONE_CALL_EVENT)
+            pub->marked_event = event;
+        return;
+    }
     /* Stored, not tested first: a load of a line out of L1 stalls, a store does not. */
     pub->dirty_event[id] = event;
     if (pub->listed[id] == pub->listing)

@@ -31,6 +31,7 @@ struct fixture {
     struct tp_publisher *pub;
     struct tp_feed_sink sink;
     struct tp_ring_reader reader;
+    struct tp_state_table *state_kept; /* a stateless test's table, closed with the bus */
     uint8_t batch[1 << 16];
 };
 
@@ -293,6 +294,55 @@ static void test_flags_and_interest(void **state)
     assert_int_equal(tp_state_read(f->bus.state, 0, &st, 10), 0);
     assert_int_equal(st.book.ask_levels, 1);
     assert_int_equal(st.asks[0].price, 102000000000);
+}
+
+/* A bus without a state table (an event file's: tickplane-replay --events) gets the same records:
+ * a status of its own outside an event, one that joins an event inside it; nothing is written. */
+static int setup_stateless(void **state)
+{
+    if (setup(state) != 0)
+        return -1;
+    struct fixture *f = *state;
+    f->state_kept = f->bus.state;
+    f->bus.state = NULL;
+    struct tp_publisher_params pp = {
+        .bus = &f->bus, .books = f->books, .registry = f->registry, .instruments = 16, .depth = 4};
+    if (tp_publisher_init(f->pub, &pp) != 0)
+        return -1;
+    tp_publisher_select(f->pub, 1, 7);
+    return 0;
+}
+
+static int teardown_stateless(void **state)
+{
+    struct fixture *f = *state;
+    f->bus.state = f->state_kept;
+    return teardown(state);
+}
+
+static void test_stateless_bus(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_info info = {.rx_tsc = 1};
+    uint16_t tid;
+    uint32_t rflags;
+    f->sink.stale(f->sink.ctx, 0, 1, 5, 9);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    int n = test_books_add(f->books, 3, 0, 99000000000, 10, c);
+    f->sink.changes(f->sink.ctx, &info, c, (uint32_t)n);
+    f->sink.stale(f->sink.ctx, 0, 0, 0, 0);
+    f->sink.end_of_event(f->sink.ctx, &info);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, 0);
+    next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_INSTRUMENT_STATUS_TEMPLATE_ID);
+    assert_int_equal(rflags & TP_PUB_F_END_OF_EVENT, TP_PUB_F_END_OF_EVENT);
+    expect_empty(f);
+    assert_int_equal(tp_publisher_counters(f->pub)->state_writes, 0);
 }
 
 /* An event rewrites only the parts of the state it changed; the ring's tail moves per event. */
@@ -1515,6 +1565,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_records_and_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_level_actions_mapping, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_and_interest, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stateless_bus, setup_stateless, teardown_stateless),
         cmocka_unit_test_setup_teardown(test_state_parts_and_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_moves_tail_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_open_across_burst_end, setup, teardown),
