@@ -2,14 +2,15 @@
 # What --events costs tickplane-replay: the same session replayed without it, with its records
 # encoded but none kept (--topics definitions: the publisher's cost), into /dev/null (the copy
 # into the file, no I/O) and into a file on tmpfs (the page cache's cost too). One JSON line each:
-# median wall and CPU ns/msg of REPEAT runs and the ratio to the plain replay's CPU time.
+# median wall and CPU ns/msg of REPEAT runs and the ratio to the plain replay's CPU time. One
+# worker (--threads 1): the cost of the records themselves, not of the workers' logs and merge.
 # usage: bench_events_cost.sh REPLAY SESSION [REPEAT] [OUT_DIR]
 set -euo pipefail
 replay=$1 session=$2 repeat=${3:-5} out=${4:-/dev/shm}
 file="$out/bench-events-$$.tpev"
 trap 'rm -f "$file"' EXIT
 run() {
-    "$replay" --quiet --repeat "$repeat" "$@" "$session" 2>&1 | tail -1
+    "$replay" --threads 1 --quiet --repeat "$repeat" "$@" "$session" 2>&1 | tail -1
 }
 plain=$(run)
 base=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["cpu_ns_per_msg_median"])' "$plain")
