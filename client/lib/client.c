@@ -249,6 +249,7 @@ int tp_attach(struct tp_client **out, const char *instance, const struct tp_clie
     /* The config's defaults; a connection to the daemon learns the names it was given. */
     strcpy(c->venue_names[0], "CME");
     strcpy(c->venue_names[1], "NASDAQ");
+    strcpy(c->venue_names[2], "EUREX");
     c->link.on_event = tp_cl_on_control_event;
     c->link.event_ctx = c;
     snprintf(c->instance, sizeof(c->instance), "%s", instance);
@@ -347,6 +348,15 @@ int64_t tp_find_instrument(const struct tp_client *c, const char *symbol)
 const char *tp_cl_venue_name(const struct tp_client *c, uint8_t venue)
 {
     return venue < VENUE_CODES ? c->venue_names[venue] : NULL;
+}
+
+int tp_cl_protocol_venue(const char *protocol)
+{
+    static const char *const protocols[VENUE_CODES] = {"mdp3", "itch", "eobi"};
+    for (int v = 0; v < (int)VENUE_CODES; v++)
+        if (strcmp(protocols[v], protocol) == 0)
+            return v;
+    return -1;
 }
 
 int tp_cl_venue_code(const struct tp_client *c, const char *name)

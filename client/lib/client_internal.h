@@ -63,7 +63,10 @@ struct pattern_sub {
     unsigned n_daemon_subs;
 };
 
-#define VENUE_CODES 2u /* tpout Venue codes: 0 the MDP3 venue, 1 the ITCH venue */
+/* tpout Venue codes: 0 the MDP3 venue, 1 the ITCH venue, 2 the EOBI venue */
+#define VENUE_CODES 3u
+/* The venue code of a config "protocol" ("mdp3", "itch", "eobi"), or -1. */
+int tp_cl_protocol_venue(const char *protocol);
 
 struct tp_client {
     char instance[64];

@@ -164,8 +164,8 @@ int tp_subscribe_pattern(struct tp_client *c, const char *venue, const char *pat
         return tp_cl_error(c, -EINVAL, "bad pattern (1-%u printable characters, no space)",
                            PATTERN_MAX - 1);
     if (venue != NULL && tp_cl_venue_code(c, venue) < 0)
-        return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (%s, %s)", venue, c->venue_names[0],
-                           c->venue_names[1]);
+        return tp_cl_error(c, -EINVAL, "unknown venue \"%.32s\" (%s, %s, %s)", venue,
+                           c->venue_names[0], c->venue_names[1], c->venue_names[2]);
     struct pattern_sub *p = NULL;
     for (unsigned k = 0; k < MAX_PATTERNS && p == NULL; k++)
         if (c->patterns[k].topics == 0)

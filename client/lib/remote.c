@@ -390,9 +390,10 @@ static void learn_venue_names(struct tp_client *c)
     {
         const char *protocol = json_string_value(json_object_get(ch, "protocol"));
         const char *venue = json_string_value(json_object_get(ch, "venue"));
-        if (protocol == NULL || venue == NULL || strlen(venue) >= VENUE_NAME_MAX)
+        int code = protocol != NULL ? tp_cl_protocol_venue(protocol) : -1;
+        if (code < 0 || venue == NULL || strlen(venue) >= VENUE_NAME_MAX)
             continue;
-        snprintf(c->venue_names[strcmp(protocol, "itch") == 0], VENUE_NAME_MAX, "%s", venue);
+        snprintf(c->venue_names[code], VENUE_NAME_MAX, "%s", venue);
     }
     json_decref(reply);
 }

@@ -50,6 +50,7 @@
 enum tp_cfg_protocol {
     TP_CFG_PROTO_MDP3 = 1, /* CME MDP 3.0, SBE */
     TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
+    TP_CFG_PROTO_EOBI = 3, /* Eurex T7 EOBI 6.0, incremental and snapshot feeds */
 };
 
 /*
@@ -173,11 +174,13 @@ enum { TP_CFG_LINE_A = 0, TP_CFG_LINE_B = 1 };
 struct tp_cfg_channel {
     char name[TP_CFG_NAME_MAX];
     enum tp_cfg_protocol protocol;
-    char venue[TP_CFG_VENUE_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch); entitlements use it */
+    char venue[TP_CFG_VENUE_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch), "EUREX" (eobi);
+                                     entitlements use it */
     uint32_t venue_channel_id;    /* CME channel id (e.g. 310); 0 = none */
     struct tp_cfg_line lines[2];  /* incremental / live feed, A and B (B optional) */
 
-    /* Recovery. MDP3: snapshot and instrument-definition lines. ITCH: MoldUDP64 re-request. */
+    /* Recovery. MDP3: snapshot and instrument-definition lines. EOBI: snapshot lines (required).
+     * ITCH: MoldUDP64 re-request. */
     struct tp_cfg_line snapshot[2];
     struct tp_cfg_line definitions[2];
     uint32_t rerequest_host; /* MoldUDP64 re-request server */

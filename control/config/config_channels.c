@@ -1,5 +1,5 @@
 /*
- * The "channels" section: each venue channel's protocol (MDP3, ITCH), venue, id, schema, its
+ * The "channels" section: each venue channel's protocol (MDP3, ITCH, EOBI), venue, id, schema, its
  * A/B lines (multicast group, port, VLAN, source, rx port) written out or imported from a
  * CME config.xml, and its recovery (config_recovery.c). Validates the lines of a channel and,
  * across channels, that no two lines share a classification key.
@@ -141,7 +141,10 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
 {
     static const char *const keys[] = {"name",     "protocol", "venue",    "id",         "lines",
                                        "recovery", "schema",   "rx_ports", "cme_config", NULL};
-    static const char *const protocols[] = {"mdp3", "itch", NULL};
+    static const char *const protocols[] = {"mdp3", "itch", "eobi", NULL};
+    static const enum tp_cfg_protocol protocol_of[] = {TP_CFG_PROTO_MDP3, TP_CFG_PROTO_ITCH,
+                                                       TP_CFG_PROTO_EOBI};
+    static const char *const default_venue[] = {"CME", "NASDAQ", "EUREX"};
     memset(ch, 0, sizeof(*ch));
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
@@ -151,11 +154,11 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));
     int proto = -1;
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
-        ch->protocol = proto == 0 ? TP_CFG_PROTO_MDP3 : TP_CFG_PROTO_ITCH;
+        ch->protocol = protocol_of[proto];
     /* MoldUDP64 sends heartbeats when idle; an MDP3 channel's quiet spells are the operator's
      * to bound (docs/CONFIG.md). */
     ch->silence_ms = ch->protocol == TP_CFG_PROTO_ITCH ? 3000 : 0;
-    snprintf(ch->venue, sizeof(ch->venue), "%s", proto == 1 ? "NASDAQ" : "CME");
+    snprintf(ch->venue, sizeof(ch->venue), "%s", default_venue[proto < 0 ? 0 : proto]);
     get_name(ld, path, obj, "venue", false, ch->venue, sizeof(ch->venue));
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "id", 1, UINT32_MAX, false, &v))
@@ -178,7 +181,7 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
 
     json_t *cme = tp_jw_get(ld->errs, path, obj, "cme_config", JSON_OBJECT, false);
     tp_jw_path_key(child, path, "cme_config");
-    if (cme != NULL && ch->protocol == TP_CFG_PROTO_ITCH) {
+    if (cme != NULL && ch->protocol != TP_CFG_PROTO_MDP3 && ch->protocol != 0) {
         tp_jw_error(ld->errs, child, "only for protocol mdp3");
         return;
     }
@@ -197,7 +200,8 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     parse_recovery(ld, child, rec, ch, rx_ports);
 
     tp_jw_path_key(child, path, "schema");
-    if (json_object_get(obj, "schema") != NULL && ch->protocol == TP_CFG_PROTO_ITCH)
+    if (json_object_get(obj, "schema") != NULL && ch->protocol != TP_CFG_PROTO_MDP3 &&
+        ch->protocol != 0)
         tp_jw_error(ld->errs, child, "only for protocol mdp3");
     else
         get_path(ld, path, obj, "schema", false, true, ch->schema, sizeof(ch->schema));

@@ -93,19 +93,23 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
  * of 32 bytes); an ITCH channel's stage of 65,534 message pointers and lengths; an MDP3 channel's
  * 12-byte RptSeq and order-book state per instrument id of the capacity and its 4 MiB buffer of
  * incrementals kept for replay after a snapshot; an ITCH channel with a snapshot service
- * (recovery.snapshot) its buffer_messages of 64 bytes, the stream kept while a snapshot loads.
+ * (recovery.snapshot) its buffer_messages of 64 bytes, the stream kept while a snapshot loads; an
+ * EOBI channel's feed (struct tp_eobi_feed, about 3.9 MiB: its segment and SecurityID tables and
+ * the 2 MiB buffer of incrementals kept while a segment waits for its snapshot).
  */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
 {
     const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32,
                    itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 12,
-                   mdp3_replay_bytes = 4u << 20;
+                   mdp3_replay_bytes = 4u << 20, eobi_feed_bytes = 4u << 20;
     uint64_t total = channel_bytes + held_bytes;
     if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH) {
         total += itch_stage_bytes;
         if (cfg->channels[c].glimpse.present)
             total += 64ull * cfg->channels[c].glimpse.buffer_messages;
-    } else
+    } else if (cfg->channels[c].protocol == TP_CFG_PROTO_EOBI)
+        total += eobi_feed_bytes;
+    else
         total += mdp3_state_bytes * cfg->instruments.capacity + mdp3_replay_bytes;
     return total;
 }

@@ -1,7 +1,8 @@
 /*
  * A channel's "recovery" object: snapshot and definition lines, retransmission (rerequest)
  * servers, gap and silence timers, give-up and audit settings. Validates which of them the
- * channel's protocol allows and that the lines they name have ports to arrive on.
+ * channel's protocol allows (EOBI: only the snapshot lines, required) and that the lines
+ * they name have ports to arrive on.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,14 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
                                        "max_messages", "gap_wait_us",  "give_up_ms",
                                        "silence_ms",   "audit_always", NULL};
     bool mdp3 = ch->protocol == TP_CFG_PROTO_MDP3, itch = ch->protocol == TP_CFG_PROTO_ITCH;
+    bool eobi = ch->protocol == TP_CFG_PROTO_EOBI;
+    /* EOBI resends nothing: a segment's gap (and a late start) is filled only from its
+     * snapshot feed, so a channel without snapshot lines could never vouch for a book. */
+    if (eobi && (obj == NULL || json_object_get(obj, "snapshot") == NULL)) {
+        char child[TP_JW_PATH_MAX];
+        tp_jw_path_key(child, path, "snapshot");
+        tp_jw_error(ld->errs, child, "required for protocol eobi (its only recovery)");
+    }
     if (obj == NULL) {
         /* No recovery section: imported snapshot/definition lines still need their ports. */
         char child[TP_JW_PATH_MAX];
@@ -30,18 +39,20 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
     static const char *const itch_only[] = {"rerequest", "max_messages", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
-        if (itch && json_object_get(obj, mdp3_only[i]) != NULL)
+        if ((itch || eobi) && json_object_get(obj, mdp3_only[i]) != NULL)
             tp_jw_error(ld->errs, child, "only for protocol mdp3");
     }
     for (unsigned i = 0; itch_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, itch_only[i]);
-        if (mdp3 && json_object_get(obj, itch_only[i]) != NULL)
+        if ((mdp3 || eobi) && json_object_get(obj, itch_only[i]) != NULL)
             tp_jw_error(ld->errs, child, "only for protocol itch");
     }
-    if (mdp3) {
+    if (mdp3 || eobi) {
         json_t *snap = tp_jw_get(ld->errs, path, obj, "snapshot", JSON_OBJECT, false);
         tp_jw_path_key(child, path, "snapshot");
         parse_line_pair(ld, child, snap, ch->snapshot, rx_ports, true);
+    }
+    if (mdp3) {
         json_t *defs = tp_jw_get(ld->errs, path, obj, "definitions", JSON_OBJECT, false);
         tp_jw_path_key(child, path, "definitions");
         parse_line_pair(ld, child, defs, ch->definitions, rx_ports, true);
@@ -72,6 +83,16 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         uint64_t v;
         if (tp_jw_uint(ld->errs, path, obj, "max_messages", 1, 65535, false, &v))
             ch->rerequest_max_messages = (uint16_t)v;
+    }
+    /* The EOBI feed tells its gaps by each segment's sequence and waits for the snapshot as long
+     * as it takes, its books flagged all along: the channel's timers do not run for it. */
+    static const char *const timers[] = {"gap_wait_us", "give_up_ms", "silence_ms", NULL};
+    for (unsigned i = 0; eobi && timers[i] != NULL; i++) {
+        tp_jw_path_key(child, path, timers[i]);
+        if (json_object_get(obj, timers[i]) != NULL)
+            tp_jw_error(ld->errs, child,
+                        "not for protocol eobi (its segments recover from the "
+                        "snapshot feed, flagged until then)");
     }
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "silence_ms", 0, 600000, false, &v))

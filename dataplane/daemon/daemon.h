@@ -29,7 +29,8 @@ struct tp_instruments;
 
 /* The config numbers a channel's protocol as the venues do (tp_venue.h). */
 _Static_assert((int)TP_CFG_PROTO_MDP3 == (int)TP_CHANNEL_MDP3 &&
-                   (int)TP_CFG_PROTO_ITCH == (int)TP_CHANNEL_ITCH,
+                   (int)TP_CFG_PROTO_ITCH == (int)TP_CHANNEL_ITCH &&
+                   (int)TP_CFG_PROTO_EOBI == (int)TP_CHANNEL_EOBI,
                "config protocols are the venues' numbers");
 
 /* The venue of config channel cc (its ops table). */

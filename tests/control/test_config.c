@@ -400,7 +400,7 @@ static void test_bad_protocol_did_you_mean(void **state)
     (void)state;
     assert_int_equal(load_mutated(1, "channels[0].protocol", "\"mdp\""), -EINVAL);
     expect_error(1, "channels[0].protocol",
-                 "unknown value \"mdp\" (expected mdp3 or itch; did you mean \"mdp3\"?)");
+                 "unknown value \"mdp\" (expected mdp3, itch or eobi; did you mean \"mdp3\"?)");
 }
 
 static void test_bad_ring_bytes_power_of_two(void **state)
@@ -1131,6 +1131,82 @@ static void test_recovery_silence_ms(void **state)
     expect_error(1, "channels[0].recovery.silence_ms", "600001 is out of range [0, 600000]");
 }
 
+/* An EOBI channel as the Eurex layout has it: incremental and snapshot groups, A and B. */
+static const char *eobi_channel =
+    "{\"name\": \"fdax\", \"protocol\": \"eobi\", \"id\": 688,"
+    " \"lines\": {\"a\": {\"group\": \"224.0.114.16\", \"port\": 59000},"
+    "           \"b\": {\"group\": \"224.0.114.17\", \"port\": 59000}},"
+    " \"recovery\": {\"snapshot\": {\"a\": {\"group\": \"224.0.114.18\", \"port\": 59001},"
+    "                             \"b\": {\"group\": \"224.0.114.19\", \"port\": 59001}}}}";
+
+/* The base document with the EOBI channel as channels[2], then one mutation (or none). */
+static int load_with_eobi(const char *path, const char *value)
+{
+    if (path == NULL)
+        return load_mutated(2, "channels[2]", eobi_channel, "lcores[0].channels[2]", "\"fdax\"");
+    return load_mutated(3, "channels[2]", eobi_channel, "lcores[0].channels[2]", "\"fdax\"", path,
+                        value);
+}
+
+/* Protocol eobi: venue EUREX by default, its four lines. */
+static void test_eobi_channel(void **state)
+{
+    (void)state;
+    assert_int_equal(load_with_eobi(NULL, NULL), 0);
+    const struct tp_cfg_channel *ch = &cfg->channels[2];
+    assert_int_equal(ch->protocol, TP_CFG_PROTO_EOBI);
+    assert_string_equal(ch->venue, "EUREX");
+    assert_int_equal(ch->venue_channel_id, 688);
+    assert_true(ch->lines[0].present && ch->lines[1].present);
+    assert_int_equal(ch->lines[1].group, 0xe0007211u);
+    assert_int_equal(ch->lines[1].port, 59000);
+    assert_true(ch->snapshot[0].present && ch->snapshot[1].present);
+    assert_int_equal(ch->snapshot[0].group, 0xe0007212u);
+    assert_int_equal(ch->snapshot[1].group, 0xe0007213u);
+    assert_int_equal(ch->snapshot[1].port, 59001);
+    assert_false(ch->definitions[0].present || ch->definitions[1].present);
+    assert_int_equal(ch->silence_ms, 0);
+    assert_int_equal(load_with_eobi("channels[2].venue", "\"XEUR\""), 0);
+    assert_string_equal(cfg->channels[2].venue, "XEUR");
+}
+
+/* EOBI is recovered from its snapshot feed alone: the lines are required, the other protocols'
+ * recovery keys refused, each error at its path. */
+static void test_bad_eobi_recovery(void **state)
+{
+    (void)state;
+    static const char *required = "required for protocol eobi (its only recovery)";
+    assert_int_equal(load_with_eobi("channels[2].recovery", NULL), -EINVAL);
+    expect_error(1, "channels[2].recovery.snapshot", required);
+    assert_int_equal(load_with_eobi("channels[2].recovery.snapshot", NULL), -EINVAL);
+    expect_error(1, "channels[2].recovery.snapshot", required);
+    assert_int_equal(load_with_eobi("channels[2].recovery.snapshot.a", NULL), -EINVAL);
+    expect_error(1, "channels[2].recovery.snapshot.a", "required key is missing");
+    assert_int_equal(load_with_eobi("channels[2].recovery.snapshot.b.group", "\"10.0.0.1\""),
+                     -EINVAL);
+    assert_int_equal(errs->count, 1);
+    assert_string_equal(errs->items[0].path, "channels[2].recovery.snapshot.b.group");
+    assert_int_equal(load_with_eobi("channels[2].recovery.snapshot.b.group", "\"224.0.114.18\""),
+                     -EINVAL);
+    expect_error(1, "channels[2].recovery.snapshot.b",
+                 "group 224.0.114.18:59001 is already used by channels[2].recovery.snapshot.a");
+    assert_int_equal(load_with_eobi("channels[2].recovery.rerequest", "\"10.0.0.5:1\""), -EINVAL);
+    expect_error(1, "channels[2].recovery.rerequest", "only for protocol itch");
+    assert_int_equal(load_with_eobi("channels[2].recovery.give_up_ms", "1000"), -EINVAL);
+    expect_error(1, "channels[2].recovery.give_up_ms",
+                 "not for protocol eobi (its segments recover from the snapshot feed, flagged "
+                 "until then)");
+    assert_int_equal(load_with_eobi("channels[2].recovery.definitions",
+                                    "{\"a\": {\"group\": \"224.0.114.20\", \"port\": 1}}"),
+                     -EINVAL);
+    expect_error(1, "channels[2].recovery.definitions", "only for protocol mdp3");
+    assert_int_equal(load_with_eobi("channels[2].schema", "\"x.xml\""), -EINVAL);
+    expect_error(1, "channels[2].schema", "only for protocol mdp3");
+    assert_int_equal(load_with_eobi("channels[2].cme_config", "{\"file\": \"x\", \"channel\": 1}"),
+                     -EINVAL);
+    expect_error(1, "channels[2].cme_config", "only for protocol mdp3");
+}
+
 static void test_bad_rerequest_format(void **state)
 {
     (void)state;
@@ -1445,6 +1521,8 @@ int main(void)
         cmocka_unit_test(test_bad_rerequest_on_mdp3),
         cmocka_unit_test(test_recovery_audit_always),
         cmocka_unit_test(test_recovery_silence_ms),
+        cmocka_unit_test(test_eobi_channel),
+        cmocka_unit_test(test_bad_eobi_recovery),
         cmocka_unit_test(test_bad_rerequest_format),
         cmocka_unit_test(test_bad_invalid_json),
         cmocka_unit_test(test_bad_duplicate_json_key),

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
+#include "tp_venue.h"
 
 /* build_tables: an lcore with ITCH channels gets one locate map each plus four spares. */
 #define ITCH_VENUES (2 + 4)
@@ -198,12 +199,13 @@ static void test_estimate_covers_the_channels(void **state)
         cfg.instruments.capacity = capacities[c];
         cfg.books.levels_per_side = 10;
         cfg.n_lcores = 1;
-        cfg.n_channels = 2;
+        cfg.n_channels = 3;
         cfg.channels[0].protocol = TP_CFG_PROTO_ITCH;
         cfg.channels[1].protocol = TP_CFG_PROTO_MDP3;
+        cfg.channels[2].protocol = TP_CFG_PROTO_EOBI;
         for (unsigned ch = 0; ch < cfg.n_channels; ch++) {
             struct tp_channel_params chp = {
-                .protocol = ch == 0 ? TP_CHANNEL_ITCH : TP_CHANNEL_MDP3,
+                .protocol = (enum tp_channel_protocol)cfg.channels[ch].protocol,
                 .held_max = TP_ARB_HELD_LIMIT,
                 .registry = mem,
                 .replay_bytes = 4u << 20,
@@ -212,15 +214,15 @@ static void test_estimate_covers_the_channels(void **state)
             uint64_t estimate = tp_config_channel_estimate(&cfg, ch);
             if (estimate < need || estimate > need + need / 8 + (64u << 10))
                 fail_msg("capacity %u, %s channel: estimate %llu bytes, the channel takes %llu",
-                         capacities[c], ch == 0 ? "ITCH" : "MDP3", (unsigned long long)estimate,
-                         (unsigned long long)need);
+                         capacities[c], tp_venue_get(chp.protocol)->name,
+                         (unsigned long long)estimate, (unsigned long long)need);
         }
         /* A second MDP3 channel adds its own (an ITCH one would add a locate map too). */
         uint64_t one = tp_config_memory_estimate(&cfg);
-        cfg.n_channels = 3;
-        cfg.channels[2].protocol = TP_CFG_PROTO_MDP3;
+        cfg.n_channels = 4;
+        cfg.channels[3].protocol = TP_CFG_PROTO_MDP3;
         assert_int_equal(tp_config_memory_estimate(&cfg) - one,
-                         tp_config_channel_estimate(&cfg, 2));
+                         tp_config_channel_estimate(&cfg, 3));
         free(mem);
     }
 }

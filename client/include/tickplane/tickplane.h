@@ -353,7 +353,7 @@ struct tp_instrument_info {
     uint8_t trading_status; /* enum tp_trading_status */
     uint8_t flags;          /* TP_EVENT_F_* low byte of its last event (RECOVERING, STALE) */
     char symbol[TP_SYMBOL_LEN + 1]; /* NUL-terminated, without padding */
-    char venue_name[32];            /* the daemon's name of the venue ("CME", "NASDAQ") */
+    char venue_name[32];            /* the daemon's name of the venue ("CME", "NASDAQ", "EUREX") */
     int64_t tick_size;              /* price9, TP_PRICE_NULL when unknown */
 };
 
