@@ -492,6 +492,16 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
                    f->definitions, f->rpt_seq_gaps, f->snapshots, f->snapshots_audited,
                    f->snapshot_mismatch, f->refusal_marks, f->channel_resets);
         }
+        /* A venue whose feed orders its packets: its decode counters tell its gaps and
+         * recoveries (the arbiter's lines below stay unused). */
+        const struct tp_venue_ops *v = ch->venue;
+        if (v->feed != NULL) {
+            printf("{\"decode\":{");
+            for (unsigned k = 0; k < v->n_decode_counters; k++)
+                printf("%s\"%s\":%lu", k ? "," : "", v->decode_counters[k].name,
+                       *(const uint64_t *)((const char *)ch->feed + v->decode_counters[k].offset));
+            printf("},\"recovering\":%u},", v->feed->recovering(ch->feed));
+        }
         for (unsigned l = 0; l < TP_LINE_COUNT; l++) {
             const struct tp_arb_line_counters *x = &ac->line[l];
             printf("%s{\"line\":\"%c\",\"packets\":%lu,\"delivered\":%lu,\"duplicates\":%lu,"

@@ -2,7 +2,7 @@
  * bus_consumer: an integration-test consumer of a running tickplane instance.
  *
  *   bus_consumer --instance NAME --truth T.json [--dir D] [--late] [--die-after N]
- *                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--venue cme|nasdaq]
+ *                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--venue cme|nasdaq|eurex]
  *                [--until FILE]
  *
  * It attaches to the instance's bus, rebuilds every book from the published level changes
@@ -18,7 +18,8 @@
  *   --until      the daemon's quiet spells do not end the run before FILE exists (the test
  *                creates it when the traffic is over: a loaded machine may stall a sender);
  *   --venue      compare only instruments of that venue (two simulators name their instruments
- *                alike: an instance running ITCH and MDP3 channels has both);
+ *                alike: an instance running ITCH and MDP3 channels has both); eurex: EOBI
+ *                instruments are named by SecurityID in decimal, the truth's security_id;
  *   --latency    measure, per event, TSC now minus the event's recvTsc (the daemon's rx_burst
  *                time) when the callback sees it, and print the histogram in ns (benchmark).
  */
@@ -73,7 +74,7 @@ struct options {
     uint64_t die_after;
     uint64_t idle_ms;
     uint64_t timeout_s;
-    int venue; /* tpout venue (0 cme, 1 nasdaq), -1: any */
+    int venue; /* tpout venue (0 cme, 1 nasdaq, 2 eurex), -1: any */
 };
 
 static double now_s(void)
@@ -241,11 +242,16 @@ static int parse(int argc, char **argv, struct options *o)
         case 'u':
             o->until = optarg;
             break;
-        case 'v':
-            if (strcmp(optarg, "cme") != 0 && strcmp(optarg, "nasdaq") != 0)
+        case 'v': {
+            static const char *const venues[] = {"cme", "nasdaq", "eurex"};
+            o->venue = -1;
+            for (int v = 0; v < 3; v++)
+                if (strcmp(optarg, venues[v]) == 0)
+                    o->venue = v;
+            if (o->venue < 0)
                 return -EINVAL;
-            o->venue = strcmp(optarg, "nasdaq") == 0;
             break;
+        }
         default:
             return -EINVAL;
         }
@@ -275,7 +281,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bus_consumer --instance NAME --truth T.json [--dir D] [--late] "
                         "[--die-after N] [--idle-ms MS] [--timeout-s S] [--ready FILE] "
-                        "[--venue cme|nasdaq] [--until FILE]\n");
+                        "[--venue cme|nasdaq|eurex] [--until FILE]\n");
         return 2;
     }
     json_error_t jerr;
@@ -372,12 +378,23 @@ int main(int argc, char **argv)
     {
         const char *symbol = json_string_value(json_object_get(inst, "symbol"));
         /* The simulator names MDP3 instruments by their product ("AAAA"), CME symbols add the
-         * contract month ("AAAAZ6"): a prefix matches. */
+         * contract month ("AAAAZ6"): a prefix matches. EOBI names them by SecurityID: all of
+         * it. */
+        char security_id[24];
+        bool eurex = o.venue == TPOUT_VENUE_EUREX;
+        if (eurex) {
+            snprintf(security_id, sizeof(security_id), "%lld",
+                     (long long)json_integer_value(json_object_get(inst, "security_id")));
+            symbol = security_id;
+        }
+        size_t len = strlen(symbol);
         int found = -1;
         for (unsigned k = 0; k < n_ids && found < 0; k++) {
             if (tp_state_read(r.state, by_symbol[k], &st, 1000) == 0 && st.book.symbol[0] &&
                 (o.venue < 0 || st.book.venue == o.venue) &&
-                strncmp(st.book.symbol, symbol, strlen(symbol)) == 0)
+                strncmp(st.book.symbol, symbol, len) == 0 &&
+                (!eurex || len == sizeof(st.book.symbol) || st.book.symbol[len] == '\0' ||
+                 st.book.symbol[len] == ' '))
                 found = (int)by_symbol[k];
         }
         if (found < 0) {

@@ -2,9 +2,7 @@
  * Eurex T7 EOBI as a venue (tp_venue.h): order-level books (tp_eobi_feed.h), many products per
  * multicast group, each market segment numbered by its own ApplSeqNum, which the feed follows
  * itself (so both lines' packets go to it); a segment that lost packets is rebuilt from the
- * snapshot loop. Its tpout venue is 2 (eurex); the client still names venues 0 and 1 only, and
- * the config has no "eobi" protocol yet: the daemon does not run
- * EOBI channels (the channel does: tests/dataplane/test_channel_eobi.c).
+ * snapshot loop. Its tpout venue is 2 (eurex); its config protocol "eobi".
  */
 #include <stddef.h>
 
