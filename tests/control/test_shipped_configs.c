@@ -61,6 +61,20 @@ static void test_af_packet(void **state)
     assert_int_not_equal(cfg->channels[0].rerequest_port, 0);
 }
 
+static void test_eobi(void **state)
+{
+    (void)state;
+    struct tp_config *cfg = load("eobi.json");
+    assert_int_equal(cfg->n_channels, 1);
+    const struct tp_cfg_channel *ch = &cfg->channels[0];
+    assert_int_equal(ch->protocol, TP_CFG_PROTO_EOBI);
+    assert_string_equal(ch->venue, "EUREX");
+    assert_true(ch->lines[0].present && ch->lines[1].present);
+    assert_true(ch->snapshot[0].present && ch->snapshot[1].present);
+    assert_int_equal(cfg->ports[0].kind, TP_CFG_PORT_PCAP);
+    assert_true(tp_config_memory_estimate(cfg) <= (uint64_t)cfg->eal.memory_mb << 20);
+}
+
 static void test_production(void **state)
 {
     (void)state;
@@ -88,6 +102,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demo),
         cmocka_unit_test(test_af_packet),
+        cmocka_unit_test(test_eobi),
         cmocka_unit_test(test_production),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
