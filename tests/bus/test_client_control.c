@@ -79,16 +79,19 @@ static int send_command(void *ctx, const struct tp_ctl_cmd *cmd)
 
 static struct tp_config *cfg;
 
+static const char *const protocol_names[] = {
+    [TP_CFG_PROTO_MDP3] = "mdp3", [TP_CFG_PROTO_ITCH] = "itch", [TP_CFG_PROTO_EOBI] = "eobi"};
+
 /* The daemon's status: its channels with their protocol and configured venue. */
 static json_t *status(void *ctx)
 {
     (void)ctx;
     json_t *channels = json_array();
     for (unsigned c = 0; c < cfg->n_channels; c++)
-        json_array_append_new(
-            channels, json_pack("{s:s, s:s, s:s}", "name", cfg->channels[c].name, "protocol",
-                                cfg->channels[c].protocol == TP_CFG_PROTO_ITCH ? "itch" : "mdp3",
-                                "venue", cfg->channels[c].venue));
+        json_array_append_new(channels,
+                              json_pack("{s:s, s:s, s:s}", "name", cfg->channels[c].name,
+                                        "protocol", protocol_names[cfg->channels[c].protocol],
+                                        "venue", cfg->channels[c].venue));
     return json_pack("{s:o}", "channels", channels);
 }
 
@@ -502,7 +505,7 @@ static void test_pattern_local(void **state)
     uint32_t top = TP_TOPIC_BIT(TP_TOPIC_TOP), trades = TP_TOPIC_BIT(TP_TOPIC_TRADES);
     assert_int_equal(tp_subscribe_pattern(c, NULL, "E S*", trades), -EINVAL);
     assert_int_equal(tp_subscribe_pattern(c, "LSE", "ES*", trades), -EINVAL);
-    assert_string_equal(tp_last_error(c), "unknown venue \"LSE\" (CME, NASDAQ)");
+    assert_string_equal(tp_last_error(c), "unknown venue \"LSE\" (CME, NASDAQ, EUREX)");
     assert_int_equal(tp_subscribe_pattern(c, "CME", "ES*", 0), -EINVAL);
     int es = tp_subscribe_pattern(c, "CME", "ES*", trades | top);
     int aapl = tp_subscribe_pattern(c, "CME", "AAPL", trades); /* AAPL is on NASDAQ */
