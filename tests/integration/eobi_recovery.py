@@ -41,13 +41,9 @@ def both_lost(report):
 def main():
     with tempfile.TemporaryDirectory(prefix="tpit-eobi-") as work:
         instance = tpit.instance_name("tpeobi")
-        pcap, truth, report = (os.path.join(work, n)
-                               for n in ("feed.pcap", "truth.json", "report.json"))
-        subprocess.run([SIM, "eobi", "--pcap", pcap, "--truth", truth, "--report", report,
-                        "--seed", "11", "--symbols", "20", "--messages", "20000",
-                        "--segments", "3", "--snapshot-every", "150", "--loss-a", "0.02",
-                        "--loss-b", "0.02", "--both-loss", "0.003"],
-                       check=True, stdout=subprocess.DEVNULL)
+        pcap, truth, report = tpit.simulate(SIM, "eobi", work, 11, "--segments", "3",
+                                            "--snapshot-every", "150", "--loss-a", "0.02",
+                                            "--loss-b", "0.02", "--both-loss", "0.003")
         with open(report) as f:
             rep = json.load(f)
         if not both_lost(rep):

@@ -22,11 +22,7 @@ TICKPLANE, SIM, BUS_CONSUMER, STATS_CONSUMER = sys.argv[1:5]
 def main():
     with tempfile.TemporaryDirectory(prefix="tpit-stats-") as work:
         instance = tpit.instance_name("tpstats")
-        pcap, truth, report = (os.path.join(work, n)
-                               for n in ("feed.pcap", "truth.json", "report.json"))
-        subprocess.run([SIM, "mdp3", "--pcap", pcap, "--truth", truth, "--report", report,
-                        "--seed", "13", "--symbols", "20", "--messages", "20000",
-                        "--loss-a", "0.01"], check=True, stdout=subprocess.DEVNULL)
+        pcap, truth, report = tpit.simulate(SIM, "mdp3", work, 13, "--loss-a", "0.01")
         templates = json.load(open(report))["mdp3"]["templates"]
         if not templates.get("49") or not templates.get("50"):
             fail("the simulator sent no 49 or 50: %s" % templates)

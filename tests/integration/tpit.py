@@ -114,6 +114,17 @@ def itch_channel(lines="ab", **extra):
     return channel
 
 
+def simulate(sim, protocol, workdir, seed, *args):
+    """Runs `tickplane-sim protocol` (20 instruments, 20000 messages, then args) into workdir's
+    feed.pcap, truth.json and report.json; returns their paths."""
+    pcap, truth, report = (os.path.join(workdir, n)
+                           for n in ("feed.pcap", "truth.json", "report.json"))
+    subprocess.run([sim, protocol, "--pcap", pcap, "--truth", truth, "--report", report,
+                    "--seed", str(seed), "--symbols", "20", "--messages", "20000", *args],
+                   check=True, stdout=subprocess.DEVNULL)
+    return pcap, truth, report
+
+
 def pcap_port(pcap):
     """A net_pcap port replaying `pcap`, with a pool large enough to hold every packet that
     waits behind a gap (net_pcap replays as fast as it can, not at the capture's pace)."""
