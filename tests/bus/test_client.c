@@ -497,6 +497,27 @@ static void test_user_transformer_batch_limit_and_lag(void **state)
     free(w);
 }
 
+/* An EOBI instrument: tpout venue 2, EUREX by default, named by its SecurityID. */
+static void test_eobi_instrument_info(void **state)
+{
+    (void)state;
+    struct writer *w = malloc(sizeof(*w));
+    writer_open(w, "eobi", 1 << 16);
+    struct tp_state_entry *e = tp_state_write_begin(w->bus.state, 1);
+    snprintf(e->book.symbol, sizeof(e->book.symbol), "%d", 4128839);
+    e->book.venue = 2;
+    tp_state_write_end(e);
+    struct tp_client *c = attach("eobi");
+    struct tp_instrument_info info;
+    assert_int_equal(tp_instrument_info(c, 1, &info), 0);
+    assert_string_equal(info.symbol, "4128839");
+    assert_int_equal(info.venue, 2);
+    assert_string_equal(info.venue_name, "EUREX");
+    tp_detach(c);
+    tp_bus_writer_close(&w->bus, 1);
+    free(w);
+}
+
 static void test_symbol_info_and_current_state(void **state)
 {
     (void)state;
@@ -845,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_user_transformer_batch_limit_and_lag),
         cmocka_unit_test(test_malformed_payloads_counted),
         cmocka_unit_test(test_symbol_info_and_current_state),
+        cmocka_unit_test(test_eobi_instrument_info),
         cmocka_unit_test(test_format_price),
         cmocka_unit_test(test_restart_version_and_reader_counters),
         cmocka_unit_test(test_stale_heartbeat_refused),
