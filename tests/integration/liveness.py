@@ -11,6 +11,8 @@ headers) checks tp_check_heartbeat and tp_check_writer every 5 ms while:
   - the data lcore's thread is stopped for 3 s: the main lcore's beats keep it alive;
   - the daemon is killed (SIGKILL): the strategy is told within the daemon's 1 s (plus a poll's
     slack), not the library's default 2 s.
+A stall in which the running thread itself was starved (ready, but given no CPU for the whole
+timeout: /proc schedstat) proves nothing either way and is tried again, up to 3 times.
 
 --soak SECONDS --load N: the daemon with the default timeout (bus.heartbeat_timeout_ms 5000)
 runs for SECONDS next to N busy processes (nice 10: the machine's load, not starving it), a
@@ -38,6 +40,8 @@ from tpit import fail, wait_for
 TIMEOUT_MS = 1000
 STALL_S = 3.0
 SLACK_S = 0.4
+BEAT_MS = 10  # both threads beat every 10 ms while they run (dataplane.c COUNTER_US)
+STARVED_RETRIES = 3
 PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_DETACH = 0x4206, 0x4207, 17
 WALL = 0x40000000  # __WALL: wait for a thread of another process
 
@@ -69,13 +73,41 @@ def data_lcore_thread(pid):
     fail("no worker thread in /proc/%d/task" % pid)
 
 
-def watch(lib, client, seconds):
-    """Checks every 5 ms for `seconds`: the checks' first failure, or None."""
+def sched(pid, tid):
+    """A thread's run and run-queue wait times in ns (/proc/PID/task/TID/schedstat)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        run, wait = f.read().split()[:2]
+    return int(run), int(wait)
+
+
+def watch(lib, client, seconds, beating=None):
+    """Checks every 5 ms for `seconds`: the checks' first failure, or None.
+
+    beating (pid, tid): the thread whose beats should keep the daemon alive. A failure then
+    says whether that thread was starved: it had not run for the whole timeout while it was
+    ready to (its run-queue wait grew by most of that time). A thread the scheduler does not
+    run cannot beat, and no design could tell it from a hung one; a thread that was not
+    runnable (blocked, say, on something the stopped thread holds) is a real failure."""
     end = time.monotonic() + seconds
+    last_run_at = time.monotonic()
+    run, wait = sched(*beating) if beating else (0, 0)
+    wait_at_last_run = wait
     while time.monotonic() < end:
         hb, wr = lib.tp_check_heartbeat(client), lib.tp_check_writer(client)
+        now = time.monotonic()
+        if beating:
+            run_now, wait = sched(*beating)
+            if run_now != run:
+                run, last_run_at, wait_at_last_run = run_now, now, wait
         if hb != 0 or wr != 0:
-            return {"heartbeat": hb, "writer": wr, "why": lib.tp_last_error(client).decode()}
+            seen = {"heartbeat": hb, "writer": wr, "why": lib.tp_last_error(client).decode()}
+            if beating:
+                idle_ms = (now - last_run_at) * 1000
+                seen["beating_thread_idle_ms"] = round(idle_ms)
+                seen["beating_thread_waited_ms"] = round((wait - wait_at_last_run) / 1e6)
+                seen["starved"] = idle_ms >= TIMEOUT_MS - BEAT_MS and \
+                    seen["beating_thread_waited_ms"] >= 0.8 * idle_ms
+            return seen
         time.sleep(0.005)
     return None
 
@@ -182,12 +214,17 @@ def main(tickplane, sim, lib_path, soak_seconds=None, load=0):
                 soak(lib, daemon, instance, sock, soak_seconds, load)
                 return
             worker = data_lcore_thread(daemon.pid)
-            for name, tid in (("main lcore", daemon.pid), ("data lcore", worker)):
-                stop_thread(tid)
-                stopped = tid
-                seen = watch(lib, client, STALL_S)
-                resume_thread(tid)
-                stopped = None
+            for name, tid, other in (("main lcore", daemon.pid, worker),
+                                     ("data lcore", worker, daemon.pid)):
+                for attempt in range(STARVED_RETRIES + 1):
+                    stop_thread(tid)
+                    stopped = tid
+                    seen = watch(lib, client, STALL_S, (daemon.pid, other))
+                    resume_thread(tid)
+                    stopped = None
+                    if seen is None or not seen["starved"]:
+                        break
+                    print("starved, again: %s" % seen)
                 if seen is not None:
                     fail("with its %s stopped for %.1f s the live daemon was reported dead: %s"
                          % (name, STALL_S, seen))
