@@ -41,11 +41,13 @@ void parse_control(struct loader *ld, const json_t *root)
         return;
     tp_jw_check_keys(ld->errs, "control", obj, keys);
     char raw[TP_CFG_PATH_MAX];
-    /* sun_path holds 108 bytes including the NUL. */
+    /* sun_path holds 108 bytes including the NUL, and the daemon binds PATH.new first. */
     if (get_path(ld, "control", obj, "socket", false, false, raw, sizeof(raw))) {
-        if (strlen(raw) > 107)
+        if (strlen(raw) > 103)
             tp_jw_error(ld->errs, "control.socket",
-                        "path is %zu bytes, a UNIX socket path must be at most 107", strlen(raw));
+                        "path is %zu bytes, the control socket's path must be at most 103 "
+                        "(a UNIX socket path holds 107 and the daemon binds PATH.new first)",
+                        strlen(raw));
         else
             strcpy(c->socket_path, raw);
     }

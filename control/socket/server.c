@@ -36,12 +36,15 @@ static void copy_config(struct tp_ctl_server *srv, const struct tp_config *cfg)
 
 /*
  * Bind, refusing to steal the socket of a live daemon but replacing a stale file. The group (if
- * not (gid_t)-1) is set before listen: no client connects under the wrong ownership.
+ * not (gid_t)-1) is set before listen: no client connects under the wrong ownership. The socket
+ * is bound under a temporary name and renamed into place once it listens, so a client that
+ * waits for the path to appear never finds a socket that refuses it.
  */
 static int bind_socket(struct tp_ctl_server *srv, mode_t mode, gid_t gid)
 {
+    static const char pending_suffix[] = ".new";
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (strlen(srv->path) >= sizeof(addr.sun_path))
+    if (strlen(srv->path) + sizeof(pending_suffix) > sizeof(addr.sun_path))
         return -ENAMETOOLONG;
     strcpy(addr.sun_path, srv->path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -61,16 +64,19 @@ static int bind_socket(struct tp_ctl_server *srv, mode_t mode, gid_t gid)
             close(fd);
             return -EADDRINUSE;
         }
-        unlink(srv->path);
     }
+    strcat(addr.sun_path, pending_suffix);
+    unlink(addr.sun_path);
     /* The mode applies from the first instant: no window with a wider default. */
     mode_t old = umask(0777 & ~mode);
     int rc = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
     umask(old);
-    if (rc != 0 || chmod(srv->path, mode) != 0 ||
-        (gid != (gid_t)-1 && chown(srv->path, (uid_t)-1, gid) != 0) || listen(fd, 1024) != 0) {
+    if (rc != 0 || chmod(addr.sun_path, mode) != 0 ||
+        (gid != (gid_t)-1 && chown(addr.sun_path, (uid_t)-1, gid) != 0) || listen(fd, 1024) != 0 ||
+        rename(addr.sun_path, srv->path) != 0) {
         rc = -errno;
         close(fd);
+        unlink(addr.sun_path);
         return rc;
     }
     return fd;

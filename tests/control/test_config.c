@@ -1015,7 +1015,9 @@ static void test_bad_socket_path_too_long(void **state)
     char value[160];
     snprintf(value, sizeof(value), "\"/tmp/%0120d.sock\"", 0);
     assert_int_equal(load_mutated(1, "control.socket", value), -EINVAL);
-    expect_error(1, "control.socket", "path is 130 bytes, a UNIX socket path must be at most 107");
+    expect_error(1, "control.socket",
+                 "path is 130 bytes, the control socket's path must be at most 103 "
+                 "(a UNIX socket path holds 107 and the daemon binds PATH.new first)");
 }
 
 static void test_bad_topic_name(void **state)

@@ -605,6 +605,33 @@ static void test_stale_socket_is_replaced(void **state)
     free(other);
 }
 
+/*
+ * The path appears only once the socket listens: a client that waits for the file is never
+ * refused. A PATH.new a crashed start left behind is replaced and none is left.
+ */
+static void test_socket_path_appears_listening(void **state)
+{
+    (void)state;
+    struct tp_config *other = malloc(sizeof(*other));
+    *other = *cfg;
+    snprintf(other->control.socket_path, sizeof(other->control.socket_path), "%s/late.sock", dir);
+    char pending[sizeof(other->control.socket_path) + 8];
+    snprintf(pending, sizeof(pending), "%s.new", other->control.socket_path);
+    int leftover = open(pending, O_CREAT | O_WRONLY, 0600);
+    assert_true(leftover >= 0);
+    close(leftover);
+    struct tp_ctl_server *second;
+    assert_int_equal(tp_ctl_server_open(&second, other, &fake_ops), 0);
+    assert_int_equal(access(pending, F_OK), -1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strcpy(addr.sun_path, other->control.socket_path);
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    close(fd);
+    tp_ctl_server_close(second);
+    free(other);
+}
+
 /* ---------------------------------------------------------- other uids */
 
 /*
@@ -921,6 +948,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_connection_storm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_ring, setup, teardown),
         cmocka_unit_test_setup_teardown(test_live_socket_is_not_stolen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_socket_path_appears_listening, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_socket_is_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_socket_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entitlements_by_uid, setup, teardown),
