@@ -139,8 +139,13 @@ int replay_threads_open(struct replay_threads *t, const struct replay_threads_pa
     int rc;
 
     memset(t, 0, sizeof(*t));
-    t->replay = calloc(workers, sizeof(*t->replay));
-    t->share = calloc(workers, sizeof(*t->share));
+    /* Each worker's replay and share on lines of their own (REPLAY_WORKER_ALIGN). */
+    t->replay = aligned_alloc(REPLAY_WORKER_ALIGN, workers * sizeof(*t->replay));
+    t->share = aligned_alloc(REPLAY_WORKER_ALIGN, workers * sizeof(*t->share));
+    if (t->replay)
+        memset(t->replay, 0, workers * sizeof(*t->replay));
+    if (t->share)
+        memset(t->share, 0, workers * sizeof(*t->share));
     t->events = calloc(workers, sizeof(*t->events));
     t->log = calloc(workers, sizeof(*t->log));
     t->sink = calloc(workers, sizeof(*t->sink));
