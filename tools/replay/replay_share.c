@@ -147,40 +147,50 @@ void replay_share_message(struct replay *r, const uint8_t *msg, uint16_t len,
 struct sorted {
     uint32_t mine;
     uint16_t at[SHARE_RUN];
-    bool order[SHARE_RUN];
+    uint32_t order[SHARE_RUN]; /* 1: an order message (enqueue's order) */
     uint32_t id[SHARE_RUN];
     uint64_t priority[SHARE_RUN];
+};
+
+/* The length tp_itch_check wants of each type (0: unknown), as a table. */
+static const uint8_t length_of[256] = {
+#define SHARE_LENGTH(T, M, LEN) [T] = LEN,
+    TP_ITCH_MESSAGES(SHARE_LENGTH)
+#undef SHARE_LENGTH
 };
 
 /*
  * Sorts out the messages of a run up to its first stock directory (which changes the locates of
  * those after it), and returns how many. No branch depends on a message's type or owner: random
  * messages mispredicted such branches about one in two, which cost a worker more than the
- * messages it skips.
+ * messages it skips. What the loop reads is in locals: a store to the arrays could alias it.
  */
 static inline __attribute__((always_inline)) uint32_t
 sort_out(struct replay_share *s, const struct tp_itch_feed *f, const uint8_t *const *msg,
          const uint16_t *len, uint32_t n, struct sorted *o)
 {
     static const uint8_t no_locate[3];
-    const uint32_t first = s->first_id, span = s->end_id - s->first_id;
+    const uint32_t *locates = f->locates;
+    const uint32_t first = s->first_id, span = s->end_id - s->first_id, lead = s->lead;
     uint64_t priority = s->priority;
     uint32_t k = 0, i;
 
     for (i = 0; i < n; i++) {
-        const uint8_t *m = msg[i];
-        unsigned cls = len[i] >= 3 ? type_class[m[0]] : 0;
+        uint32_t l = len[i];
+        const uint8_t *m = l >= 3 ? msg[i] : no_locate; /* a shorter one is no type's */
+        uint32_t type = m[0];
+        uint32_t cls = type_class[type];
         if (__builtin_expect(cls & DIRECTORY, 0))
             break;
-        uint32_t id = f->locates[tp_itch_stock_locate(cls ? m : no_locate)] - 1;
+        uint32_t id = locates[tp_itch_stock_locate(m)] - 1;
         id = cls & BY_LOCATE ? id : TP_INSTRUMENT_NONE;
-        bool known = id != TP_INSTRUMENT_NONE;
+        uint32_t known = id != TP_INSTRUMENT_NONE;
         o->at[k] = (uint16_t)i;
         o->id[k] = id;
-        o->order[k] = known & ((cls & ORDER) != 0) & (len[i] >= 19);
+        o->order[k] = known & ((cls & ORDER) != 0) & (l >= 19);
         o->priority[k] = priority;
-        priority += known & ((cls & NEW_PRIORITY) != 0) & (len[i] == tp_itch_message_length(m[0]));
-        k += (known & (id - first < span)) | (!known & s->lead);
+        priority += known & ((cls & NEW_PRIORITY) != 0) & (l == length_of[type]);
+        k += known ? id - first < span : lead;
     }
     s->priority = priority;
     o->mine = k;
