@@ -70,8 +70,9 @@ struct replay_packet_id {
 #define REPLAY_CHANGE_KINDS 8
 _Static_assert(TP_CHANGE_STAT < REPLAY_CHANGE_KINDS, "a change kind beyond the replay's counts");
 
+/* Its own cache lines: a worker of a threaded replay writes its counters every message. */
 struct replay {
-    void *mem;
+    _Alignas(REPLAY_WORKER_ALIGN) void *mem;
     size_t table_bytes; /* registry + books */
     struct tp_instruments *registry;
     struct tp_books *books;

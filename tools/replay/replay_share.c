@@ -8,6 +8,7 @@
 #include "replay_log.h"
 
 #define SHARE_PUBLISH_EVERY 256u /* messages, a power of two */
+#define SHARE_RUN           256u /* messages a burst is sorted out by */
 
 static void apply_first(struct replay *r)
 {
@@ -63,7 +64,7 @@ static const uint8_t type_class[256] = {
  * half the queue ahead, as the feed's burst does. */
 static inline __attribute__((always_inline)) void enqueue(struct replay *r, const uint8_t *msg,
                                                           uint16_t len, uint32_t id, bool order,
-                                                          uint64_t priority,
+                                                          uint64_t priority, uint64_t seq,
                                                           const struct tp_feed_info *info)
 {
     struct replay_share *s = r->share;
@@ -77,7 +78,7 @@ static inline __attribute__((always_inline)) void enqueue(struct replay *r, cons
     p->len = len;
     p->id = order ? id : TP_INSTRUMENT_NONE;
     p->priority = priority;
-    p->seq = s->seq;
+    p->seq = seq;
     p->info = *info;
     s->waiting++;
     if (order) {
@@ -133,7 +134,7 @@ share_message(struct replay *r, const uint8_t *msg, uint16_t len, struct tp_feed
         s->priority++;
     if (id == TP_INSTRUMENT_NONE ? s->lead : replay_share_holds(s, id))
         enqueue(r, msg, len, id, id != TP_INSTRUMENT_NONE && (cls & ORDER) && len >= 19, priority,
-                info);
+                s->seq, info);
 }
 
 void replay_share_message(struct replay *r, const uint8_t *msg, uint16_t len,
@@ -142,9 +143,83 @@ void replay_share_message(struct replay *r, const uint8_t *msg, uint16_t len,
     share_message(r, msg, len, info);
 }
 
+/* A run of a burst's messages sorted out: this worker's, by their place in the run. */
+struct sorted {
+    uint32_t mine;
+    uint16_t at[SHARE_RUN];
+    uint32_t order[SHARE_RUN]; /* 1: an order message (enqueue's order) */
+    uint32_t id[SHARE_RUN];
+    uint64_t priority[SHARE_RUN];
+};
+
+/* The length tp_itch_check wants of each type (0: unknown), as a table. */
+static const uint8_t length_of[256] = {
+#define SHARE_LENGTH(T, M, LEN) [T] = LEN,
+    TP_ITCH_MESSAGES(SHARE_LENGTH)
+#undef SHARE_LENGTH
+};
+
+/*
+ * Sorts out the messages of a run up to its first stock directory (which changes the locates of
+ * those after it), and returns how many. No branch depends on a message's type or owner: random
+ * messages mispredicted such branches about one in two, which cost a worker more than the
+ * messages it skips. What the loop reads is in locals: a store to the arrays could alias it.
+ */
+static inline __attribute__((always_inline)) uint32_t
+sort_out(struct replay_share *s, const struct tp_itch_feed *f, const uint8_t *const *msg,
+         const uint16_t *len, uint32_t n, struct sorted *o)
+{
+    static const uint8_t no_locate[3];
+    const uint32_t *locates = f->locates;
+    const uint32_t first = s->first_id, span = s->end_id - s->first_id, lead = s->lead;
+    uint64_t priority = s->priority;
+    uint32_t k = 0, i;
+
+    for (i = 0; i < n; i++) {
+        uint32_t l = len[i];
+        const uint8_t *m = l >= 3 ? msg[i] : no_locate; /* a shorter one is no type's */
+        uint32_t type = m[0];
+        uint32_t cls = type_class[type];
+        if (__builtin_expect(cls & DIRECTORY, 0))
+            break;
+        uint32_t id = locates[tp_itch_stock_locate(m)] - 1;
+        id = cls & BY_LOCATE ? id : TP_INSTRUMENT_NONE;
+        uint32_t known = id != TP_INSTRUMENT_NONE;
+        o->at[k] = (uint16_t)i;
+        o->id[k] = id;
+        o->order[k] = known & ((cls & ORDER) != 0) & (l >= 19);
+        o->priority[k] = priority;
+        priority += known & ((cls & NEW_PRIORITY) != 0) & (l == length_of[type]);
+        k += known ? id - first < span : lead;
+    }
+    s->priority = priority;
+    o->mine = k;
+    return i;
+}
+
 void replay_share_burst(struct replay *r, const uint8_t *const *msg, const uint16_t *len,
                         uint32_t n, struct tp_feed_info *info)
 {
-    for (uint32_t i = 0; i < n; i++)
-        share_message(r, msg[i], len[i], info);
+    struct replay_share *s = r->share;
+    struct sorted o;
+
+    while (n > 0) {
+        uint32_t run = n < SHARE_RUN ? n : SHARE_RUN;
+        uint32_t sorted = sort_out(s, &r->itch, msg, len, run, &o);
+        for (uint32_t j = 0; j < o.mine; j++)
+            enqueue(r, msg[o.at[j]], len[o.at[j]], o.id[j], o.order[j], o.priority[j],
+                    s->seq + o.at[j] + 1, info);
+        s->seq += sorted;
+        if (sorted < run) {
+            s->seq++;
+            directory(r, msg[sorted], len[sorted], info);
+            sorted++;
+        }
+        /* The messages before the first waiting one are done: the merger may write theirs. */
+        if (s->log != NULL)
+            replay_log_publish(s->log, s->waiting ? s->pending[s->first].seq - 1 : s->seq);
+        msg += sorted;
+        len += sorted;
+        n -= sorted;
+    }
 }

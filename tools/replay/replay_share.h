@@ -37,8 +37,13 @@ struct replay_share_pending {
     struct tp_feed_info info;
 };
 
+/* Each worker's on cache lines of its own (a worker writes its share every message; the
+ * adjacent-line prefetcher fetches lines in pairs). */
+#define REPLAY_WORKER_ALIGN 128
+
 struct replay_share {
-    uint32_t first_id; /* the instrument ids this worker's books hold: [first_id, end_id) */
+    _Alignas(REPLAY_WORKER_ALIGN)
+        uint32_t first_id; /* the instrument ids this worker's books hold: [first_id, end_id) */
     uint32_t end_id;
     bool lead;         /* also applies what names no instrument of a window */
     uint64_t priority; /* the priority the feed gives the next new order, over every worker's */

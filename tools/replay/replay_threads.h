@@ -4,11 +4,12 @@
  *
  * Each worker frames the whole capture and runs the line arbiter itself, and applies only the
  * messages of its window of instrument ids (replay_share.h); no message is copied between
- * threads. The windows are cut before the run from a pass over the capture that counts each
- * instrument's messages, so each worker gets an equal share of the work; a worker's books are
- * sized for its window, an equal part of --orders and of the recent-order window (memory stays
- * what one thread uses; a worker whose instruments hold more live orders than its part refuses
- * adds, counted as order_capacity, as one thread does beyond --orders).
+ * threads. The windows are cut before the run from a pass over the capture's first 2^20 messages
+ * that counts each instrument's, so each worker gets an equal share of the work (an instrument
+ * first defined later falls in the last window); a worker's books are sized for its window, an
+ * equal part of --orders and of the recent-order window (memory stays what one thread uses; a
+ * worker whose instruments hold more live orders than its part refuses adds, counted as
+ * order_capacity, as one thread does beyond --orders).
  *
  * With an event file each worker publishes into a log (replay_log.h) and the calling thread
  * merges the logs into the file in the order a single thread publishes.

@@ -8,8 +8,10 @@ file written to /dev/null (the merge of the workers' logs). Each run's in-loop f
 the replay's own summary line: wall ns per message and CPU ns per message (the thread's for one
 worker, the process's for more).
 
-Printed, one JSON object per line: each run; then per N the medians, and the median over rounds
-of the paired speedup wall(1) / wall(N); then the cost model from the CPU medians:
+Printed, one JSON object per line: each run; then per N the medians, the CPU per worker, the
+median over rounds of the paired speedup wall(1) / wall(N), and the same with the planning pass
+that cuts the workers' windows before the run (plan_seconds, not in the run's figures) added to
+each side; then the cost model from the CPU medians:
   framing = cpu(3) - cpu(2)       what every worker pays for every message (framing, sorting out
                                   its own, counting the others' priorities)
   apply   = cpu(2) - 2 * framing  what is split (book updates, change records, prefetching)
@@ -29,6 +31,11 @@ def summary(tool, path, threads, extra):
     out = subprocess.run([tool, '--quiet', '--threads', str(threads), *extra, path],
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads([l for l in out.stderr.splitlines() if '"summary"' in l][0])
+
+
+def plan_ns(s):
+    """The planning pass before the run (windows of the workers), per message."""
+    return s['plan_seconds'] * 1e9 / s['messages'] if s['messages'] else 0
 
 
 def median(values):
@@ -63,8 +70,10 @@ def main():
                 print(json.dumps({'bench': 'books_replay_threads_run', 'variant': name,
                                   'round': r, 'threads': n, 'workers': s['threads'],
                                   'ns_per_msg': s['ns_per_msg_median'],
-                                  'cpu_ns_per_msg': s['cpu_ns_per_msg_median']}))
+                                  'cpu_ns_per_msg': s['cpu_ns_per_msg_median'],
+                                  'plan_ns_per_msg': plan_ns(s)}))
         wall = {n: [s['ns_per_msg_median'] for s in runs[n]] for n in runs}
+        job = {n: [s['ns_per_msg_median'] + plan_ns(s) for s in runs[n]] for n in runs}
         cpu = {n: median(s['cpu_ns_per_msg_median'] for s in runs[n]) for n in runs}
         for n in runs:
             print(json.dumps({
@@ -72,6 +81,10 @@ def main():
                 'file': path, 'messages': runs[n][0]['messages'], 'rounds': a.rounds,
                 'ns_per_msg_median': median(wall[n]), 'cpu_ns_per_msg_median': cpu[n],
                 'paired_speedup_median': median(w1 / wn for w1, wn in zip(wall[1], wall[n])),
+                'plan_ns_per_msg_median': median(plan_ns(s) for s in runs[n]),
+                'paired_speedup_with_plan_median': median(
+                    j1 / jn for j1, jn in zip(job[1], job[n])),
+                'cpu_ns_per_msg_per_worker': cpu[n] / runs[n][0]['threads'],
                 'book_bytes': runs[n][0]['book_bytes'],
                 'peak_rss_kb': max(s['peak_rss_kb'] for s in runs[n]),
                 'loadavg_1m': load}))
