@@ -11,6 +11,12 @@ with the truth: "exact" (all equal, none flagged), "flagged" (every book that is
 equals the truth; a book never defined counts as flagged) or "wrong" (an unflagged book
 differs). Any wrong round fails the run.
 
+A round that fails (wrong, or any other failure) keeps its evidence: the daemon's log, exit
+summary and final stats, the consumer's output, the config, the simulator's truth, report and
+capture of what it sent on each line (after its losses). They are copied to a directory the run
+prints: $TP_SOAK_EVIDENCE (the suite sets one in the build directory), else one under the
+system's temporary directory.
+
 usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS      (root; exit 77 without netns/veth)
 
 Prints one JSON line per round and a summary line {"rounds": N, "exact": .., "flagged": ..,
@@ -20,6 +26,7 @@ import atexit
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +47,10 @@ SILENCE_MS = 2000  # both lines quiet this long flags the books (recovery.silenc
 
 work = tempfile.mkdtemp(prefix="tpsk-")
 procs = []
+current_round = None  # the round directory in use, kept if the run fails in it
+EVIDENCE = os.path.join(os.environ.get("TP_SOAK_EVIDENCE") or
+                        os.path.join(tempfile.gettempdir(), "tickplane-soak-evidence"),
+                        "%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), ID))
 
 
 def cleanup():
@@ -51,8 +62,17 @@ def cleanup():
     subprocess.run(["rm", "-rf", work])
 
 
+def keep_evidence(round_dir):
+    """Copies a failed round's files where they outlive the run, and says where."""
+    kept = os.path.join(EVIDENCE, os.path.basename(round_dir))
+    shutil.copytree(round_dir, kept, dirs_exist_ok=True)
+    print("evidence of %s kept in %s" % (os.path.basename(round_dir), kept), flush=True)
+
+
 def fail(msg):
     print("FAIL: " + msg)
+    if current_round is not None:
+        keep_evidence(current_round)
     for name in sorted(os.listdir(work)):
         if name.endswith(".log") or name.endswith(".out"):
             with open(os.path.join(work, name), errors="replace") as f:
@@ -88,10 +108,11 @@ def pauser(daemon, stop, rng):
 
 
 def run_round(n):
+    global current_round
     rng = random.Random(1000 + n)
     seed = 100 + n
     instance = tpit.instance_name("tpsk")
-    round_dir = os.path.join(work, "r%d" % n)
+    round_dir = current_round = os.path.join(work, "r%d" % n)
     os.mkdir(round_dir)
     sim_args = ["itch", "--seed", str(seed), "--symbols", "20", "--messages", "20000"]
     truth = os.path.join(round_dir, "truth.json")
@@ -124,7 +145,9 @@ def run_round(n):
     sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args +
                            ["--live", "--iface", SIMDEV, "--rate", "4000", "--rerequest", SERVER,
                             "--linger-ms", str(rng.choice([500, 2000, 4000])), "--loss-a",
-                            "0.02", "--loss-b", "0.02", "--both-loss", "0.003"],
+                            "0.02", "--loss-b", "0.02", "--both-loss", "0.003",
+                            "--pcap", os.path.join(round_dir, "sent.pcap"),
+                            "--report", os.path.join(round_dir, "sim_report.json")],
                            stdout=subprocess.DEVNULL,
                            stderr=open(os.path.join(round_dir, "sim.log"), "w"))
     procs.append(sim)
@@ -152,6 +175,8 @@ def run_round(n):
         time.sleep(0.1)
     else:
         fail("round %d: the daemon never went quiet" % n)
+    with open(os.path.join(round_dir, "stats.json"), "w") as f:
+        json.dump(control({"id": 2, "cmd": "stats"}), f)
     open(done, "w").close()
     try:
         consumer.wait(timeout=120)
@@ -181,6 +206,7 @@ def run_round(n):
     if outcome == "wrong":
         with open(os.path.join(round_dir, "consumer.log"), errors="replace") as f:
             print("".join(f.readlines()[:20]))
+        keep_evidence(round_dir)
     if os.path.exists(os.path.join(work, "control.sock")):
         os.unlink(os.path.join(work, "control.sock"))
     return outcome
