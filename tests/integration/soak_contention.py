@@ -95,8 +95,10 @@ def control(request):
 
 
 def channel_counters():
+    """The daemon's receive and message counters, and its data lcore's ticks (a loop turn of
+    the lcore counts one, at most one every 10 ms)."""
     st = control({"id": 1, "cmd": "stats"})
-    return (st.get("dp.rx_packets", 0), st.get("channel=itch.feed.messages", 0))
+    return (st.get("dp.rx_packets", 0), st.get("channel=itch.feed.messages", 0)), st["dp.ticks"]
 
 
 def pauser(daemon, stop, rng):
@@ -162,19 +164,27 @@ def run_round(n):
         stop.set()
         t.join()
         daemon.send_signal(signal.SIGCONT)
-    # Quiet: the counters stand still for longer than the silence that flags the books (the
-    # daemon drained its ring and its timers ran): a stream whose end was lost on both lines
-    # looks complete until then, to the daemon as to anyone.
+    # Quiet: the counters stand still for longer than the silence that flags the books: a stream
+    # whose end was lost on both lines looks complete until then, to the daemon as to anyone.
+    # Wall time alone is not enough: the data lcore, kept off its core by the busy loops, may not
+    # have run the timers that apply the rule since the time was up. A tick of the lcore after
+    # that says it did (the timers run in the loop turn that counts the tick).
+    quiet_s = SILENCE_MS / 1000 + 1.0
     last, still_since, deadline = None, time.time(), time.time() + 180
+    quiet_at = None  # (wall time, lcore ticks) when wall time alone said quiet
     while time.time() < deadline:
-        now = channel_counters()
+        asked = time.time()  # the counters are read after this
+        now, ticks = channel_counters()
         if now != last:
-            last, still_since = now, time.time()
-        elif time.time() - still_since >= SILENCE_MS / 1000 + 1.0:
+            last, still_since, quiet_at = now, time.time(), None
+        elif quiet_at is None and asked - still_since >= quiet_s:
+            quiet_at = (asked, ticks)
+        elif quiet_at is not None and ticks > quiet_at[1]:
             break
-        time.sleep(0.1)
+        time.sleep(0.01 if quiet_at else 0.1)
     else:
         fail("round %d: the daemon never went quiet" % n)
+    lcore_lag_s = round(time.time() - quiet_at[0], 3)
     with open(os.path.join(round_dir, "stats.json"), "w") as f:
         json.dump(control({"id": 2, "cmd": "stats"}), f)
     open(done, "w").close()
@@ -202,7 +212,8 @@ def run_round(n):
     keys = ("messages", "feed_errors", "gaps", "rerequests", "recovered", "given_up",
             "stale_marks", "recovering_marks", "silences", "skipped_msgs")
     print(json.dumps({"round": n, "outcome": outcome, "consumer": verdict,
-                      "daemon": {k: ch.get(k) for k in keys}}), flush=True)
+                      "daemon": {k: ch.get(k) for k in keys}, "lcore_lag_s": lcore_lag_s}),
+          flush=True)
     if outcome == "wrong":
         with open(os.path.join(round_dir, "consumer.log"), errors="replace") as f:
             print("".join(f.readlines()[:20]))
