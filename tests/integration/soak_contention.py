@@ -17,12 +17,20 @@ capture of what it sent on each line (after its losses). They are copied to a di
 prints: $TP_SOAK_EVIDENCE (the suite sets one in the build directory), else one under the
 system's temporary directory.
 
-usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS      (root; exit 77 without netns/veth)
+"stall" rounds check the comparison itself: no line loss, the daemon stopped while the whole
+session is sent (its ring keeps the start; the end, end of session too, is lost on both lines),
+then only its data lcore thread held off (ptrace) past the silence that flags the books and
+past the time a comparison by wall clock alone would be made. Each must end flagged by the
+silence rule.
+
+usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS [stall]      (root; exit 77 without
+netns/veth)
 
 Prints one JSON line per round and a summary line {"rounds": N, "exact": .., "flagged": ..,
 "wrong": ..}.
 """
 import atexit
+import ctypes
 import json
 import os
 import random
@@ -39,11 +47,14 @@ import tpit
 
 TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
 ROUNDS = int(sys.argv[4])
+STALL = sys.argv[5:] == ["stall"]
 ID = os.getpid()
 NS, DEV, SIMDEV = "tpsk%d" % ID, "tpkd%d" % ID, "tpks%d" % ID
 SUBNET = "10.83.0"  # each af_packet test its own subnet (afpacket_lib.sh)
 SERVER = SUBNET + ".1:9000"
-SILENCE_MS = 2000  # both lines quiet this long flags the books (recovery.silence_ms)
+# Both lines quiet this long flags the books (recovery.silence_ms); stall rounds leave the test
+# time to hold the lcore off before that.
+SILENCE_MS = 5000 if STALL else 2000
 
 work = tempfile.mkdtemp(prefix="tpsk-")
 procs = []
@@ -95,10 +106,52 @@ def control(request):
 
 
 def channel_counters():
-    """The daemon's receive and message counters, and its data lcore's ticks (a loop turn of
-    the lcore counts one, at most one every 10 ms)."""
+    """The channel's packet and message counters (its packets are what its silence rule
+    counts), and the data lcore's ticks (a loop turn of the lcore counts one, at most one every
+    10 ms)."""
     st = control({"id": 1, "cmd": "stats"})
-    return (st.get("dp.rx_packets", 0), st.get("channel=itch.feed.messages", 0)), st["dp.ticks"]
+    return (st["channel=itch.feed.packets"], st["channel=itch.feed.messages"]), st["dp.ticks"]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT, WALL = 17, 0x4206, 0x4207, 0x40000000
+
+
+def data_lcore_thread(pid):
+    """The thread id of the daemon's data lcore (DPDK names it rte-worker-N)."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().startswith("rte-worker"):
+                return int(tid)
+    fail("the daemon has no data lcore thread")
+
+
+def hold_thread(tid, seconds, errors):
+    """Keeps one thread of a process off its core for `seconds`, the others running, as a core
+    the machine gives to others would (ptrace stops a single thread). Appends to errors."""
+    if LIBC.ptrace(PTRACE_SEIZE, tid, None, None) != 0 or \
+            LIBC.ptrace(PTRACE_INTERRUPT, tid, None, None) != 0:
+        errors.append("ptrace of thread %d: %s" % (tid, os.strerror(ctypes.get_errno())))
+        return
+    os.waitpid(tid, WALL)
+    time.sleep(seconds)
+    LIBC.ptrace(PTRACE_DETACH, tid, None, None)
+
+
+def lcore_running():
+    """Whether the daemon answers and its data lcore has counted a tick."""
+    try:
+        return channel_counters()[1] > 0
+    except OSError:  # not answering yet
+        return False
+
+
+def still_for(seconds):
+    """Whether the daemon applied messages and its counters then stood still for `seconds`."""
+    before = channel_counters()[0]
+    time.sleep(seconds)
+    return before[1] > 0 and channel_counters()[0] == before
 
 
 def pauser(daemon, stop, rng):
@@ -144,10 +197,13 @@ def run_round(n):
     # Some rounds start the feed before the daemon has joined (a late join it must flag).
     if rng.random() < 0.7:
         time.sleep(0.5)
-    sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args +
+    losses = [] if STALL else ["--loss-a", "0.02", "--loss-b", "0.02", "--both-loss", "0.003"]
+    if STALL:  # the daemon runs (its control socket may exist before it answers), then stops
+        tpit.wait_for("the data lcore to run", lcore_running, 120, fail)
+        daemon.send_signal(signal.SIGSTOP)
+    sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args + losses +
                            ["--live", "--iface", SIMDEV, "--rate", "4000", "--rerequest", SERVER,
-                            "--linger-ms", str(rng.choice([500, 2000, 4000])), "--loss-a",
-                            "0.02", "--loss-b", "0.02", "--both-loss", "0.003",
+                            "--linger-ms", str(rng.choice([500, 2000, 4000])),
                             "--pcap", os.path.join(round_dir, "sent.pcap"),
                             "--report", os.path.join(round_dir, "sim_report.json")],
                            stdout=subprocess.DEVNULL,
@@ -155,15 +211,24 @@ def run_round(n):
     procs.append(sim)
     stop = threading.Event()
     t = threading.Thread(target=pauser, args=(daemon, stop, rng))
-    t.start()
+    if not STALL:
+        t.start()
     try:
         sim.wait(timeout=240)
     except subprocess.TimeoutExpired:
         fail("round %d: the simulator did not finish" % n)
     finally:
         stop.set()
-        t.join()
+        if t.is_alive():
+            t.join()
         daemon.send_signal(signal.SIGCONT)
+    held, hold_errors = None, []
+    if STALL:  # once what the ring kept is applied, the lcore is held off
+        tpit.wait_for("the daemon to apply what its ring kept", lambda: still_for(0.3), 60, fail)
+        held = threading.Thread(target=hold_thread,
+                                args=(data_lcore_thread(daemon.pid), SILENCE_MS / 1000 + 4,
+                                      hold_errors))
+        held.start()
     # Quiet: the counters stand still for longer than the silence that flags the books: a stream
     # whose end was lost on both lines looks complete until then, to the daemon as to anyone.
     # Wall time alone is not enough: the data lcore, kept off its core by the busy loops, may not
@@ -185,6 +250,10 @@ def run_round(n):
     else:
         fail("round %d: the daemon never went quiet" % n)
     lcore_lag_s = round(time.time() - quiet_at[0], 3)
+    if held is not None:
+        held.join()
+    if hold_errors:
+        fail("round %d: %s" % (n, hold_errors[0]))
     with open(os.path.join(round_dir, "stats.json"), "w") as f:
         json.dump(control({"id": 2, "cmd": "stats"}), f)
     open(done, "w").close()
@@ -218,6 +287,9 @@ def run_round(n):
         with open(os.path.join(round_dir, "consumer.log"), errors="replace") as f:
             print("".join(f.readlines()[:20]))
         keep_evidence(round_dir)
+    elif STALL and (outcome != "flagged" or not ch.get("silences")):
+        fail("round %d: the session's end was lost, yet the books ended %s with %s silences" %
+             (n, outcome, ch.get("silences")))
     if os.path.exists(os.path.join(work, "control.sock")):
         os.unlink(os.path.join(work, "control.sock"))
     return outcome
