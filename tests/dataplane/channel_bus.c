@@ -87,3 +87,15 @@ int test_bus_next(struct test_record *out)
         out->channel_id = tpout_load_u32(b + TPOUT_CHANNEL_EVENT_CHANNEL_ID_OFFSET);
     return 1;
 }
+
+int test_bus_state_bids(uint32_t id, struct test_level *levels, unsigned max)
+{
+    static struct tp_instrument_state st;
+    if (tp_state_read(writer.state, id, &st, 1000) != 0)
+        return -1;
+    unsigned n = st.book.bid_levels < max ? st.book.bid_levels : max;
+    for (unsigned i = 0; i < n; i++)
+        levels[i] = (struct test_level){
+            .price = st.bids[i].price, .qty = st.bids[i].qty, .orders = st.bids[i].orders};
+    return (int)n;
+}

@@ -32,4 +32,14 @@ void test_bus_close(struct tp_bus_writer *bus);
 /* The next record the reader has not seen: 1 and *out, or 0 when there is none. */
 int test_bus_next(struct test_record *out);
 
+/* A level of the state table, best first. */
+struct test_level {
+    int64_t price;
+    int64_t qty;
+    int32_t orders;
+};
+
+/* Instrument id's bid levels in the state table (at most max): how many, or -1. */
+int test_bus_state_bids(uint32_t id, struct test_level *levels, unsigned max);
+
 #endif

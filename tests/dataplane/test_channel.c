@@ -20,6 +20,7 @@
 #include "channel.h"
 #include "channel_bus.h"
 #include "mdp3_packet.h"
+#include "moldudp64.h"
 #include "net_bytes.h"
 #include "publisher.h"
 #include "tp_books.h"
@@ -1248,6 +1249,282 @@ static void test_mdp3_books_recovering_while_incrementals_silent(void **state)
     assert_int_equal(f->ch->counters.silences, 2);
 }
 
+/* ---- randomized: two lossy lines, stops, re-requests, bursts ------------------------------- */
+
+/*
+ * The channel's one promise to consumers, over random sessions: a book shown unflagged is the
+ * venue's. Each run sends AAPL's directory and RND_MESSAGES - 1 adds and deletes (a delete names
+ * an order live at that point, so the stream is valid) in packets of 1-4 messages on line A and
+ * line B (B up to 40 ticks behind), each line losing packets at random and both lines losing runs
+ * of packets; then the end of the session. The receiver is stopped now and then (up to 1500
+ * ticks), and what arrives meanwhile beyond its ring's room is dropped, as a kernel ring drops
+ * it. It takes what arrived in rx bursts of 1-70 packets and runs the timers after each step.
+ * Re-requests are answered 5-100 ticks later (one in ten answers lost). After every step, while
+ * the book is unflagged, the order events published so far must follow the message sequence
+ * with nothing missing up to the arbiter's next sequence, and the state table's levels must be
+ * the book after them; at the end, after the give-up and silence times, an unflagged book has
+ * every message applied once, in order, and the state table shows it.
+ */
+#define RND_MESSAGES 400
+#define RND_ARRIVALS 4096
+#define RND_RING     24 /* packets the receiver's ring holds while it is stopped */
+
+struct rnd_msg {
+    uint8_t bytes[ADD_LEN];
+    uint16_t len;
+};
+
+struct rnd_arrival {
+    uint64_t at;
+    enum tp_line_role role;
+    struct held pkt;
+};
+
+static struct rnd {
+    uint64_t x;
+    struct rnd_msg msgs[RND_MESSAGES + 1]; /* by sequence, 1.. */
+    struct rnd_arrival *arrivals;          /* kept in time order */
+    unsigned n_arrivals, next_arrival;
+    uint64_t now;
+    unsigned reply_loss; /* of 100 */
+} rnd;
+
+static uint64_t rnd_next(void)
+{
+    rnd.x ^= rnd.x << 13;
+    rnd.x ^= rnd.x >> 7;
+    rnd.x ^= rnd.x << 17;
+    return rnd.x;
+}
+
+static unsigned rnd_below(unsigned n)
+{
+    return (unsigned)(rnd_next() % n);
+}
+
+/* Inserts a packet arriving at `at` on `role` (messages [seq, seq + count); count 0 with
+ * `end`: the end of the session) in time order, after those arriving at the same time. */
+static void rnd_arrive(uint64_t at, enum tp_line_role role, uint64_t seq, uint32_t count, bool end)
+{
+    if (rnd.n_arrivals == RND_ARRIVALS)
+        return; /* as if lost */
+    unsigned i = rnd.n_arrivals++;
+    for (; i > rnd.next_arrival && rnd.arrivals[i - 1].at > at; i--)
+        rnd.arrivals[i] = rnd.arrivals[i - 1];
+    struct rnd_arrival *a = &rnd.arrivals[i];
+    a->at = at;
+    a->role = role;
+    if (end) {
+        end_packet(&a->pkt, "SESSION001", seq);
+    } else {
+        packet(&a->pkt, "SESSION001", seq);
+        for (uint64_t q = seq; q < seq + count; q++)
+            memcpy(put(&a->pkt, rnd.msgs[q].len), rnd.msgs[q].bytes, rnd.msgs[q].len);
+    }
+    a->pkt.rx = at;
+}
+
+/* The re-request server: answers what exists of the request some ticks later, or never. */
+static int rnd_rerequest(void *ctx, uint32_t channel, const uint8_t *payload, size_t len)
+{
+    (void)ctx, (void)channel;
+    struct tp_mold_request r;
+    if (tp_mold_request_decode(payload, len, &r) < 0 || r.sequence < 1 ||
+        r.sequence > RND_MESSAGES || rnd_below(100) < rnd.reply_loss)
+        return 0;
+    uint64_t end = r.sequence + r.count;
+    if (end > RND_MESSAGES + 1)
+        end = RND_MESSAGES + 1;
+    rnd_arrive(rnd.now + 5 + rnd_below(96), TP_ROLE_RETRANS, r.sequence,
+               (uint32_t)(end - r.sequence), false);
+    return 0;
+}
+
+/* The session: AAPL's directory, then adds at 8 prices and deletes of live orders. */
+static void rnd_session(void)
+{
+    uint64_t live[RND_MESSAGES];
+    unsigned n_live = 0;
+    directory(rnd.msgs[1].bytes);
+    rnd.msgs[1].len = DIRECTORY_LEN;
+    for (uint64_t q = 2; q <= RND_MESSAGES; q++) {
+        struct rnd_msg *m = &rnd.msgs[q];
+        if (n_live > 0 && rnd_below(4) == 0) {
+            unsigned k = rnd_below(n_live);
+            delete_order(m->bytes, live[k]);
+            m->len = DELETE_LEN;
+            live[k] = live[--n_live];
+        } else {
+            add(m->bytes, q, 1900000 + 100 * rnd_below(8));
+            m->len = ADD_LEN;
+            live[n_live++] = q;
+        }
+    }
+}
+
+/* Lines A and B: packets of 1-4 messages, each line's losses, runs lost on both. */
+static void rnd_lines(void)
+{
+    uint64_t skew = rnd_below(41), at = 100;
+    unsigned both_lost = 0;
+    for (uint64_t q = 1; q <= RND_MESSAGES; at += 10) {
+        uint32_t count = 1 + rnd_below(4);
+        if (q + count > RND_MESSAGES + 1)
+            count = (uint32_t)(RND_MESSAGES + 1 - q);
+        if (both_lost == 0 && rnd_below(100) == 0)
+            both_lost = 1 + rnd_below(5);
+        if (both_lost > 0) {
+            both_lost--;
+        } else {
+            if (rnd_below(100) >= 5)
+                rnd_arrive(at, TP_ROLE_INCR_A, q, count, false);
+            if (rnd_below(100) >= 5)
+                rnd_arrive(at + skew, TP_ROLE_INCR_B, q, count, false);
+        }
+        q += count;
+    }
+    for (int line = 0; line < 2; line++)
+        if (rnd_below(100) >= 5)
+            rnd_arrive(at + (line ? skew : 0), line ? TP_ROLE_INCR_B : TP_ROLE_INCR_A,
+                       RND_MESSAGES + 1, 0, true);
+}
+
+/* What the order events published so far say: the last sequence applied in order from 2, and
+ * whether one came out of order or after a hole. */
+struct rnd_applied {
+    uint64_t upto;
+    bool broken;
+};
+
+static void rnd_read(struct rnd_applied *a)
+{
+    struct test_record r;
+    while (test_bus_next(&r))
+        if (r.kind == TEST_REC_ORDER) {
+            if (r.venue_seq == a->upto + 1)
+                a->upto++;
+            else
+                a->broken = true;
+        }
+}
+
+/* AAPL's bids after messages [1, upto] (adds at 8 prices, all bids), best first: how many
+ * levels, at most max. */
+static unsigned rnd_model_bids(uint64_t upto, struct test_level *levels, unsigned max)
+{
+    int32_t orders[8] = {0};
+    int32_t price_of[RND_MESSAGES + 1];
+    for (uint64_t q = 2; q <= upto && q <= RND_MESSAGES; q++) {
+        const uint8_t *m = rnd.msgs[q].bytes;
+        if (m[0] == 'A') {
+            price_of[q] = (int32_t)((tp_load_be32(m + 32) - 1900000) / 100);
+            orders[price_of[q]]++;
+        } else {
+            orders[price_of[tp_load_be64(m + 11)]]--;
+        }
+    }
+    unsigned n = 0;
+    for (int k = 7; k >= 0 && n < max; k--)
+        if (orders[k] > 0)
+            levels[n++] = (struct test_level){.price = (int64_t)(1900000 + 100 * k) * 100000,
+                                              .qty = 100 * orders[k],
+                                              .orders = orders[k]};
+    return n;
+}
+
+/* Whether the state table's AAPL bids are those after messages [1, upto]. */
+static bool rnd_state_right(uint64_t upto)
+{
+    struct test_level got[4], want[4];
+    int n = test_bus_state_bids(0, got, 4);
+    unsigned k = rnd_model_bids(upto, want, 4);
+    if (n != (int)k)
+        return false;
+    for (unsigned i = 0; i < k; i++)
+        if (got[i].price != want[i].price || got[i].qty != want[i].qty ||
+            got[i].orders != want[i].orders)
+            return false;
+    return true;
+}
+
+/* One step of the receiver: what arrived by now, in bursts (a stopped receiver's ring keeps
+ * RND_RING packets), then the timers. */
+static void rnd_step(struct fixture *f, uint64_t now)
+{
+    unsigned due = rnd.next_arrival;
+    while (due < rnd.n_arrivals && rnd.arrivals[due].at <= now)
+        due++;
+    unsigned room = due - rnd.next_arrival;
+    if (now - rnd.now > 100 && room > RND_RING)
+        room = RND_RING; /* stopped: the ring overflowed, the later packets are gone */
+    rnd.now = now;
+    unsigned taken = 0;
+    while (taken < room) {
+        unsigned burst = 1 + rnd_below(70);
+        tp_publisher_begin_burst(f->pub);
+        for (; burst > 0 && taken < room; burst--, taken++) {
+            struct rnd_arrival *a = &rnd.arrivals[rnd.next_arrival + taken];
+            a->pkt.rx = now;
+            tp_channel_packet(f->ch, a->role, a->pkt.bytes, a->pkt.len, &a->pkt, now);
+        }
+        tp_publisher_end_burst(f->pub);
+    }
+    rnd.next_arrival = due;
+    tp_channel_poll(f->ch, now);
+}
+
+static void test_random_books_right_or_flagged(void **state)
+{
+    (void)state;
+    rnd.arrivals = calloc(RND_ARRIVALS, sizeof(*rnd.arrivals));
+    assert_non_null(rnd.arrivals);
+    unsigned exact = 0, flagged = 0;
+    for (unsigned run = 0; run < 300; run++) {
+        void *fs;
+        setup_channel(&fs, 10, true);
+        struct fixture *f = fs;
+        f->ch->params.silence_tsc = 3000;
+        f->ch->params.io.send_rerequest = rnd_rerequest;
+        rnd.x = 0x9E3779B97F4A7C15ull * (run + 1);
+        rnd.n_arrivals = rnd.next_arrival = 0;
+        rnd.now = 0;
+        rnd.reply_loss = 10;
+        rnd_session();
+        rnd_lines();
+        struct rnd_applied applied = {.upto = 1};
+        uint64_t now = 0;
+        while (rnd.next_arrival < rnd.n_arrivals || now < 300000) {
+            now += rnd_below(50) == 0 ? 200 + rnd_below(1301) : 1 + rnd_below(20);
+            rnd_step(f, now);
+            rnd_read(&applied);
+            uint8_t flags = tp_publisher_flags(f->pub, 0);
+            if (flags == 0 && tp_instruments_count(f->registry) > 0) {
+                if (applied.broken || applied.upto + 1 != tp_arb_expected(f->ch->arb) ||
+                    !rnd_state_right(applied.upto))
+                    fail_msg("run %u at %lu: unflagged, order events up to %lu%s, arbiter "
+                             "expects %lu, state table %s",
+                             run, (unsigned long)now, (unsigned long)applied.upto,
+                             applied.broken ? " with a hole" : "",
+                             (unsigned long)tp_arb_expected(f->ch->arb),
+                             rnd_state_right(applied.upto) ? "right" : "wrong");
+            }
+        }
+        uint8_t flags = tp_publisher_flags(f->pub, 0);
+        if (flags == 0 &&
+            (applied.broken || applied.upto != RND_MESSAGES || !rnd_state_right(RND_MESSAGES)))
+            fail_msg("run %u: unflagged at the end with order events up to %lu of %u%s", run,
+                     (unsigned long)applied.upto, RND_MESSAGES,
+                     applied.broken ? " with a hole" : "");
+        exact += flags == 0;
+        flagged += flags != 0;
+        teardown(&fs);
+    }
+    free(rnd.arrivals);
+    print_message("random sessions: %u exact, %u flagged\n", exact, flagged);
+    /* A good part of the runs recover everything: the test looks at healthy books too. */
+    assert_true(3 * exact >= exact + flagged);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1291,6 +1568,7 @@ int main(void)
                                         setup_give_up, teardown),
         cmocka_unit_test_setup_teardown(test_gap_ended_by_new_session_is_lost, setup_server,
                                         teardown),
+        cmocka_unit_test(test_random_books_right_or_flagged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,15 +11,30 @@ with the truth: "exact" (all equal, none flagged), "flagged" (every book that is
 equals the truth; a book never defined counts as flagged) or "wrong" (an unflagged book
 differs). Any wrong round fails the run.
 
-usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS      (root; exit 77 without netns/veth)
+A round that fails (wrong, or any other failure) keeps its evidence: the daemon's log, exit
+summary and final stats, the consumer's output, the config, the simulator's truth, report and
+capture of what it sent on each line (after its losses). They are copied to a directory the run
+prints: $TP_SOAK_EVIDENCE (the suite sets one in the build directory), else one under the
+system's temporary directory.
+
+"stall" rounds check the comparison itself: no line loss, the daemon stopped while the whole
+session is sent (its ring keeps the start; the end, end of session too, is lost on both lines),
+then only its data lcore thread held off (ptrace) past the silence that flags the books and
+past the time a comparison by wall clock alone would be made. Each must end flagged by the
+silence rule.
+
+usage: soak_contention.py TICKPLANE SIM CONSUMER ROUNDS [stall]      (root; exit 77 without
+netns/veth)
 
 Prints one JSON line per round and a summary line {"rounds": N, "exact": .., "flagged": ..,
 "wrong": ..}.
 """
 import atexit
+import ctypes
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,14 +47,21 @@ import tpit
 
 TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
 ROUNDS = int(sys.argv[4])
+STALL = sys.argv[5:] == ["stall"]
 ID = os.getpid()
 NS, DEV, SIMDEV = "tpsk%d" % ID, "tpkd%d" % ID, "tpks%d" % ID
 SUBNET = "10.83.0"  # each af_packet test its own subnet (afpacket_lib.sh)
 SERVER = SUBNET + ".1:9000"
-SILENCE_MS = 2000  # both lines quiet this long flags the books (recovery.silence_ms)
+# Both lines quiet this long flags the books (recovery.silence_ms); stall rounds leave the test
+# time to hold the lcore off before that.
+SILENCE_MS = 5000 if STALL else 2000
 
 work = tempfile.mkdtemp(prefix="tpsk-")
 procs = []
+current_round = None  # the round directory in use, kept if the run fails in it
+EVIDENCE = os.path.join(os.environ.get("TP_SOAK_EVIDENCE") or
+                        os.path.join(tempfile.gettempdir(), "tickplane-soak-evidence"),
+                        "%s-%d" % (time.strftime("%Y%m%dT%H%M%S"), ID))
 
 
 def cleanup():
@@ -51,8 +73,17 @@ def cleanup():
     subprocess.run(["rm", "-rf", work])
 
 
+def keep_evidence(round_dir):
+    """Copies a failed round's files where they outlive the run, and says where."""
+    kept = os.path.join(EVIDENCE, os.path.basename(round_dir))
+    shutil.copytree(round_dir, kept, dirs_exist_ok=True)
+    print("evidence of %s kept in %s" % (os.path.basename(round_dir), kept), flush=True)
+
+
 def fail(msg):
     print("FAIL: " + msg)
+    if current_round is not None:
+        keep_evidence(current_round)
     for name in sorted(os.listdir(work)):
         if name.endswith(".log") or name.endswith(".out"):
             with open(os.path.join(work, name), errors="replace") as f:
@@ -75,8 +106,52 @@ def control(request):
 
 
 def channel_counters():
+    """The channel's packet and message counters (its packets are what its silence rule
+    counts), and the data lcore's ticks (a loop turn of the lcore counts one, at most one every
+    10 ms)."""
     st = control({"id": 1, "cmd": "stats"})
-    return (st.get("dp.rx_packets", 0), st.get("channel=itch.feed.messages", 0))
+    return (st["channel=itch.feed.packets"], st["channel=itch.feed.messages"]), st["dp.ticks"]
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT, WALL = 17, 0x4206, 0x4207, 0x40000000
+
+
+def data_lcore_thread(pid):
+    """The thread id of the daemon's data lcore (DPDK names it rte-worker-N)."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().startswith("rte-worker"):
+                return int(tid)
+    fail("the daemon has no data lcore thread")
+
+
+def hold_thread(tid, seconds, errors):
+    """Keeps one thread of a process off its core for `seconds`, the others running, as a core
+    the machine gives to others would (ptrace stops a single thread). Appends to errors."""
+    if LIBC.ptrace(PTRACE_SEIZE, tid, None, None) != 0 or \
+            LIBC.ptrace(PTRACE_INTERRUPT, tid, None, None) != 0:
+        errors.append("ptrace of thread %d: %s" % (tid, os.strerror(ctypes.get_errno())))
+        return
+    os.waitpid(tid, WALL)
+    time.sleep(seconds)
+    LIBC.ptrace(PTRACE_DETACH, tid, None, None)
+
+
+def lcore_running():
+    """Whether the daemon answers and its data lcore has counted a tick."""
+    try:
+        return channel_counters()[1] > 0
+    except OSError:  # not answering yet
+        return False
+
+
+def still_for(seconds):
+    """Whether the daemon applied messages and its counters then stood still for `seconds`."""
+    before = channel_counters()[0]
+    time.sleep(seconds)
+    return before[1] > 0 and channel_counters()[0] == before
 
 
 def pauser(daemon, stop, rng):
@@ -88,10 +163,11 @@ def pauser(daemon, stop, rng):
 
 
 def run_round(n):
+    global current_round
     rng = random.Random(1000 + n)
     seed = 100 + n
     instance = tpit.instance_name("tpsk")
-    round_dir = os.path.join(work, "r%d" % n)
+    round_dir = current_round = os.path.join(work, "r%d" % n)
     os.mkdir(round_dir)
     sim_args = ["itch", "--seed", str(seed), "--symbols", "20", "--messages", "20000"]
     truth = os.path.join(round_dir, "truth.json")
@@ -121,37 +197,65 @@ def run_round(n):
     # Some rounds start the feed before the daemon has joined (a late join it must flag).
     if rng.random() < 0.7:
         time.sleep(0.5)
-    sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args +
+    losses = [] if STALL else ["--loss-a", "0.02", "--loss-b", "0.02", "--both-loss", "0.003"]
+    if STALL:  # the daemon runs (its control socket may exist before it answers), then stops
+        tpit.wait_for("the data lcore to run", lcore_running, 120, fail)
+        daemon.send_signal(signal.SIGSTOP)
+    sim = subprocess.Popen(["ip", "netns", "exec", NS, SIM] + sim_args + losses +
                            ["--live", "--iface", SIMDEV, "--rate", "4000", "--rerequest", SERVER,
-                            "--linger-ms", str(rng.choice([500, 2000, 4000])), "--loss-a",
-                            "0.02", "--loss-b", "0.02", "--both-loss", "0.003"],
+                            "--linger-ms", str(rng.choice([500, 2000, 4000])),
+                            "--pcap", os.path.join(round_dir, "sent.pcap"),
+                            "--report", os.path.join(round_dir, "sim_report.json")],
                            stdout=subprocess.DEVNULL,
                            stderr=open(os.path.join(round_dir, "sim.log"), "w"))
     procs.append(sim)
     stop = threading.Event()
     t = threading.Thread(target=pauser, args=(daemon, stop, rng))
-    t.start()
+    if not STALL:
+        t.start()
     try:
         sim.wait(timeout=240)
     except subprocess.TimeoutExpired:
         fail("round %d: the simulator did not finish" % n)
     finally:
         stop.set()
-        t.join()
+        if t.is_alive():
+            t.join()
         daemon.send_signal(signal.SIGCONT)
-    # Quiet: the counters stand still for longer than the silence that flags the books (the
-    # daemon drained its ring and its timers ran): a stream whose end was lost on both lines
-    # looks complete until then, to the daemon as to anyone.
+    held, hold_errors = None, []
+    if STALL:  # once what the ring kept is applied, the lcore is held off
+        tpit.wait_for("the daemon to apply what its ring kept", lambda: still_for(0.3), 60, fail)
+        held = threading.Thread(target=hold_thread,
+                                args=(data_lcore_thread(daemon.pid), SILENCE_MS / 1000 + 4,
+                                      hold_errors))
+        held.start()
+    # Quiet: the counters stand still for longer than the silence that flags the books: a stream
+    # whose end was lost on both lines looks complete until then, to the daemon as to anyone.
+    # Wall time alone is not enough: the data lcore, kept off its core by the busy loops, may not
+    # have run the timers that apply the rule since the time was up. A tick of the lcore after
+    # that says it did (the timers run in the loop turn that counts the tick).
+    quiet_s = SILENCE_MS / 1000 + 1.0
     last, still_since, deadline = None, time.time(), time.time() + 180
+    quiet_at = None  # (wall time, lcore ticks) when wall time alone said quiet
     while time.time() < deadline:
-        now = channel_counters()
+        asked = time.time()  # the counters are read after this
+        now, ticks = channel_counters()
         if now != last:
-            last, still_since = now, time.time()
-        elif time.time() - still_since >= SILENCE_MS / 1000 + 1.0:
+            last, still_since, quiet_at = now, time.time(), None
+        elif quiet_at is None and asked - still_since >= quiet_s:
+            quiet_at = (asked, ticks)
+        elif quiet_at is not None and ticks > quiet_at[1]:
             break
-        time.sleep(0.1)
+        time.sleep(0.01 if quiet_at else 0.1)
     else:
         fail("round %d: the daemon never went quiet" % n)
+    lcore_lag_s = round(time.time() - quiet_at[0], 3)
+    if held is not None:
+        held.join()
+    if hold_errors:
+        fail("round %d: %s" % (n, hold_errors[0]))
+    with open(os.path.join(round_dir, "stats.json"), "w") as f:
+        json.dump(control({"id": 2, "cmd": "stats"}), f)
     open(done, "w").close()
     try:
         consumer.wait(timeout=120)
@@ -177,10 +281,15 @@ def run_round(n):
     keys = ("messages", "feed_errors", "gaps", "rerequests", "recovered", "given_up",
             "stale_marks", "recovering_marks", "silences", "skipped_msgs")
     print(json.dumps({"round": n, "outcome": outcome, "consumer": verdict,
-                      "daemon": {k: ch.get(k) for k in keys}}), flush=True)
+                      "daemon": {k: ch.get(k) for k in keys}, "lcore_lag_s": lcore_lag_s}),
+          flush=True)
     if outcome == "wrong":
         with open(os.path.join(round_dir, "consumer.log"), errors="replace") as f:
             print("".join(f.readlines()[:20]))
+        keep_evidence(round_dir)
+    elif STALL and (outcome != "flagged" or not ch.get("silences")):
+        fail("round %d: the session's end was lost, yet the books ended %s with %s silences" %
+             (n, outcome, ch.get("silences")))
     if os.path.exists(os.path.join(work, "control.sock")):
         os.unlink(os.path.join(work, "control.sock"))
     return outcome
