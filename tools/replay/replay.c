@@ -31,8 +31,15 @@
  *                                     with the run, so compare throughput without it. With
  *                                     --no-changes no record is emitted: the digest covers the
  *                                     events and stale callbacks only ("digest_covers").
- *     --gap-wait-ms N                 MoldUDP64: how long (capture time) a gap waits for the
- *                                     other line's copy before it is given up (default 1000)
+ *     --gap-wait-ms N, --gap-wait-us N
+ *                                     MoldUDP64 and MDP3: how long (capture time) a gap waits
+ *                                     for the other line's copy before it is given up
+ *                                     (default MoldUDP64 1000 ms, MDP3 20 us: replay_arb.h)
+ *     --lines ROLE=GROUP:PORT,...     MDP3 and EOBI: which flow is which line of the channel
+ *                                     (roles incr-a incr-b snap-a snap-b snap-mbo-a snap-mbo-b
+ *                                     def-a def-b; repeatable); other flows are skipped
+ *                                     ("unmapped"). Default: each flow told by its first packet
+ *                                     (replay_lines.h)
  *     --events FILE                   also write every record the data plane would publish (the
  *                                     daemon's publisher's tpout records) to the event file FILE
  *                                     (docs/EVENT_FILES.md); timed with the run
@@ -51,10 +58,12 @@
  *                                     capture's from the sequence its 'G' names (the arbiter
  *                                     starts there: a capture that starts later has a gap)
  *
- * ITCH in a pcap goes through the data plane's line arbiter with the daemon's rules
- * (replay_mold.h): a gap no line fills, a capture that starts past sequence 1, a sequence jump
- * or a session change the venue would not make is reported on stderr with the packet's number
- * and offset ("tickplane-replay: packet N ..."), and books that may have missed messages are
+ * A pcap's packets take the daemon's channel path for their venue: ITCH and MDP3 incrementals
+ * go through the data plane's line arbiter with the daemon's rules (replay_mold.h,
+ * replay_mdp3.h), EOBI's through the venue's feed ops, which follow each market segment's
+ * ApplSeqNum. A gap no line fills, a capture that starts late, a sequence jump or a session
+ * change the venue would not make is reported on stderr with the packet's number and offset
+ * ("tickplane-replay: packet N (offset O): ..."), and books that may have missed messages are
  * flagged "stale" in the JSON. The exit status stays 0: the books are printed as they are.
  *
  * Progress (bytes, messages/s, time left) goes to stderr while it is a terminal, not with --quiet.
@@ -99,7 +108,7 @@ struct options {
     uint32_t recent_orders;
     uint32_t levels;
     uint32_t repeat;
-    uint32_t gap_wait_ms;
+    uint64_t gap_wait_ns; /* --gap-wait-ms, --gap-wait-us; 0: the venue's default */
     int quiet;
     int no_checksum;
     int no_changes;
@@ -110,6 +119,7 @@ struct options {
     const char *snapshot; /* --snapshot FILE */
     uint32_t threads;
     struct tp_instrument_filter filter;
+    struct replay_lines lines; /* --lines */
 };
 
 static void usage(FILE *out)
@@ -119,14 +129,26 @@ static void usage(FILE *out)
             "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
             " [--levels N]\n"
             "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
-            " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N]\n"
+            " [--no-checksum] [--no-changes] [--digest] [--gap-wait-ms N | --gap-wait-us N]\n"
+            "         [--lines incr-a|incr-b|snap-a|snap-b|snap-mbo-a|snap-mbo-b|def-a|def-b"
+            "=GROUP:PORT,...]\n"
             "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
             "definitions]] [--snapshot GLIMPSE] [--threads N] FILE\n"
             "       tickplane-replay --version\n"
             "  --threads N  workers (default: the machine's cores), each framing the whole\n"
             "               capture and applying its share of the instruments; books,\n"
             "               warnings and event file are one thread's, byte for byte.\n"
-            "               MDP3 and EOBI captures, --snapshot and --digest run on one.\n");
+            "               MDP3 and EOBI captures, --snapshot and --digest run on one.\n"
+            "  --lines ROLE=GROUP:PORT,...  MDP3 and EOBI: which UDP flow is which line of the\n"
+            "               channel (incr-a, incr-b, snap-a, snap-b, snap-mbo-a, snap-mbo-b,\n"
+            "               def-a, def-b), as the daemon's config names them; flows not named\n"
+            "               are skipped (\"unmapped\"). Default: a flow is told by its first\n"
+            "               packet's template, the first incremental flow is line A, the next B.\n"
+            "  --gap-wait-ms N, --gap-wait-us N  how long a gap waits for the other line\n"
+            "               (capture time; default MoldUDP64 1000 ms, MDP3 20 us).\n"
+            "  Packets take the daemon's arbitration: a sequence jump, a gap no line fills\n"
+            "  or a session change is reported on stderr with the packet's number and\n"
+            "  offset, and the books that may have missed messages are \"stale\" in the JSON.\n");
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -165,6 +187,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"topics", required_argument, NULL, 'T'},
                                           {"snapshot", required_argument, NULL, 'G'},
                                           {"threads", required_argument, NULL, 't'},
+                                          {"lines", required_argument, NULL, 'L'},
+                                          {"gap-wait-us", required_argument, NULL, 'u'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0, which = 0;
 
@@ -207,9 +231,13 @@ static int parse_options(int argc, char **argv, struct options *o)
             rc = parse_u32(optarg, &o->recent_orders);
             break;
         case 'g':
-            rc = parse_u32(optarg, &o->gap_wait_ms);
-            rc = rc ? rc : (o->gap_wait_ms == 0 ? -EINVAL : 0);
+        case 'u': {
+            uint32_t wait;
+            rc = parse_u32(optarg, &wait);
+            rc = rc ? rc : (wait == 0 ? -EINVAL : 0);
+            o->gap_wait_ns = (uint64_t)wait * (c == 'g' ? 1000000 : 1000);
             break;
+        }
         case 'r':
             rc = parse_u32(optarg, &o->repeat);
             rc = rc ? rc : (o->repeat == 0 || o->repeat > RUNS_MAX ? -EINVAL : 0);
@@ -241,6 +269,15 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'G':
             o->snapshot = optarg;
             break;
+        case 'L': {
+            char why[160];
+            rc = replay_lines_parse(&o->lines, optarg, why, sizeof(why));
+            if (rc != 0) {
+                fprintf(stderr, "tickplane-replay: --lines: %s\n", why);
+                return rc;
+            }
+            break;
+        }
         case 't':
             rc = parse_u32(optarg, &o->threads);
             rc = rc ? rc : (o->threads == 0 || o->threads > REPLAY_THREADS_MAX ? -EINVAL : 0);
@@ -469,20 +506,21 @@ int main(int argc, char **argv)
         return 1;
     }
     for (uint32_t run = 0; run < o.repeat; run++) {
-        struct replay_threads_params tp = {
-            .replay = {.format = o.format,
-                       .venue = o.venue,
-                       .instruments = o.instruments,
-                       .orders = o.orders,
-                       .recent_orders = o.recent_orders,
-                       .levels = o.levels,
-                       .no_checksum = o.no_checksum,
-                       .no_changes = o.no_changes,
-                       .digest = o.digest,
-                       .filter = &o.filter,
-                       .gap_wait_ns = (uint64_t)o.gap_wait_ms * 1000000,
-                       .warnings = run == 0 ? stderr : NULL},
-            .threads = o.threads};
+        struct replay_threads_params tp = {.replay = {.format = o.format,
+                                                      .venue = o.venue,
+                                                      .instruments = o.instruments,
+                                                      .orders = o.orders,
+                                                      .recent_orders = o.recent_orders,
+                                                      .levels = o.levels,
+                                                      .no_checksum = o.no_checksum,
+                                                      .no_changes = o.no_changes,
+                                                      .digest = o.digest,
+                                                      .filter = &o.filter,
+                                                      .gap_wait_ns = o.gap_wait_ns,
+                                                      .warnings = run == 0 ? stderr : NULL},
+                                           .threads = o.threads};
+        if (o.lines.given)
+            tp.replay.lines = &o.lines;
         /* The digest hashes one stream in order, a snapshot loads one set of books. */
         if (run == 0 && !o.digest && o.snapshot == NULL) {
             double p0 = now_seconds(CLOCK_MONOTONIC);

@@ -17,8 +17,11 @@
 #include "net_parse.h"
 #include "pcap_reader.h"
 #include "replay_input.h"
+#include "replay_arb.h"
+#include "replay_mdp3.h"
 #include "replay_mold.h"
 #include "table_memory.h"
+#include "tp_venue.h"
 
 #define PCAP_LINKTYPE_ETHERNET 1
 #define REPLAY_FRAME_MAX       262144 /* libpcap's largest frame */
@@ -186,8 +189,10 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->data = data;
     r->len = len;
     r->warn = p->warnings;
-    r->gap_wait_ns = p->gap_wait_ns ? p->gap_wait_ns : REPLAY_GAP_WAIT_NS;
+    r->gap_wait_ns = p->gap_wait_ns; /* 0: the venue's default (replay_arb.h) */
     r->instruments = p->instruments;
+    if (p->lines != NULL)
+        r->lines = *p->lines;
     replay_digest_init(&r->digest);
     r->digest_on = p->digest != 0;
     r->share = p->share;
@@ -205,7 +210,8 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     if (!r->mem)
         return -ENOMEM;
     r->instrument_stale = calloc(p->instruments, 1);
-    if (r->instrument_stale == NULL || replay_mold_open(r) != 0)
+    if (r->instrument_stale == NULL || replay_mold_open(r) != 0 ||
+        (p->share == NULL && replay_mdp3_open(r) != 0))
         return -ENOMEM;
     r->registry = r->mem;
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
@@ -241,7 +247,8 @@ void replay_close(struct replay *r)
     r->eobi = NULL;
     free(r->instrument_stale);
     r->instrument_stale = NULL;
-    replay_mold_close(r);
+    replay_arb_close(r);
+    replay_mdp3_close(r);
 }
 
 const char *replay_error(const struct replay *r, int err)
@@ -323,62 +330,74 @@ int replay_looks_like_mold(const struct tp_udp_view *u)
     return rc == 0;
 }
 
-/*
- * Was this MDP3 packet seen recently (the other line's copy)? Lines A and B carry the same
- * bytes on different groups; the pair (MsgSeqNum, SendingTime, length) identifies a packet.
- */
-static int mdp3_seen(struct replay *r, const struct tp_udp_view *u)
-{
-    struct replay_packet_id id;
-
-    if (u->payload_len < TP_MDP3_PACKET_HEADER_LEN)
-        return 0;
-    id.seq = mktdata_load_u32(u->payload);
-    id.sending_time = mktdata_load_u64(u->payload + 4);
-    id.len = u->payload_len;
-    for (uint32_t i = 0; i < REPLAY_RECENT_PACKETS; i++)
-        if (r->recent[i].seq == id.seq && r->recent[i].sending_time == id.sending_time &&
-            r->recent[i].len == id.len)
-            return 1;
-    r->recent[r->recent_next] = id;
-    r->recent_next = (r->recent_next + 1) % REPLAY_RECENT_PACKETS;
-    return 0;
-}
-
-static void mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
-{
-    uint64_t before = r->mdp3.counters.messages;
-    uint64_t mismatches = r->mdp3.counters.snapshot_mismatch;
-
-    if (mdp3_seen(r, u)) {
-        r->duplicates++;
-        return;
-    }
-    if (tp_mdp3_feed_packet(&r->mdp3, u->payload, u->payload_len, ts) < 0)
-        r->bad_packets++;
-    r->messages += r->mdp3.counters.messages - before;
-    if (r->mdp3.counters.snapshot_mismatch != mismatches)
-        fprintf(stderr,
-                "tickplane-replay: packet %" PRIu64 ": a snapshot differs from its book at the "
-                "same RptSeq (the book was wrong; the snapshot replaced it)\n",
-                r->packets);
-}
-
-/* An EOBI packet: a snapshot when its first message is a snapshot template, else incremental. */
-static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts)
+/* What an EOBI flow's first packet says it is: a snapshot when its first message is a snapshot
+ * template. */
+static enum replay_line_kind eobi_kind(const struct tp_udp_view *u)
 {
     const uint8_t *d = u->payload;
     size_t first = u->payload_len >= TP_EOBI_PACKET_HEADER_LEN ? tp_eobi_body_len(d) : 0;
     uint16_t t = first + TP_EOBI_MESSAGE_HEADER_LEN <= u->payload_len && first >= 4
                      ? tp_eobi_template_id(d + first)
                      : 0;
-    uint64_t before = r->eobi->counters.messages;
-    int rc = t >= TP_EOBI_PRODUCT_SUMMARY && t <= TP_EOBI_SNAPSHOT_ORDER
-                 ? tp_eobi_feed_snapshot_packet(r->eobi, d, u->payload_len, ts)
-                 : tp_eobi_feed_packet(r->eobi, d, u->payload_len, ts);
+    return t >= TP_EOBI_PRODUCT_SUMMARY && t <= TP_EOBI_SNAPSHOT_ORDER ? REPLAY_KIND_SNAPSHOT
+                                                                       : REPLAY_KIND_INCREMENTAL;
+}
 
+/* A market segment that just went RECOVERING: why, on the warnings stream. */
+static void eobi_gap(struct replay *r, const struct tp_udp_view *u, uint64_t expected,
+                     uint64_t record, size_t offset)
+{
+    int32_t segment = tp_eobi_packet_header_market_segment_id(u->payload);
+    uint64_t seq = tp_eobi_packet_header_appl_seq_num(u->payload);
+    if (expected == 0)
+        replay_warn(r,
+                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
+                    " starts at ApplSeqNum %" PRIu64 ": its books are incomplete (flagged "
+                    "stale until its snapshot)",
+                    record, offset, segment, seq);
+    else if (seq > expected)
+        replay_warn(r,
+                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
+                    " ApplSeqNum %" PRIu64 ", expected %" PRIu64
+                    ": packets lost on every line (books flagged stale "
+                    "until its snapshot)",
+                    record, offset, segment, seq, expected);
+    else
+        replay_warn(r,
+                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
+                    " ApplSeqNum %" PRIu64
+                    " reset its sequence or could not be applied (books flagged stale until its "
+                    "snapshot)",
+                    record, offset, segment, seq);
+}
+
+/*
+ * An EOBI packet down the daemon's path for its venue (its channel's segments path, through
+ * tp_venue_eobi's feed ops): an incremental line's packet to the feed, which follows each market
+ * segment's ApplSeqNum and skips the other line's copy; a snapshot line's while a segment waits
+ * for its snapshot. A segment that goes stale is reported with the packet's number.
+ */
+static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts, uint64_t record,
+                        size_t offset)
+{
+    const struct tp_venue_feed_ops *feed = tp_venue_eobi.feed;
+    enum replay_line_role role = replay_lines_role(&r->lines, u, eobi_kind(u));
+    uint64_t before = feed->messages(r->eobi), gaps = r->eobi->counters.gaps;
+    const struct tp_eobi_segment *seg =
+        u->payload_len >= TP_EOBI_PACKET_HEADER_LEN
+            ? tp_eobi_feed_segment(r->eobi, tp_eobi_packet_header_market_segment_id(u->payload))
+            : NULL;
+    uint64_t expected = seg != NULL && seg->state == TP_EOBI_SEGMENT_HEALTHY ? seg->next_seq : 0;
+    int rc = 0;
+    if (role == REPLAY_ROLE_INCR_A || role == REPLAY_ROLE_INCR_B)
+        rc = feed->packet(r->eobi, u->payload, u->payload_len, ts);
+    else if ((role == REPLAY_ROLE_SNAP_A || role == REPLAY_ROLE_SNAP_B) &&
+             feed->recovering(r->eobi) > 0)
+        rc = feed->snapshot(r->eobi, u->payload, u->payload_len, ts);
     r->bad_packets += rc == -EBADMSG;
-    r->messages += r->eobi->counters.messages - before;
+    r->messages += feed->messages(r->eobi) - before;
+    if (r->eobi->counters.gaps != gaps)
+        eobi_gap(r, u, expected, record, offset);
 }
 
 /*
@@ -406,12 +425,15 @@ static int run_pcap(struct replay *r)
             } else {
                 if (r->venue == REPLAY_VENUE_AUTO)
                     r->venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
+                /* The channel's arbiter follows the venue's sequencing (tp_venue.h). */
+                if (r->venue == REPLAY_VENUE_MDP3 && !r->mdp3_started)
+                    replay_mdp3_start(r);
                 if (r->venue == REPLAY_VENUE_ITCH)
                     replay_mold_packet(r, &u, rec.ts_ns, r->packets, at);
                 else if (r->venue == REPLAY_VENUE_EOBI)
-                    eobi_packet(r, &u, rec.ts_ns);
+                    eobi_packet(r, &u, rec.ts_ns, r->packets, at);
                 else
-                    mdp3_packet(r, &u, rec.ts_ns);
+                    replay_mdp3_packet(r, &u, rec.ts_ns, r->packets, at);
             }
             at = r->offset = tp_pcap_reader_offset(&rd);
             if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
@@ -423,6 +445,8 @@ static int run_pcap(struct replay *r)
     tp_pcap_reader_close(&rd);
     if (r->venue == REPLAY_VENUE_ITCH)
         replay_mold_finish(r);
+    else if (r->venue == REPLAY_VENUE_MDP3)
+        replay_mdp3_finish(r);
     if (r->share != NULL)
         replay_share_flush(r);
     return st == TP_PCAP_END ? 0 : REPLAY_EPCAP;
@@ -477,10 +501,10 @@ void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
             ",\"bad_checksum\":%" PRIu64 ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64
             ",\"gaps\":%" PRIu64 ",\"gaps_given_up\":%" PRIu64 ",\"corrupt\":%" PRIu64
             ",\"sessions\":%" PRIu64 ",\"stale_marks\":%" PRIu64 ",\"warnings\":%" PRIu64
-            ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64,
+            ",\"recent_orders\":%" PRIu64 ",\"orders_spilled\":%" PRIu64 ",\"unmapped\":%" PRIu64,
             r->messages, r->packets, r->not_udp, r->bad_checksum, r->bad_packets, r->duplicates,
             r->arb ? tp_arb_counters(r->arb)->gaps : 0, r->gaps_given_up, r->corrupt, r->sessions,
-            r->stale_marks, r->warnings, recent, spilled);
+            r->stale_marks, r->warnings, recent, spilled, r->lines.unmapped);
     fprintf(out,
             ",\"published\":{\"level\":%" PRIu64 ",\"order\":%" PRIu64 ",\"trade\":%" PRIu64
             ",\"clear\":%" PRIu64 ",\"status\":%" PRIu64 ",\"stat\":%" PRIu64 ",\"events\":%" PRIu64

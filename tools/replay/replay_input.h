@@ -14,6 +14,7 @@
 #include "arbiter.h"
 #include "net_parse.h"
 #include "replay_digest.h"
+#include "replay_lines.h"
 #include "replay_share.h"
 #include "tp_books.h"
 #include "tp_instrument_filter.h"
@@ -47,24 +48,27 @@ struct replay_params {
     int digest;      /* also hash every sink callback into replay.digest (replay_digest.h); off,
                         the sink only counts, so the timed replay does not pay for it */
     const struct tp_instrument_filter *filter;
-    uint64_t gap_wait_ns; /* MoldUDP64: a gap waits this long (capture time) for the other line;
-                             0: REPLAY_GAP_WAIT_NS */
-    FILE *warnings;       /* sequence jumps, gaps given up, session changes; NULL: counted only */
+    uint64_t gap_wait_ns; /* MoldUDP64 and MDP3: a gap waits this long (capture time) for the
+                             other line; 0: REPLAY_GAP_WAIT_NS (replay_arb.h) */
+    const struct replay_lines *lines; /* MDP3 and EOBI: the flows' lines (--lines); NULL: each
+                                         flow told by its first packet (replay_lines.h) */
+    FILE *warnings; /* sequence jumps, gaps given up, session changes; NULL: counted only */
     /* A worker of a threaded replay (replay_threads.h): its books hold the instrument ids
      * [share->first_id, share->end_id) and it applies only their messages. NULL: every one. */
     struct replay_share *share;
 };
 
-/* Recent MDP3 packets remembered to drop the other line's copy (A and B differ in port). */
-#define REPLAY_RECENT_PACKETS 1024
-
-struct replay_packet_id {
-    uint64_t sending_time;
-    uint32_t seq;
-    uint32_t len;
-};
-
 #define REPLAY_PROGRESS_EVERY 4096u /* a power of two */
+
+/* An MDP3 side loop's packet that waits for the incrementals held behind a gap. */
+struct replay_mdp3_waiting {
+    const uint8_t *payload; /* in the mapped capture */
+    uint64_t ts;
+    uint64_t record;
+    size_t offset;
+    uint16_t len;
+    uint8_t role; /* enum replay_line_role */
+};
 
 /* Room for every record kind (enum tp_change_kind), a power of two. */
 #define REPLAY_CHANGE_KINDS 8
@@ -92,7 +96,9 @@ struct replay {
     uint64_t bad_checksum; /* UDP datagrams whose checksum is wrong: skipped, as the daemon does */
     uint64_t bad_packets;  /* UDP payloads the framing refused */
     uint64_t duplicates;   /* packets already seen (the other line) */
-    /* MoldUDP64 arbitration (replay_mold.h). */
+    uint64_t record;       /* the pcap record being framed (1-based), and its byte offset */
+    size_t record_offset;
+    /* Line arbitration, MoldUDP64 (replay_mold.h) or MDP3 (replay_mdp3.h). */
     struct tp_arb *arb;
     uint64_t gap_wait_ns;
     uint32_t line_a_group;     /* destination of line A */
@@ -103,7 +109,8 @@ struct replay {
     uint8_t *instrument_stale; /* by instrument id: its book cannot be vouched for */
     uint32_t instruments;      /* the registry's capacity */
     FILE *warn;
-    uint64_t warnings;
+    uint64_t warnings;          /* every warning */
+    uint64_t sequence_warnings; /* of them, replay_warn's (printed up to a bound) */
     /* A GLIMPSE snapshot (replay_snapshot.h): its messages, and the sequence the capture's
      * messages count from (the arbiter starts there); 0: none loaded. */
     uint64_t snapshot_next_seq;
@@ -120,8 +127,16 @@ struct replay {
     /* Called every REPLAY_PROGRESS_EVERY packets or bursts when set (replay_progress.h). */
     void (*progress)(void *ctx, const struct replay *r);
     void *progress_ctx;
-    uint32_t recent_next;
-    struct replay_packet_id recent[REPLAY_RECENT_PACKETS];
+    /* MDP3 and EOBI: which flow is which line. */
+    struct replay_lines lines;
+    /* MDP3 (replay_mdp3.h): the latest packet of the snapshot loop and of the MBO snapshot
+     * loop, and of the definition loop (done once it came round). */
+    uint32_t mdp3_snap_last_seq[2];
+    uint32_t mdp3_def_last_seq;
+    bool mdp3_definitions_done;
+    bool mdp3_started; /* the arbiter follows MDP3's sequencing (replay_mdp3_start) */
+    struct replay_mdp3_waiting *mdp3_waiting; /* REPLAY_HELD_MAX of them */
+    uint32_t mdp3_n_waiting;
 };
 
 /* Allocates and prepares the tables for a capture in memory. 0 or a negative error. */

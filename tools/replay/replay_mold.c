@@ -3,60 +3,9 @@
  */
 #include "replay_mold.h"
 
-#include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "arbiter.h"
 #include "moldudp64.h"
-#include "net_bytes.h"
+#include "replay_arb.h"
 #include "replay_input.h"
-
-/* Warnings of one kind printed before they are only counted. */
-#define WARNINGS_MAX 20
-
-int replay_mold_open(struct replay *r)
-{
-    struct tp_arb_params p = {
-        .rules = TP_SEQ_MOLDUDP64,
-        .held_max = REPLAY_HELD_MAX,
-        .gap_wait_tsc = r->gap_wait_ns,
-        /* A session starts at 1: a capture that does not has lost its start, unless a snapshot
-         * (replay_snapshot.h) holds everything before its sequence. */
-        .start_seq = r->snapshot_next_seq ? r->snapshot_next_seq : 1,
-        .max_jump = 4096,
-    };
-    size_t size = tp_arb_memsize(&p);
-    r->arb = aligned_alloc(64, size);
-    if (r->arb == NULL)
-        return -ENOMEM;
-    return tp_arb_init(r->arb, &p);
-}
-
-void replay_mold_close(struct replay *r)
-{
-    free(r->arb);
-    r->arb = NULL;
-}
-
-static void warn(struct replay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(struct replay *r, const char *fmt, ...)
-{
-    r->warnings++;
-    if (r->warn == NULL || r->warnings > WARNINGS_MAX)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tickplane-replay: ", r->warn);
-    vfprintf(r->warn, fmt, ap);
-    fputc('\n', r->warn);
-    va_end(ap);
-    if (r->warnings == WARNINGS_MAX)
-        fputs("tickplane-replay: further warnings are only counted (\"warnings\")\n", r->warn);
-}
 
 /* Every ITCH instrument defined by now may have missed messages: flagged stale for good. */
 static void mark_stale(struct replay *r)
@@ -100,52 +49,20 @@ static void apply(struct replay *r, const uint8_t *payload, uint16_t len, uint32
     }
 }
 
-/* A held packet's payload: the handle is its first byte, the UDP header before it its size. */
-static void apply_held(struct replay *r, void *handle, uint32_t skip, uint64_t ts)
-{
-    const uint8_t *payload = handle;
-    uint16_t udp_len = tp_load_be16(payload - 4);
-    apply(r, payload, (uint16_t)(udp_len - 8), skip, ts);
-}
+static const struct replay_arb_venue mold_venue = {
+    .unit = "sequence",
+    .items = "messages",
+    .apply = apply,
+    .lost = mark_stale,
+    .lost_books = "books flagged stale",
+    .late_books = "flagged stale",
+};
 
-static void drain(struct replay *r, uint64_t ts)
+int replay_mold_open(struct replay *r)
 {
-    void *handle;
-    uint32_t skip;
-    while (tp_arb_next_ready(r->arb, &handle, &skip))
-        apply_held(r, handle, skip, ts);
-}
-
-/* Gives the open gap up (no re-request offline) and flags the books. */
-static void give_up(struct replay *r, uint64_t record, size_t offset, const char *when)
-{
-    struct tp_arb_gap gap;
-    if (!tp_arb_current_gap(r->arb, &gap))
-        return;
-    r->gaps_given_up++;
-    if (gap.from == 1)
-        warn(r,
-             "%s: the capture starts at sequence %" PRIu64 ": messages [1, %" PRIu64
-             ") are missing, books are incomplete (flagged stale)",
-             when, gap.to, gap.to);
-    else
-        warn(r,
-             "%s: messages [%" PRIu64 ", %" PRIu64 ") lost on every line (packet %" PRIu64
-             ", offset %zu): books flagged stale",
-             when, gap.from, gap.to, record, offset);
-    tp_arb_skip_gap(r->arb);
-    drain(r, 0);
-    mark_stale(r);
-}
-
-/* A session id as text for a warning: its bytes may be anything (a corrupt packet). */
-static const char *session_text(const uint8_t *session, char out[TP_MOLD_SESSION_LEN + 1])
-{
-    for (int i = 0; i < TP_MOLD_SESSION_LEN; i++)
-        out[i] =
-            session[i] >= 0x20 && session[i] < 0x7f && session[i] != '"' ? (char)session[i] : '?';
-    out[TP_MOLD_SESSION_LEN] = '\0';
-    return out;
+    /* A session starts at 1: a capture that does not has lost its start, unless a snapshot
+     * (replay_snapshot.h) holds everything before its sequence. */
+    return replay_arb_open(r, TP_SEQ_MOLDUDP64, r->snapshot_next_seq ? r->snapshot_next_seq : 1);
 }
 
 static enum tp_line line_of(struct replay *r, const struct tp_udp_view *u)
@@ -173,62 +90,11 @@ void replay_mold_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
                             .count = kind == TP_MOLD_MESSAGES ? pkt.count : 0,
                             .session = pkt.session,
                             .end_of_session = kind == TP_MOLD_END};
-    enum tp_line line = line_of(r, u);
-    char text[TP_MOLD_SESSION_LEN + 1];
-    uint64_t expected = tp_arb_expected(r->arb);
-    uint32_t skip;
-    enum tp_arb_verdict v = tp_arb_offer(r->arb, line, &ap, (void *)u->payload, ts, &skip);
-    if (v == TP_ARB_RESET) {
-        struct tp_arb_gap lost;
-        warn(r,
-             "packet %" PRIu64 " (offset %zu): new MoldUDP64 session \"%s\" after sequence "
-             "%" PRIu64,
-             record, offset, session_text(pkt.session, text), expected - 1);
-        if (tp_arb_reset_loss(r->arb, &lost)) {
-            warn(r,
-                 "messages [%" PRIu64 ", %" PRIu64 ") of the old session never arrived: "
-                 "books flagged stale",
-                 lost.from, lost.to);
-            mark_stale(r);
-        }
-        r->sessions++;
-        v = tp_arb_offer(r->arb, line, &ap, (void *)u->payload, ts, &skip);
-    }
-    switch (v) {
-    case TP_ARB_DELIVER:
-        if (ap.count > 0)
-            apply(r, u->payload, u->payload_len, skip, ts);
-        drain(r, ts);
-        break;
-    case TP_ARB_DUPLICATE:
-        r->duplicates++;
-        break;
-    case TP_ARB_CORRUPT:
-        r->corrupt++;
-        if (expected == 0)
-            warn(r,
-                 "packet %" PRIu64 " (offset %zu): the first packet, sequence %" PRIu64
-                 " of session \"%s\", is far past a session's start: dropped until another "
-                 "confirms it",
-                 record, offset, pkt.sequence, session_text(pkt.session, text));
-        else
-            warn(r,
-                 "packet %" PRIu64 " (offset %zu): sequence %" PRIu64 " of session \"%s\" "
-                 "dropped as implausible (expected %" PRIu64 ")",
-                 record, offset, pkt.sequence, session_text(pkt.session, text), expected);
-        break;
-    default:
-        break; /* held, old session, held buffer full: the arbiter counts them */
-    }
-    struct tp_arb_gap gap;
-    if (tp_arb_poll(r->arb, ts, &gap)) {
-        char when[64];
-        snprintf(when, sizeof(when), "packet %" PRIu64, record);
-        give_up(r, record, offset, when);
-    }
+    replay_arb_offer(r, &mold_venue, line_of(r, u), &ap, u->payload, u->payload_len, ts, record,
+                     offset);
 }
 
 void replay_mold_finish(struct replay *r)
 {
-    give_up(r, r->packets, r->len, "end of capture");
+    replay_arb_finish(r, &mold_venue);
 }

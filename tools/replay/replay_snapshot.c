@@ -46,7 +46,6 @@ int replay_snapshot_load(struct replay *r, const uint8_t *data, size_t len, char
         if (rc == 0) {
             /* The capture's stream is taken from there: what came before, the snapshot holds. */
             r->snapshot_next_seq = next_seq;
-            replay_mold_close(r);
             rc = replay_mold_open(r);
             if (rc != 0)
                 snprintf(err, err_size, "cannot prepare the arbiter: %s", strerror(-rc));
