@@ -173,14 +173,15 @@ static uint32_t instrument_of(struct tp_eobi_feed *f, uint32_t si, int64_t secur
 
 /* ---- the recovery buffer ---------------------------------------------------------- */
 
-/* Removes the buffered packets of segment si, moving the others' bytes down. */
-static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
+/* Removes the buffered packets of segment si below ApplSeqNum `below`, moving the others'
+ * bytes down. */
+static void drop_buffered_below(struct tp_eobi_feed *f, uint32_t si, uint64_t below)
 {
     uint32_t kept = 0, used = 0;
 
     for (uint32_t i = 0; i < f->n_buffered; i++) {
         struct tp_eobi_buffered r = f->buffered[i];
-        if (r.segment == si)
+        if (r.segment == si && r.appl_seq_num < below)
             continue;
         memmove(f->buffer + used, f->buffer + r.offset, r.len);
         r.offset = used;
@@ -189,6 +190,12 @@ static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
     }
     f->n_buffered = kept;
     f->buffer_used = used;
+}
+
+/* Removes every buffered packet of segment si. */
+static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
+{
+    drop_buffered_below(f, si, UINT64_MAX);
     f->segments[si].buffered_first = f->segments[si].buffered_last = 0;
 }
 
@@ -633,8 +640,176 @@ static int apply_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt,
     return 0;
 }
 
+/* ---- waiting for the other line ------------------------------------------------------ */
+
+/* Segment si waits for the other line: packets up to `through` exist (seen at `now`). */
+static void wait_begin(struct tp_eobi_feed *f, uint32_t si, uint64_t through, uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+
+    if (!seg->holding) {
+        seg->holding = 1;
+        seg->wait_since = now;
+        f->holding++;
+    }
+    if (through > seg->wait_through)
+        seg->wait_through = through;
+}
+
+static void wait_end(struct tp_eobi_feed *f, uint32_t si)
+{
+    f->segments[si].holding = 0;
+    f->segments[si].wait_through = 0;
+    f->holding--;
+}
+
+/*
+ * Keeps a packet of HEALTHY segment si that came after a hole (ApplSeqNum above next_seq) while
+ * the other line may still bring what is missing: in the buffer, in ApplSeqNum order among the
+ * segment's held packets. Returns 0, or -ENOSPC when the buffer has no room for it.
+ */
+static int hold_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
+                       uint64_t seq, uint64_t rx_tsc)
+{
+    uint32_t at = f->n_buffered;
+
+    for (uint32_t i = f->n_buffered; i-- > 0;) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si)
+            continue;
+        if (r->appl_seq_num == seq) {
+            f->counters.duplicates++; /* the other line's copy */
+            return 0;
+        }
+        if (r->appl_seq_num < seq)
+            break;
+        at = i;
+    }
+    if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
+        len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used)
+        return -ENOSPC;
+    memcpy(f->buffer + f->buffer_used, pkt, len);
+    memmove(&f->buffered[at + 1], &f->buffered[at], (f->n_buffered - at) * sizeof(f->buffered[0]));
+    f->buffered[at] = (struct tp_eobi_buffered){
+        .appl_seq_num = seq,
+        .rx_tsc = rx_tsc,
+        .offset = f->buffer_used,
+        .len = (uint16_t)len,
+        .segment = (uint16_t)si,
+    };
+    f->n_buffered++;
+    f->buffer_used += (uint32_t)len;
+    f->counters.held++;
+    wait_begin(f, si, seq, rx_tsc);
+    return 0;
+}
+
+/*
+ * Holding segment si went RECOVERING: its held packets become its recovery buffer, as far as
+ * they run unbroken to the last (a snapshot must reflect every packet before that run).
+ */
+static void hold_to_recovery(struct tp_eobi_feed *f, uint32_t si)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    uint64_t first = 0, last = 0, through = seg->wait_through;
+
+    if (!seg->holding || seg->state != TP_EOBI_SEGMENT_RECOVERING)
+        return;
+    wait_end(f, si);
+    for (uint32_t i = 0; i < f->n_buffered; i++) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si || r->appl_seq_num < seg->resume_seq)
+            continue;
+        if (last == 0 || r->appl_seq_num != last + 1)
+            first = r->appl_seq_num;
+        last = r->appl_seq_num;
+    }
+    drop_buffered_below(f, si, first != 0 ? first : UINT64_MAX);
+    if (first != 0) {
+        seg->resume_seq = seg->buffered_first = first;
+        seg->buffered_last = last;
+    } else if (seg->resume_seq <= through) {
+        seg->resume_seq = through + 1; /* packets up to it exist, none kept */
+    }
+}
+
+/*
+ * The other line did not fill segment si's hole in time: a gap. Each held packet's wait ends
+ * here (released: the caller's gap-wait record); they are kept for after the snapshot.
+ */
+static void hold_expire(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+
+    for (uint32_t i = 0; f->released && i < f->n_buffered; i++)
+        if (f->buffered[i].segment == si)
+            f->released(f->released_ctx, f->buffered[i].rx_tsc, now);
+    segment_gap(f, si, seg->next_seq + 1, (uint32_t)seg->next_seq, (uint32_t)seg->wait_through);
+    hold_to_recovery(f, si);
+}
+
+/*
+ * The packet at segment si's hole was applied (at `now`): the held packets now in sequence
+ * follow it, and the wait goes on from the oldest packet still held, if any.
+ */
+static void release_held(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    uint64_t oldest = UINT64_MAX;
+    int left = 0;
+
+    for (uint32_t i = 0; i < f->n_buffered && seg->state == TP_EOBI_SEGMENT_HEALTHY; i++) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si)
+            continue;
+        if (r->appl_seq_num != seg->next_seq)
+            break;
+        if (f->released)
+            f->released(f->released_ctx, r->rx_tsc, now);
+        apply_packet(f, si, f->buffer + r->offset, r->len, r->rx_tsc);
+    }
+    if (seg->state != TP_EOBI_SEGMENT_HEALTHY) {
+        hold_to_recovery(f, si); /* a held packet the books refused */
+        return;
+    }
+    drop_buffered_below(f, si, seg->next_seq);
+    for (uint32_t i = 0; i < f->n_buffered; i++)
+        if (f->buffered[i].segment == si) {
+            left = 1;
+            if (f->buffered[i].rx_tsc < oldest)
+                oldest = f->buffered[i].rx_tsc;
+        }
+    if (left)
+        seg->wait_since = oldest;
+    else if (seg->wait_through < seg->next_seq)
+        wait_end(f, si);
+}
+
+void tp_eobi_feed_arbitrate(struct tp_eobi_feed *f, uint64_t gap_wait_tsc,
+                            void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc),
+                            void *ctx)
+{
+    f->gap_wait_tsc = gap_wait_tsc;
+    f->released = released;
+    f->released_ctx = ctx;
+}
+
+/* Whether segment si's wait, begun at wait_since, is over at `now`. */
+static int wait_over(const struct tp_eobi_feed *f, const struct tp_eobi_segment *seg, uint64_t now)
+{
+    return now >= seg->wait_since && now - seg->wait_since >= f->gap_wait_tsc;
+}
+
+void tp_eobi_feed_poll(struct tp_eobi_feed *f, uint64_t now)
+{
+    for (uint32_t si = 0; si < TP_EOBI_FEED_SEGMENTS && f->holding > 0; si++)
+        if (f->segments[si].holding && wait_over(f, &f->segments[si], now))
+            hold_expire(f, si, now);
+}
+
 /* A packet of heartbeats: a LastMsgSeqNumProcessed past the segment's last packet is a gap. */
-static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet *p)
+static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet *p,
+                      uint64_t rx_tsc)
 {
     struct tp_eobi_segment *seg = &f->segments[si];
     struct tp_eobi_msg m;
@@ -651,7 +826,9 @@ static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet
             continue;
         uint32_t last = (uint32_t)(seg->next_seq - 1);
         int32_t ahead = (int32_t)(tp_eobi_heartbeat_last_msg_seq_num_processed(m.data) - last);
-        if (ahead > 0)
+        if (ahead > 0 && f->gap_wait_tsc != 0)
+            wait_begin(f, si, seg->next_seq - 1 + (uint64_t)ahead, rx_tsc);
+        else if (ahead > 0)
             segment_gap(f, si, seg->next_seq + (uint64_t)ahead, (uint32_t)seg->next_seq,
                         last + (uint32_t)ahead);
     }
@@ -682,8 +859,10 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
     seg = &f->segments[si];
     if (p.pos + TP_EOBI_MESSAGE_HEADER_LEN <= len &&
         tp_eobi_template_id(pkt + p.pos) == TP_EOBI_HEARTBEAT)
-        return heartbeats(f, si, &p);
+        return heartbeats(f, si, &p, rx_tsc);
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
+    if (seg->holding && wait_over(f, seg, rx_tsc))
+        hold_expire(f, si, rx_tsc);
     if (seg->state == 0) {
         if (seq == 1) {
             seg->state = TP_EOBI_SEGMENT_HEALTHY;
@@ -693,12 +872,20 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         }
     } else if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
+            if (seg->holding) {
+                drop_buffered(f, si); /* numbered in the sequence that ended */
+                wait_end(f, si);
+            }
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
         } else if (seq < seg->next_seq) {
             f->counters.duplicates++;
             return 0;
         } else if (seq > seg->next_seq) {
+            /* The other line may still bring the hole: wait for it, as long as allowed. */
+            if (f->gap_wait_tsc != 0 && hold_packet(f, si, pkt, len, seq, rx_tsc) == 0)
+                return 0;
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
+            hold_to_recovery(f, si);
         }
     } else if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
         drop_buffered(f, si);
@@ -708,7 +895,15 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         buffer_packet(f, si, pkt, len, seq, rx_tsc);
         return 0;
     }
-    return apply_packet(f, si, pkt, len, rx_tsc);
+    if (!seg->holding)
+        return apply_packet(f, si, pkt, len, rx_tsc);
+    f->counters.gaps_filled++; /* the other line's copy of the hole */
+    int rc = apply_packet(f, si, pkt, len, rx_tsc);
+    if (seg->state == TP_EOBI_SEGMENT_HEALTHY)
+        release_held(f, si, rx_tsc);
+    else
+        hold_to_recovery(f, si);
+    return rc;
 }
 
 /* ---- snapshots ---------------------------------------------------------------------- */
