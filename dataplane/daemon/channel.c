@@ -718,8 +718,9 @@ static void segments_membership(struct tp_channel *ch)
 
 /*
  * Every packet of lines A and B goes to the feed as it comes (it skips the second copy by its
- * own sequences and holds a hole for the other line itself), and every snapshot packet while
- * the feed waits for one. The channel holds no packet.
+ * own sequences and holds a hole for the other line itself), and so does every snapshot packet
+ * of either snapshot line (received while joined; the feed reads those of segments that wait
+ * for one, and of a segment whose hole a snapshot covers). The channel holds no packet.
  */
 static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enum tp_line_role role,
                                                       const uint8_t *payload, uint16_t len,
@@ -732,7 +733,7 @@ static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enu
     int rc = 0;
     if (role == TP_ROLE_INCR_A || role == TP_ROLE_INCR_B)
         rc = feed->packet(ch->feed, payload, len, rx_tsc);
-    else if ((role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B) && feed->recovering(ch->feed) > 0)
+    else if (role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B)
         rc = feed->snapshot(ch->feed, payload, len, rx_tsc);
     ch->counters.feed_errors += rc < 0;
     ch->counters.messages = feed->messages(ch->feed);

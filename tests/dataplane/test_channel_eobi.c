@@ -180,6 +180,29 @@ static void snapshot_up_to_4(struct fixture *f, enum tp_line_role role)
     assert_false(tp_channel_packet(f->ch, role, f->pkt, (uint16_t)f->b.len, NULL, 9));
 }
 
+/* The same snapshot in two packets: part 1 (ProductSummary, SEC_A and its orders) or part 2
+ * (SEC_B and its order, completing), offered on `role`. */
+static void snapshot_part(struct fixture *f, int part, enum tp_line_role role)
+{
+    struct tp_eobi_packet_header h = {
+        .market_segment_id = SEG, .completion_indicator = part == 2, .transact_time = T0};
+    struct tp_eobi_product_summary ps = {
+        .last_msg_seq_num_processed = 4, .trading_session_sub_id = 3, .trad_ses_status = 2};
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, part == 1 ? 1 : 6);
+    if (part == 1) {
+        TP_EOBI_BUILD(&f->b, product_summary, &ps);
+        snapshot_instrument(f, SEC_A, 3);
+        snapshot_order(f, BUY, 1, 100.0, 10);
+        snapshot_order(f, SELL, 3, 101.0, 5);
+        snapshot_order(f, BUY, 4, 99.0, 4);
+    } else {
+        snapshot_instrument(f, SEC_B, 1);
+        snapshot_order(f, BUY, 2, 50.0, 10);
+    }
+    assert_int_equal(f->b.error, 0);
+    assert_false(tp_channel_packet(f->ch, role, f->pkt, (uint16_t)f->b.len, NULL, f->rx));
+}
+
 static uint32_t id_of(struct fixture *f, int64_t sec)
 {
     return tp_eobi_feed_instrument(f->ch->feed, sec);
@@ -210,9 +233,10 @@ static void test_ab_loss_and_gap_on_both_lines_recovered_from_snapshots(void **s
     assert_int_equal(tp_publisher_flags(f->pub, a), 0);
     assert_int_equal(tp_publisher_flags(f->pub, b), 0);
     expect_level(f, SEC_B, TP_SIDE_BID, 1, 50.0, 10);
-    /* A snapshot while nothing waits for one is not even handed to the feed. */
+    /* A snapshot while nothing waits for one is not read. */
     snapshot_up_to_4(f, TP_ROLE_SNAP_A);
-    assert_int_equal(feed->counters.snapshot_packets, 0);
+    assert_int_equal(feed->counters.snapshots_ignored, 1);
+    assert_int_equal(feed->counters.snapshots, 0);
 
     /* 4 is lost on both lines: 5 shows the hole, which waits for the other line; when the wait
      * is over it is a gap: the segment's books are flagged, the snapshot lines joined, 5 kept
@@ -241,9 +265,10 @@ static void test_ab_loss_and_gap_on_both_lines_recovered_from_snapshots(void **s
     assert_false(f->joined);
     assert_int_equal(tp_publisher_flags(f->pub, a), 0);
     assert_int_equal(tp_publisher_flags(f->pub, b), 0);
-    /* Line A's copy of the same snapshot comes after the lines were left: not applied. */
+    /* Line A's copy of the same snapshot comes after the segment recovered: not read. */
     snapshot_up_to_4(f, TP_ROLE_SNAP_A);
-    assert_int_equal(feed->counters.snapshot_packets, 1);
+    assert_int_equal(feed->counters.snapshots_ignored, 2);
+    assert_int_equal(feed->counters.snapshots, 1);
 
     add_packet(f, 6, SEC_A, BUY, 98.0, 1, false, true); /* lost on A */
     expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 10);
@@ -335,6 +360,55 @@ static void test_hole_on_both_lines_seen_by_a_later_packet(void **state)
     assert_int_equal(seg->buffered_last, 4);
 }
 
+/*
+ * The snapshot comes on both snapshot lines: a packet lost on one is taken from the other, and
+ * the second copy of each packet is dropped (it would break the snapshot's MsgSeqNum run).
+ */
+static void test_snapshot_from_either_line(void **state)
+{
+    struct fixture *f = *state;
+    const struct tp_eobi_feed *feed = f->ch->feed;
+    tp_channel_start(f->ch);
+    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
+    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true); /* 2 and 4 lost on both lines */
+    tp_channel_poll(f->ch, f->rx + WAIT);
+    assert_int_equal(feed->counters.gaps, 1);
+    assert_int_equal(f->joins, 1);
+    snapshot_part(f, 1, TP_ROLE_SNAP_A);
+    snapshot_part(f, 1, TP_ROLE_SNAP_B); /* the copy */
+    snapshot_part(f, 2, TP_ROLE_SNAP_B); /* lost on A */
+    assert_int_equal(feed->counters.snapshot_duplicates, 1);
+    assert_int_equal(feed->counters.snapshots_broken, 0);
+    assert_int_equal(feed->counters.snapshots, 1);
+    assert_int_equal(f->leaves, 1);
+    assert_int_equal(tp_publisher_flags(f->pub, id_of(f, SEC_A)), 0);
+    assert_int_equal(tp_publisher_flags(f->pub, id_of(f, SEC_B)), 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 2, 99.0, 4);
+    expect_level(f, SEC_B, TP_SIDE_BID, 1, 50.0, 10);
+    add_packet(f, 5, SEC_A, SELL, 102.0, 3, false, true);
+    expect_level(f, SEC_A, TP_SIDE_ASK, 2, 102.0, 3);
+}
+
+/* A snapshot that covers a hole still waiting for the other line ends the wait: rebuilt now. */
+static void test_snapshot_during_the_wait(void **state)
+{
+    struct fixture *f = *state;
+    const struct tp_eobi_feed *feed = f->ch->feed;
+    tp_channel_start(f->ch);
+    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
+    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true); /* 2 missing so far */
+    add_packet(f, 5, SEC_A, SELL, 102.0, 3, true, true); /* 4 too */
+    assert_int_equal(feed->counters.gaps, 0);
+    snapshot_up_to_4(f, TP_ROLE_SNAP_A);
+    assert_int_equal(feed->counters.gaps, 1);
+    assert_int_equal(feed->counters.snapshots, 1);
+    assert_int_equal(tp_eobi_feed_recovering(feed), 0);
+    assert_int_equal(f->gap_wait->count, 2); /* 3 and 5 waited until the snapshot */
+    assert_int_equal(tp_publisher_flags(f->pub, id_of(f, SEC_A)), 0);
+    expect_level(f, SEC_A, TP_SIDE_ASK, 2, 102.0, 3); /* 5, after the snapshot */
+    expect_level(f, SEC_B, TP_SIDE_BID, 1, 50.0, 10);
+}
+
 /* A packet that does not frame is counted as the feed's error and changes nothing. */
 static void test_malformed_packet(void **state)
 {
@@ -354,6 +428,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hole_on_a_filled_by_b_later, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hole_on_both_lines_seen_by_a_later_packet, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_from_either_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_during_the_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed_packet, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -908,6 +908,9 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
 
 /* ---- snapshots ---------------------------------------------------------------------- */
 
+/* InstrumentSummary MDEntryType of the last trade (price, size); TradeVolume is 66. */
+#define MD_ENTRY_TRADE 2
+
 /* MDEntryType -> statistic, or TP_STAT_COUNT for the entries the books keep no statistic of. */
 static enum tp_stat_kind entry_stat(uint8_t type)
 {
@@ -993,6 +996,7 @@ static void snapshot_begin(struct tp_eobi_feed *f, uint32_t si, const struct tp_
     seg->snapshot_active = 1;
     seg->snapshot_whole = 1;
     seg->snapshot_seq = last;
+    seg->snapshot_time = f->info.venue_time; /* packet_info: this packet's TransactTime */
     seg->snapshot_msg_seq = m->msg_seq_num + 1;
     seg->snapshot_instr = TP_INSTRUMENT_NONE;
     seg->snapshot_orders = 0;
@@ -1022,7 +1026,7 @@ static void instrument_summary(struct tp_eobi_feed *f, uint32_t si, const uint8_
         return;
     s->in_snapshot = 1;
     /* Volume, last trade and statistics stay: the entries below overwrite the ones the venue
-     * sends; only the trades of lost packets are missing from the volume. */
+     * sends, the volume and last trade (TradeVolume, Trade) with the trades of lost packets. */
     publish(f, tp_books_clear(f->books, instr, 1, f->changes));
     status = instrument_status(tp_eobi_instrument_summary_security_status(m),
                                tp_eobi_instrument_summary_security_trading_status(m));
@@ -1030,9 +1034,18 @@ static void instrument_summary(struct tp_eobi_feed *f, uint32_t si, const uint8_
     set_status(f, instr, status != TP_STATUS_UNKNOWN ? status : seg->status);
     for (unsigned i = 0; i < tp_eobi_instrument_summary_no_md_entries(m); i++) {
         const uint8_t *e = tp_eobi_md_entry(m, i);
-        enum tp_stat_kind kind = entry_stat(tp_eobi_md_entry_md_entry_type(e));
+        uint8_t type = tp_eobi_md_entry_md_entry_type(e);
+        enum tp_stat_kind kind = entry_stat(type);
+        int32_t size = tp_eobi_md_entry_md_entry_size(e);
+        int64_t px = tp_eobi_md_entry_md_entry_px(e);
+        if (type == MD_ENTRY_TRADE && px != TP_EOBI_PRICE_NULL && size != TP_EOBI_QTY_NULL)
+            tp_books_adopt_totals(f->books, instr, -1, tp_eobi_price_to_p9(px), size);
+        if (kind == TP_STAT_SESSION_VOLUME && size != TP_EOBI_QTY_NULL && size >= 0) {
+            tp_books_adopt_totals(f->books, instr, size, 0, 0);
+            f->counters.volume_adopted++;
+        }
         if (kind == TP_STAT_SESSION_VOLUME)
-            set_stat(f, instr, kind, 0, tp_eobi_md_entry_md_entry_size(e));
+            set_stat(f, instr, kind, 0, size);
         else if (kind != TP_STAT_COUNT)
             set_stat(f, instr, kind, tp_eobi_md_entry_md_entry_px(e),
                      tp_eobi_md_entry_md_entry_size(e));
@@ -1070,6 +1083,43 @@ static void snapshot_order(struct tp_eobi_feed *f, uint32_t si, const uint8_t *m
     publish(f, n);
 }
 
+/* The first message of a snapshot packet (framed by p, not consumed), or 0 when none frames. */
+static int first_message(const struct tp_eobi_packet *p, struct tp_eobi_msg *m)
+{
+    struct tp_eobi_packet q = *p;
+
+    return tp_eobi_packet_next(&q, m) > 0 ? tp_eobi_check(m->data, m->len) : 0;
+}
+
+/* Whether a snapshot packet starts a snapshot that reflects ApplSeqNum `seq`. */
+static int snapshot_reflects(const struct tp_eobi_packet *p, uint64_t seq)
+{
+    struct tp_eobi_msg m;
+
+    return first_message(p, &m) == TP_EOBI_PRODUCT_SUMMARY &&
+           tp_eobi_product_summary_last_msg_seq_num_processed(m.data) >= seq;
+}
+
+/*
+ * Whether a snapshot packet of segment si is the other line's copy of one applied: its
+ * messages come before the next one the snapshot being applied expects (a ProductSummary: of
+ * the same LastMsgSeqNumProcessed and TransactTime; the next cycle's is sent later).
+ */
+static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
+                              const struct tp_eobi_packet *p)
+{
+    const struct tp_eobi_segment *seg = &f->segments[si];
+    struct tp_eobi_msg m;
+    int t = first_message(p, &m);
+
+    if (!seg->snapshot_active || f->snapshot_segment != si || t <= 0 ||
+        m.msg_seq_num >= seg->snapshot_msg_seq)
+        return 0;
+    return t != TP_EOBI_PRODUCT_SUMMARY ||
+           (tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq &&
+            tp_eobi_packet_header_transact_time(p->data) == seg->snapshot_time);
+}
+
 int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
                                  uint64_t rx_tsc)
 {
@@ -1091,14 +1141,20 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
         f->counters.registry_full++;
         return -ENOSPC;
     }
-    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
-        snapshot_finish(f, 0);
     seg = &f->segments[si];
+    if (seg->holding && snapshot_reflects(&p, seg->next_seq))
+        hold_expire(f, si, rx_tsc); /* the hole is in the snapshot here: no need to wait */
     if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         /* Nothing in it can change a healthy segment: not even read. */
         f->counters.snapshots_ignored++;
         return 0;
     }
+    if (snapshot_duplicate(f, si, &p)) {
+        f->counters.snapshot_duplicates++;
+        return 0;
+    }
+    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
+        snapshot_finish(f, 0);
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(&p, &m)) > 0) {
         int t = tp_eobi_check(m.data, m.len);

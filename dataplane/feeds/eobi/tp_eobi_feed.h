@@ -64,12 +64,19 @@
  *     packet, counted in buffer_overflow: a later snapshot must cover it).
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
- *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. A
- *     snapshot packet of a HEALTHY segment is not read (snapshots_ignored). A snapshot is
- *     skipped when L + 1 is below the segment's resume_seq (it predates the gap: snapshots_old);
- *     otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR record;
- *     volume, last trade and statistics kept) and rebuilt from its orders, status and
- *     statistics entries.
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. Both
+ *     snapshot lines' packets may be handed over: the second copy of a packet of the snapshot
+ *     being applied (its messages before the next one expected; a ProductSummary: of the same
+ *     LastMsgSeqNumProcessed and TransactTime) is dropped (snapshot_duplicates), so a packet lost
+ * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
+ * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
+ * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
+ * segment's resume_seq (it predates the gap: snapshots_old); otherwise it is applied as it arrives:
+ * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
+ * rebuilt from its orders, status and statistics entries; its volume and last trade are the
+ * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
+ * in volume_adopted). No snapshot message counts trades: after a loss on both lines the book's
+ * trade count is the trades seen, a lower bound.
  *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
  *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
  *     instruments of the segment it did not name are cleared, the buffered packets after L are
@@ -146,6 +153,7 @@ struct tp_eobi_segment {
     uint64_t buffered_first;
     uint64_t buffered_last;
     uint64_t snapshot_seq;     /* the snapshot's LastMsgSeqNumProcessed */
+    uint64_t snapshot_time;    /* its first packet's TransactTime (a copy has the same) */
     uint32_t snapshot_msg_seq; /* MsgSeqNum expected next in the snapshot */
     uint32_t snapshot_instr;   /* instrument whose orders follow (TP_INSTRUMENT_NONE: none) */
     uint32_t snapshot_orders;  /* orders still expected for it */
