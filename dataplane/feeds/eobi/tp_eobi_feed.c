@@ -174,7 +174,7 @@ static uint32_t instrument_of(struct tp_eobi_feed *f, uint32_t si, int64_t secur
 /* ---- the recovery buffer ---------------------------------------------------------- */
 
 /* Removes the buffered packets of segment si below ApplSeqNum `below`, moving the others'
- * bytes down. */
+ * bytes down (the entries are in the order of their bytes). */
 static void drop_buffered_below(struct tp_eobi_feed *f, uint32_t si, uint64_t below)
 {
     uint32_t kept = 0, used = 0;
@@ -688,12 +688,17 @@ static int hold_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, 
     if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
         len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used)
         return -ENOSPC;
-    memcpy(f->buffer + f->buffer_used, pkt, len);
+    /* The bytes go where the entry goes: drop_buffered_below keeps both in one order. */
+    uint32_t offset = at < f->n_buffered ? f->buffered[at].offset : f->buffer_used;
+    memmove(f->buffer + offset + len, f->buffer + offset, f->buffer_used - offset);
+    memcpy(f->buffer + offset, pkt, len);
+    for (uint32_t i = at; i < f->n_buffered; i++)
+        f->buffered[i].offset += (uint32_t)len;
     memmove(&f->buffered[at + 1], &f->buffered[at], (f->n_buffered - at) * sizeof(f->buffered[0]));
     f->buffered[at] = (struct tp_eobi_buffered){
         .appl_seq_num = seq,
         .rx_tsc = rx_tsc,
-        .offset = f->buffer_used,
+        .offset = offset,
         .len = (uint16_t)len,
         .segment = (uint16_t)si,
     };
