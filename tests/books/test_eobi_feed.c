@@ -698,6 +698,38 @@ static void test_snapshot_gives_volume_and_last_trade(void **state)
     assert_int_equal(bk->stats[TP_STAT_SESSION_VOLUME].qty, 10);
 }
 
+/*
+ * Held for the other line: with a wait set, the packets after a hole wait for it in ApplSeqNum
+ * order, whatever order the two lines bring them in, while another segment's held packets come
+ * and go around them; then all apply, and no hole was a gap.
+ */
+static void test_holes_filled_out_of_order(void **state)
+{
+    struct fixture *f = *state;
+
+    tp_eobi_feed_arbitrate(f->feed, 1000, NULL, NULL);
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG, 5, SEC_A, BUY, T0 + 5, 100.0, 5), 0); /* 2..4 missing */
+    assert_int_equal(add_packet(f, SEG, 4, SEC_A, BUY, T0 + 4, 100.0, 4), 0); /* line B's */
+    /* The other segment holds and releases a packet meanwhile. */
+    assert_int_equal(add_packet(f, SEG2, 1, SEC_C, BUY, T0 + 11, 10.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG2, 3, SEC_C, BUY, T0 + 13, 10.0, 3), 0);
+    assert_int_equal(add_packet(f, SEG2, 2, SEC_C, BUY, T0 + 12, 10.0, 2), 0);
+    expect_level(f, SEC_C, TP_SIDE_BID, 1, 10.0, 6, 3);
+    assert_int_equal(levels(f, SEC_A, TP_SIDE_BID), 1);
+    assert_int_equal(f->feed->counters.held, 3);
+    assert_int_equal(add_packet(f, SEG, 5, SEC_A, BUY, T0 + 5, 100.0, 5), 0); /* a copy */
+    assert_int_equal(add_packet(f, SEG, 2, SEC_A, BUY, T0 + 2, 100.0, 2), 0);
+    assert_int_equal(add_packet(f, SEG, 3, SEC_A, BUY, T0 + 3, 100.0, 3), 0);
+    assert_int_equal(f->feed->counters.gaps, 0);
+    assert_int_equal(f->feed->counters.gaps_filled, 3);
+    assert_int_equal(f->feed->counters.rejected, 0);
+    assert_int_equal(f->feed->holding, 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 15, 5);
+    assert_int_equal(segment(f, SEG)->next_seq, 6);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+}
+
 /* Late join: the first packet is not ApplSeqNum 1; the snapshot defines the instruments. */
 static void test_late_join(void **state)
 {
@@ -830,6 +862,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gap_and_snapshot_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_broken_snapshot_waits_for_next_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_gives_volume_and_last_trade, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_holes_filled_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),
