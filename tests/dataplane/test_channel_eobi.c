@@ -292,6 +292,14 @@ static void test_ab_loss_and_gap_on_both_lines_recovered_from_snapshots(void **s
     assert_int_equal(tp_publisher_flags(f->pub, a), TP_PUB_F_STALE);
 }
 
+/* The channel started; packets 1 and 3 came on both lines, 2 on neither (so far). */
+static void hole_at_2(struct fixture *f)
+{
+    tp_channel_start(f->ch);
+    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
+    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true);
+}
+
 /*
  * A packet lost on line A that line B brings later (within the wait) is no gap: the packets A
  * brought after it wait for it, then all apply in order; no book is flagged, no snapshot is
@@ -344,9 +352,7 @@ static void test_hole_on_both_lines_seen_by_a_later_packet(void **state)
 {
     struct fixture *f = *state;
     const struct tp_eobi_feed *feed = f->ch->feed;
-    tp_channel_start(f->ch);
-    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
-    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true); /* 2 lost on both */
+    hole_at_2(f); /* 2 lost on both lines */
     assert_int_equal(feed->counters.gaps, 0);
     f->rx += WAIT;
     add_packet(f, 4, SEC_A, BUY, 99.0, 4, true, false);
@@ -368,9 +374,7 @@ static void test_snapshot_from_either_line(void **state)
 {
     struct fixture *f = *state;
     const struct tp_eobi_feed *feed = f->ch->feed;
-    tp_channel_start(f->ch);
-    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
-    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true); /* 2 and 4 lost on both lines */
+    hole_at_2(f); /* 2 and 4 lost on both lines */
     tp_channel_poll(f->ch, f->rx + WAIT);
     assert_int_equal(feed->counters.gaps, 1);
     assert_int_equal(f->joins, 1);
@@ -394,9 +398,7 @@ static void test_snapshot_during_the_wait(void **state)
 {
     struct fixture *f = *state;
     const struct tp_eobi_feed *feed = f->ch->feed;
-    tp_channel_start(f->ch);
-    add_packet(f, 1, SEC_A, BUY, 100.0, 10, true, true);
-    add_packet(f, 3, SEC_A, SELL, 101.0, 5, true, true); /* 2 missing so far */
+    hole_at_2(f);
     add_packet(f, 5, SEC_A, SELL, 102.0, 3, true, true); /* 4 too */
     assert_int_equal(feed->counters.gaps, 0);
     snapshot_up_to_4(f, TP_ROLE_SNAP_A);
