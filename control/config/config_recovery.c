@@ -1,8 +1,8 @@
 /*
  * A channel's "recovery" object: snapshot and definition lines, retransmission (rerequest)
  * servers, gap and silence timers, give-up and audit settings. Validates which of them the
- * channel's protocol allows (EOBI: only the snapshot lines, required) and that the lines
- * they name have ports to arrive on.
+ * channel's protocol allows (EOBI: the snapshot lines, required, and gap_wait_us) and that the
+ * lines they name have ports to arrive on.
  */
 #include <stdio.h>
 #include <string.h>
