@@ -642,6 +642,8 @@ static int apply_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt,
 
 /* ---- waiting for the other line ------------------------------------------------------ */
 
+/* The calls below are kept out of tp_eobi_feed_packet: inlined, they cost every packet. */
+
 /* Segment si waits for the other line: packets up to `through` exist (seen at `now`). */
 static void wait_begin(struct tp_eobi_feed *f, uint32_t si, uint64_t through, uint64_t now)
 {
@@ -668,8 +670,9 @@ static void wait_end(struct tp_eobi_feed *f, uint32_t si)
  * the other line may still bring what is missing: in the buffer, in ApplSeqNum order among the
  * segment's held packets. Returns 0, or -ENOSPC when the buffer has no room for it.
  */
-static int hold_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
-                       uint64_t seq, uint64_t rx_tsc)
+static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_t si,
+                                                 const uint8_t *pkt, size_t len, uint64_t seq,
+                                                 uint64_t rx_tsc)
 {
     uint32_t at = f->n_buffered;
 
@@ -713,7 +716,7 @@ static int hold_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, 
  * Holding segment si went RECOVERING: its held packets become its recovery buffer, as far as
  * they run unbroken to the last (a snapshot must reflect every packet before that run).
  */
-static void hold_to_recovery(struct tp_eobi_feed *f, uint32_t si)
+static __attribute__((noinline)) void hold_to_recovery(struct tp_eobi_feed *f, uint32_t si)
 {
     struct tp_eobi_segment *seg = &f->segments[si];
     uint64_t first = 0, last = 0, through = seg->wait_through;
@@ -742,7 +745,7 @@ static void hold_to_recovery(struct tp_eobi_feed *f, uint32_t si)
  * The other line did not fill segment si's hole in time: a gap. Each held packet's wait ends
  * here (released: the caller's gap-wait record); they are kept for after the snapshot.
  */
-static void hold_expire(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
+static __attribute__((noinline)) void hold_expire(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
 {
     struct tp_eobi_segment *seg = &f->segments[si];
 
@@ -757,7 +760,8 @@ static void hold_expire(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
  * The packet at segment si's hole was applied (at `now`): the held packets now in sequence
  * follow it, and the wait goes on from the oldest packet still held, if any.
  */
-static void release_held(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
+static __attribute__((noinline)) void release_held(struct tp_eobi_feed *f, uint32_t si,
+                                                   uint64_t now)
 {
     struct tp_eobi_segment *seg = &f->segments[si];
     uint64_t oldest = UINT64_MAX;
