@@ -848,6 +848,43 @@ static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet
     return 0;
 }
 
+/*
+ * An incremental packet (ApplSeqNum seq) of HEALTHY segment si while it holds a hole whose wait
+ * is not over: the other line's copy of the hole fills it, a later packet is held too, an
+ * ApplSeqNum reset or a full buffer is a gap.
+ */
+static __attribute__((noinline)) int holding_packet(struct tp_eobi_feed *f, uint32_t si,
+                                                    const uint8_t *pkt, size_t len, uint64_t seq,
+                                                    uint64_t rx_tsc)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    int rc;
+
+    if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
+        drop_buffered(f, si); /* numbered in the sequence that ended */
+        wait_end(f, si);
+        segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
+    } else if (seq < seg->next_seq) {
+        f->counters.duplicates++;
+        return 0;
+    } else if (seq > seg->next_seq) {
+        if (hold_packet(f, si, pkt, len, seq, rx_tsc) == 0)
+            return 0;
+        segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
+        hold_to_recovery(f, si);
+    } else {
+        f->counters.gaps_filled++; /* the other line's copy of the hole */
+        rc = apply_packet(f, si, pkt, len, rx_tsc);
+        if (seg->state == TP_EOBI_SEGMENT_HEALTHY)
+            release_held(f, si, rx_tsc);
+        else
+            hold_to_recovery(f, si);
+        return rc;
+    }
+    buffer_packet(f, si, pkt, len, seq, rx_tsc); /* a gap: kept for after the snapshot */
+    return 0;
+}
+
 int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, uint64_t rx_tsc)
 {
     struct tp_eobi_packet p;
@@ -870,8 +907,11 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         tp_eobi_template_id(pkt + p.pos) == TP_EOBI_HEARTBEAT)
         return heartbeats(f, si, &p, rx_tsc);
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
-    if (seg->holding && wait_over(f, seg, rx_tsc))
-        hold_expire(f, si, rx_tsc);
+    if (__builtin_expect(seg->holding, 0)) {
+        if (!wait_over(f, seg, rx_tsc))
+            return holding_packet(f, si, pkt, len, seq, rx_tsc);
+        hold_expire(f, si, rx_tsc); /* then as any RECOVERING segment's */
+    }
     if (seg->state == 0) {
         if (seq == 1) {
             seg->state = TP_EOBI_SEGMENT_HEALTHY;
@@ -881,10 +921,6 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         }
     } else if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
-            if (seg->holding) {
-                drop_buffered(f, si); /* numbered in the sequence that ended */
-                wait_end(f, si);
-            }
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
         } else if (seq < seg->next_seq) {
             f->counters.duplicates++;
@@ -894,7 +930,6 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
             if (f->gap_wait_tsc != 0 && hold_packet(f, si, pkt, len, seq, rx_tsc) == 0)
                 return 0;
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
-            hold_to_recovery(f, si);
         }
     } else if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
         drop_buffered(f, si);
@@ -904,15 +939,7 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         buffer_packet(f, si, pkt, len, seq, rx_tsc);
         return 0;
     }
-    if (!seg->holding)
-        return apply_packet(f, si, pkt, len, rx_tsc);
-    f->counters.gaps_filled++; /* the other line's copy of the hole */
-    int rc = apply_packet(f, si, pkt, len, rx_tsc);
-    if (seg->state == TP_EOBI_SEGMENT_HEALTHY)
-        release_held(f, si, rx_tsc);
-    else
-        hold_to_recovery(f, si);
-    return rc;
+    return apply_packet(f, si, pkt, len, rx_tsc);
 }
 
 /* ---- snapshots ---------------------------------------------------------------------- */
