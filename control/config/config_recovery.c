@@ -1,8 +1,8 @@
 /*
  * A channel's "recovery" object: snapshot and definition lines, retransmission (rerequest)
  * servers, gap and silence timers, give-up and audit settings. Validates which of them the
- * channel's protocol allows (EOBI: only the snapshot lines, required) and that the lines
- * they name have ports to arrive on.
+ * channel's protocol allows (EOBI: the snapshot lines, required, and gap_wait_us) and that the
+ * lines they name have ports to arrive on.
  */
 #include <stdio.h>
 #include <string.h>
@@ -84,9 +84,10 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         if (tp_jw_uint(ld->errs, path, obj, "max_messages", 1, 65535, false, &v))
             ch->rerequest_max_messages = (uint16_t)v;
     }
-    /* The EOBI feed tells its gaps by each segment's sequence and waits for the snapshot as long
-     * as it takes, its books flagged all along: the channel's timers do not run for it. */
-    static const char *const timers[] = {"gap_wait_us", "give_up_ms", "silence_ms", NULL};
+    /* The EOBI feed tells its gaps by each segment's sequence (a hole waits gap_wait_us for the
+     * other line) and waits for the snapshot as long as it takes, its books flagged all along:
+     * the channel's other timers do not run for it. */
+    static const char *const timers[] = {"give_up_ms", "silence_ms", NULL};
     for (unsigned i = 0; eobi && timers[i] != NULL; i++) {
         tp_jw_path_key(child, path, timers[i]);
         if (json_object_get(obj, timers[i]) != NULL)

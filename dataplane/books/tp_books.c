@@ -352,6 +352,24 @@ int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qt
     return 1;
 }
 
+int tp_books_adopt_totals(struct tp_books *b, uint32_t instr, int64_t volume, int64_t last_price,
+                          int64_t last_qty)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+
+    if (!bk)
+        return -EINVAL;
+    if (volume >= 0)
+        bk->volume = volume;
+    if (last_qty > 0) {
+        bk->last_price = last_price;
+        bk->last_qty = last_qty;
+        if (bk->trades == 0)
+            bk->trades = 1;
+    }
+    return 0;
+}
+
 int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct tp_book_change *out)
 {
     struct tp_book *bk = tp_books_book(b, instr);

@@ -249,6 +249,16 @@ void tp_books_drop_marked_orders(struct tp_books *b);
 int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qty,
                    enum tp_side aggressor, uint64_t match, struct tp_book_change *out);
 
+/*
+ * The session totals a venue's snapshot gives (EOBI InstrumentSummary), the trades lost on the
+ * way included: the traded volume when volume >= 0, the last trade when last_qty > 0 (and the
+ * instrument then has traded: trades at least 1). Trade counts are not given: `trades` keeps
+ * the trades seen. No change record: the snapshot that carries them publishes the instrument
+ * whole (its CLEAR). Returns 0 or -EINVAL.
+ */
+int tp_books_adopt_totals(struct tp_books *b, uint32_t instr, int64_t volume, int64_t last_price,
+                          int64_t last_qty);
+
 /* Trading status (enum tp_trading_status). Writes a record only when it changed. */
 int tp_books_status(struct tp_books *b, uint32_t instr, uint8_t status, struct tp_book_change *out);
 

@@ -117,6 +117,13 @@ static int mdp3_init(struct tp_channel *ch, uint8_t *at)
     return rc;
 }
 
+/* A packet the segments feed held for the other line ends its wait: the gap-wait histogram. */
+static void segments_released(void *ctx, uint64_t rx_tsc, uint64_t released_tsc)
+{
+    const struct tp_channel *ch = ctx;
+    tp_publisher_held(ch->params.publisher, rx_tsc, released_tsc);
+}
+
 int tp_channel_init(void *mem, const struct tp_channel_params *p)
 {
     if (mem == NULL || p->registry == NULL || p->books == NULL || p->publisher == NULL ||
@@ -147,8 +154,11 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
         struct tp_feed_sink sink = tp_publisher_sink(p->publisher);
         ch->feed = after_arb;
         ch->feed_channel = (uint16_t)p->channel_id;
-        return ch->venue->feed->init(after_arb, p->registry, p->books, p->filter,
-                                     (uint16_t)p->channel_id, &sink);
+        rc = ch->venue->feed->init(after_arb, p->registry, p->books, p->filter,
+                                   (uint16_t)p->channel_id, &sink);
+        if (rc == 0)
+            ch->venue->feed->arbitrate(after_arb, p->gap_wait_tsc, segments_released, ch);
+        return rc;
     }
     return mdp3_init(ch, after_arb);
 }
@@ -708,7 +718,9 @@ static void segments_membership(struct tp_channel *ch)
 
 /*
  * Every packet of lines A and B goes to the feed as it comes (it skips the second copy by its
- * own sequences), and every snapshot packet while the feed waits for one. Nothing is held.
+ * own sequences and holds a hole for the other line itself), and so does every snapshot packet
+ * of either snapshot line (received while joined; the feed reads those of segments that wait
+ * for one, and of a segment whose hole a snapshot covers). The channel holds no packet.
  */
 static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enum tp_line_role role,
                                                       const uint8_t *payload, uint16_t len,
@@ -721,12 +733,22 @@ static __attribute__((noinline)) bool segments_packet(struct tp_channel *ch, enu
     int rc = 0;
     if (role == TP_ROLE_INCR_A || role == TP_ROLE_INCR_B)
         rc = feed->packet(ch->feed, payload, len, rx_tsc);
-    else if ((role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B) && feed->recovering(ch->feed) > 0)
+    else if (role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B)
         rc = feed->snapshot(ch->feed, payload, len, rx_tsc);
     ch->counters.feed_errors += rc < 0;
     ch->counters.messages = feed->messages(ch->feed);
+    tp_publisher_held_applied(ch->params.publisher);
     segments_membership(ch);
     return false;
+}
+
+/* The feed's waits for the other line that are over at `now` become gaps. */
+static void segments_poll(struct tp_channel *ch, uint64_t now)
+{
+    select_publisher(ch);
+    ch->venue->feed->poll(ch->feed, now);
+    tp_publisher_held_applied(ch->params.publisher);
+    segments_membership(ch);
 }
 
 /* The packet path of a venue's framing (the channel keeps it: one indirect jump a packet). */
@@ -863,6 +885,8 @@ static void check_behind(struct tp_channel *ch, uint64_t now)
 
 void tp_channel_poll(struct tp_channel *ch, uint64_t now)
 {
+    if (ch->venue->framing == TP_FRAMING_SEGMENTS)
+        segments_poll(ch, now);
     flush_pending(ch); /* timers act after every message delivered so far */
     if (ch->snap.state == TP_SNAP_REPLAYING)
         tp_channel_snapshot_poll(ch, now);

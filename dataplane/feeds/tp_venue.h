@@ -87,6 +87,12 @@ struct tp_venue_feed_ops {
     int (*snapshot)(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc);
     uint32_t (*recovering)(const void *feed);
     uint64_t (*messages)(const void *feed); /* venue messages applied so far */
+    /* A/B arbitration: a hole waits up to gap_wait_tsc for the other line before it is a gap;
+     * released(ctx, rx_tsc, now) ends each held packet's wait; poll declares the waits over. */
+    void (*arbitrate)(void *feed, uint64_t gap_wait_tsc,
+                      void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc),
+                      void *ctx);
+    void (*poll)(void *feed, uint64_t now);
 };
 
 /* A counter of the venue's feed, exported as "channel=X.decode.<name>". */

@@ -3,12 +3,15 @@
  *
  * Input: a sequence of blocks `kind u8, length u16 (little-endian), payload`: the payload is an
  * EOBI packet, incremental when bit 0 of kind is clear, snapshot when it is set; bit 1 set ends the
- * snapshot being applied after the packet (tp_eobi_feed_snapshot_end). A truncated last block is
- * handed over as it is. The books are tiny (8 instruments, 64 orders, 4 levels a side) so capacity
- * refusals happen often. Sanitizers catch any read outside a packet; after each input the feed's
- * bookkeeping is checked: its RECOVERING count is the segments' in that state, the buffer's bytes
- * are its packets', every buffered packet belongs to a RECOVERING segment, live orders within
- * capacity, levels within their limit.
+ * snapshot being applied after the packet (tp_eobi_feed_snapshot_end); bit 2 set polls the feed
+ * after it (tp_eobi_feed_poll). An input of odd length runs with A/B arbitration (a hole waits
+ * 256 ticks; a packet's receive time is its offset in the input), an even one without. A
+ * truncated last block is handed over as it is. The books are tiny (8 instruments, 64 orders, 4
+ * levels a side) so capacity refusals happen often. Sanitizers catch any read outside a packet;
+ * after each input the feed's bookkeeping is checked: its RECOVERING and holding counts are the
+ * segments' in that state, the buffer's bytes are its packets', every buffered packet belongs to a
+ * RECOVERING segment or is held (above next_seq, in ApplSeqNum order) by a HEALTHY one, live orders
+ * within capacity, levels within their limit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -36,16 +39,29 @@ static void *zalloc(size_t size)
 
 static void check(const struct tp_eobi_feed *f, const struct tp_books *books)
 {
-    uint32_t recovering = 0, bytes = 0;
+    uint32_t recovering = 0, holding = 0, bytes = 0;
+    static uint64_t last_held[TP_EOBI_FEED_SEGMENTS];
 
-    for (uint32_t i = 0; i < TP_EOBI_FEED_SEGMENTS; i++)
-        recovering += f->segments[i].used && f->segments[i].state == TP_EOBI_SEGMENT_RECOVERING;
-    if (recovering != tp_eobi_feed_recovering(f))
+    for (uint32_t i = 0; i < TP_EOBI_FEED_SEGMENTS; i++) {
+        const struct tp_eobi_segment *seg = &f->segments[i];
+        recovering += seg->used && seg->state == TP_EOBI_SEGMENT_RECOVERING;
+        holding += seg->holding;
+        if (seg->holding && seg->state != TP_EOBI_SEGMENT_HEALTHY)
+            abort();
+        last_held[i] = 0;
+    }
+    if (recovering != tp_eobi_feed_recovering(f) || holding != f->holding)
         abort();
     for (uint32_t i = 0; i < f->n_buffered; i++) {
         const struct tp_eobi_buffered *r = &f->buffered[i];
-        if (r->offset != bytes || f->segments[r->segment].state != TP_EOBI_SEGMENT_RECOVERING)
+        const struct tp_eobi_segment *seg = &f->segments[r->segment];
+        if (r->offset != bytes)
             abort();
+        if (seg->state != TP_EOBI_SEGMENT_RECOVERING &&
+            (!seg->holding || r->appl_seq_num <= seg->next_seq ||
+             r->appl_seq_num <= last_held[r->segment]))
+            abort();
+        last_held[r->segment] = r->appl_seq_num;
         bytes += r->len;
     }
     if (bytes != f->buffer_used || tp_books_totals(books)->live_orders > ORDERS)
@@ -74,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (tp_instruments_init(reg, &ip) != 0 || tp_books_init(books, &bp) != 0 ||
         tp_eobi_feed_init(feed, reg, books, NULL, 0, NULL) != 0)
         abort();
+    tp_eobi_feed_arbitrate(feed, size & 1 ? 256 : 0, NULL, NULL);
     while (pos + 3 <= size) {
         uint8_t kind = data[pos];
         size_t len = (size_t)data[pos + 1] | (size_t)data[pos + 2] << 8;
@@ -91,6 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tp_eobi_feed_packet(feed, pkt, len, pos);
         if (kind & 2)
             tp_eobi_feed_snapshot_end(feed);
+        if (kind & 4)
+            tp_eobi_feed_poll(feed, pos);
         free(pkt);
         pos += len;
     }

@@ -5,9 +5,12 @@ tickplane-sim eobi writes incremental packets on lines A and B (each losing pack
 lost on both: gaps only the snapshot loop repairs) and the snapshot loop, plus its ground truth
 computed from its own orders. tickplane-replay --venue eobi runs the data plane's EOBI feed over
 the capture: every segment must have recovered, no book may be left stale, and every book must
-equal the truth level by level (price, qty, order count) with its status. Volume and trade counts
-equal the truth on a lossless run; with losses on both lines they may only miss the trades of the
-lost packets. A session with a line that joins late starts from the snapshot loop.
+equal the truth level by level (price, qty, order count) with its status, and its volume (after
+a loss on both lines, the snapshot's TradeVolume counts the lost trades in). Trade counts equal
+the truth on a lossless run; with losses on both lines they may only miss the trades of the lost
+packets (no snapshot message counts trades). The snapshot loop goes out on both snapshot lines:
+line A loses some of its packets, line B's copies fill them in and the rest are dropped as
+duplicates. A session with a line that joins late starts from the snapshot loop.
 usage: replay_eobi_vs_sim.py SIM REPLAY WORKDIR
 """
 import json
@@ -38,7 +41,7 @@ def replay(tool, pcap):
     return got, got['counters']['eobi']
 
 
-def compare(truth, got, exact_volume):
+def compare(truth, got, exact_trades):
     by_symbol = {i['symbol']: i for i in got['instruments']}
     assert len(by_symbol) == len(truth['instruments']), (len(by_symbol),
                                                          len(truth['instruments']))
@@ -52,10 +55,13 @@ def compare(truth, got, exact_volume):
             assert want == have, '%d %s: want %s got %s' % (t['security_id'], side, want[:3],
                                                             have[:3])
         assert g['status'] == t['status'], (t['security_id'], g['status'], t['status'])
-        if exact_volume:
-            assert (g['volume'], g['trades']) == (t['volume'], t['trades']), t['security_id']
+        assert g['volume'] == t['volume'], (t['security_id'], g['volume'], t['volume'])
+        if exact_trades:
+            assert g['trades'] == t['trades'], t['security_id']
         else:
-            assert g['volume'] <= t['volume'] and g['trades'] <= t['trades'], t['security_id']
+            assert g['trades'] <= t['trades'], t['security_id']
+        if t['trades']:
+            assert g['last_price9'] == t['last_price9'], t['security_id']
 
 
 def main():
@@ -64,24 +70,27 @@ def main():
 
     pcap, truth, _ = sim(sim_tool, work, 'clean')
     got, e = replay(replay_tool, pcap)
-    compare(truth, got, exact_volume=True)
+    compare(truth, got, exact_trades=True)
     assert e['gaps'] == 0
 
     # Loss on each line, and on both: the snapshot loop must repair the gaps.
     pcap, truth, report = sim(sim_tool, work, 'lossy', '--loss-a', '0.02', '--loss-b', '0.02',
-                              '--both-loss', '0.003')
+                              '--both-loss', '0.003', '--snapshot-loss-a', '0.2')
     both = len(report['lines']['A']['both_lost'])
     assert both > 0, 'the session lost nothing on both lines'
     got, e = replay(replay_tool, pcap)
-    compare(truth, got, exact_volume=False)
+    compare(truth, got, exact_trades=False)
     assert e['gaps'] > 0 and e['snapshots'] >= e['gaps'], e
     assert e['recovering'] == 0 and e['rejected'] == 0 and e['malformed'] == 0, e
+    # Line B's snapshot copies filled what A lost, and no copy broke a snapshot.
+    assert report['lines']['A']['snapshot_lost'] and not report['lines']['B']['snapshot_lost']
+    assert e['snapshots_broken'] == 0, e
     assert e['duplicates'] > 0, e  # the other line's copies
 
     # Line A joins late and B does not exist: the books start from the snapshot loop.
     pcap, truth, _ = sim(sim_tool, work, 'late', '--late-join-a', '4000', '--no-line-b')
     got, late = replay(replay_tool, pcap)
-    compare(truth, got, exact_volume=False)
+    compare(truth, got, exact_trades=False)
     assert late['snapshots'] > 0 and late['recovering'] == 0, late
     print('replay_eobi_vs_sim: %d instruments, %d gaps on both lines repaired by %d snapshots' %
           (len(truth['instruments']), e['gaps'], e['snapshots']))

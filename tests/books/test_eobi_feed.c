@@ -46,6 +46,7 @@ struct fixture {
     uint8_t pkt[1500];
     struct tp_eobi_builder b;
     uint32_t snap_msg_seq;
+    uint64_t snapshot_cycles; /* snapshots begun: each one a later TransactTime */
 };
 
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
@@ -489,7 +490,9 @@ static void test_status_and_auction_statistics(void **state)
 /* Snapshot of segment seg reflecting packets up to `last`: SEC_A with the orders given. */
 static void snapshot_begin(struct fixture *f, int32_t seg, uint32_t last)
 {
-    struct tp_eobi_packet_header h = {.market_segment_id = seg, .transact_time = T0};
+    /* Each cycle is sent later than the one before (the other line's copy at the same time). */
+    struct tp_eobi_packet_header h = {.market_segment_id = seg,
+                                      .transact_time = T0 + ++f->snapshot_cycles};
     struct tp_eobi_product_summary ps = {
         .last_msg_seq_num_processed = last, .trading_session_sub_id = 3, .trad_ses_status = 2};
 
@@ -649,6 +652,84 @@ static void test_broken_snapshot_waits_for_next_cycle(void **state)
     expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 16, 3);
 }
 
+/*
+ * After a loss on both lines, the snapshot's TradeVolume and Trade entries give the volume and
+ * last trade the lost packets changed; the trade count (no snapshot message has one) is the
+ * trades seen.
+ */
+static void test_snapshot_gives_volume_and_last_trade(void **state)
+{
+    struct fixture *f = *state;
+    const struct tp_book *bk;
+
+    begin(f, SEG, 1, 1);
+    struct tp_eobi_trade_report tr = {
+        .security_id = SEC_A, .trd_match_id = 1, .last_qty = 4, .last_px = PX(100.0)};
+    TP_EOBI_BUILD(&f->b, trade_report, &tr);
+    assert_int_equal(send(f), 0);
+    /* 2 (a trade of 6 at 100.5) is lost on both lines: 3 shows the gap. */
+    begin(f, SEG, 3, 1);
+    tr.trd_match_id = 3;
+    tr.last_qty = 1;
+    tr.last_px = PX(100.25);
+    TP_EOBI_BUILD(&f->b, trade_report, &tr);
+    assert_int_equal(send(f), 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    snapshot_begin(f, SEG, 2);
+    struct tp_eobi_instrument_summary is = {
+        .security_id = SEC_A, .security_status = 1, .security_trading_status = 203};
+    struct tp_eobi_md_entry volume = {
+        .md_entry_px = TP_EOBI_PRICE_NULL, .md_entry_size = 10, .md_entry_type = 66};
+    struct tp_eobi_md_entry last = {
+        .md_entry_px = PX(100.5), .md_entry_size = 6, .md_entry_type = 2};
+    TP_EOBI_BUILD(&f->b, instrument_summary, &is);
+    tp_eobi_build_md_entry(&f->b, &volume);
+    tp_eobi_build_md_entry(&f->b, &last);
+    assert_int_equal(send_snapshot_last(f), 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(f->feed->counters.volume_adopted, 1);
+    bk = tp_books_get(f->books, id_of(f, SEC_A));
+    /* The snapshot's 10, then packet 3's trade of 1 from the buffer. */
+    assert_int_equal(bk->volume, 11);
+    assert_int_equal(bk->last_price, P9(100.25));
+    assert_int_equal(bk->last_qty, 1);
+    assert_int_equal(bk->trades, 2); /* seen: 1 and 3 */
+    assert_true(bk->stats[TP_STAT_SESSION_VOLUME].present);
+    assert_int_equal(bk->stats[TP_STAT_SESSION_VOLUME].qty, 10);
+}
+
+/*
+ * Held for the other line: with a wait set, the packets after a hole wait for it in ApplSeqNum
+ * order, whatever order the two lines bring them in, while another segment's held packets come
+ * and go around them; then all apply, and no hole was a gap.
+ */
+static void test_holes_filled_out_of_order(void **state)
+{
+    struct fixture *f = *state;
+
+    tp_eobi_feed_arbitrate(f->feed, 1000, NULL, NULL);
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG, 5, SEC_A, BUY, T0 + 5, 100.0, 5), 0); /* 2..4 missing */
+    assert_int_equal(add_packet(f, SEG, 4, SEC_A, BUY, T0 + 4, 100.0, 4), 0); /* line B's */
+    /* The other segment holds and releases a packet meanwhile. */
+    assert_int_equal(add_packet(f, SEG2, 1, SEC_C, BUY, T0 + 11, 10.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG2, 3, SEC_C, BUY, T0 + 13, 10.0, 3), 0);
+    assert_int_equal(add_packet(f, SEG2, 2, SEC_C, BUY, T0 + 12, 10.0, 2), 0);
+    expect_level(f, SEC_C, TP_SIDE_BID, 1, 10.0, 6, 3);
+    assert_int_equal(levels(f, SEC_A, TP_SIDE_BID), 1);
+    assert_int_equal(f->feed->counters.held, 3);
+    assert_int_equal(add_packet(f, SEG, 5, SEC_A, BUY, T0 + 5, 100.0, 5), 0); /* a copy */
+    assert_int_equal(add_packet(f, SEG, 2, SEC_A, BUY, T0 + 2, 100.0, 2), 0);
+    assert_int_equal(add_packet(f, SEG, 3, SEC_A, BUY, T0 + 3, 100.0, 3), 0);
+    assert_int_equal(f->feed->counters.gaps, 0);
+    assert_int_equal(f->feed->counters.gaps_filled, 3);
+    assert_int_equal(f->feed->counters.rejected, 0);
+    assert_int_equal(f->feed->holding, 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 15, 5);
+    assert_int_equal(segment(f, SEG)->next_seq, 6);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+}
+
 /* Late join: the first packet is not ApplSeqNum 1; the snapshot defines the instruments. */
 static void test_late_join(void **state)
 {
@@ -780,6 +861,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_status_and_auction_statistics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gap_and_snapshot_recovery, setup, teardown),
         cmocka_unit_test_setup_teardown(test_broken_snapshot_waits_for_next_cycle, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_gives_volume_and_last_trade, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_holes_filled_out_of_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),

@@ -1168,6 +1168,9 @@ static void test_eobi_channel(void **state)
     assert_int_equal(ch->snapshot[1].port, 59001);
     assert_false(ch->definitions[0].present || ch->definitions[1].present);
     assert_int_equal(ch->silence_ms, 0);
+    assert_int_equal(ch->gap_wait_us, 500); /* a hole waits for the other line */
+    assert_int_equal(load_with_eobi("channels[2].recovery.gap_wait_us", "2000"), 0);
+    assert_int_equal(cfg->channels[2].gap_wait_us, 2000);
     assert_int_equal(load_with_eobi("channels[2].venue", "\"XEUR\""), 0);
     assert_string_equal(cfg->channels[2].venue, "XEUR");
 }

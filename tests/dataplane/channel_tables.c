@@ -12,6 +12,7 @@
 
 #include "channel_bus.h"
 #include "publisher.h"
+#include "util/histogram.h"
 #include "tp_books.h"
 #include "tp_instruments.h"
 
@@ -39,8 +40,15 @@ void test_channel_tables_open(struct test_channel_tables *t, const char *prefix,
     assert_non_null(t->books);
     assert_int_equal(tp_instruments_init(t->registry, &ip), 0);
     assert_int_equal(tp_books_init(t->books, &bp), 0);
-    struct tp_publisher_params pp = {
-        .bus = t->bus, .books = t->books, .registry = t->registry, .instruments = 16, .depth = 4};
+    static struct tp_histogram gap_wait;
+    tp_hist_reset(&gap_wait);
+    t->gap_wait = &gap_wait;
+    struct tp_publisher_params pp = {.bus = t->bus,
+                                     .books = t->books,
+                                     .registry = t->registry,
+                                     .instruments = 16,
+                                     .depth = 4,
+                                     .gap_wait = &gap_wait};
     t->pub = test_zalloc(tp_publisher_memsize(&pp));
     assert_non_null(t->pub);
     assert_int_equal(tp_publisher_init(t->pub, &pp), 0);

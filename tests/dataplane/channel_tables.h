@@ -1,7 +1,7 @@
 /*
  * Test helper for test_channel_eobi.c: the tests' bus (channel_bus.h), the tables a channel feeds
  * (a registry and books of 16 instruments, 1024 orders, 64 levels a side) and a publisher on the
- * bus, in 64-byte aligned memory the test frees.
+ * bus with a gap-wait histogram, in 64-byte aligned memory the test frees.
  */
 #ifndef TP_TEST_CHANNEL_TABLES_H
 #define TP_TEST_CHANNEL_TABLES_H
@@ -11,6 +11,7 @@
 
 struct tp_books;
 struct tp_bus_writer;
+struct tp_histogram;
 struct tp_instruments;
 struct tp_publisher;
 
@@ -19,6 +20,7 @@ struct test_channel_tables {
     struct tp_instruments *registry;
     struct tp_books *books;
     struct tp_publisher *pub;
+    struct tp_histogram *gap_wait; /* the publisher's gap-wait histogram (emptied by open) */
 };
 
 /* Zeroed, 64-byte aligned memory of n bytes (rounded up), or NULL. */

@@ -35,6 +35,8 @@ void tp_sim_endpoints_default(struct tp_sim_endpoints *e, enum tp_sim_venue venu
             IP4(10, 2, 0, 2));
         set(&ep[TP_SIM_STREAM_SNAPSHOT][TP_SIM_LINE_A], IP4(224, 0, 114, 42), 59000,
             IP4(10, 2, 0, 1));
+        set(&ep[TP_SIM_STREAM_SNAPSHOT][TP_SIM_LINE_B], IP4(224, 0, 115, 42), 59000,
+            IP4(10, 2, 0, 2));
         return;
     }
     set(&ep[TP_SIM_STREAM_INCREMENTAL][TP_SIM_LINE_A], IP4(224, 0, 25, 1), 17901,

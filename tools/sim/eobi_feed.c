@@ -72,6 +72,28 @@ static int packet_send(struct tp_sim_eobi_feed *f, struct tp_eobi_builder *b, ui
     return f->sink.packet(f->sink.ctx, &f->pkt);
 }
 
+/*
+ * An InstrumentSummary with the session's totals as entries: TradeVolume (66) and, once the
+ * instrument has traded, the last trade (2).
+ */
+static void instrument_summary(struct tp_eobi_builder *b,
+                               const struct tp_eobi_instrument_summary *is,
+                               const struct tp_sim_instrument *in)
+{
+    struct tp_eobi_md_entry volume = {.md_entry_px = TP_EOBI_PRICE_NULL,
+                                      .md_entry_size = (int32_t)in->volume,
+                                      .md_entry_type = 66};
+    struct tp_eobi_md_entry last = {.md_entry_px = eobi_price(in->last_price9),
+                                    .md_entry_size = (int32_t)in->last_qty,
+                                    .md_entry_type = 2};
+
+    TP_EOBI_BUILD(b, instrument_summary, is);
+    if (in->volume <= INT32_MAX)
+        tp_eobi_build_md_entry(b, &volume);
+    if (in->trades > 0)
+        tp_eobi_build_md_entry(b, &last);
+}
+
 /* Segment s's snapshot: its state after its last incremental packet. */
 static int snapshot(struct tp_sim_eobi_feed *f, uint32_t s)
 {
@@ -107,7 +129,8 @@ static int snapshot(struct tp_sim_eobi_feed *f, uint32_t s)
                                                     .ord_type = 2,
                                                     .price = eobi_price(src->ticks * in->tick9)};
             }
-            if (tp_eobi_build_room(&b) < 40) {
+            /* A SnapshotOrder is 40 bytes, an InstrumentSummary with its two entries 72. */
+            if (tp_eobi_build_room(&b) < (k == 0 ? 40u + 2 * TP_EOBI_MD_ENTRY_LEN : 40u)) {
                 rc = packet_send(f, &b, TP_SIM_STREAM_SNAPSHOT, 0, count);
                 if (rc < 0)
                     return rc;
@@ -116,7 +139,7 @@ static int snapshot(struct tp_sim_eobi_feed *f, uint32_t s)
                 packet_begin(f, &b, s, 0, b.msg_seq_num);
             }
             if (k == 0)
-                TP_EOBI_BUILD(&b, instrument_summary, &is);
+                instrument_summary(&b, &is, in);
             else
                 TP_EOBI_BUILD(&b, snapshot_order, &o);
             count++;

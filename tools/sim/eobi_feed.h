@@ -17,9 +17,11 @@
  *   the model's live orders, price levels, volume and status.
  * - Snapshots: every snapshot_every incremental packets the next segment in turn is sent on the
  *   snapshot stream: ProductSummary (LastMsgSeqNumProcessed: the segment's last ApplSeqNum),
- *   then per instrument of the segment an InstrumentSummary (status, TotNoOrders) and its live
- *   orders as SnapshotOrders, MsgSeqNum from 1, packets filled, the last with
- *   CompletionIndicator complete. After the last event every segment sends a Heartbeat
+ *   then per instrument of the segment an InstrumentSummary (status, TotNoOrders, and as
+ *   entries its TradeVolume and, once it traded, its last trade) and its live orders as
+ *   SnapshotOrders, MsgSeqNum from 1, packets filled, the last with CompletionIndicator
+ *   complete. The snapshot stream goes out on lines A and B (each may lose packets of it:
+ *   --snapshot-loss-a/-b). After the last event every segment sends a Heartbeat
  *   (LastMsgSeqNumProcessed: its last ApplSeqNum) on the incremental stream and a closing
  *   snapshot loop covers every segment.
  */

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[TP_SIM_F_KINDS] = {
-    "lost", "both_lost", "reordered", "duplicated", "truncated", "corrupted", "heartbeat"};
+static const char *const kind_names[TP_SIM_F_KINDS] = {"lost",       "both_lost",    "reordered",
+                                                       "duplicated", "truncated",    "corrupted",
+                                                       "heartbeat",  "snapshot_lost"};
 
 int tp_sim_faults_init(struct tp_sim_faults *f, const struct tp_sim_fault_params *p,
                        const struct tp_sim_packet_sink *sink)
@@ -18,6 +19,7 @@ int tp_sim_faults_init(struct tp_sim_faults *f, const struct tp_sim_fault_params
     tp_sim_rng_seed(&f->both_rng, p->seed ^ 0xb0b0b0b0b0b0b0b0ULL);
     for (int l = 0; l < TP_SIM_LINES; l++) {
         tp_sim_rng_seed(&f->line[l].rng, p->seed ^ (0xa11ce5a11ce50000ULL + (uint64_t)l));
+        tp_sim_rng_seed(&f->line[l].snapshot_rng, p->seed ^ (0x5a95a95a95a90000ULL + (uint64_t)l));
         f->line[l].joined = p->line[l].late_join == 0;
     }
     return 0;
@@ -130,6 +132,11 @@ static int line_packet(struct tp_sim_faults *f, int l, const struct tp_sim_packe
     copy->line = (uint8_t)l;
     copy->corrupt_xor = 0;
     copy->time_ns += lf->delay_ns;
+    if (src->stream == TP_SIM_STREAM_SNAPSHOT && st->joined && lf->snapshot_loss > 0 &&
+        tp_sim_rng_chance(&st->snapshot_rng, lf->snapshot_loss)) {
+        record(st, TP_SIM_F_SNAPSHOT_LOST, src, 0);
+        return 0;
+    }
     if (src->stream != TP_SIM_STREAM_INCREMENTAL)
         return st->joined ? emit(f, copy) : 0;
 

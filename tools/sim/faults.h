@@ -4,7 +4,8 @@
  * Promises:
  * - Without faults, every source packet goes out once on each enabled line, unchanged.
  * - Faults apply to the incremental stream only (snapshot and definition streams pass through,
- *   except for a late joiner, who sees nothing on a line before joining it).
+ *   except for a late joiner, who sees nothing on a line before joining it), but for each line's
+ *   snapshot_loss, which drops snapshot-stream packets on that line alone.
  * - Every fault applied is recorded with the source packet's index and sequence number, so the
  *   report (tp_sim_faults_report) lists exactly the packets a fault touched.
  * - Output reaches the sink in time order across lines (a small heap merges delayed lines).
@@ -32,7 +33,8 @@ struct tp_sim_line_faults {
     double corrupt;          /* probability one payload byte is flipped */
     uint32_t heartbeat_from; /* source packets [from, to) carry only heartbeats */
     uint32_t heartbeat_to;
-    uint32_t late_join; /* the line is joined at this source packet (0: from the start) */
+    uint32_t late_join;   /* the line is joined at this source packet (0: from the start) */
+    double snapshot_loss; /* probability each snapshot-stream packet is lost on this line */
 };
 
 struct tp_sim_fault_params {
@@ -58,7 +60,8 @@ enum tp_sim_fault_kind {
     TP_SIM_F_DUPLICATED, /* sent twice */
     TP_SIM_F_TRUNCATED,
     TP_SIM_F_CORRUPTED,
-    TP_SIM_F_HEARTBEAT, /* data replaced by a heartbeat */
+    TP_SIM_F_HEARTBEAT,     /* data replaced by a heartbeat */
+    TP_SIM_F_SNAPSHOT_LOST, /* a snapshot-stream packet lost on this line */
     TP_SIM_F_KINDS,
 };
 
@@ -69,6 +72,8 @@ struct tp_sim_fault_list {
 
 struct tp_sim_line_state {
     struct tp_sim_rng rng;
+    struct tp_sim_rng
+        snapshot_rng; /* its own: snapshot loss leaves the other faults as they were */
     uint32_t burst_left;
     struct tp_sim_packet *held; /* a packet waiting to be sent after its successor */
     uint64_t source, sent, joined_at_seq;

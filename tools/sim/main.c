@@ -77,6 +77,8 @@ static const struct fault_flag fault_flags[] = {
     {"heartbeats", FV_RANGE, LF(heartbeat_from),
      "FROM:TO: source packets [FROM,TO) heartbeats only"},
     {"late-join", FV_U32, LF(late_join), "K: the line is joined at source packet K"},
+    {"snapshot-loss", FV_PROB, LF(snapshot_loss),
+     "P: each snapshot packet lost with probability P"},
 };
 #define N_FAULT_FLAGS (sizeof(fault_flags) / sizeof(fault_flags[0]))
 

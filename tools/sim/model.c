@@ -300,6 +300,7 @@ static int emit_execute(struct tp_sim_model *m, size_t *n, uint32_t idx, int64_t
     in->volume += (uint64_t)qty;
     in->trades++;
     in->last_price9 = e->price9;
+    in->last_qty = qty;
     o->qty -= qty;
     if (o->qty == 0)
         remove_order(m, idx);
@@ -458,6 +459,7 @@ static int step_instrument(struct tp_sim_model *m, size_t *n, uint32_t id)
         in->volume += (uint64_t)e->qty;
         in->trades++;
         in->last_price9 = e->price9;
+        in->last_qty = e->qty;
         return 0;
     }
     case MIX_SWEEP:

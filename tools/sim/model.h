@@ -84,6 +84,7 @@ struct tp_sim_instrument {
     uint64_t volume;     /* total traded quantity */
     uint64_t trades;     /* number of executions and trades */
     int64_t last_price9; /* last trade price, 0 if none */
+    int64_t last_qty;    /* last trade size, 0 if none */
 };
 
 struct tp_sim_order {

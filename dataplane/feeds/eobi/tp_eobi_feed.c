@@ -173,14 +173,15 @@ static uint32_t instrument_of(struct tp_eobi_feed *f, uint32_t si, int64_t secur
 
 /* ---- the recovery buffer ---------------------------------------------------------- */
 
-/* Removes the buffered packets of segment si, moving the others' bytes down. */
-static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
+/* Removes the buffered packets of segment si below ApplSeqNum `below`, moving the others'
+ * bytes down (the entries are in the order of their bytes). */
+static void drop_buffered_below(struct tp_eobi_feed *f, uint32_t si, uint64_t below)
 {
     uint32_t kept = 0, used = 0;
 
     for (uint32_t i = 0; i < f->n_buffered; i++) {
         struct tp_eobi_buffered r = f->buffered[i];
-        if (r.segment == si)
+        if (r.segment == si && r.appl_seq_num < below)
             continue;
         memmove(f->buffer + used, f->buffer + r.offset, r.len);
         r.offset = used;
@@ -189,6 +190,12 @@ static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
     }
     f->n_buffered = kept;
     f->buffer_used = used;
+}
+
+/* Removes every buffered packet of segment si. */
+static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
+{
+    drop_buffered_below(f, si, UINT64_MAX);
     f->segments[si].buffered_first = f->segments[si].buffered_last = 0;
 }
 
@@ -633,8 +640,185 @@ static int apply_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt,
     return 0;
 }
 
+/* ---- waiting for the other line ------------------------------------------------------ */
+
+/* The calls below are kept out of tp_eobi_feed_packet: inlined, they cost every packet. */
+
+/* Segment si waits for the other line: packets up to `through` exist (seen at `now`). */
+static void wait_begin(struct tp_eobi_feed *f, uint32_t si, uint64_t through, uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+
+    if (!seg->holding) {
+        seg->holding = 1;
+        seg->wait_since = now;
+        f->holding++;
+    }
+    if (through > seg->wait_through)
+        seg->wait_through = through;
+}
+
+static void wait_end(struct tp_eobi_feed *f, uint32_t si)
+{
+    f->segments[si].holding = 0;
+    f->segments[si].wait_through = 0;
+    f->holding--;
+}
+
+/*
+ * Keeps a packet of HEALTHY segment si that came after a hole (ApplSeqNum above next_seq) while
+ * the other line may still bring what is missing: in the buffer, in ApplSeqNum order among the
+ * segment's held packets. Returns 0, or -ENOSPC when the buffer has no room for it.
+ */
+static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_t si,
+                                                 const uint8_t *pkt, size_t len, uint64_t seq,
+                                                 uint64_t rx_tsc)
+{
+    uint32_t at = f->n_buffered;
+
+    for (uint32_t i = f->n_buffered; i-- > 0;) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si)
+            continue;
+        if (r->appl_seq_num == seq) {
+            f->counters.duplicates++; /* the other line's copy */
+            return 0;
+        }
+        if (r->appl_seq_num < seq)
+            break;
+        at = i;
+    }
+    if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
+        len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used)
+        return -ENOSPC;
+    /* The bytes go where the entry goes: drop_buffered_below keeps both in one order. */
+    uint32_t offset = at < f->n_buffered ? f->buffered[at].offset : f->buffer_used;
+    memmove(f->buffer + offset + len, f->buffer + offset, f->buffer_used - offset);
+    memcpy(f->buffer + offset, pkt, len);
+    for (uint32_t i = at; i < f->n_buffered; i++)
+        f->buffered[i].offset += (uint32_t)len;
+    memmove(&f->buffered[at + 1], &f->buffered[at], (f->n_buffered - at) * sizeof(f->buffered[0]));
+    f->buffered[at] = (struct tp_eobi_buffered){
+        .appl_seq_num = seq,
+        .rx_tsc = rx_tsc,
+        .offset = offset,
+        .len = (uint16_t)len,
+        .segment = (uint16_t)si,
+    };
+    f->n_buffered++;
+    f->buffer_used += (uint32_t)len;
+    f->counters.held++;
+    wait_begin(f, si, seq, rx_tsc);
+    return 0;
+}
+
+/*
+ * Holding segment si went RECOVERING: its held packets become its recovery buffer, as far as
+ * they run unbroken to the last (a snapshot must reflect every packet before that run).
+ */
+static __attribute__((noinline)) void hold_to_recovery(struct tp_eobi_feed *f, uint32_t si)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    uint64_t first = 0, last = 0, through = seg->wait_through;
+
+    if (!seg->holding || seg->state != TP_EOBI_SEGMENT_RECOVERING)
+        return;
+    wait_end(f, si);
+    for (uint32_t i = 0; i < f->n_buffered; i++) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si || r->appl_seq_num < seg->resume_seq)
+            continue;
+        if (last == 0 || r->appl_seq_num != last + 1)
+            first = r->appl_seq_num;
+        last = r->appl_seq_num;
+    }
+    drop_buffered_below(f, si, first != 0 ? first : UINT64_MAX);
+    if (first != 0) {
+        seg->resume_seq = seg->buffered_first = first;
+        seg->buffered_last = last;
+    } else if (seg->resume_seq <= through) {
+        seg->resume_seq = through + 1; /* packets up to it exist, none kept */
+    }
+}
+
+/*
+ * The other line did not fill segment si's hole in time: a gap. Each held packet's wait ends
+ * here (released: the caller's gap-wait record); they are kept for after the snapshot.
+ */
+static __attribute__((noinline)) void hold_expire(struct tp_eobi_feed *f, uint32_t si, uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+
+    for (uint32_t i = 0; f->released && i < f->n_buffered; i++)
+        if (f->buffered[i].segment == si)
+            f->released(f->released_ctx, f->buffered[i].rx_tsc, now);
+    segment_gap(f, si, seg->next_seq + 1, (uint32_t)seg->next_seq, (uint32_t)seg->wait_through);
+    hold_to_recovery(f, si);
+}
+
+/*
+ * The packet at segment si's hole was applied (at `now`): the held packets now in sequence
+ * follow it, and the wait goes on from the oldest packet still held, if any.
+ */
+static __attribute__((noinline)) void release_held(struct tp_eobi_feed *f, uint32_t si,
+                                                   uint64_t now)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    uint64_t oldest = UINT64_MAX;
+    int left = 0;
+
+    for (uint32_t i = 0; i < f->n_buffered && seg->state == TP_EOBI_SEGMENT_HEALTHY; i++) {
+        const struct tp_eobi_buffered *r = &f->buffered[i];
+        if (r->segment != si)
+            continue;
+        if (r->appl_seq_num != seg->next_seq)
+            break;
+        if (f->released)
+            f->released(f->released_ctx, r->rx_tsc, now);
+        apply_packet(f, si, f->buffer + r->offset, r->len, r->rx_tsc);
+    }
+    if (seg->state != TP_EOBI_SEGMENT_HEALTHY) {
+        hold_to_recovery(f, si); /* a held packet the books refused */
+        return;
+    }
+    drop_buffered_below(f, si, seg->next_seq);
+    for (uint32_t i = 0; i < f->n_buffered; i++)
+        if (f->buffered[i].segment == si) {
+            left = 1;
+            if (f->buffered[i].rx_tsc < oldest)
+                oldest = f->buffered[i].rx_tsc;
+        }
+    if (left)
+        seg->wait_since = oldest;
+    else if (seg->wait_through < seg->next_seq)
+        wait_end(f, si);
+}
+
+void tp_eobi_feed_arbitrate(struct tp_eobi_feed *f, uint64_t gap_wait_tsc,
+                            void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc),
+                            void *ctx)
+{
+    f->gap_wait_tsc = gap_wait_tsc;
+    f->released = released;
+    f->released_ctx = ctx;
+}
+
+/* Whether segment si's wait, begun at wait_since, is over at `now`. */
+static int wait_over(const struct tp_eobi_feed *f, const struct tp_eobi_segment *seg, uint64_t now)
+{
+    return now >= seg->wait_since && now - seg->wait_since >= f->gap_wait_tsc;
+}
+
+void tp_eobi_feed_poll(struct tp_eobi_feed *f, uint64_t now)
+{
+    for (uint32_t si = 0; si < TP_EOBI_FEED_SEGMENTS && f->holding > 0; si++)
+        if (f->segments[si].holding && wait_over(f, &f->segments[si], now))
+            hold_expire(f, si, now);
+}
+
 /* A packet of heartbeats: a LastMsgSeqNumProcessed past the segment's last packet is a gap. */
-static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet *p)
+static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet *p,
+                      uint64_t rx_tsc)
 {
     struct tp_eobi_segment *seg = &f->segments[si];
     struct tp_eobi_msg m;
@@ -651,7 +835,9 @@ static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet
             continue;
         uint32_t last = (uint32_t)(seg->next_seq - 1);
         int32_t ahead = (int32_t)(tp_eobi_heartbeat_last_msg_seq_num_processed(m.data) - last);
-        if (ahead > 0)
+        if (ahead > 0 && f->gap_wait_tsc != 0)
+            wait_begin(f, si, seg->next_seq - 1 + (uint64_t)ahead, rx_tsc);
+        else if (ahead > 0)
             segment_gap(f, si, seg->next_seq + (uint64_t)ahead, (uint32_t)seg->next_seq,
                         last + (uint32_t)ahead);
     }
@@ -659,6 +845,43 @@ static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet
         f->counters.malformed++;
         return -EBADMSG;
     }
+    return 0;
+}
+
+/*
+ * An incremental packet (ApplSeqNum seq) of HEALTHY segment si while it holds a hole whose wait
+ * is not over: the other line's copy of the hole fills it, a later packet is held too, an
+ * ApplSeqNum reset or a full buffer is a gap.
+ */
+static __attribute__((noinline)) int holding_packet(struct tp_eobi_feed *f, uint32_t si,
+                                                    const uint8_t *pkt, size_t len, uint64_t seq,
+                                                    uint64_t rx_tsc)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+    int rc;
+
+    if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
+        drop_buffered(f, si); /* numbered in the sequence that ended */
+        wait_end(f, si);
+        segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
+    } else if (seq < seg->next_seq) {
+        f->counters.duplicates++;
+        return 0;
+    } else if (seq > seg->next_seq) {
+        if (hold_packet(f, si, pkt, len, seq, rx_tsc) == 0)
+            return 0;
+        segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
+        hold_to_recovery(f, si);
+    } else {
+        f->counters.gaps_filled++; /* the other line's copy of the hole */
+        rc = apply_packet(f, si, pkt, len, rx_tsc);
+        if (seg->state == TP_EOBI_SEGMENT_HEALTHY)
+            release_held(f, si, rx_tsc);
+        else
+            hold_to_recovery(f, si);
+        return rc;
+    }
+    buffer_packet(f, si, pkt, len, seq, rx_tsc); /* a gap: kept for after the snapshot */
     return 0;
 }
 
@@ -682,8 +905,13 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
     seg = &f->segments[si];
     if (p.pos + TP_EOBI_MESSAGE_HEADER_LEN <= len &&
         tp_eobi_template_id(pkt + p.pos) == TP_EOBI_HEARTBEAT)
-        return heartbeats(f, si, &p);
+        return heartbeats(f, si, &p, rx_tsc);
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
+    if (__builtin_expect(seg->holding, 0)) {
+        if (!wait_over(f, seg, rx_tsc))
+            return holding_packet(f, si, pkt, len, seq, rx_tsc);
+        hold_expire(f, si, rx_tsc); /* then as any RECOVERING segment's */
+    }
     if (seg->state == 0) {
         if (seq == 1) {
             seg->state = TP_EOBI_SEGMENT_HEALTHY;
@@ -698,6 +926,9 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
             f->counters.duplicates++;
             return 0;
         } else if (seq > seg->next_seq) {
+            /* The other line may still bring the hole: wait for it, as long as allowed. */
+            if (f->gap_wait_tsc != 0 && hold_packet(f, si, pkt, len, seq, rx_tsc) == 0)
+                return 0;
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
         }
     } else if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
@@ -712,6 +943,9 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
 }
 
 /* ---- snapshots ---------------------------------------------------------------------- */
+
+/* InstrumentSummary MDEntryType of the last trade (price, size); TradeVolume is 66. */
+#define MD_ENTRY_TRADE 2
 
 /* MDEntryType -> statistic, or TP_STAT_COUNT for the entries the books keep no statistic of. */
 static enum tp_stat_kind entry_stat(uint8_t type)
@@ -798,6 +1032,7 @@ static void snapshot_begin(struct tp_eobi_feed *f, uint32_t si, const struct tp_
     seg->snapshot_active = 1;
     seg->snapshot_whole = 1;
     seg->snapshot_seq = last;
+    seg->snapshot_time = f->info.venue_time; /* packet_info: this packet's TransactTime */
     seg->snapshot_msg_seq = m->msg_seq_num + 1;
     seg->snapshot_instr = TP_INSTRUMENT_NONE;
     seg->snapshot_orders = 0;
@@ -827,7 +1062,7 @@ static void instrument_summary(struct tp_eobi_feed *f, uint32_t si, const uint8_
         return;
     s->in_snapshot = 1;
     /* Volume, last trade and statistics stay: the entries below overwrite the ones the venue
-     * sends; only the trades of lost packets are missing from the volume. */
+     * sends, the volume and last trade (TradeVolume, Trade) with the trades of lost packets. */
     publish(f, tp_books_clear(f->books, instr, 1, f->changes));
     status = instrument_status(tp_eobi_instrument_summary_security_status(m),
                                tp_eobi_instrument_summary_security_trading_status(m));
@@ -835,9 +1070,18 @@ static void instrument_summary(struct tp_eobi_feed *f, uint32_t si, const uint8_
     set_status(f, instr, status != TP_STATUS_UNKNOWN ? status : seg->status);
     for (unsigned i = 0; i < tp_eobi_instrument_summary_no_md_entries(m); i++) {
         const uint8_t *e = tp_eobi_md_entry(m, i);
-        enum tp_stat_kind kind = entry_stat(tp_eobi_md_entry_md_entry_type(e));
+        uint8_t type = tp_eobi_md_entry_md_entry_type(e);
+        enum tp_stat_kind kind = entry_stat(type);
+        int32_t size = tp_eobi_md_entry_md_entry_size(e);
+        int64_t px = tp_eobi_md_entry_md_entry_px(e);
+        if (type == MD_ENTRY_TRADE && px != TP_EOBI_PRICE_NULL && size != TP_EOBI_QTY_NULL)
+            tp_books_adopt_totals(f->books, instr, -1, tp_eobi_price_to_p9(px), size);
+        if (kind == TP_STAT_SESSION_VOLUME && size != TP_EOBI_QTY_NULL && size >= 0) {
+            tp_books_adopt_totals(f->books, instr, size, 0, 0);
+            f->counters.volume_adopted++;
+        }
         if (kind == TP_STAT_SESSION_VOLUME)
-            set_stat(f, instr, kind, 0, tp_eobi_md_entry_md_entry_size(e));
+            set_stat(f, instr, kind, 0, size);
         else if (kind != TP_STAT_COUNT)
             set_stat(f, instr, kind, tp_eobi_md_entry_md_entry_px(e),
                      tp_eobi_md_entry_md_entry_size(e));
@@ -875,6 +1119,43 @@ static void snapshot_order(struct tp_eobi_feed *f, uint32_t si, const uint8_t *m
     publish(f, n);
 }
 
+/* The first message of a snapshot packet (framed by p, not consumed), or 0 when none frames. */
+static int first_message(const struct tp_eobi_packet *p, struct tp_eobi_msg *m)
+{
+    struct tp_eobi_packet q = *p;
+
+    return tp_eobi_packet_next(&q, m) > 0 ? tp_eobi_check(m->data, m->len) : 0;
+}
+
+/* Whether a snapshot packet starts a snapshot that reflects ApplSeqNum `seq`. */
+static int snapshot_reflects(const struct tp_eobi_packet *p, uint64_t seq)
+{
+    struct tp_eobi_msg m;
+
+    return first_message(p, &m) == TP_EOBI_PRODUCT_SUMMARY &&
+           tp_eobi_product_summary_last_msg_seq_num_processed(m.data) >= seq;
+}
+
+/*
+ * Whether a snapshot packet of segment si is the other line's copy of one applied: its
+ * messages come before the next one the snapshot being applied expects (a ProductSummary: of
+ * the same LastMsgSeqNumProcessed and TransactTime; the next cycle's is sent later).
+ */
+static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
+                              const struct tp_eobi_packet *p)
+{
+    const struct tp_eobi_segment *seg = &f->segments[si];
+    struct tp_eobi_msg m;
+    int t = first_message(p, &m);
+
+    if (!seg->snapshot_active || f->snapshot_segment != si || t <= 0 ||
+        m.msg_seq_num >= seg->snapshot_msg_seq)
+        return 0;
+    return t != TP_EOBI_PRODUCT_SUMMARY ||
+           (tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq &&
+            tp_eobi_packet_header_transact_time(p->data) == seg->snapshot_time);
+}
+
 int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
                                  uint64_t rx_tsc)
 {
@@ -896,14 +1177,20 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
         f->counters.registry_full++;
         return -ENOSPC;
     }
-    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
-        snapshot_finish(f, 0);
     seg = &f->segments[si];
+    if (seg->holding && snapshot_reflects(&p, seg->next_seq))
+        hold_expire(f, si, rx_tsc); /* the hole is in the snapshot here: no need to wait */
     if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         /* Nothing in it can change a healthy segment: not even read. */
         f->counters.snapshots_ignored++;
         return 0;
     }
+    if (snapshot_duplicate(f, si, &p)) {
+        f->counters.snapshot_duplicates++;
+        return 0;
+    }
+    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
+        snapshot_finish(f, 0);
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(&p, &m)) > 0) {
         int t = tp_eobi_check(m.data, m.len);

@@ -52,7 +52,8 @@
  *
  * Sequence and recovery, per market segment:
  *   - healthy: the packet with ApplSeqNum next_seq is applied; lower ones are duplicates (skipped,
- *     counted); a higher one is a gap. The first packet of a segment never seen starts it healthy
+ *     counted); a higher one is a gap (after a wait for the other line, when the caller asked for
+ *     one: tp_eobi_feed_arbitrate). The first packet of a segment never seen starts it healthy
  *     when its ApplSeqNum is 1 (start of day), else it is a gap (late join). A packet with
  *     ApplSeqResetIndicator set, a malformed message and a book rejection (an order the book does
  *     not hold, capacity) are gaps too: the books of the segment can no longer be vouched for.
@@ -63,12 +64,19 @@
  *     packet, counted in buffer_overflow: a later snapshot must cover it).
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
- *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. A
- *     snapshot packet of a HEALTHY segment is not read (snapshots_ignored). A snapshot is
- *     skipped when L + 1 is below the segment's resume_seq (it predates the gap: snapshots_old);
- *     otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR record;
- *     volume, last trade and statistics kept) and rebuilt from its orders, status and
- *     statistics entries.
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. Both
+ *     snapshot lines' packets may be handed over: the second copy of a packet of the snapshot
+ *     being applied (its messages before the next one expected; a ProductSummary: of the same
+ *     LastMsgSeqNumProcessed and TransactTime) is dropped (snapshot_duplicates), so a packet lost
+ * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
+ * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
+ * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
+ * segment's resume_seq (it predates the gap: snapshots_old); otherwise it is applied as it arrives:
+ * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
+ * rebuilt from its orders, status and statistics entries; its volume and last trade are the
+ * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
+ * in volume_adopted). No snapshot message counts trades: after a loss on both lines the book's
+ * trade count is the trades seen, a lower bound.
  *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
  *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
  *     instruments of the segment it did not name are cleared, the buffered packets after L are
@@ -145,13 +153,19 @@ struct tp_eobi_segment {
     uint64_t buffered_first;
     uint64_t buffered_last;
     uint64_t snapshot_seq;     /* the snapshot's LastMsgSeqNumProcessed */
+    uint64_t snapshot_time;    /* its first packet's TransactTime (a copy has the same) */
     uint32_t snapshot_msg_seq; /* MsgSeqNum expected next in the snapshot */
     uint32_t snapshot_instr;   /* instrument whose orders follow (TP_INSTRUMENT_NONE: none) */
     uint32_t snapshot_orders;  /* orders still expected for it */
     uint32_t instruments;      /* instruments bound to the segment */
     uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
     uint8_t status;            /* product-level trading status (enum tp_trading_status) */
-    uint8_t reserved[3];
+    uint8_t holding;           /* HEALTHY, waiting for the other line to fill next_seq */
+    uint8_t reserved[2];
+    /* holding: since when (rx TSC), and the highest ApplSeqNum known to exist (held packets
+     * wait in the buffer, in ApplSeqNum order) */
+    uint64_t wait_since;
+    uint64_t wait_through;
 };
 
 /* One SecurityID slot (slots never move: nothing is removed until tp_eobi_feed_init). */
@@ -176,27 +190,31 @@ struct tp_eobi_buffered {
 };
 
 struct tp_eobi_feed_counters {
-    uint64_t packets;            /* incremental packets handed over */
-    uint64_t snapshot_packets;   /* snapshot packets handed over */
-    uint64_t messages;           /* messages applied (incremental and snapshot) */
-    uint64_t malformed;          /* packets or messages the framing or layouts refused */
-    uint64_t unknown_template;   /* templates this handler does not know */
-    uint64_t ignored;            /* known messages with no book state (13502..13504) */
-    uint64_t filtered;           /* SecurityIDs the filter dropped (once each) */
-    uint64_t filtered_messages;  /* messages of those */
-    uint64_t registry_full;      /* SecurityIDs refused: no id, segment or slot left */
-    uint64_t definitions;        /* instruments defined */
-    uint64_t rejected;           /* updates the books refused (per instrument in the books) */
-    uint64_t execution_mismatch; /* full executions that left quantity in the book */
-    uint64_t duplicates;         /* incremental packets at or below the segment's last */
-    uint64_t gaps;               /* segments that went RECOVERING */
-    uint64_t buffered;           /* incremental packets buffered while RECOVERING */
-    uint64_t buffer_overflow;    /* buffers restarted because the buffer was full */
-    uint64_t snapshots;          /* segment snapshots applied whole: segments recovered */
-    uint64_t snapshots_old;      /* snapshots that predate the buffered packets: skipped */
-    uint64_t snapshots_broken;   /* snapshots with a message or order missing: not trusted */
-    uint64_t snapshots_ignored;  /* snapshot packets of healthy segments: not read */
-    uint64_t events;             /* end_of_event calls */
+    uint64_t packets;             /* incremental packets handed over */
+    uint64_t snapshot_packets;    /* snapshot packets handed over */
+    uint64_t messages;            /* messages applied (incremental and snapshot) */
+    uint64_t malformed;           /* packets or messages the framing or layouts refused */
+    uint64_t unknown_template;    /* templates this handler does not know */
+    uint64_t ignored;             /* known messages with no book state (13502..13504) */
+    uint64_t filtered;            /* SecurityIDs the filter dropped (once each) */
+    uint64_t filtered_messages;   /* messages of those */
+    uint64_t registry_full;       /* SecurityIDs refused: no id, segment or slot left */
+    uint64_t definitions;         /* instruments defined */
+    uint64_t rejected;            /* updates the books refused (per instrument in the books) */
+    uint64_t execution_mismatch;  /* full executions that left quantity in the book */
+    uint64_t duplicates;          /* incremental packets at or below the segment's last */
+    uint64_t held;                /* packets held for the other line to fill a gap */
+    uint64_t gaps_filled;         /* waits the other line ended (no gap) */
+    uint64_t gaps;                /* segments that went RECOVERING */
+    uint64_t buffered;            /* incremental packets buffered while RECOVERING */
+    uint64_t buffer_overflow;     /* buffers restarted because the buffer was full */
+    uint64_t snapshots;           /* segment snapshots applied whole: segments recovered */
+    uint64_t snapshots_old;       /* snapshots that predate the buffered packets: skipped */
+    uint64_t snapshots_broken;    /* snapshots with a message or order missing: not trusted */
+    uint64_t snapshots_ignored;   /* snapshot packets of healthy segments: not read */
+    uint64_t snapshot_duplicates; /* the other snapshot line's copy of a packet applied */
+    uint64_t volume_adopted;      /* instruments whose volume a snapshot gave (TradeVolume) */
+    uint64_t events;              /* end_of_event calls */
 };
 
 struct tp_eobi_feed {
@@ -208,6 +226,10 @@ struct tp_eobi_feed {
     uint16_t snapshot_segment; /* index of the segment whose snapshot is being applied, or
                                 * TP_EOBI_FEED_SEGMENTS */
     uint32_t recovering;       /* segments RECOVERING */
+    uint32_t holding;          /* segments holding a gap for the other line */
+    uint64_t gap_wait_tsc;     /* 0: a gap is declared at once */
+    void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc);
+    void *released_ctx;
     uint32_t n_segments;
     uint32_t n_securities;
     struct tp_eobi_feed_counters counters;
@@ -252,6 +274,23 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
  * reached the end of a capture before its completing packet): counted in snapshots_broken.
  */
 void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
+
+/*
+ * A/B arbitration: a HEALTHY segment's packet that comes after a hole is held (in the recovery
+ * buffer, counted in held) for up to gap_wait_tsc, so that the other line can fill the hole
+ * (counted in gaps_filled), and a heartbeat past the segment's last packet waits the same way;
+ * the hole becomes a gap only when the wait is over (seen by the next packet of the segment or
+ * by tp_eobi_feed_poll) or the buffer is full; the held packets then wait for the snapshot.
+ * released(ctx, rx_tsc, released_tsc), if not NULL, is called for each held packet when its
+ * wait ends, before it is applied or kept for the snapshot. gap_wait_tsc 0 (the default): every
+ * hole is a gap at once.
+ */
+void tp_eobi_feed_arbitrate(struct tp_eobi_feed *f, uint64_t gap_wait_tsc,
+                            void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc),
+                            void *ctx);
+
+/* Declares the gaps whose wait for the other line is over at `now` (rx TSC). */
+void tp_eobi_feed_poll(struct tp_eobi_feed *f, uint64_t now);
 
 /* Segments RECOVERING: while it is not 0, the caller must feed the snapshot group. */
 uint32_t tp_eobi_feed_recovering(const struct tp_eobi_feed *f);

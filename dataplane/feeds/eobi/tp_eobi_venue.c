@@ -1,8 +1,9 @@
 /*
  * Eurex T7 EOBI as a venue (tp_venue.h): order-level books (tp_eobi_feed.h), many products per
  * multicast group, each market segment numbered by its own ApplSeqNum, which the feed follows
- * itself (so both lines' packets go to it); a segment that lost packets is rebuilt from the
- * snapshot loop. Its tpout venue is 2 (eurex); its config protocol "eobi".
+ * itself (so both lines' packets go to it, and it holds a hole for the other line); a segment
+ * that lost packets on both lines is rebuilt from the snapshot loop. Its tpout venue is 2 (eurex);
+ * its config protocol "eobi".
  */
 #include <stddef.h>
 
@@ -15,10 +16,20 @@
     }
 
 static const struct tp_venue_counter decode_counters[] = {
-    COUNTER(malformed),          COUNTER(unknown_template), COUNTER(rejected),
-    COUNTER(registry_full),      COUNTER(duplicates),       COUNTER(gaps),
-    COUNTER(buffer_overflow),    COUNTER(snapshots),        COUNTER(snapshots_broken),
+    COUNTER(malformed),
+    COUNTER(unknown_template),
+    COUNTER(rejected),
+    COUNTER(registry_full),
+    COUNTER(duplicates),
+    COUNTER(gaps),
+    COUNTER(buffer_overflow),
+    COUNTER(snapshots),
+    COUNTER(snapshots_broken),
     COUNTER(execution_mismatch),
+    COUNTER(held),
+    COUNTER(gaps_filled),
+    COUNTER(snapshot_duplicates),
+    COUNTER(volume_adopted),
 };
 
 static int feed_init(void *feed, struct tp_instruments *registry, struct tp_books *books,
@@ -48,6 +59,18 @@ static uint64_t feed_messages(const void *feed)
     return ((const struct tp_eobi_feed *)feed)->counters.messages;
 }
 
+static void feed_arbitrate(void *feed, uint64_t gap_wait_tsc,
+                           void (*released)(void *ctx, uint64_t rx_tsc, uint64_t released_tsc),
+                           void *ctx)
+{
+    tp_eobi_feed_arbitrate(feed, gap_wait_tsc, released, ctx);
+}
+
+static void feed_poll(void *feed, uint64_t now)
+{
+    tp_eobi_feed_poll(feed, now);
+}
+
 static const struct tp_venue_feed_ops feed_ops = {
     .feed_size = sizeof(struct tp_eobi_feed),
     .init = feed_init,
@@ -55,6 +78,8 @@ static const struct tp_venue_feed_ops feed_ops = {
     .snapshot = feed_snapshot,
     .recovering = feed_recovering,
     .messages = feed_messages,
+    .arbitrate = feed_arbitrate,
+    .poll = feed_poll,
 };
 
 const struct tp_venue_ops tp_venue_eobi = {
