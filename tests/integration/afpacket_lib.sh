@@ -141,7 +141,8 @@ afp_feed() {
 
 # Once the consumer has seen the feed end, the daemon stops (SIGTERM, a graceful stop) and
 # prints its summary; the consumer's books must equal the truth and every gap must have been
-# recovered.
+# recovered, unless the daemon fell so far behind that its held buffer overflowed: then the
+# books must be flagged, never wrong.
 afp_finish() {
     wait "$afp_consumer" || fail "consumer: $(cat "$work/consumer.out")"
     cat "$work/consumer.out"
@@ -161,8 +162,22 @@ print("re-requests %d, recovered %d, given up %d, retransmitted packets delivere
                                  lines["r"]["delivered"], len(both)))
 assert len(both) > 0, "no packet lost on both lines: nothing exercised re-requests"
 assert ch["rerequests"] > 0 and lines["r"]["delivered"] > 0, "no retransmission used"
-assert ch["given_up"] == 0 and ch["skipped_msgs"] == 0, "gaps given up"
-assert consumer["stale"] == 0 and consumer["ring_mismatches"] == 0
+# Never wrong without saying so, whatever the machine's load.
+assert consumer["ring_mismatches"] == 0 and consumer["state_mismatches"] == 0, \
+    "books wrong and not flagged"
+assert consumer["missing"] == 0, "instruments missing from the state table"
+overflow = lines["a"]["overflow"] + lines["b"]["overflow"]
+if overflow:
+    # The data lcore was held off its core so long that the packets behind a gap filled the
+    # arbiter's buffer (20k packets/s on a starved machine): those gaps had to be given up.
+    # Then every book they touched must say so; exactness is only owed when it kept up.
+    print("fell behind: %d packets overflowed the held buffer, %d gaps given up, %d of %d "
+          "books flagged" % (overflow, ch["given_up"], consumer["stale"],
+                             consumer["instruments"]))
+    assert ch["given_up"] > 0 and consumer["stale"] > 0, "overflow without a flagged book"
+else:
+    assert ch["given_up"] == 0 and ch["skipped_msgs"] == 0, "gaps given up"
+    assert consumer["stale"] == 0
 EOF
         fail "counters"
 }
