@@ -327,24 +327,13 @@ int tp_books_clear(struct tp_books *b, uint32_t instr, int keep_session, struct 
 int tp_books_trade(struct tp_books *b, uint32_t instr, int64_t price, int64_t qty,
                    enum tp_side aggressor, uint64_t match, struct tp_book_change *out)
 {
-    struct tp_book *bk = tp_books_book(b, instr);
     struct tp_book_change *c;
+    int rc = tp_books_note_trade(b, instr, price, qty, aggressor);
 
-    if (!bk)
-        return -EINVAL;
-    if (qty <= 0) {
-        bk->counters.bad_quantity++;
-        return -EINVAL;
-    }
+    if (rc <= 0)
+        return rc;
     if (aggressor > TP_SIDE_NONE)
         aggressor = TP_SIDE_NONE;
-    bk->last_price = price;
-    bk->last_qty = qty;
-    bk->last_aggressor = (uint8_t)aggressor;
-    bk->volume += qty;
-    bk->trades++;
-    if (!tp_books_emits(b, instr))
-        return 0;
     c = tp_change(out, instr, TP_CHANGE_TRADE, TP_BOOK_DIRECT, (uint8_t)aggressor, 0);
     c->price = price;
     c->qty = qty;

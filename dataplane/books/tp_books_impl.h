@@ -283,6 +283,32 @@ static inline struct tp_book_change *tp_change(struct tp_book_change *c, uint32_
     return c;
 }
 
+/*
+ * The state part of tp_books_trade (last trade, volume, trades), for a caller that writes the
+ * trade's record in its own form (tp_order_change.h): 1 if the instrument writes change records,
+ * 0 if not, or tp_books_trade's -EINVAL.
+ */
+static inline int tp_books_note_trade(struct tp_books *b, uint32_t instr, int64_t price,
+                                      int64_t qty, enum tp_side aggressor)
+{
+    struct tp_book *bk = tp_books_book(b, instr);
+
+    if (!bk)
+        return -EINVAL;
+    if (qty <= 0) {
+        bk->counters.bad_quantity++;
+        return -EINVAL;
+    }
+    if (aggressor > TP_SIDE_NONE)
+        aggressor = TP_SIDE_NONE;
+    bk->last_price = price;
+    bk->last_qty = qty;
+    bk->last_aggressor = (uint8_t)aggressor;
+    bk->volume += qty;
+    bk->trades++;
+    return tp_books_emits(b, instr) != 0;
+}
+
 /* Counts an add or modify that a full level array refused, on the instrument and in the totals. */
 static inline int tp_books_refuse_level(struct tp_books *b, uint32_t instr)
 {

@@ -213,30 +213,31 @@ void tp_mbo_overflow_remove(struct tp_books *b, struct tp_order *o)
 int tp_mbo_add(struct tp_books *b, uint32_t instr, uint64_t order_id, enum tp_side side,
                int64_t price, int64_t qty, uint64_t priority, struct tp_book_change *out)
 {
-    return tp_mbo_add_inline(b, instr, order_id, side, price, qty, priority, out);
+    return tp_mbo_add_inline(b, instr, order_id, side, price, qty, priority, mbo_records(out));
 }
 
 int tp_mbo_execute(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                    int64_t price, int printable, uint64_t match, struct tp_book_change *out)
 {
-    return tp_mbo_execute_inline(b, instr, order_id, qty, price, printable, match, out);
+    return tp_mbo_execute_inline(b, instr, order_id, qty, price, printable, match,
+                                 mbo_records(out));
 }
 
 int tp_mbo_cancel(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t qty,
                   struct tp_book_change *out)
 {
-    return tp_mbo_cancel_inline(b, instr, order_id, qty, out);
+    return tp_mbo_cancel_inline(b, instr, order_id, qty, mbo_records(out));
 }
 
 int tp_mbo_delete(struct tp_books *b, uint32_t instr, uint64_t order_id, struct tp_book_change *out)
 {
-    return tp_mbo_delete_inline(b, instr, order_id, out);
+    return tp_mbo_delete_inline(b, instr, order_id, mbo_records(out));
 }
 
 int tp_mbo_replace(struct tp_books *b, uint32_t instr, uint64_t old_id, uint64_t new_id,
                    int64_t price, int64_t qty, uint64_t priority, struct tp_book_change *out)
 {
-    return tp_mbo_replace_inline(b, instr, old_id, new_id, price, qty, priority, out);
+    return tp_mbo_replace_inline(b, instr, old_id, new_id, price, qty, priority, mbo_records(out));
 }
 
 int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t price, int64_t qty,
@@ -291,9 +292,9 @@ int tp_mbo_modify(struct tp_books *b, uint32_t instr, uint64_t order_id, int64_t
             return tp_books_refuse_level(b, instr);
         }
     }
-    removed =
-        level_reduce(b, h, instr, side, o->key, tp_level_key(side, o->key), o->qty, 1, out + 1);
-    added = level_add(b, h, instr, side, key, price, qty, out + 1 + (removed > 0));
+    removed = level_reduce(b, h, instr, side, o->key, tp_level_key(side, o->key), o->qty, 1,
+                           mbo_records(out + 1));
+    added = level_add(b, h, instr, side, key, price, qty, mbo_records(out + 1 + (removed > 0)));
     o->key = key;
     o->qty = (uint32_t)qty;
     o->priority = priority;

@@ -3,7 +3,9 @@
  * tp_mbo.c builds the exported calls of tp_mbo.h from them, and the ITCH feed applies its order
  * messages through them directly, so that a message costs no call into the books library and
  * what the feed knows of its values (32-bit quantities, prices that have a level key) folds
- * the checks that cannot fail. Same contract as the tp_mbo.h calls of the same names. Private
+ * the checks that cannot fail. Same contract as the tp_mbo.h calls of the same names, but what
+ * they write goes to a struct mbo_out: change records as those calls write them, or order changes
+ * (tp_order_change.h) for a feed whose sink takes them. Private
  * to dataplane/books and its feeds, like the layout (tp_books_impl.h) it works on; the
  * order tables are described in tp_mbo.c, which keeps their rare paths (the overflow table).
  */
@@ -16,6 +18,7 @@
 
 #include "tp_books_impl.h"
 #include "tp_mbo.h"
+#include "tp_order_change.h"
 
 /* The overflow table's part (tp_mbo.c): calls, taken on the rare paths below. */
 
@@ -210,6 +213,56 @@ static inline void level_record(struct tp_book_change *c, uint32_t instr, unsign
 }
 
 /*
+ * Where an operation writes what it changed: change records (c, room for TP_BOOK_CHANGES_MAX), or,
+ * when `compact`, order changes (oc, room for 2: tp_order_change.h). The operations are forced
+ * inline and `compact` is a constant at each call, so every caller gets the one writer it uses:
+ * the records' path is the same code as without the choice.
+ */
+struct mbo_out {
+    struct tp_book_change *c;
+    struct tp_order_change *oc;
+    bool compact;
+};
+
+_Static_assert(TP_ORDER_CHANGE_COUNT_BITS == TP_LEVEL_COUNT_BITS,
+               "an order change carries a level's size word as it is");
+
+/* Change records at c: what the tp_mbo.h calls write. */
+static inline struct mbo_out mbo_records(struct tp_book_change *c)
+{
+    return (struct mbo_out){.c = c, .compact = false};
+}
+
+/* The place of what comes n changes after o (n: what the operation at o returned). */
+static inline struct mbo_out mbo_out_skip(struct mbo_out o, int n)
+{
+    if (o.compact)
+        o.oc += n;
+    else
+        o.c += n;
+    return o;
+}
+
+/* Where the LEVEL part of the change at o goes: the record after the ORDER one, or the same
+ * order change. */
+static inline struct mbo_out mbo_out_level(struct mbo_out o)
+{
+    return o.compact ? o : mbo_out_skip(o, 1);
+}
+
+/* The LEVEL part of a change: level `index` of a side now of `size` (0 when it went). */
+static inline void level_emit(struct mbo_out o, uint32_t instr, unsigned side, uint8_t action,
+                              uint32_t index, uint64_t size, int64_t price)
+{
+    if (o.compact) {
+        o.oc->level_action = action;
+        o.oc->level_size = size;
+        return;
+    }
+    level_record(o.c, instr, side, action, index, tp_level_count(size), price, tp_level_qty(size));
+}
+
+/*
  * The level functions below and the order functions after them write their change records only
  * when the instrument emits them (`out` is then room for them). The level functions return the
  * index of the level their record names (>= 1), or 0 when they wrote none, for the ORDER record
@@ -226,7 +279,7 @@ static inline void level_record(struct tp_book_change *c, uint32_t instr, unsign
 static inline __attribute__((always_inline)) int level_add(struct tp_books *b, struct tp_mbo_hot *h,
                                                            uint32_t instr, unsigned side,
                                                            int64_t key, int64_t price, int64_t qty,
-                                                           struct tp_book_change *out)
+                                                           struct mbo_out out)
 {
     struct tp_order_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
@@ -254,8 +307,7 @@ static inline __attribute__((always_inline)) int level_add(struct tp_books *b, s
     }
     if (!tp_mbo_emits(h))
         return 0;
-    level_record(out, instr, side, action, index, tp_level_count(lv[p].size), price,
-                 tp_level_qty(lv[p].size));
+    level_emit(out, instr, side, action, index, lv[p].size, price);
     return (int)index;
 full:
     return tp_books_refuse_level(b, instr);
@@ -267,7 +319,7 @@ full:
  */
 static inline __attribute__((always_inline)) int
 level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned side, int64_t key,
-             int64_t price, int64_t qty, int whole_order, struct tp_book_change *out)
+             int64_t price, int64_t qty, int whole_order, struct mbo_out out)
 {
     struct tp_order_level *lv = side_levels(b, h, side);
     uint32_t n = h->levels[side];
@@ -283,8 +335,7 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
     if (tp_level_count(lv[p].size) > 0) {
         if (!tp_mbo_emits(h))
             return 0;
-        level_record(out, instr, side, TP_LEVEL_CHANGE, n - p, tp_level_count(lv[p].size), price,
-                     tp_level_qty(lv[p].size));
+        level_emit(out, instr, side, TP_LEVEL_CHANGE, n - p, lv[p].size, price);
         return (int)(n - p);
     }
     for (uint32_t i = p; i + 1 < n; i++)
@@ -292,23 +343,37 @@ level_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, unsigned 
     h->levels[side] = (uint16_t)(n - 1);
     if (!tp_mbo_emits(h))
         return 0;
-    level_record(out, instr, side, TP_LEVEL_DELETE, n - p, 0, price, 0);
+    level_emit(out, instr, side, TP_LEVEL_DELETE, n - p, 0, price);
     return (int)(n - p);
 }
 
 /*
  * The ORDER record of a change whose LEVEL record (if any: `level` > 0, its index) follows it,
  * written when emitting. `qty` is what remains of the order, `count` what an execution took.
- * Returns the number of records of the change (ORDER and LEVEL), or 0.
+ * Returns the number of records of the change (ORDER and LEVEL), or 0; compact: the order change
+ * (its level part is written already), 1, or 0.
  */
-static inline int order_record(const struct tp_mbo_hot *h, struct tp_book_change *out,
-                               uint32_t instr, uint8_t action, unsigned side, int64_t price,
-                               int64_t qty, uint32_t count, uint64_t id, uint64_t priority,
-                               int level)
+static inline int order_record(const struct tp_mbo_hot *h, struct mbo_out out, uint32_t instr,
+                               uint8_t action, unsigned side, int64_t price, int64_t qty,
+                               uint32_t count, uint64_t id, uint64_t priority, int level)
 {
     if (!tp_mbo_emits(h))
         return 0;
-    write_record(out, instr, TP_CHANGE_ORDER, side, action, (uint32_t)level, 0, count, price, qty,
+    if (out.compact) {
+        struct tp_order_change *oc = out.oc;
+        oc->instrument = instr;
+        oc->action = action;
+        oc->side = (uint8_t)side;
+        oc->flags = 0;
+        oc->level = (uint32_t)level;
+        oc->count = count;
+        oc->price = price;
+        oc->qty = qty;
+        oc->order_id = id;
+        oc->priority = priority;
+        return 1;
+    }
+    write_record(out.c, instr, TP_CHANGE_ORDER, side, action, (uint32_t)level, 0, count, price, qty,
                  id, priority);
     return 1 + (level > 0);
 }
@@ -363,10 +428,10 @@ static inline bool order_values_ok(struct tp_book_counters *counters, int64_t pr
 static inline __attribute__((always_inline)) int
 order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint32_t tag, uint64_t s,
              uint64_t id, unsigned side, int64_t price, int64_t qty, uint64_t priority,
-             struct tp_book_change *out)
+             struct mbo_out out)
 {
     int64_t key = tp_level_key(side, price);
-    int level = level_add(b, h, instr, side, key, price, qty, out + 1);
+    int level = level_add(b, h, instr, side, key, price, qty, mbo_out_level(out));
 
     if (level < 0)
         return level;
@@ -389,13 +454,14 @@ order_insert(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, uint32_t 
  * Removes a whole order from its level and the table. Writes ORDER (`action`, remaining qty 0,
  * count: what an execution took) + LEVEL.
  */
-static inline __attribute__((always_inline)) int
-order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
-            uint8_t action, uint32_t count, struct tp_book_change *out)
+static inline __attribute__((always_inline)) int order_erase(struct tp_books *b,
+                                                             struct tp_mbo_hot *h, uint32_t instr,
+                                                             struct tp_order *o, uint8_t action,
+                                                             uint32_t count, struct mbo_out out)
 {
     unsigned side = o->instr_side & 1u;
     int64_t price = tp_level_key(side, o->key);
-    int level = level_reduce(b, h, instr, side, o->key, price, o->qty, 1, out + 1);
+    int level = level_reduce(b, h, instr, side, o->key, price, o->qty, 1, mbo_out_level(out));
     int n = order_record(h, out, instr, action, side, price, 0, count, o->id, o->priority, level);
 
     order_remove(b, o);
@@ -405,7 +471,7 @@ order_erase(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_
 
 TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
                                 enum tp_side side, int64_t price, int64_t qty, uint64_t priority,
-                                struct tp_book_change *out)
+                                struct mbo_out out)
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_book_counters *counters;
@@ -441,7 +507,7 @@ TP_MBO_OP int tp_mbo_add_inline(struct tp_books *b, uint32_t instr, uint64_t ord
  */
 static inline __attribute__((always_inline)) int
 order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp_order *o,
-             int64_t qty, uint8_t action, uint32_t count, struct tp_book_change *out)
+             int64_t qty, uint8_t action, uint32_t count, struct mbo_out out)
 {
     unsigned side;
     int64_t price;
@@ -455,7 +521,7 @@ order_reduce(struct tp_books *b, struct tp_mbo_hot *h, uint32_t instr, struct tp
     o->qty -= (uint32_t)qty;
     side = o->instr_side & 1u;
     price = tp_level_key(side, o->key);
-    level = level_reduce(b, h, instr, side, o->key, price, qty, 0, out + 1);
+    level = level_reduce(b, h, instr, side, o->key, price, qty, 0, mbo_out_level(out));
     return order_record(h, out, instr, action, side, price, o->qty, count, o->id, o->priority,
                         level);
 }
@@ -485,7 +551,7 @@ static inline struct tp_order *order_to_reduce(struct tp_books *b, uint32_t inst
 
 TP_MBO_OP int tp_mbo_execute_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
                                     int64_t qty, int64_t price, int printable, uint64_t match,
-                                    struct tp_book_change *out)
+                                    struct mbo_out out)
 {
     struct tp_mbo_hot *h;
     int rc;
@@ -505,16 +571,27 @@ TP_MBO_OP int tp_mbo_execute_inline(struct tp_books *b, uint32_t instr, uint64_t
     if (!printable)
         return n;
     /* The resting order was passive: the aggressor was on the other side. */
+    if (out.compact) {
+        /* The instrument writes its trade records exactly when its order changes (n = 1). */
+        if (tp_books_note_trade(b, instr, price, qty,
+                                side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID) == 1 &&
+            n) {
+            out.oc->flags = TP_ORDER_CHANGE_F_TRADE;
+            out.oc->trade_price = price;
+            out.oc->match = match;
+        }
+        return n;
+    }
     if (tp_books_trade(b, instr, price, qty, side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID, match,
-                       out + n) == 1) {
-        out[n].order_id = order_id;
+                       out.c + n) == 1) {
+        out.c[n].order_id = order_id;
         n++;
     }
     return n;
 }
 
 TP_MBO_OP int tp_mbo_cancel_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
-                                   int64_t qty, struct tp_book_change *out)
+                                   int64_t qty, struct mbo_out out)
 {
     struct tp_mbo_hot *h;
     int rc;
@@ -526,7 +603,7 @@ TP_MBO_OP int tp_mbo_cancel_inline(struct tp_books *b, uint32_t instr, uint64_t 
 }
 
 TP_MBO_OP int tp_mbo_delete_inline(struct tp_books *b, uint32_t instr, uint64_t order_id,
-                                   struct tp_book_change *out)
+                                   struct mbo_out out)
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_order *o;
@@ -541,7 +618,7 @@ TP_MBO_OP int tp_mbo_delete_inline(struct tp_books *b, uint32_t instr, uint64_t 
 
 TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t old_id,
                                     uint64_t new_id, int64_t price, int64_t qty, uint64_t priority,
-                                    struct tp_book_change *out)
+                                    struct mbo_out out)
 {
     struct tp_mbo_hot *h = mbo_book(b, instr);
     struct tp_order *o;
@@ -569,7 +646,7 @@ TP_MBO_OP int tp_mbo_replace_inline(struct tp_books *b, uint32_t instr, uint64_t
      * The new id is not live (checked above, or it is the id just removed) and the freed slot
      * makes room in the table; a full level array may still refuse.
      */
-    m = order_insert(b, h, instr, tag, s, new_id, side, price, qty, priority, out + n);
+    m = order_insert(b, h, instr, tag, s, new_id, side, price, qty, priority, mbo_out_skip(out, n));
     return m < 0 ? n : n + m;
 }
 

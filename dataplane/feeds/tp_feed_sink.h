@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "tp_book_change.h"
+#include "tp_order_change.h"
 
 /* Where the changes came from: filled by the feed for each venue message. */
 struct tp_feed_info {
@@ -50,6 +51,17 @@ struct tp_feed_sink {
      */
     void (*event_changes)(void *ctx, const struct tp_feed_info *info,
                           const struct tp_book_change *c, uint32_t n);
+    /*
+     * Optional: an ITCH order message's changes unexpanded (tp_order_change.h: n = 1, or 2 for a
+     * replace, its old order's removal then its new one's add) and the end of its event, in one
+     * call. tp_order_change_expand() of each, in order, gives the records event_changes would
+     * have been given. The ITCH feed calls it for the order messages (A, F, E, C, X, D, U) when it
+     * is set, and event_changes (or changes + end_of_event) for the others; the other feeds never
+     * call it. For a sink that reads few of the records' fields: a consumer of whole records
+     * leaves it NULL and the feed writes the records itself, as fast as before it existed.
+     */
+    void (*order_changes)(void *ctx, const struct tp_feed_info *info,
+                          const struct tp_order_change *oc, uint32_t n);
 };
 
 #endif /* TP_FEED_SINK_H */

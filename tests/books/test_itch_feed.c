@@ -462,6 +462,100 @@ static void test_event_changes_replaces_both_calls(void **state)
     free(l);
 }
 
+/* A sink's order_changes: expands them and gives the records to on_changes, then ends the event. */
+static void on_order_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_order_change *oc, uint32_t n)
+{
+    struct fixture *f = ctx;
+    struct tp_book_change records[2 * 3];
+    uint32_t m = 0;
+
+    assert_true(n == 1 || n == 2);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = tp_order_change_expand(&oc[i], &records[m]);
+        assert_int_equal(k, tp_order_change_records(&oc[i]));
+        m += k;
+    }
+    f->one_calls++;
+    on_changes(ctx, info, records, m);
+    on_event(ctx, info);
+}
+
+/*
+ * A sink that sets order_changes gets the order messages' changes unexpanded, one call per
+ * message that changed something, and the other messages' records as before: expanded, they are
+ * byte for byte the records a sink without it gets, for every order message (partial and full
+ * executions, printable or not, cancels, one beyond the order, deletes, replaces at the same
+ * level and at another, levels opened below the best one and removed), and neither is called
+ * for an instrument that writes no records.
+ */
+static void test_order_changes_expand_to_the_records(void **state)
+{
+    struct fixture *f = *state, *g;
+    struct message_list *l = calloc(1, sizeof(*l));
+
+    assert_non_null(l);
+    assert_int_equal(setup((void **)&g), 0);
+    struct tp_feed_sink compact = {.ctx = g,
+                                   .changes = on_changes,
+                                   .end_of_event = on_event,
+                                   .instrument = on_instrument,
+                                   .order_changes = on_order_changes};
+    g->feed.sink = compact;
+    for (uint64_t i = 0; i < 14; i++)
+        LIST(l, add_order, .stock_locate = i % 2 ? 7 : 9, .order_ref = 1000 + i,
+             .side = i % 3 ? 'B' : 'S', .shares = 100 + (uint32_t)i, .price = P4(10 + i % 5),
+             .timestamp = 34200000000000ull + i);
+    LIST(l, order_executed, .stock_locate = 7, .order_ref = 1001, .executed_shares = 30,
+         .match_number = 5);
+    LIST(l, order_executed, .stock_locate = 9, .order_ref = 1004, .executed_shares = 104,
+         .match_number = 6);
+    LIST(l, order_executed_with_price, .stock_locate = 7, .order_ref = 1003, .executed_shares = 10,
+         .match_number = 7, .printable = 'Y', .execution_price = P4(13.01));
+    LIST(l, order_executed_with_price, .stock_locate = 7, .order_ref = 1005, .executed_shares = 10,
+         .match_number = 8, .printable = 'N', .execution_price = P4(10));
+    LIST(l, order_cancel, .stock_locate = 7, .order_ref = 1007, .cancelled_shares = 7);
+    LIST(l, order_cancel, .stock_locate = 9, .order_ref = 1006, .cancelled_shares = 500);
+    LIST(l, order_delete, .stock_locate = 9, .order_ref = 1008);
+    LIST(l, order_replace, .stock_locate = 9, .original_order_ref = 1002, .new_order_ref = 3000,
+         .shares = 70, .price = P4(11.5));
+    LIST(l, order_replace, .stock_locate = 7, .original_order_ref = 1009, .new_order_ref = 3001,
+         .shares = 20, .price = P4(14));
+    LIST(l, trade, .stock_locate = 7, .side = 'B', .shares = 10, .price = P4(12));
+    LIST(l, order_delete, .stock_locate = 7, .order_ref = 999); /* unknown order: no call */
+    LIST(l, system_event, .event_code = 'O');                   /* nothing to apply: no call */
+
+    f->info.packet_seq = g->info.packet_seq = 40;
+    uint32_t skipped = tp_itch_feed_sequenced(&f->feed, l->msgs, l->lens, l->n, &f->info);
+    assert_int_equal(tp_itch_feed_sequenced(&g->feed, l->msgs, l->lens, l->n, &g->info), skipped);
+    assert_int_equal(skipped, 1);
+    assert_int_equal(g->one_calls, 14 + 9); /* every order message that changed something */
+    assert_int_equal(g->events, f->events);
+    assert_int_equal(g->changes, f->changes);
+    assert_int_equal(g->record_hash, f->record_hash);
+    assert_memory_equal(g->event_seq, f->event_seq, sizeof(f->event_seq));
+
+    /* One by one too, and an instrument that writes no records gives no call at all. */
+    uint32_t msft = tp_instruments_by_locate(f->reg, 1, 9);
+    assert_int_equal(tp_books_set_emit(f->books, msft, 0), 0);
+    assert_int_equal(tp_books_set_emit(g->books, msft, 0), 0);
+    uint32_t calls = g->one_calls, events = g->events;
+    assert_int_equal(add(f, 9, 4000, 'S', 50, 12), 0);
+    assert_int_equal(add(g, 9, 4000, 'S', 50, 12), 0);
+    assert_int_equal(g->one_calls, calls);
+    assert_int_equal(g->events, events);
+    assert_int_equal(add(f, 7, 4001, 'S', 50, 14.5), 0);
+    assert_int_equal(add(g, 7, 4001, 'S', 50, 14.5), 0);
+    assert_int_equal(g->one_calls, calls + 1);
+    assert_int_equal(g->record_hash, f->record_hash);
+    assert_int_equal(g->last_n, 2);
+    assert_int_equal(g->last[1].action, TP_LEVEL_NEW);
+    assert_memory_equal(g->last, f->last, f->last_n * sizeof(f->last[0]));
+    assert_memory_equal(&f->feed.counters, &g->feed.counters, sizeof(f->feed.counters));
+    teardown((void **)&g);
+    free(l);
+}
+
 /*
  * The sequenced burst (a MoldUDP64 packet): each message is applied with its own sequence, a
  * skipped message still takes its number, and info is left past the last one.
@@ -543,6 +637,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timestamp_and_side_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_matches_one_by_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_changes_replaces_both_calls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_changes_expand_to_the_records, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequenced_burst_numbers_messages, setup, teardown),
         cmocka_unit_test_setup_teardown(test_burst_locate_rebound, setup, teardown),
     };

@@ -22,7 +22,10 @@
  *                                     ("bad_checksum") and skipped, as the daemon does
  *     --no-changes                    the books build no change records (as for instruments
  *                                     nobody subscribes to); by default every change is
- *                                     delivered to a counting sink, as the daemon's publisher
+ *                                     delivered to a counting sink: an ITCH order message's
+ *                                     unexpanded, as an order change (tp_order_change.h), the
+ *                                     rest as records (the daemon's publisher, --digest and
+ *                                     --events take every change as records)
  *     --digest                        also hash every change record (all 48 bytes), end of
  *                                     event and stale callback, in order (replay_digest.h), and
  *                                     print the FNV-1a digest and its counts in the summary;

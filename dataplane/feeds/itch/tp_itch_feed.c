@@ -106,12 +106,17 @@ static int stock_directory(struct tp_itch_feed *f, const uint8_t *msg)
     return 0;
 }
 
-/* Applies one checked message of `type` to instrument `instr`; returns records or -errno. */
-static inline __attribute__((always_inline)) int apply(struct tp_itch_feed *f, int type,
-                                                       uint32_t instr, const uint8_t *msg)
+/*
+ * Applies one checked message of `type` to instrument `instr`; returns records or -errno. With
+ * `compact` (a constant in each copy of the loop) the order messages write order changes into
+ * f->order_changes and return their number instead; the other messages always write records.
+ */
+static inline __attribute__((always_inline)) int
+apply(struct tp_itch_feed *f, int type, uint32_t instr, const uint8_t *msg, bool compact)
 {
     struct tp_books *b = f->books;
     struct tp_book_change *out = f->changes;
+    struct mbo_out order_out = {.c = out, .oc = f->order_changes, .compact = compact};
     int n;
 
     switch (type) {
@@ -120,28 +125,29 @@ static inline __attribute__((always_inline)) int apply(struct tp_itch_feed *f, i
         return tp_mbo_add_inline(b, instr, tp_itch_add_order_order_ref(msg),
                                  itch_side(tp_itch_add_order_side(msg)),
                                  tp_itch_add_order_price_p9(msg), tp_itch_add_order_shares(msg),
-                                 f->next_priority++, out);
+                                 f->next_priority++, order_out);
     case TP_ITCH_ORDER_EXECUTED:
         return tp_mbo_execute_inline(b, instr, tp_itch_order_executed_order_ref(msg),
                                      tp_itch_order_executed_executed_shares(msg),
                                      TP_MBO_ORDER_PRICE, 1,
-                                     tp_itch_order_executed_match_number(msg), out);
+                                     tp_itch_order_executed_match_number(msg), order_out);
     case TP_ITCH_ORDER_EXECUTED_WITH_PRICE:
         return tp_mbo_execute_inline(b, instr, tp_itch_order_executed_with_price_order_ref(msg),
                                      tp_itch_order_executed_with_price_executed_shares(msg),
                                      tp_itch_order_executed_with_price_execution_price_p9(msg),
                                      tp_itch_order_executed_with_price_printable(msg) == 'Y',
-                                     tp_itch_order_executed_with_price_match_number(msg), out);
+                                     tp_itch_order_executed_with_price_match_number(msg),
+                                     order_out);
     case TP_ITCH_ORDER_CANCEL:
         return tp_mbo_cancel_inline(b, instr, tp_itch_order_cancel_order_ref(msg),
-                                    tp_itch_order_cancel_cancelled_shares(msg), out);
+                                    tp_itch_order_cancel_cancelled_shares(msg), order_out);
     case TP_ITCH_ORDER_DELETE:
-        return tp_mbo_delete_inline(b, instr, tp_itch_order_delete_order_ref(msg), out);
+        return tp_mbo_delete_inline(b, instr, tp_itch_order_delete_order_ref(msg), order_out);
     case TP_ITCH_ORDER_REPLACE:
-        return tp_mbo_replace_inline(b, instr, tp_itch_order_replace_original_order_ref(msg),
-                                     tp_itch_order_replace_new_order_ref(msg),
-                                     tp_itch_order_replace_price_p9(msg),
-                                     tp_itch_order_replace_shares(msg), f->next_priority++, out);
+        return tp_mbo_replace_inline(
+            b, instr, tp_itch_order_replace_original_order_ref(msg),
+            tp_itch_order_replace_new_order_ref(msg), tp_itch_order_replace_price_p9(msg),
+            tp_itch_order_replace_shares(msg), f->next_priority++, order_out);
     case TP_ITCH_TRADE: {
         /* The indicator names the resting (non-displayed) order: the aggressor is the other. */
         enum tp_side resting = itch_side(tp_itch_trade_side(msg));
@@ -222,11 +228,20 @@ static int not_by_locate_message(struct tp_itch_feed *f, int type, const uint8_t
 }
 
 /*
+ * The order messages (the ones apply() gives order changes for): each carries an order reference
+ * at offset 11 (and is >= 19 bytes).
+ */
+static const uint8_t order_message[256] = {
+    ['A'] = 1, ['F'] = 1, ['E'] = 1, ['C'] = 1, ['X'] = 1, ['D'] = 1, ['U'] = 1,
+};
+
+/*
  * One message (counted by the caller): the body of tp_itch_feed_message, forced inline into the
  * burst loop too (as a call it cost 17 instructions a message in saving and restoring registers).
  */
-static inline __attribute__((always_inline)) int
-feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_info *info)
+static inline __attribute__((always_inline)) int feed_one(struct tp_itch_feed *f,
+                                                          const uint8_t *msg, size_t len,
+                                                          struct tp_feed_info *info, bool compact)
 {
     int type = tp_itch_check(msg, len);
     uint32_t instr;
@@ -244,7 +259,7 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
         f->counters.unknown_instrument++;
         return -ENOENT;
     }
-    n = apply(f, type, instr, msg);
+    n = apply(f, type, instr, msg, compact);
     if (n < 0) {
         /* An order the book does not hold, or no room for one: the book is no longer the
          * venue's, and nothing on the line will repair it. */
@@ -255,6 +270,10 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
     }
     if (n == 0)
         return 0;
+    if (compact && order_message[type]) {
+        f->sink.order_changes(f->sink.ctx, info, f->order_changes, (uint32_t)n);
+        return 0;
+    }
     /* Each message is its own event: one call for both when the sink takes it. */
     if (f->sink.event_changes) {
         f->sink.event_changes(f->sink.ctx, info, f->changes, (uint32_t)n);
@@ -267,17 +286,24 @@ feed_one(struct tp_itch_feed *f, const uint8_t *msg, size_t len, struct tp_feed_
     return 0;
 }
 
+/*
+ * The copies with order changes are calls of their own, so that the records' copies, which the
+ * data plane runs a packet of one or two messages at a time, keep their code and registers.
+ */
+static __attribute__((noinline)) int feed_one_compact(struct tp_itch_feed *f, const uint8_t *msg,
+                                                      size_t len, struct tp_feed_info *info)
+{
+    return feed_one(f, msg, len, info, true);
+}
+
 int tp_itch_feed_message(struct tp_itch_feed *f, const uint8_t *msg, size_t len,
                          struct tp_feed_info *info)
 {
     f->counters.messages++;
-    return feed_one(f, msg, len, info);
+    if (f->sink.order_changes)
+        return feed_one_compact(f, msg, len, info);
+    return feed_one(f, msg, len, info, false);
 }
-
-/* The order messages: each carries an order reference at offset 11 (and is >= 19 bytes). */
-static const uint8_t order_message[256] = {
-    ['A'] = 1, ['F'] = 1, ['E'] = 1, ['C'] = 1, ['X'] = 1, ['D'] = 1, ['U'] = 1,
-};
 
 /* Instrument of an order message if it is one of the books', else TP_INSTRUMENT_NONE. */
 static inline uint32_t order_message_instrument(const struct tp_itch_feed *f, const uint8_t *msg,
@@ -332,11 +358,12 @@ static inline __attribute__((always_inline)) void prefetch_levels(const struct t
 
 /*
  * The burst loop; info->packet_seq advances by seq_step after each message. Forced inline into
- * its two callers, so that each has its step as a constant (a burst's 0 adds nothing per message).
+ * its two callers, twice each (with and without order changes), so that each copy has its step
+ * and its kind of output as constants (a burst's 0 adds nothing per message).
  */
 static inline __attribute__((always_inline)) uint32_t
 feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs, const uint16_t *lens, uint32_t n,
-           struct tp_feed_info *info, uint64_t seq_step)
+           struct tp_feed_info *info, uint64_t seq_step, bool compact)
 {
     const uint32_t far = TP_ITCH_FEED_AHEAD, near = TP_ITCH_FEED_AHEAD / 2;
     /* Instrument of message i (from the first step) at [i % far], for the second step. */
@@ -356,20 +383,33 @@ feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs, const uint16_t *l
         } else if (i + near < n) {
             prefetch_levels(f, ahead[(i + near) % far]);
         }
-        skipped += feed_one(f, msgs[i], lens[i], info) < 0;
+        skipped += feed_one(f, msgs[i], lens[i], info, compact) < 0;
         info->packet_seq += seq_step;
     }
     return skipped;
 }
 
+/* The burst loop with order changes, a call of its own (see feed_one_compact). */
+static __attribute__((noinline)) uint32_t
+feed_burst_compact(struct tp_itch_feed *f, const uint8_t *const *msgs, const uint16_t *lens,
+                   uint32_t n, struct tp_feed_info *info, uint64_t seq_step)
+{
+    return seq_step ? feed_burst(f, msgs, lens, n, info, 1, true)
+                    : feed_burst(f, msgs, lens, n, info, 0, true);
+}
+
 uint32_t tp_itch_feed_burst(struct tp_itch_feed *f, const uint8_t *const *msgs,
                             const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
 {
-    return feed_burst(f, msgs, lens, n, info, 0);
+    if (f->sink.order_changes)
+        return feed_burst_compact(f, msgs, lens, n, info, 0);
+    return feed_burst(f, msgs, lens, n, info, 0, false);
 }
 
 uint32_t tp_itch_feed_sequenced(struct tp_itch_feed *f, const uint8_t *const *msgs,
                                 const uint16_t *lens, uint32_t n, struct tp_feed_info *info)
 {
-    return feed_burst(f, msgs, lens, n, info, 1);
+    if (f->sink.order_changes)
+        return feed_burst_compact(f, msgs, lens, n, info, 1);
+    return feed_burst(f, msgs, lens, n, info, 1, false);
 }

@@ -52,12 +52,14 @@ struct tp_itch_feed {
     uint64_t next_priority;  /* time priority given to each new order */
     struct tp_itch_feed_counters counters;
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX];
+    struct tp_order_change order_changes[2]; /* for tp_feed_sink.order_changes: a replace's two */
 };
 
 /*
  * Prepares a feed over a registry (with at least channel + 1 locate maps) and books. The sink is
- * copied (each message that changed something is one event: event_changes when the sink sets it,
- * else changes then end_of_event); filter may be NULL. Returns 0 or -EINVAL.
+ * copied (each message that changed something is one event: order_changes for an order message
+ * when the sink sets it, else event_changes when set, else changes then end_of_event); filter may
+ * be NULL. Returns 0 or -EINVAL.
  */
 int tp_itch_feed_init(struct tp_itch_feed *f, struct tp_instruments *registry,
                       struct tp_books *books, const struct tp_instrument_filter *filter,

@@ -12,8 +12,8 @@ the peer's read from /proc/PID/schedstat at its two lines (run_peer says how it 
 without being changed). tickplane-replay runs on one core (--threads 1, as the peer does;
 --threads N for more) with its other defaults (change records built and delivered to a
 counting sink, as the daemon's publisher takes them) and, in the same pairs, with --no-changes;
-given --baseline BIN, an older tickplane-replay runs in the same pairs too, so that a change's
-effect on the ratio is read from the same minutes.
+given --baseline BIN, an older tickplane-replay runs in the same pairs too (with the same
+--threads), so that a change's effect on the ratio is read from the same minutes.
 
 The peer is not part of tickplane and is not built here. To run against it, build it from its
 public source at commit PEER_COMMIT (its README: `./build.sh`, which leaves a.out) and pass
@@ -177,7 +177,7 @@ def pairs(a, peer, path):
                 r['tp_ns'], r['tp_cpu_ns'] = run_replay(a.replay, path, threads)
                 r['tp_no_changes_ns'], _ = run_replay(a.replay, path, threads + ('--no-changes',))
                 if a.baseline:
-                    r['baseline_ns'], r['baseline_cpu_ns'] = run_replay(a.baseline, path)
+                    r['baseline_ns'], r['baseline_cpu_ns'] = run_replay(a.baseline, path, threads)
             else:
                 r['peer_ns'], r['peer_cpu_ns'] = run_peer(peer, path)
         if r['peer_ns'] is None:
