@@ -346,8 +346,10 @@ int tp_daemon_start_channels(struct tp_daemon *d)
 
 /* ---- live reload (see reconfig.h for the data lcore's side) --------------------------------- */
 
-/* How long a reload waits for the data lcore to acknowledge it. */
-#define RELOAD_ACK_MS 2000
+/* How long a reload waits for the data lcores to acknowledge it. They take commands every
+ * 100 us while they run, but on a loaded host an lcore can be off its core for seconds, and a
+ * reload refused for that only makes the operator try again. The main lcore keeps beating. */
+#define RELOAD_ACK_MS 10000
 
 /* What one reload prepares: the new lcore and slot of each channel, the attaches, the filter,
  * and each lcore's commands. */
