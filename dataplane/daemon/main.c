@@ -179,6 +179,9 @@ const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch
     case TP_ROLE_DEF_A:
     case TP_ROLE_DEF_B:
         return &ch->definitions[role - TP_ROLE_DEF_A];
+    case TP_ROLE_SMBO_A:
+    case TP_ROLE_SMBO_B:
+        return &ch->snapshot_mbo[role - TP_ROLE_SMBO_A];
     default:
         return NULL;
     }

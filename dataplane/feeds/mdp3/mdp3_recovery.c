@@ -32,6 +32,14 @@ void tp_mdp3_recovery_on_stale(struct tp_mdp3_recovery *rec, int stale)
     }
 }
 
+void tp_mdp3_recovery_on_orders(struct tp_mdp3_recovery *rec, int incomplete)
+{
+    if (incomplete)
+        rec->orders_incomplete++;
+    else if (rec->orders_incomplete > 0)
+        rec->orders_incomplete--;
+}
+
 void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const uint8_t *pkt,
                              uint16_t len, uint64_t rx_tsc)
 {
@@ -77,7 +85,6 @@ void tp_mdp3_recovery_after_snapshot(struct tp_mdp3_recovery *rec, const uint8_t
                                                    uint64_t rx_tsc),
                                      void *ctx)
 {
-    rec->counters.snapshot_packets++;
     struct tp_mdp3_packet p;
     if (tp_mdp3_packet_init(&p, pkt, len) == 0) {
         /* The snapshot channel loops, restarting at sequence 1: a cycle is complete. */
@@ -89,6 +96,15 @@ void tp_mdp3_recovery_after_snapshot(struct tp_mdp3_recovery *rec, const uint8_t
         rec->last_snap_seq = p.seq;
         rec->cycle_packets++;
     }
+    tp_mdp3_recovery_replay(rec, pkt, len, apply, ctx);
+}
+
+void tp_mdp3_recovery_replay(struct tp_mdp3_recovery *rec, const uint8_t *pkt, uint16_t len,
+                             void (*apply)(void *ctx, const uint8_t *pkt, uint16_t len,
+                                           uint64_t rx_tsc),
+                             void *ctx)
+{
+    rec->counters.snapshot_packets++;
     uint32_t last = tp_mdp3_snapshot_last_seq(pkt, len);
     if (last == 0)
         return;
