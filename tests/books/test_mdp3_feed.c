@@ -1664,11 +1664,9 @@ static void send_cl_orders(struct fixture *f, uint32_t last_seq, uint32_t chunk,
 
 /* An MBP_MBO feed on CL (SecurityID 2001) with orders 901 and 902 resting at 70.25 (RptSeq 1),
  * its order book complete. */
-static uint32_t start_mbo_book(struct fixture *f)
+static uint32_t start_mbo_book_with(struct fixture *f, const struct tp_feed_sink *sink)
 {
-    struct tp_feed_sink sink = {
-        .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
-    uint32_t cl = start_cl(f, &sink);
+    uint32_t cl = start_cl(f, sink);
     const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70.25), 10, 2};
     const struct order orders[] = {{.id = 901, .qty = 4, .refid = 1},
                                    {.id = 902, .qty = 6, .refid = 1}};
@@ -1684,6 +1682,13 @@ static uint32_t start_mbo_book(struct fixture *f)
     assert_int_equal(tp_books_orders(f->books, cl), 2);
     assert_int_equal(f->feed.counters.snapshots_audited, 0);
     return cl;
+}
+
+static uint32_t start_mbo_book(struct fixture *f)
+{
+    struct tp_feed_sink sink = {
+        .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
+    return start_mbo_book_with(f, &sink);
 }
 
 /*
@@ -1862,17 +1867,11 @@ static void test_order_view_incomplete_until_an_order_snapshot(void **state)
                                 .stale = on_stale,
                                 .orders_incomplete = on_orders_incomplete};
     memset(&view_log, 0, sizeof(view_log));
-    uint32_t cl = start_cl(f, &sink);
+    /* Flagged at its definition, cleared by its first 53. */
+    uint32_t cl = start_mbo_book_with(f, &sink);
     assert_int_equal(view_log.on, 1);
     assert_int_equal(view_log.instrument, cl);
     assert_int_equal(f->feed.counters.orders_incomplete_marks, 1);
-    const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70.25), 10, 2};
-    const struct order orders[] = {{.id = 901, .qty = 4, .refid = 1},
-                                   {.id = 902, .qty = 6, .refid = 1}};
-    packet_begin(f);
-    add_book46_orders(f, EOE, &level, 1, orders, 2);
-    assert_int_equal(packet_send(f), 0);
-    send_cl_orders(f, f->seq, 1, 1, cl_orders, 2);
     assert_int_equal(view_log.off, 1);
     assert_int_equal(view_log.changes_at_off, f->log.changes); /* after the snapshot's records */
     assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);

@@ -172,21 +172,34 @@ static int setup_silence(void **state)
     return 0;
 }
 
+/* The fixture's channel as an MDP3 channel (id 310, starting at sequence 1) with these books. */
+static struct tp_channel_params mdp3_params(struct fixture *f, uint8_t book_type)
+{
+    struct tp_channel_params cp = f->ch->params;
+    cp.protocol = TP_CHANNEL_MDP3;
+    cp.channel_id = 310;
+    cp.mdp3_book_type = book_type;
+    cp.start_seq = 1;
+    return cp;
+}
+
+/* Replaces the fixture's channel by one made with these parameters. */
+static void remake_channel(struct fixture *f, const struct tp_channel_params *cp)
+{
+    free(f->ch);
+    f->ch = zalloc(tp_channel_memsize(cp));
+    assert_int_equal(tp_channel_init(f->ch, cp), 0);
+}
+
 /* An MDP3 channel (id 310, price-level books, no snapshot lines) whose gaps wait 10 ticks, and
  * both incremental lines silent for 1000 ticks flags the books. */
 static int setup_mdp3_silence(void **state)
 {
     setup_channel(state, 10, false);
     struct fixture *f = *state;
-    struct tp_channel_params cp = f->ch->params;
-    free(f->ch);
-    cp.protocol = TP_CHANNEL_MDP3;
-    cp.channel_id = 310;
-    cp.mdp3_book_type = TP_BOOK_TYPE_MBP;
-    cp.start_seq = 1;
+    struct tp_channel_params cp = mdp3_params(f, TP_BOOK_TYPE_MBP);
     cp.silence_tsc = 1000;
-    f->ch = zalloc(tp_channel_memsize(&cp));
-    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
+    remake_channel(f, &cp);
     return 0;
 }
 
@@ -204,17 +217,11 @@ static int setup_mdp3_mbo(void **state)
     setup_channel(state, 10, false);
     mbp_depth = 0;
     struct fixture *f = *state;
-    struct tp_channel_params cp = f->ch->params;
-    free(f->ch);
-    cp.protocol = TP_CHANNEL_MDP3;
-    cp.channel_id = 310;
-    cp.mdp3_book_type = TP_BOOK_TYPE_MBP_MBO;
-    cp.start_seq = 1;
+    struct tp_channel_params cp = mdp3_params(f, TP_BOOK_TYPE_MBP_MBO);
     cp.has_snapshot = cp.has_snapshot_mbo = true;
     cp.replay_bytes = 65536;
     cp.io.membership = membership;
-    f->ch = zalloc(tp_channel_memsize(&cp) + cp.replay_bytes);
-    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
+    remake_channel(f, &cp);
     for (unsigned r = TP_ROLE_SNAP_A; r <= TP_ROLE_SMBO_B; r++)
         f->joined[r] = r != TP_ROLE_DEF_A && r != TP_ROLE_DEF_B;
     return 0;
