@@ -179,6 +179,11 @@ static void test_real_cme_file_when_present(void **state)
     assert_int_equal(ib->ip, (224u << 24) | (0 << 16) | (25 << 8) | 9);
     assert_int_equal(ib->port, 18901);
     assert_int_equal(sa->port, 19901);
+    /* CME names its MBO snapshot feed type SMBO (connection 901SAMBO). */
+    const struct tp_cme_connection *mbo = tp_cme_channel_feed(&ch, "SMBO", 'A');
+    assert_non_null(mbo);
+    assert_int_equal(mbo->ip, (224u << 24) | (0 << 16) | (25 << 8) | 227);
+    assert_int_equal(mbo->port, 21901);
     assert_int_equal(tp_cme_channel_load(TP_SHARED_CME, 972, &ch, err, sizeof(err)), 0);
     assert_int_equal(tp_cme_channel_load(TP_SHARED_CME, 310, &ch, err, sizeof(err)), -ENOENT);
 }
