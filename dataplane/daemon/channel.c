@@ -454,6 +454,9 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     if (!ch->recovery.joined || (mbo && !ch->recovery.mbo_lines) || p.seq == *last_seq)
         return; /* not listening, or the other line's copy */
     *last_seq = p.seq;
+    /* An order-level snapshot loads an in-sync book only if what came after it is replayed. */
+    if (mbo)
+        ch->mdp3.replay_floor = tp_mdp3_recovery_replay_floor(&ch->recovery, ch->mdp3.incr_seq);
     select_publisher(ch);
     mdp3_feed_one(ch, payload, len, rx_tsc, false);
     if (mbo)

@@ -765,9 +765,17 @@ __attribute__((noinline)) static void on_any_changes(struct tp_publisher *pub,
             break;
         case TP_CHANGE_CLEAR:
             /* An order-level book emptied alone (an MBO snapshot) leaves the venue levels, the
-             * depth of books with both kinds, as they are: as for its level records. */
-            if (r->book == TP_BOOK_ORDERS && !orders_are_depth(pub, id))
+             * depth of books with both kinds, as they are: as for its level records. Order-level
+             * consumers hear it as the removal of order id 0: every order of the instrument. */
+            if (r->book == TP_BOOK_ORDERS && !orders_are_depth(pub, id)) {
+                const struct tp_book_change all = {.instrument = id,
+                                                   .kind = TP_CHANGE_ORDER,
+                                                   .action = TP_ORDER_DELETE,
+                                                   .side = TP_SIDE_BID,
+                                                   .price = TP_PUB_PRICE_NULL};
+                publish_order(pub, &all, 0, false, info);
                 continue;
+            }
             publish_clear(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_ALL;

@@ -1899,17 +1899,25 @@ static void test_order_view_incomplete_until_an_order_snapshot(void **state)
     assert_int_equal(packet_send(f), 0);
     assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
     assert_int_equal(view_log.off, 1);
+    uint32_t applied = f->seq;
 
     /* A 53 past the incrementals applied: not loaded, still flagged. */
     uint64_t old = f->feed.counters.snapshots_old;
-    send_cl_orders(f, f->seq + 5, 1, 1, cl_orders, 2);
+    send_cl_orders(f, applied + 5, 1, 1, cl_orders, 2);
     assert_int_equal(f->feed.counters.snapshots_old, old + 1);
     assert_int_equal(tp_books_orders(f->books, cl), 0);
     assert_int_equal(view_log.off, 1);
 
+    /* One below the caller's replay floor (it could not replay what came after): not loaded. */
+    f->feed.replay_floor = applied;
+    send_cl_orders(f, applied - 1, 1, 1, cl_orders, 2);
+    assert_int_equal(f->feed.counters.snapshots_old, old + 2);
+    assert_int_equal(tp_books_orders(f->books, cl), 0);
+    f->feed.replay_floor = 0;
+
     /* The next one, as of the incrementals applied: loaded, the view complete again. */
     const struct book_order now[] = {{901, '0', PX(70.25), 3}, {902, '0', PX(70.25), 6}};
-    send_cl_orders(f, f->seq - 1, 1, 1, now, 2);
+    send_cl_orders(f, applied, 1, 1, now, 2);
     assert_int_equal(view_log.off, 2);
     assert_int_equal(tp_books_orders(f->books, cl), 2);
     assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);

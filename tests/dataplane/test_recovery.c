@@ -276,6 +276,41 @@ static void test_mdp3_order_views_keep_the_snapshot_lines(void **state)
     assert_int_equal(rec.counters.cycles, 0);
 }
 
+/*
+ * The replay floor of order-level snapshots: with 10..13 kept, one as of 9 or later can be
+ * replayed after; with nothing kept, only one as of the latest applied; once the buffer dropped
+ * a packet, none below the latest applied, and the buffer restarts (complete again from the
+ * next packet).
+ */
+static void test_mdp3_replay_floor(void **state)
+{
+    (void)state;
+    static uint8_t buffer[1024];
+    struct tp_mdp3_recovery rec;
+    uint8_t pkt[128];
+    /* Room for two packets and their headers (u32 seq, u16 len, u64 rx_tsc). */
+    size_t one = 14 + mdp3_packet(pkt, 1, 46, 0);
+    tp_mdp3_recovery_init(&rec, buffer, 2 * one);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 9), 9);
+    for (uint32_t s = 10; s <= 11; s++) {
+        size_t len = mdp3_packet(pkt, s, 46, 0);
+        tp_mdp3_recovery_buffer(&rec, s, pkt, (uint16_t)len, 0);
+    }
+    assert_int_equal(rec.counters.buffer_full, 0);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 11), 9);
+    /* Full: 12 is dropped, nothing before 12 qualifies, and the buffer starts again. */
+    size_t len = mdp3_packet(pkt, 12, 46, 0);
+    tp_mdp3_recovery_buffer(&rec, 12, pkt, (uint16_t)len, 0);
+    assert_int_equal(rec.counters.buffer_full, 1);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 12), 12);
+    assert_int_equal(rec.used, 0);
+    len = mdp3_packet(pkt, 13, 46, 0);
+    tp_mdp3_recovery_buffer(&rec, 13, pkt, (uint16_t)len, 0);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 13), 12);
+    tp_mdp3_recovery_done(&rec);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 13), 13);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_mold_session_end),
         cmocka_unit_test(test_mdp3_snapshot_and_replay),
         cmocka_unit_test(test_mdp3_order_views_keep_the_snapshot_lines),
+        cmocka_unit_test(test_mdp3_replay_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,6 +50,11 @@ void tp_test_orders_apply(const struct tp_ring_record *rec)
     if (template_id == TPOUT_ORDER_EVENT_TEMPLATE_ID &&
         body + TPOUT_ORDER_EVENT_BLOCK_LENGTH <= end) {
         uint32_t instrument = tpout_load_u32(body + TPOUT_ORDER_EVENT_INSTRUMENT_ID_OFFSET);
+        if (body[TPOUT_ORDER_EVENT_ACTION_OFFSET] == 2 &&
+            tpout_load_u64(body + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET) == 0) {
+            clear_instrument(instrument); /* every order removed (before an order snapshot) */
+            return;
+        }
         struct order *o =
             slot_of(instrument, tpout_load_u64(body + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET));
         if (o == NULL)

@@ -5,8 +5,10 @@
  * Built from the ring as any order-level consumer would: an OrderEvent puts its order at its
  * price with its remainingQuantity (an add of an id already held replaces it: an order-level
  * snapshot loaded after a price-level one resends the orders the view has), a remove or nothing
- * remaining takes it out; a BookUpdate that clears both sides (a snapshot, a reset) empties the
- * instrument's orders. Ids are the venue's, unique within an instrument.
+ * remaining takes it out, the remove of order id 0 takes out all of the instrument's (its order
+ * book emptied before an order-level snapshot loads it); a BookUpdate that clears both sides (a
+ * snapshot, a reset) empties the instrument's orders. Ids are the venue's, unique within an
+ * instrument.
  */
 #ifndef TP_TEST_ORDER_VIEW_H
 #define TP_TEST_ORDER_VIEW_H

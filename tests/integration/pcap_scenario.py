@@ -361,8 +361,10 @@ def main():
             faults = ["--both-loss", "0.004", "--loss-a", "0.01", "--loss-b", "0.01",
                       "--snapshot-every", "20"]
             lines = {"snapshot_mbo": {"a": {"group": "224.0.25.227", "port": 21901}}}
+            # A short gap window: a 53 whose LastMsgSeqNumProcessed is past the incrementals
+            # applied (held behind a gap meanwhile) waits for the next cycle.
             summary, report, verdicts = run(workdir, "mdp3", faults, [["--orders"]],
-                                            recovery=lines if mbo else None)
+                                            gap_wait_us=200, recovery=lines if mbo else None)
             rec = summary["channels"][0]["detail"][0]
             check_consumers(verdicts, stale=rec["stale_events"] - rec["instruments_recovered"])
             v = json.loads(verdicts[0][1])
@@ -377,7 +379,7 @@ def main():
                     fail("order views flagged %d times: none refilled and emptied again: %s" %
                          (rec["orders_incomplete_marks"], rec))
                 if v["orders_compared"] + v["orders_incomplete"] != unflagged or \
-                        v["orders_compared"] < unflagged // 2:
+                        v["orders_compared"] == 0:
                     fail("%d of %d order views compared, %d flagged incomplete" %
                          (v["orders_compared"], unflagged, v["orders_incomplete"]))
                 if rec["orders_incomplete"] != v["orders_incomplete"]:

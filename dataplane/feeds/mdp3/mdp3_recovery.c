@@ -47,7 +47,12 @@ void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const u
         return; /* no snapshot awaited: nothing to replay */
     if (rec->cap - rec->used < REC_HDR + (size_t)len) {
         rec->counters.buffer_full++;
+        rec->kept_to_end = false;
         return;
+    }
+    if (rec->used == 0) {
+        rec->kept_from = seq;
+        rec->kept_to_end = true;
     }
     uint8_t *at = rec->buf + rec->used;
     memcpy(at, &seq, 4);
@@ -123,7 +128,16 @@ void tp_mdp3_recovery_replay(struct tp_mdp3_recovery *rec, const uint8_t *pkt, u
     }
 }
 
+uint32_t tp_mdp3_recovery_replay_floor(struct tp_mdp3_recovery *rec, uint32_t applied_seq)
+{
+    if (rec->used > 0 && rec->kept_to_end)
+        return rec->kept_from - 1;
+    rec->used = 0; /* none kept, or some dropped: complete again from the next incremental */
+    return applied_seq;
+}
+
 void tp_mdp3_recovery_done(struct tp_mdp3_recovery *rec)
 {
     rec->used = 0;
+    rec->kept_to_end = false;
 }

@@ -48,6 +48,8 @@ struct tp_mdp3_recovery {
     uint8_t *buf;               /* buffered packets: [u32 seq][u16 len][u64 rx_tsc][payload] */
     size_t cap;
     size_t used;
+    uint32_t kept_from; /* the first packet buffered (used > 0) */
+    bool kept_to_end;   /* every incremental since kept_from is buffered (none was dropped) */
 };
 
 size_t tp_mdp3_recovery_memsize(size_t buffer_bytes);
@@ -88,6 +90,17 @@ void tp_mdp3_recovery_replay(struct tp_mdp3_recovery *rec, const uint8_t *pkt, u
                              void (*apply)(void *ctx, const uint8_t *pkt, uint16_t len,
                                            uint64_t rx_tsc),
                              void *ctx);
+
+/*
+ * The lowest LastMsgSeqNumProcessed an order-level snapshot may have to be loaded into a book
+ * that is in sync (tp_mdp3_feed.replay_floor): the incrementals after it, through
+ * `applied_seq` (the latest applied), are all buffered to be replayed, or none was applied.
+ * Order entries carry no RptSeq, so a replay with a hole would leave the order book wrong with
+ * nothing to tell. A buffer that dropped packets (full) restarts here, empty, so the snapshots
+ * after the next incrementals qualify (the price-level ones need no such care: their replayed
+ * entries are checked by RptSeq).
+ */
+uint32_t tp_mdp3_recovery_replay_floor(struct tp_mdp3_recovery *rec, uint32_t applied_seq);
 
 /* Nothing stale and a cycle seen: forget the buffer (the caller leaves the snapshot lines). */
 void tp_mdp3_recovery_done(struct tp_mdp3_recovery *rec);

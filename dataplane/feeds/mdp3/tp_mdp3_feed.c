@@ -1315,9 +1315,11 @@ static uint8_t snapshot_orders_mode(struct tp_mdp3_feed *f, uint32_t instr, uint
     if (st->stale)
         return TP_MDP3_MBO_LOAD;
     if (!st->orders_complete) {
-        if (last_seq <= f->incr_seq)
+        if (last_seq <= f->incr_seq && last_seq >= f->replay_floor)
             return TP_MDP3_MBO_LOAD;
-        f->counters.snapshots_old++; /* ahead: the incrementals to come would apply twice */
+        /* ahead: the incrementals to come would apply twice; below the floor: those after it
+         * would not all be replayed */
+        f->counters.snapshots_old++;
         return TP_MDP3_MBO_IDLE;
     }
     if (st->orders_seq <= last_seq && last_seq <= f->incr_seq) {

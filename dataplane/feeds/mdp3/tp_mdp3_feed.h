@@ -66,8 +66,9 @@
  * book publishes anything, and hears it cleared (0) once the snapshot's or reset's records went;
  * so does the orders watcher (tp_mdp3_feed_watch_orders). An order-level snapshot whose
  * LastMsgSeqNumProcessed is past the incrementals the feed applied is not loaded into an in-sync
- * incomplete book (the incrementals still to come would be applied twice: snapshots_old); the
- * next one is.
+ * incomplete book (the incrementals still to come would be applied twice: snapshots_old), nor
+ * one below the caller's replay_floor (it could not replay all that came after); the next one
+ * is.
  *
  * Memory: tp_mdp3_feed_memsize(instruments) bytes of per-instrument state placed by the caller.
  */
@@ -202,6 +203,12 @@ struct tp_mdp3_feed {
     uint32_t n_recovered;
     uint32_t recovered[TP_MDP3_FEED_RECOVERED_MAX];
     uint32_t incr_seq; /* MsgSeqNum of the latest incremental packet applied (not replayed) */
+    /*
+     * Set by the caller: the lowest LastMsgSeqNumProcessed of an order-level snapshot loaded into
+     * an in-sync order book that is not complete (the caller can replay the incrementals after
+     * it: tp_mdp3_feed_replay); lower ones are not loaded (snapshots_old). 0: no floor.
+     */
+    uint32_t replay_floor;
     struct tp_mdp3_mbo_snapshot mbo;
 };
 
