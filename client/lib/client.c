@@ -605,8 +605,9 @@ static int initial_step(struct tp_client *c, tp_event_fn fn, void *user)
     uint32_t want = c->slots[id].initial & interest_of(c, id);
     c->slots[id].initial = 0;
     struct tp_local_book *b = c->books[id];
-    uint32_t flags = TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC | TP_EVENT_F_END_OF_EVENT |
-                     (s->book.flags & (TP_EVENT_F_STALE | TP_EVENT_F_RECOVERING));
+    uint32_t flags =
+        TP_EVENT_F_SNAPSHOT | TP_EVENT_F_RESYNC | TP_EVENT_F_END_OF_EVENT |
+        (s->book.flags & (TP_EVENT_F_STALE | TP_EVENT_F_RECOVERING | TP_EVENT_F_ORDERS_INCOMPLETE));
     struct tp_event ev;
     int delivered = 0;
     for (uint32_t topic = TP_TOPIC_DEPTH; topic <= TP_TOPIC_TRADES; topic++) {

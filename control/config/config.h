@@ -171,6 +171,9 @@ struct tp_cfg_line {
 
 enum { TP_CFG_LINE_A = 0, TP_CFG_LINE_B = 1 };
 
+/* Lines a channel may have: incremental, snapshot, definition and MBO snapshot, A and B. */
+#define TP_CFG_CHANNEL_LINES 8
+
 struct tp_cfg_channel {
     char name[TP_CFG_NAME_MAX];
     enum tp_cfg_protocol protocol;
@@ -183,6 +186,10 @@ struct tp_cfg_channel {
      * ITCH: MoldUDP64 re-request. */
     struct tp_cfg_line snapshot[2];
     struct tp_cfg_line definitions[2];
+    /* MDP3: the order-level (MBO) snapshot lines, CME's SMBO feed (SnapshotFullRefreshOrderBook53):
+     * joined with the snapshot lines, they refill the order books a price-level snapshot empties.
+     */
+    struct tp_cfg_line snapshot_mbo[2];
     uint32_t rerequest_host; /* MoldUDP64 re-request server */
     uint16_t rerequest_port;
     uint16_t rerequest_max_messages; /* per request, default 100 */

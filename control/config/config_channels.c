@@ -130,6 +130,8 @@ static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
         import_cme_line(&ch->snapshot[1], tp_cme_channel_feed(cme, "S", 'B'));
         import_cme_line(&ch->definitions[0], tp_cme_channel_feed(cme, "N", 'A'));
         import_cme_line(&ch->definitions[1], tp_cme_channel_feed(cme, "N", 'B'));
+        import_cme_line(&ch->snapshot_mbo[0], tp_cme_channel_feed(cme, "SMBO", 'A'));
+        import_cme_line(&ch->snapshot_mbo[1], tp_cme_channel_feed(cme, "SMBO", 'B'));
         ok = true;
     }
     free(cme);
@@ -218,16 +220,18 @@ static void describe_line(const struct tp_cfg_line *l, char *buf, size_t size)
                  (l->group >> 8) & 255, l->group & 255, l->port);
 }
 
-unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path, struct line_ref refs[6])
+unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path,
+                       struct line_ref refs[TP_CFG_CHANNEL_LINES])
 {
     const struct {
         const struct tp_cfg_line *pair;
         const char *name;
     } kinds[] = {{ch->lines, "lines"},
                  {ch->snapshot, "recovery.snapshot"},
-                 {ch->definitions, "recovery.definitions"}};
+                 {ch->definitions, "recovery.definitions"},
+                 {ch->snapshot_mbo, "recovery.snapshot_mbo"}};
     unsigned n = 0;
-    for (unsigned k = 0; k < 3; k++) {
+    for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         for (int side = 0; side < 2; side++) {
             if (!kinds[k].pair[side].present)
                 continue;
@@ -248,7 +252,7 @@ unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path, struct
  */
 void check_duplicate_lines(struct loader *ld)
 {
-    static struct line_ref refs[TP_CFG_MAX_CHANNELS * 6];
+    static struct line_ref refs[TP_CFG_MAX_CHANNELS * TP_CFG_CHANNEL_LINES];
     unsigned n = 0;
     for (unsigned c = 0; c < ld->cfg->n_channels; c++) {
         char path[TP_JW_PATH_MAX];

@@ -216,7 +216,7 @@ void check_placement(struct loader *ld)
             tp_jw_error(ld->errs, path, "runs on no lcore (add it to an lcores[].channels list)");
             continue;
         }
-        struct line_ref refs[6];
+        struct line_ref refs[TP_CFG_CHANNEL_LINES];
         unsigned n = channel_lines(&cfg->channels[c], path, refs);
         const struct tp_cfg_lcore *lc = &cfg->lcores[owner];
         for (unsigned i = 0; i < n; i++) {

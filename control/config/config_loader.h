@@ -98,7 +98,8 @@ struct line_ref {
     char path[TP_JW_PATH_MAX];
 };
 
-unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path, struct line_ref refs[6]);
+unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path,
+                       struct line_ref refs[TP_CFG_CHANNEL_LINES]);
 
 /* config_recovery.c: a channel's "recovery" object (obj may be NULL), rx_ports of its lines. */
 void parse_recovery(struct loader *ld, const char *path, const json_t *obj,

@@ -1,7 +1,7 @@
 /*
- * A channel's "recovery" object: snapshot and definition lines, retransmission (rerequest)
- * servers, gap and silence timers, give-up and audit settings. Validates which of them the
- * channel's protocol allows (EOBI: the snapshot lines, required, and gap_wait_us) and that the
+ * A channel's "recovery" object: snapshot, MBO snapshot and definition lines, retransmission
+ * (rerequest) servers, gap and silence timers, give-up and audit settings. Validates which of them
+ * the channel's protocol allows (EOBI: the snapshot lines, required, and gap_wait_us) and that the
  * lines they name have ports to arrive on.
  */
 #include <stdio.h>
@@ -12,9 +12,9 @@
 void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
                     struct tp_cfg_channel *ch, const int rx_ports[2])
 {
-    static const char *const keys[] = {"snapshot",     "definitions",  "rerequest",
-                                       "max_messages", "gap_wait_us",  "give_up_ms",
-                                       "silence_ms",   "audit_always", NULL};
+    static const char *const keys[] = {
+        "snapshot",    "snapshot_mbo", "definitions", "rerequest",    "max_messages",
+        "gap_wait_us", "give_up_ms",   "silence_ms",  "audit_always", NULL};
     bool mdp3 = ch->protocol == TP_CFG_PROTO_MDP3, itch = ch->protocol == TP_CFG_PROTO_ITCH;
     bool eobi = ch->protocol == TP_CFG_PROTO_EOBI;
     /* EOBI resends nothing: a segment's gap (and a late start) is filled only from its
@@ -31,11 +31,13 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         parse_line_pair(ld, child, NULL, ch->snapshot, rx_ports, false);
         tp_jw_path_key(child, path, "definitions");
         parse_line_pair(ld, child, NULL, ch->definitions, rx_ports, false);
+        tp_jw_path_key(child, path, "snapshot_mbo");
+        parse_line_pair(ld, child, NULL, ch->snapshot_mbo, rx_ports, false);
         return;
     }
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
-    static const char *const mdp3_only[] = {"definitions", "audit_always", NULL};
+    static const char *const mdp3_only[] = {"definitions", "snapshot_mbo", "audit_always", NULL};
     static const char *const itch_only[] = {"rerequest", "max_messages", NULL};
     for (unsigned i = 0; mdp3_only[i] != NULL; i++) {
         tp_jw_path_key(child, path, mdp3_only[i]);
@@ -56,6 +58,13 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         json_t *defs = tp_jw_get(ld->errs, path, obj, "definitions", JSON_OBJECT, false);
         tp_jw_path_key(child, path, "definitions");
         parse_line_pair(ld, child, defs, ch->definitions, rx_ports, true);
+        json_t *mbo = tp_jw_get(ld->errs, path, obj, "snapshot_mbo", JSON_OBJECT, false);
+        tp_jw_path_key(child, path, "snapshot_mbo");
+        parse_line_pair(ld, child, mbo, ch->snapshot_mbo, rx_ports, true);
+        /* Its orders are applied on top of what the price-level snapshot recovered. */
+        if (mbo != NULL && !ch->snapshot[0].present && !ch->snapshot[1].present)
+            tp_jw_error(ld->errs, child,
+                        "needs recovery.snapshot (the price-level snapshot lines)");
         tp_jw_bool(ld->errs, path, obj, "audit_always", false, &ch->audit_always);
     }
     if (itch) {

@@ -151,12 +151,13 @@ json_t *tp_daemon_bus_instruments(struct tp_bus_writer *bus,
         entry_symbol(&st, symbol);
         if (pattern != NULL && !tp_glob_match(pattern, symbol))
             continue;
-        json_array_append_new(list, json_pack("{s:i, s:s, s:s, s:s, s:b, s:b}", "id",
-                                              (json_int_t)id, "symbol", symbol, "venue",
-                                              venue_names[tpout_venue(st.book.venue)], "status",
-                                              status_name(st.book.trading_status), "recovering",
-                                              (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
-                                              (st.book.flags & TP_EVENT_F_STALE) != 0));
+        json_array_append_new(
+            list, json_pack("{s:i, s:s, s:s, s:s, s:b, s:b, s:b}", "id", (json_int_t)id, "symbol",
+                            symbol, "venue", venue_names[tpout_venue(st.book.venue)], "status",
+                            status_name(st.book.trading_status), "recovering",
+                            (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
+                            (st.book.flags & TP_EVENT_F_STALE) != 0, "orders_incomplete",
+                            (st.book.flags & TP_EVENT_F_ORDERS_INCOMPLETE) != 0));
     }
     return list;
 }
@@ -186,12 +187,13 @@ json_t *tp_daemon_bus_book(struct tp_bus_writer *bus,
             continue;
         unsigned bids = st.book.bid_levels < depth ? st.book.bid_levels : depth;
         unsigned asks = st.book.ask_levels < depth ? st.book.ask_levels : depth;
-        return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:b, s:b}", "id", (json_int_t)id, "venue",
-                         venue_names[tpout_venue(st.book.venue)], "symbol", name, "status",
+        return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o, s:b, s:b, s:b}", "id", (json_int_t)id,
+                         "venue", venue_names[tpout_venue(st.book.venue)], "symbol", name, "status",
                          status_name(st.book.trading_status), "bids", levels_json(st.bids, bids),
                          "asks", levels_json(st.asks, asks), "recovering",
                          (st.book.flags & TP_EVENT_F_RECOVERING) != 0, "stale",
-                         (st.book.flags & TP_EVENT_F_STALE) != 0);
+                         (st.book.flags & TP_EVENT_F_STALE) != 0, "orders_incomplete",
+                         (st.book.flags & TP_EVENT_F_ORDERS_INCOMPLETE) != 0);
     }
     snprintf(err, err_size, "no instrument %s", symbol);
     return NULL;

@@ -96,6 +96,12 @@ static void count_stale(void *ctx, int stale)
     tp_mdp3_recovery_on_stale(ctx, stale);
 }
 
+/* The feed's order views: with MBO snapshot lines the recovery waits for the incomplete ones. */
+static void count_orders(void *ctx, int incomplete)
+{
+    tp_mdp3_recovery_on_orders(ctx, incomplete);
+}
+
 static int mdp3_init(struct tp_channel *ch, uint8_t *at)
 {
     const struct tp_channel_params *p = &ch->params;
@@ -106,14 +112,17 @@ static int mdp3_init(struct tp_channel *ch, uint8_t *at)
     /* Without snapshot lines there is nothing to wait for at start. */
     ch->recovery.cycle_seen = !p->has_snapshot;
     ch->recovery.joined = p->has_snapshot;
+    ch->recovery.mbo_lines = p->has_snapshot && p->has_snapshot_mbo;
     ch->definitions_done = !p->has_definitions;
     ch->feed = &ch->mdp3;
     ch->feed_channel = (uint16_t)p->channel_id;
     int rc =
         tp_mdp3_feed_init(&ch->mdp3, at, p->registry, p->books, p->filter, (uint16_t)p->channel_id,
                           p->mdp3_book_type ? p->mdp3_book_type : TP_BOOK_TYPE_MBP, &sink);
-    if (rc == 0)
+    if (rc == 0) {
         tp_mdp3_feed_watch(&ch->mdp3, count_stale, &ch->recovery);
+        tp_mdp3_feed_watch_orders(&ch->mdp3, count_orders, &ch->recovery);
+    }
     return rc;
 }
 
@@ -402,6 +411,10 @@ static void mdp3_membership(struct tp_channel *ch)
     if (join != rec->joined) {
         ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_A, join);
         ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SNAP_B, join);
+        if (rec->mbo_lines) {
+            ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SMBO_A, join);
+            ch->params.io.membership(ch->params.io.ctx, ch->params.index, TP_ROLE_SMBO_B, join);
+        }
         rec->joined = join;
         rec->counters.joins += join;
     }
@@ -436,12 +449,20 @@ static void mdp3_side_packet(struct tp_channel *ch, enum tp_line_role role, cons
     }
     /* Incrementals received before it come first: they may also make the channel join. */
     flush_pending(ch);
-    if (!ch->recovery.joined || p.seq == ch->snap_last_seq)
+    bool mbo = role == TP_ROLE_SMBO_A || role == TP_ROLE_SMBO_B;
+    uint32_t *last_seq = mbo ? &ch->mbo_last_seq : &ch->snap_last_seq;
+    if (!ch->recovery.joined || (mbo && !ch->recovery.mbo_lines) || p.seq == *last_seq)
         return; /* not listening, or the other line's copy */
-    ch->snap_last_seq = p.seq;
+    *last_seq = p.seq;
+    /* An order-level snapshot loads an in-sync book only if what came after it is replayed. */
+    if (mbo)
+        ch->mdp3.replay_floor = tp_mdp3_recovery_replay_floor(&ch->recovery, ch->mdp3.incr_seq);
     select_publisher(ch);
     mdp3_feed_one(ch, payload, len, rx_tsc, false);
-    tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
+    if (mbo)
+        tp_mdp3_recovery_replay(&ch->recovery, payload, len, mdp3_replay, ch);
+    else
+        tp_mdp3_recovery_after_snapshot(&ch->recovery, payload, len, mdp3_replay, ch);
     mdp3_membership(ch);
 }
 

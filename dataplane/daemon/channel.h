@@ -21,6 +21,9 @@
  *
  * MDP3 snapshot lines are joined at start and while an instrument is stale (audit_always: all
  * the time); each snapshot the feed gets also audits the book at its RptSeq (tp_mdp3_feed.h).
+ * The order-level (MBO) snapshot lines, when configured, are joined and left with them, and
+ * while an order book's order view is incomplete (a price-level snapshot emptied it) both stay
+ * joined: its order-level snapshot refills it, the incrementals after it replayed.
  *
  * Promises:
  *  - A packet whose framing does not add up is counted and dropped before arbitration, so the
@@ -57,7 +60,8 @@
 
 struct tp_publisher;
 
-/* What a classified flow is to its channel (the classifier's line id is channel * 8 + role). */
+/* What a classified flow is to its channel (the classifier's line id is channel * TP_ROLES +
+ * role); the multicast lines of the config come before TP_ROLE_RETRANS. */
 enum tp_line_role {
     TP_ROLE_INCR_A = 0,
     TP_ROLE_INCR_B = 1,
@@ -65,8 +69,10 @@ enum tp_line_role {
     TP_ROLE_SNAP_B = 3,
     TP_ROLE_DEF_A = 4,
     TP_ROLE_DEF_B = 5,
-    TP_ROLE_RETRANS = 6, /* unicast replies of the re-request server */
-    TP_ROLES = 8,
+    TP_ROLE_SMBO_A = 6, /* MDP3 order-level (MBO) snapshot lines */
+    TP_ROLE_SMBO_B = 7,
+    TP_ROLE_RETRANS = 8, /* unicast replies of the re-request server */
+    TP_ROLES = 16,
 };
 
 /* How the channel reaches packets it holds and the network (the daemon: mbufs and tx). */
@@ -97,6 +103,7 @@ struct tp_channel_params {
     uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
     bool has_snapshot;      /* MDP3: snapshot lines configured */
     bool has_definitions;   /* MDP3: definition lines configured */
+    bool has_snapshot_mbo;  /* MDP3: order-level (MBO) snapshot lines configured */
     bool audit_always;      /* MDP3: stay on the snapshot lines to audit every book each cycle */
     size_t replay_bytes;    /* MDP3: incrementals kept for replay while recovering */
     uint32_t snapshot_messages; /* ITCH: messages kept while a snapshot loads (0: no service) */
@@ -149,11 +156,12 @@ struct tp_channel {
     bool definitions_done;               /* MDP3: one full definition cycle applied, lines left */
     uint32_t def_last_seq;
     uint32_t snap_last_seq;
-    uint64_t last_rx_tsc;         /* the poll that saw the latest packets arrive */
-    uint64_t polled_packets;      /* packets of the lines whose silence counts, at that poll */
-    bool session_ended;           /* ITCH: end of session received with nothing missing */
-    bool behind;                  /* the channel's books are flagged RECOVERING (see above) */
-    bool session_open;            /* MDP3: an instrument was open or pre-open at the silence */
+    uint32_t mbo_last_seq;   /* MDP3: latest order-level snapshot packet applied (A/B copies) */
+    uint64_t last_rx_tsc;    /* the poll that saw the latest packets arrive */
+    uint64_t polled_packets; /* packets of the lines whose silence counts, at that poll */
+    bool session_ended;      /* ITCH: end of session received with nothing missing */
+    bool behind;             /* the channel's books are flagged RECOVERING (see above) */
+    bool session_open;       /* MDP3: an instrument was open or pre-open at the silence */
     uint64_t session_checked_tsc; /* MDP3: the last_rx_tsc session_open was found for */
     bool flush_due;               /* registered with the publisher for the end of the burst */
     uint32_t n_pending;

@@ -199,6 +199,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
         .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
         .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
+        .has_snapshot_mbo = cc->snapshot_mbo[0].present || cc->snapshot_mbo[1].present,
         .audit_always = cc->audit_always,
         .replay_bytes = 4u << 20,
         .snapshot_messages = cc->glimpse.present ? cc->glimpse.buffer_messages : 0,

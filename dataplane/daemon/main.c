@@ -179,6 +179,9 @@ const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch
     case TP_ROLE_DEF_A:
     case TP_ROLE_DEF_B:
         return &ch->definitions[role - TP_ROLE_DEF_A];
+    case TP_ROLE_SMBO_A:
+    case TP_ROLE_SMBO_B:
+        return &ch->snapshot_mbo[role - TP_ROLE_SMBO_A];
     default:
         return NULL;
     }
@@ -486,11 +489,13 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
                    "\"replayed\":%lu,\"buffer_full\":%lu,\"snapshot_joins\":%lu,"
                    "\"feed_malformed\":%lu,\"unknown_instrument\":%lu,\"definitions\":%lu,"
                    "\"rpt_seq_gaps\":%lu,\"snapshots\":%lu,\"snapshots_audited\":%lu,"
-                   "\"snapshot_mismatch\":%lu,\"refusal_marks\":%lu,\"channel_resets\":%lu},",
+                   "\"snapshot_mismatch\":%lu,\"refusal_marks\":%lu,\"channel_resets\":%lu,"
+                   "\"orders_incomplete_marks\":%lu,\"orders_incomplete\":%u},",
                    r->stale_events, r->recovered, r->snapshot_packets, r->cycles, r->buffered,
                    r->replayed, r->buffer_full, r->joins, f->malformed, f->unknown_instrument,
                    f->definitions, f->rpt_seq_gaps, f->snapshots, f->snapshots_audited,
-                   f->snapshot_mismatch, f->refusal_marks, f->channel_resets);
+                   f->snapshot_mismatch, f->refusal_marks, f->channel_resets,
+                   f->orders_incomplete_marks, ch->recovery.orders_incomplete);
         }
         /* A venue whose feed orders its packets: its decode counters tell its gaps and
          * recoveries (the arbiter's lines below stay unused). */

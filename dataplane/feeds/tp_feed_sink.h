@@ -44,6 +44,12 @@ struct tp_feed_sink {
      */
     void (*stale)(void *ctx, uint32_t instrument, int stale, uint32_t expected, uint32_t got);
     /*
+     * An instrument's order-level book lacks orders the venue holds (`incomplete` != 0: its price
+     * levels may be right, its order view is not; MDP3 after a price-level snapshot) or holds them
+     * all again (an order-level snapshot loaded it, the venue reset it).
+     */
+    void (*orders_incomplete)(void *ctx, uint32_t instrument, int incomplete);
+    /*
      * Optional: the change records of a whole venue event (n >= 1) and its end in one call, the
      * same as changes(c, n) then end_of_event. A feed whose messages are each an event (ITCH)
      * calls it when it is set, and changes + end_of_event when it is NULL; the other feeds

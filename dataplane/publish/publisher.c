@@ -103,7 +103,7 @@ struct tp_publisher {
     uint64_t *listed; /* per instrument: the listing it is in */
     uint64_t ended_base;
     uint32_t n_ended;
-    uint8_t *flags;      /* per instrument: recovering / stale */
+    uint8_t *flags;      /* per instrument: recovering / stale / orders incomplete */
     uint8_t *parts;      /* per instrument: state parts the current event changed (TP_PUB_*) */
     uint8_t *defined;    /* per instrument: reference data already in its state entry */
     uint8_t *depth_kind; /* per instrument: DEPTH_* (whose levels its depth is), cached */
@@ -765,9 +765,17 @@ __attribute__((noinline)) static void on_any_changes(struct tp_publisher *pub,
             break;
         case TP_CHANGE_CLEAR:
             /* An order-level book emptied alone (an MBO snapshot) leaves the venue levels, the
-             * depth of books with both kinds, as they are: as for its level records. */
-            if (r->book == TP_BOOK_ORDERS && !orders_are_depth(pub, id))
+             * depth of books with both kinds, as they are: as for its level records. Order-level
+             * consumers hear it as the removal of order id 0: every order of the instrument. */
+            if (r->book == TP_BOOK_ORDERS && !orders_are_depth(pub, id)) {
+                const struct tp_book_change all = {.instrument = id,
+                                                   .kind = TP_CHANGE_ORDER,
+                                                   .action = TP_ORDER_DELETE,
+                                                   .side = TP_SIDE_BID,
+                                                   .price = TP_PUB_PRICE_NULL};
+                publish_order(pub, &all, 0, false, info);
                 continue;
+            }
             publish_clear(pub, r, info);
             if (tracked)
                 pub->parts[id] |= TP_PUB_PART_ALL;
@@ -1211,12 +1219,18 @@ static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint3
     (void)expected;
     (void)got;
     struct tp_publisher *pub = ctx;
-    tp_publisher_set_flags(pub, id, stale ? TP_PUB_F_RECOVERING | TP_PUB_F_STALE : 0);
+    tp_publisher_set_flags(pub, id, stale ? TP_PUB_F_RECOVERY : 0);
 }
 
-void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags)
+static void on_orders_incomplete(void *ctx, uint32_t id, int incomplete)
 {
-    if (id >= pub->params.instruments || pub->flags[id] == flags)
+    tp_publisher_set_orders_incomplete(ctx, id, incomplete != 0);
+}
+
+/* The instrument's flags become `flags`: consumers see a change as a status event. */
+static void change_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags)
+{
+    if (pub->flags[id] == flags)
         return;
     pub->flags[id] = flags;
     /* Consumers see the change as a status event carrying the new flags. Inside a venue event
@@ -1235,7 +1249,28 @@ void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags
     write_state(pub, id, NULL, 0);
 }
 
+void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t id, uint8_t flags)
+{
+    if (id < pub->params.instruments)
+        change_flags(
+            pub, id,
+            (uint8_t)((pub->flags[id] & ~TP_PUB_F_RECOVERY) | (flags & TP_PUB_F_RECOVERY)));
+}
+
+void tp_publisher_set_orders_incomplete(struct tp_publisher *pub, uint32_t id, bool incomplete)
+{
+    if (id < pub->params.instruments)
+        change_flags(pub, id,
+                     (uint8_t)((pub->flags[id] & ~TP_PUB_F_ORDERS_INCOMPLETE) |
+                               (incomplete ? TP_PUB_F_ORDERS_INCOMPLETE : 0)));
+}
+
 uint8_t tp_publisher_flags(const struct tp_publisher *pub, uint32_t id)
+{
+    return id < pub->params.instruments ? pub->flags[id] & TP_PUB_F_RECOVERY : 0;
+}
+
+uint8_t tp_publisher_all_flags(const struct tp_publisher *pub, uint32_t id)
 {
     return id < pub->params.instruments ? pub->flags[id] : 0;
 }
@@ -1253,6 +1288,7 @@ struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub)
                                  .end_of_event = on_end_of_event,
                                  .instrument = on_instrument,
                                  .stale = on_stale,
+                                 .orders_incomplete = on_orders_incomplete,
                                  .event_changes = on_event_changes};
 }
 

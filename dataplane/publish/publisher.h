@@ -32,7 +32,8 @@
  *    the sink's instrument callback, as the feeds do: the publisher caches which levels are an
  *    instrument's depth until then.
  *  - Instruments under recovery (tp_publisher_set_flags) carry recovering / stale on every event
- *    and in their state entry.
+ *    and in their state entry; those whose order view is incomplete
+ *    (tp_publisher_set_orders_incomplete) carry ordersIncomplete the same way.
  *  - Receive-to-publish latency (TSC ticks from the packet's rx_tsc to the commit of the event's
  *    last record) of one published event in TP_PUB_LATENCY_EVERY goes into the caller's
  *    histogram: reading the TSC costs about as much as a tenth of the event's publishing. The
@@ -60,6 +61,10 @@ struct tp_histogram;
 #define TP_PUB_F_STALE        0x04u
 #define TP_PUB_F_SNAPSHOT     0x08u
 #define TP_PUB_F_IMPLIED      0x10u
+/* The instrument's order-level view lacks orders the venue holds (its price levels are the
+ * venue's unless RECOVERING or STALE say otherwise): tp_publisher_set_orders_incomplete. */
+#define TP_PUB_F_ORDERS_INCOMPLETE 0x20u
+#define TP_PUB_F_RECOVERY          (TP_PUB_F_RECOVERING | TP_PUB_F_STALE)
 
 #define TP_PUB_LATENCY_EVERY 8u /* a power of two */
 
@@ -137,10 +142,18 @@ void tp_publisher_defer_cancel(struct tp_publisher *pub, void *ctx);
 void tp_publisher_held(struct tp_publisher *pub, uint64_t rx_tsc, uint64_t released_tsc);
 void tp_publisher_held_applied(struct tp_publisher *pub);
 
-/* Sets the recovery flags (TP_PUB_F_RECOVERING | TP_PUB_F_STALE) of an instrument. */
+/*
+ * Sets the recovery flags (TP_PUB_F_RECOVERY bits of `flags`) of an instrument; its
+ * TP_PUB_F_ORDERS_INCOMPLETE stays as it is. A change is published as a status event.
+ */
 void tp_publisher_set_flags(struct tp_publisher *pub, uint32_t instrument, uint8_t flags);
 /* The recovery flags an instrument's events carry now (0 for an id out of range). */
 uint8_t tp_publisher_flags(const struct tp_publisher *pub, uint32_t instrument);
+/* Sets or clears an instrument's TP_PUB_F_ORDERS_INCOMPLETE, as tp_publisher_set_flags does. */
+void tp_publisher_set_orders_incomplete(struct tp_publisher *pub, uint32_t instrument,
+                                        bool incomplete);
+/* All the flags an instrument's events carry now, TP_PUB_F_ORDERS_INCOMPLETE included. */
+uint8_t tp_publisher_all_flags(const struct tp_publisher *pub, uint32_t instrument);
 
 /* tpout ChannelEventType */
 enum tp_pub_channel_event {

@@ -1664,11 +1664,9 @@ static void send_cl_orders(struct fixture *f, uint32_t last_seq, uint32_t chunk,
 
 /* An MBP_MBO feed on CL (SecurityID 2001) with orders 901 and 902 resting at 70.25 (RptSeq 1),
  * its order book complete. */
-static uint32_t start_mbo_book(struct fixture *f)
+static uint32_t start_mbo_book_with(struct fixture *f, const struct tp_feed_sink *sink)
 {
-    struct tp_feed_sink sink = {
-        .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
-    uint32_t cl = start_cl(f, &sink);
+    uint32_t cl = start_cl(f, sink);
     const struct entry level = {2001, 1, 1, TP_LEVEL_NEW, '0', PX(70.25), 10, 2};
     const struct order orders[] = {{.id = 901, .qty = 4, .refid = 1},
                                    {.id = 902, .qty = 6, .refid = 1}};
@@ -1684,6 +1682,13 @@ static uint32_t start_mbo_book(struct fixture *f)
     assert_int_equal(tp_books_orders(f->books, cl), 2);
     assert_int_equal(f->feed.counters.snapshots_audited, 0);
     return cl;
+}
+
+static uint32_t start_mbo_book(struct fixture *f)
+{
+    struct tp_feed_sink sink = {
+        .ctx = &f->log, .changes = on_changes, .end_of_event = on_event, .stale = on_stale};
+    return start_mbo_book_with(f, &sink);
 }
 
 /*
@@ -1823,6 +1828,131 @@ static void test_incomplete_order_book_marks_only_what_it_can_tell(void **state)
     assert_int_equal(packet_send(f), 0);
     assert_int_equal(f->feed.counters.refusal_marks, 1);
     assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+}
+
+/* The order views the sink was told of (sink->orders_incomplete). */
+struct view_log {
+    uint32_t on, off, instrument;
+    uint32_t changes_at_on, changes_at_off; /* records handed over by then */
+};
+
+static struct view_log view_log;
+
+static void on_orders_incomplete(void *ctx, uint32_t instrument, int incomplete)
+{
+    struct sink_log *log = ctx;
+
+    view_log.instrument = instrument;
+    if (incomplete) {
+        view_log.on++;
+        view_log.changes_at_on = log->changes;
+    } else {
+        view_log.off++;
+        view_log.changes_at_off = log->changes;
+    }
+}
+
+/*
+ * An order-level book's order view is flagged incomplete from its definition until an
+ * order-level snapshot (53) loads it, again after a price-level snapshot (52) empties it (before
+ * the snapshot's records), and cleared after the records of the 53 that refills it or of a
+ * channel reset. A 53 past the incrementals applied is not loaded (they would apply twice).
+ */
+static void test_order_view_incomplete_until_an_order_snapshot(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_sink sink = {.ctx = &f->log,
+                                .changes = on_changes,
+                                .end_of_event = on_event,
+                                .stale = on_stale,
+                                .orders_incomplete = on_orders_incomplete};
+    memset(&view_log, 0, sizeof(view_log));
+    /* Flagged at its definition, cleared by its first 53. */
+    uint32_t cl = start_mbo_book_with(f, &sink);
+    assert_int_equal(view_log.on, 1);
+    assert_int_equal(view_log.instrument, cl);
+    assert_int_equal(f->feed.counters.orders_incomplete_marks, 1);
+    assert_int_equal(view_log.off, 1);
+    assert_int_equal(view_log.changes_at_off, f->log.changes); /* after the snapshot's records */
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+
+    /* A price-level snapshot ahead of the book: applied, the order book emptied and flagged
+     * before any record of it goes. */
+    uint32_t before = f->log.changes;
+    packet_begin(f);
+    add_snapshot52(f, 2001, 2, (struct entry[]){{0, 0, 1, 0, '0', PX(70.25), 10, 2}}, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(view_log.on, 2);
+    assert_int_equal(view_log.changes_at_on, before);
+    assert_true(f->log.changes > before);
+    assert_int_equal(tp_books_orders(f->books, cl), 0);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    int64_t qty;
+    assert_int_equal(best(f, cl, TP_SIDE_BID, &qty), PX(70.25));
+    assert_int_equal(qty, 10);
+
+    /* A change of an order it no longer holds: counted, the view stays flagged. */
+    const struct order change = {.id = 901, .qty = 3, .action = 1};
+    packet_begin(f);
+    add_order_book47(f, 2001, PX(70.25), &change, 1);
+    assert_int_equal(packet_send(f), 0);
+    assert_false(tp_mdp3_feed_state(&f->feed, cl)->stale);
+    assert_int_equal(view_log.off, 1);
+    uint32_t applied = f->seq;
+
+    /* A 53 past the incrementals applied: not loaded, still flagged. */
+    uint64_t old = f->feed.counters.snapshots_old;
+    send_cl_orders(f, applied + 5, 1, 1, cl_orders, 2);
+    assert_int_equal(f->feed.counters.snapshots_old, old + 1);
+    assert_int_equal(tp_books_orders(f->books, cl), 0);
+    assert_int_equal(view_log.off, 1);
+
+    /* One below the caller's replay floor (it could not replay what came after): not loaded. */
+    f->feed.replay_floor = applied;
+    send_cl_orders(f, applied - 1, 1, 1, cl_orders, 2);
+    assert_int_equal(f->feed.counters.snapshots_old, old + 2);
+    assert_int_equal(tp_books_orders(f->books, cl), 0);
+    f->feed.replay_floor = 0;
+
+    /* The next one, as of the incrementals applied: loaded, the view complete again. */
+    const struct book_order now[] = {{901, '0', PX(70.25), 3}, {902, '0', PX(70.25), 6}};
+    send_cl_orders(f, applied, 1, 1, now, 2);
+    assert_int_equal(view_log.off, 2);
+    assert_int_equal(tp_books_orders(f->books, cl), 2);
+    assert_true(tp_mdp3_feed_state(&f->feed, cl)->orders_complete);
+    assert_int_equal(f->log.stale_on, 0);
+
+    /* Emptied again by a price-level snapshot, then a channel reset: complete (empty). */
+    packet_begin(f);
+    add_snapshot52(f, 2001, 3, NULL, 0);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(view_log.on, 3);
+    packet_begin(f);
+    add_channel_reset(f);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(view_log.off, 3);
+    assert_int_equal(f->feed.counters.orders_incomplete_marks, 3);
+}
+
+/* A price-level book (MBP) has no order view to flag. */
+static void test_price_level_book_has_no_order_view(void **state)
+{
+    struct fixture *f = *state;
+    struct tp_feed_sink sink = {
+        .ctx = &f->log, .changes = on_changes, .orders_incomplete = on_orders_incomplete};
+    memset(&view_log, 0, sizeof(view_log));
+    assert_int_equal(
+        tp_mdp3_feed_init(&f->feed, f->state, f->reg, f->books, NULL, 310, TP_BOOK_TYPE_MBP, &sink),
+        0);
+    packet_begin(f);
+    add_definition(f, 2001, "CLZ6", "CL", 10);
+    assert_int_equal(packet_send(f), 0);
+    packet_begin(f);
+    add_snapshot52(f, 2001, 2, NULL, 0);
+    assert_int_equal(packet_send(f), 0);
+    assert_int_equal(view_log.on + view_log.off, 0);
+    assert_int_equal(f->feed.counters.orders_incomplete_marks, 0);
 }
 
 /* ---- order-level snapshot audit ----------------------------------------------------------- */
@@ -1995,6 +2125,9 @@ int main(void)
             test_replay_applies_orders_only_where_a_snapshot_set_the_book, setup, teardown),
         cmocka_unit_test_setup_teardown(test_incomplete_order_book_marks_only_what_it_can_tell,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_view_incomplete_until_an_order_snapshot, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_price_level_book_has_no_order_view, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_audit_of_a_matching_book_publishes_nothing,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_audit_adopts_a_snapshot_that_differs, setup,

@@ -44,7 +44,7 @@ static void test_fixture_channel_310(void **state)
     assert_int_equal(tp_cme_channel_load(FIXTURE, 310, &ch, err, sizeof(err)), 0);
     assert_int_equal(ch.id, 310);
     assert_string_equal(ch.label, "Test & Equity Futures");
-    assert_int_equal(ch.n_connections, 6);
+    assert_int_equal(ch.n_connections, 7);
     const struct tp_cme_connection *ia = tp_cme_channel_feed(&ch, "I", 'A');
     assert_non_null(ia);
     assert_string_equal(ia->id, "310IA");
@@ -57,8 +57,11 @@ static void test_fixture_channel_310(void **state)
     assert_int_equal(sb->port, 15311);
     assert_non_null(tp_cme_channel_feed(&ch, "N", 'A'));
     assert_null(tp_cme_channel_feed(&ch, "N", 'B'));
+    const struct tp_cme_connection *mbo = tp_cme_channel_feed(&ch, "SMBO", 'A');
+    assert_non_null(mbo);
+    assert_int_equal(mbo->port, 16311);
     /* The TCP historical replay connection is listed but is not a multicast feed. */
-    assert_string_equal(ch.connections[5].protocol, "TCP/IP");
+    assert_string_equal(ch.connections[6].protocol, "TCP/IP");
     assert_null(tp_cme_channel_feed(&ch, "H", 0));
 }
 
@@ -176,6 +179,11 @@ static void test_real_cme_file_when_present(void **state)
     assert_int_equal(ib->ip, (224u << 24) | (0 << 16) | (25 << 8) | 9);
     assert_int_equal(ib->port, 18901);
     assert_int_equal(sa->port, 19901);
+    /* CME names its MBO snapshot feed type SMBO (connection 901SAMBO). */
+    const struct tp_cme_connection *mbo = tp_cme_channel_feed(&ch, "SMBO", 'A');
+    assert_non_null(mbo);
+    assert_int_equal(mbo->ip, (224u << 24) | (0 << 16) | (25 << 8) | 227);
+    assert_int_equal(mbo->port, 21901);
     assert_int_equal(tp_cme_channel_load(TP_SHARED_CME, 972, &ch, err, sizeof(err)), 0);
     assert_int_equal(tp_cme_channel_load(TP_SHARED_CME, 310, &ch, err, sizeof(err)), -ENOENT);
 }
@@ -217,6 +225,11 @@ static void test_config_imports_cme_channel(void **state)
     assert_int_equal(ch->snapshot[1].port, 15311);
     assert_true(ch->definitions[0].present);
     assert_false(ch->definitions[1].present);
+    /* CME's SMBO feed becomes the MBO snapshot lines. */
+    assert_true(ch->snapshot_mbo[0].present);
+    assert_false(ch->snapshot_mbo[1].present);
+    assert_int_equal(ch->snapshot_mbo[0].group, 0xe0001f7au);
+    assert_int_equal(ch->snapshot_mbo[0].port, 16311);
 
     /* A channel id that is not in the file is one clear error. */
     char bad[2048];

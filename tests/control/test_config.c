@@ -1118,6 +1118,36 @@ static void test_recovery_audit_always(void **state)
     expect_error(1, "channels[1].recovery.audit_always", "only for protocol mdp3");
 }
 
+/* The MBO snapshot lines (CME SMBO): MDP3 only, with the price-level snapshot lines, and no line
+ * shared with another. */
+static void test_recovery_snapshot_mbo(void **state)
+{
+    (void)state;
+    assert_int_equal(load_mutated(0), 0);
+    assert_false(cfg->channels[0].snapshot_mbo[0].present);
+    const char *mbo = "{\"a\": {\"group\": \"224.0.31.23\", \"port\": 14312},"
+                      " \"b\": {\"group\": \"224.0.32.23\", \"port\": 15312}}";
+    assert_int_equal(load_mutated(1, "channels[0].recovery.snapshot_mbo", mbo), 0);
+    assert_true(cfg->channels[0].snapshot_mbo[0].present);
+    assert_true(cfg->channels[0].snapshot_mbo[1].present);
+    assert_int_equal(cfg->channels[0].snapshot_mbo[0].group, 0xe0001f17u);
+    assert_int_equal(cfg->channels[0].snapshot_mbo[1].port, 15312);
+    assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot_mbo", mbo), -EINVAL);
+    expect_error(1, "channels[1].recovery.snapshot_mbo", "only for protocol mdp3");
+    assert_int_equal(load_mutated(1, "channels[0].recovery.snapshot_mbo", "{}"), -EINVAL);
+    expect_error(1, "channels[0].recovery.snapshot_mbo.a", "required key is missing");
+    assert_int_equal(load_mutated(2, "channels[0].recovery.snapshot", NULL,
+                                  "channels[0].recovery.snapshot_mbo", mbo),
+                     -EINVAL);
+    expect_error(1, "channels[0].recovery.snapshot_mbo",
+                 "needs recovery.snapshot (the price-level snapshot lines)");
+    assert_int_equal(load_mutated(1, "channels[0].recovery.snapshot_mbo",
+                                  "{\"a\": {\"group\": \"224.0.31.22\", \"port\": 14311}}"),
+                     -EINVAL);
+    expect_error(1, "channels[0].recovery.snapshot_mbo.a",
+                 "group 224.0.31.22:14311 is already used by channels[0].recovery.snapshot.a");
+}
+
 /* Both lines' silence: 3000 ms by default for ITCH (MoldUDP64 heartbeats), off for MDP3 unless
  * set; the same bounds for both. */
 static void test_recovery_silence_ms(void **state)
@@ -1525,6 +1555,7 @@ int main(void)
         cmocka_unit_test(test_bad_state_depth_over_levels),
         cmocka_unit_test(test_bad_rerequest_on_mdp3),
         cmocka_unit_test(test_recovery_audit_always),
+        cmocka_unit_test(test_recovery_snapshot_mbo),
         cmocka_unit_test(test_recovery_silence_ms),
         cmocka_unit_test(test_eobi_channel),
         cmocka_unit_test(test_bad_eobi_recovery),

@@ -399,6 +399,26 @@ static void test_render_book_uneven_sides(void **state)
                               "       100         190.11 |                          \n");
 }
 
+/* An order-level book lacking the venue's older orders says so under its (healthy) levels. */
+static void test_render_book_orders_incomplete(void **state)
+{
+    (void)state;
+    json_t *book = json_pack("{s:s, s:s, s:s, s:[{s:I,s:i}], s:[], s:b}", "symbol", "ESZ6", "venue",
+                             "CME", "status", "trading", "bids", "price9",
+                             (json_int_t)4000250000000, "qty", 5, "asks", "orders_incomplete", 1);
+    char text[1024] = "";
+    FILE *f = fmemopen(text, sizeof(text), "w");
+    tp_render_book(f, book);
+    fclose(f);
+    json_decref(book);
+    assert_string_equal(text,
+                        "ESZ6 (CME) trading\n"
+                        "   BID QTY            BID | ASK               ASK QTY\n"
+                        "         5        4000.25 |                          \n"
+                        "ORDERS INCOMPLETE: the order-level view lacks orders the venue holds "
+                        "(price levels above are unaffected)\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_subscribe_holds_until_interrupted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_and_check, setup, teardown),
         cmocka_unit_test(test_render_book_uneven_sides),
+        cmocka_unit_test(test_render_book_orders_incomplete),
         cmocka_unit_test(test_render_state),
         cmocka_unit_test(test_stat_view_rates),
     };

@@ -8,9 +8,11 @@
  *
  * Input: byte 0 configures the channel (bit 0: MDP3, else ITCH; bit 1: a re-request server,
  * for MDP3 audit_always; bit 2: MDP3 snapshot lines; bit 3: definition lines; bit 4: order-level
- * MDP3 books; bit 5: adopt the first packet's sequence, else start at 1; bits 6-7: held packets
- * 4, 16, 64 or 4096).
- * Then records: a control byte (bits 0-2: line role, 7 for no packet; bit 3: run the channel's
+ * MDP3 books; bit 5: adopt the first packet's sequence, else start at 1, and for MDP3 with
+ * snapshot lines the order-level snapshot lines too; bits 6-7: held packets 4, 16, 64 or 4096).
+ * Then records: a control byte (bits 0-2: line role, 6 the re-request replies (ITCH) or an
+ * order-level snapshot line, A or B by the time step's low bit (MDP3), 7 for no packet; bit 3:
+ * run the channel's
  * timers after it; bit 4: begin or end an rx burst before it; bits 5-7: time scale e), a time
  * step byte (the clock advances step << 3e ticks first), then for a packet its length (u16
  * big-endian) and bytes. Seeds: small captures of tickplane-sim (fuzz_channel_seeds.py).
@@ -26,8 +28,8 @@
  * membership changes alternate join/leave per line; ITCH: the order events published between
  * channel events follow the message sequence, and no more messages are applied than distinct
  * (epoch, sequence) pairs were offered (none twice); MDP3: the recovery's stale count equals the
- * instruments the feed has stale, and it listens to the snapshot lines exactly when its joins
- * say so.
+ * instruments the feed has stale, its count of incomplete order views the feed's flagged ones,
+ * and it listens to the snapshot lines (and the order-level ones) exactly when its joins say so.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -142,7 +144,8 @@ static void membership(void *ctx, uint32_t channel, enum tp_line_role role, bool
     (void)ctx;
     check(channel == CHANNEL_INDEX);
     check(role == TP_ROLE_SNAP_A || role == TP_ROLE_SNAP_B || role == TP_ROLE_DEF_A ||
-          role == TP_ROLE_DEF_B);
+          role == TP_ROLE_DEF_B ||
+          (fz.ch->recovery.mbo_lines && (role == TP_ROLE_SMBO_A || role == TP_ROLE_SMBO_B)));
     check(fz.joined[role] != join);
     fz.joined[role] = join;
 }
@@ -235,15 +238,20 @@ static void check_channel(struct seen *s)
         return;
     never_less(&s->mdp3, &ch->recovery.counters, sizeof(s->mdp3));
     s->mdp3 = ch->recovery.counters;
-    uint32_t stale = 0;
+    uint32_t stale = 0, incomplete = 0;
     for (uint32_t id = 0; id < INSTRUMENTS; id++) {
         const struct tp_mdp3_instrument_state *st = tp_mdp3_feed_state(&ch->mdp3, id);
         stale += st != NULL && st->stale;
+        incomplete += st != NULL && st->orders_flagged;
     }
     check(ch->recovery.stale == stale);
+    check(ch->recovery.orders_incomplete == incomplete);
     if (ch->params.has_snapshot)
         check(ch->recovery.joined == fz.joined[TP_ROLE_SNAP_A] &&
               ch->recovery.joined == fz.joined[TP_ROLE_SNAP_B]);
+    if (ch->recovery.mbo_lines)
+        check(ch->recovery.joined == fz.joined[TP_ROLE_SMBO_A] &&
+              ch->recovery.joined == fz.joined[TP_ROLE_SMBO_B]);
     /* Auditing all session: the snapshot lines are never left. */
     if (ch->params.has_snapshot && ch->params.audit_always)
         check(ch->recovery.joined);
@@ -353,6 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .mdp3_book_type = (cfg & 0x10) ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
         .has_snapshot = mdp3 && (cfg & 4),
         .has_definitions = mdp3 && (cfg & 8),
+        .has_snapshot_mbo = mdp3 && (cfg & 4) && (cfg & 0x20),
         .audit_always = mdp3 && (cfg & 2), /* the re-request bit is ITCH's */
         .replay_bytes = REPLAY_BYTES,
         .publisher = pub,
@@ -366,6 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The lines a channel listens to at start (channel.c joins them through the config). */
     fz.joined[TP_ROLE_SNAP_A] = fz.joined[TP_ROLE_SNAP_B] = cp.has_snapshot;
     fz.joined[TP_ROLE_DEF_A] = fz.joined[TP_ROLE_DEF_B] = cp.has_definitions;
+    fz.joined[TP_ROLE_SMBO_A] = fz.joined[TP_ROLE_SMBO_B] = cp.has_snapshot_mbo;
 
     struct seen s = {0};
     s.epoch = tp_arb_epoch(fz.ch->arb);
@@ -392,7 +402,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t len = tp_load_be16(data + at);
             at += 2;
             len = len < size - at ? len : size - at;
-            offer((enum tp_line_role)role, data + at, (uint16_t)len, now, &s);
+            enum tp_line_role line = (enum tp_line_role)role;
+            if (role == 6)
+                line = !mdp3 ? TP_ROLE_RETRANS : (step & 1) ? TP_ROLE_SMBO_B : TP_ROLE_SMBO_A;
+            offer(line, data + at, (uint16_t)len, now, &s);
             at += len;
             check_channel(&s);
         }

@@ -23,7 +23,7 @@ ROLES = {
 }
 POLL, BURST = 0x08, 0x10
 NO_PACKET = 7
-RETRANS = 6
+RETRANS = 6  # ITCH: re-request replies; MDP3: an order-level snapshot line
 
 
 def payloads(path):
@@ -115,6 +115,12 @@ def main():
           [record(r, p) for r, p in mdp3 if r == 4][:4] +
           [record(0, p) for i, p in enumerate(inc_a[:10]) if i != 4] +
           [record(r, p) for r, p in snaps[:8]])
+    # With the order-level snapshot lines: the MBO snapshots on their own line (role 6, line A
+    # with an even time step), after a lost incremental.
+    write(out_dir, "mdp3_mbo_lines", cfg | 0x20,
+          [record(r, p) for r, p in mdp3 if r == 4][:4] +
+          [record(0, p) for i, p in enumerate(inc_a[:10]) if i != 4] +
+          [record(RETRANS if r == 3 else r, p, step=2) for r, p in snaps[:12]])
     # The incremental stream restarts at sequence 1 on both lines (after more than 9 packets).
     write(out_dir, "mdp3_restart", 0x01 | 0x40,
           [record(0, p) for p in inc_a[:12]] + [record(r, p) for p in inc_a[:3] for r in (0, 1)])

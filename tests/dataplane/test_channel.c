@@ -24,6 +24,7 @@
 #include "net_bytes.h"
 #include "publisher.h"
 #include "tp_books.h"
+#include "tp_mbo.h"
 #include "tp_instruments.h"
 #include "util/histogram.h"
 
@@ -38,6 +39,7 @@ struct fixture {
     unsigned released;
     uintptr_t released_handles[MAX_RELEASED];
     unsigned rerequests;
+    bool joined[TP_ROLES]; /* the lines the channel listens to (io.membership) */
 };
 
 static void *zalloc(size_t n)
@@ -91,6 +93,8 @@ static uint64_t test_clock(void)
 
 /* Messages the next channel keeps while a snapshot loads (0: no snapshot service). */
 static uint32_t snapshot_messages;
+/* Price levels per side of the next fixture's books (0: order-only books, as ITCH's). */
+static uint32_t mbp_depth;
 
 /* A channel whose gaps wait gap_wait ticks, with a re-request server or none. */
 static int setup_channel(void **state, uint64_t gap_wait, bool server)
@@ -101,7 +105,8 @@ static int setup_channel(void **state, uint64_t gap_wait, bool server)
     f->bus = test_bus_open(instance);
     assert_non_null(f->bus);
     struct tp_instruments_params ip = {.capacity = 16, .itch_venues = 1};
-    struct tp_books_params bp = {.instruments = 16, .max_orders = 1024, .levels_per_side = 64};
+    struct tp_books_params bp = {
+        .instruments = 16, .max_orders = 1024, .levels_per_side = 64, .mbp_depth = mbp_depth};
     f->registry = zalloc(tp_instruments_memsize(&ip));
     f->books = zalloc(tp_books_memsize(&bp));
     assert_int_equal(tp_instruments_init(f->registry, &ip), 0);
@@ -167,21 +172,58 @@ static int setup_silence(void **state)
     return 0;
 }
 
+/* The fixture's channel as an MDP3 channel (id 310, starting at sequence 1) with these books. */
+static struct tp_channel_params mdp3_params(struct fixture *f, uint8_t book_type)
+{
+    struct tp_channel_params cp = f->ch->params;
+    cp.protocol = TP_CHANNEL_MDP3;
+    cp.channel_id = 310;
+    cp.mdp3_book_type = book_type;
+    cp.start_seq = 1;
+    return cp;
+}
+
+/* Replaces the fixture's channel by one made with these parameters. */
+static void remake_channel(struct fixture *f, const struct tp_channel_params *cp)
+{
+    free(f->ch);
+    f->ch = zalloc(tp_channel_memsize(cp));
+    assert_int_equal(tp_channel_init(f->ch, cp), 0);
+}
+
 /* An MDP3 channel (id 310, price-level books, no snapshot lines) whose gaps wait 10 ticks, and
  * both incremental lines silent for 1000 ticks flags the books. */
 static int setup_mdp3_silence(void **state)
 {
     setup_channel(state, 10, false);
     struct fixture *f = *state;
-    struct tp_channel_params cp = f->ch->params;
-    free(f->ch);
-    cp.protocol = TP_CHANNEL_MDP3;
-    cp.channel_id = 310;
-    cp.mdp3_book_type = TP_BOOK_TYPE_MBP;
-    cp.start_seq = 1;
+    struct tp_channel_params cp = mdp3_params(f, TP_BOOK_TYPE_MBP);
     cp.silence_tsc = 1000;
-    f->ch = zalloc(tp_channel_memsize(&cp));
-    assert_int_equal(tp_channel_init(f->ch, &cp), 0);
+    remake_channel(f, &cp);
+    return 0;
+}
+
+static void membership(void *ctx, uint32_t channel, enum tp_line_role role, bool join)
+{
+    (void)channel;
+    ((struct fixture *)ctx)->joined[role] = join;
+}
+
+/* An MDP3 channel (id 310, order-level books) with snapshot and MBO snapshot lines, all joined at
+ * start as the daemon does, incrementals kept for replay. */
+static int setup_mdp3_mbo(void **state)
+{
+    mbp_depth = 10;
+    setup_channel(state, 10, false);
+    mbp_depth = 0;
+    struct fixture *f = *state;
+    struct tp_channel_params cp = mdp3_params(f, TP_BOOK_TYPE_MBP_MBO);
+    cp.has_snapshot = cp.has_snapshot_mbo = true;
+    cp.replay_bytes = 65536;
+    cp.io.membership = membership;
+    remake_channel(f, &cp);
+    for (unsigned r = TP_ROLE_SNAP_A; r <= TP_ROLE_SMBO_B; r++)
+        f->joined[r] = r != TP_ROLE_DEF_A && r != TP_ROLE_DEF_B;
     return 0;
 }
 
@@ -1525,9 +1567,146 @@ static void test_random_books_right_or_flagged(void **state)
     assert_true(3 * exact >= exact + flagged);
 }
 
+/* An MDP3 packet of MsgSeqNum `seq` with one 47 adding order `id` (bid, 4000.25 x 5) of ESZ6. */
+static void mdp3_add_order(struct held *h, uint32_t seq, uint64_t id)
+{
+    struct tp_mdp3_writer w;
+    size_t room;
+    assert_int_equal(tp_mdp3_writer_init(&w, h->bytes, sizeof(h->bytes), seq, 1000 + seq), 0);
+    uint8_t *dst = tp_mdp3_writer_reserve(&w, &room);
+    struct mktdata_md_incremental_refresh_order_book47 m;
+    struct mktdata_md_incremental_refresh_order_book47_no_md_entries g;
+    assert_int_equal(
+        mktdata_md_incremental_refresh_order_book47_wrap_and_apply_header(&m, dst, room), 0);
+    mktdata_md_incremental_refresh_order_book47_set_match_event_indicator(
+        &m, MKTDATA_MATCH_EVENT_INDICATOR_END_OF_EVENT);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_wrap_for_encode(&m, &g, 1);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_next(&g);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_order_id(&g, id);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_order_priority(&g, id);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_px_mantissa(
+        &g, 4000250000000);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_display_qty(&g, 5);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_security_id(&g, 1001);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_update_action(&g, 0);
+    mktdata_md_incremental_refresh_order_book47_no_md_entries_set_md_entry_type(&g, '0');
+    assert_int_equal(tp_mdp3_writer_commit(
+                         &w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH +
+                                 mktdata_md_incremental_refresh_order_book47_encoded_length(&m)),
+                     0);
+    h->len = (uint16_t)w.len;
+}
+
+/* A snapshot packet of MsgSeqNum `seq`: ESZ6's price-level snapshot (52, RptSeq 1, no levels) as
+ * of incremental `last`, or with `order` its order-level one (53) holding that one order. */
+static void mdp3_snapshot(struct held *h, uint32_t seq, uint32_t last, uint64_t order)
+{
+    struct tp_mdp3_writer w;
+    size_t room;
+    assert_int_equal(tp_mdp3_writer_init(&w, h->bytes, sizeof(h->bytes), seq, 1000 + seq), 0);
+    uint8_t *dst = tp_mdp3_writer_reserve(&w, &room);
+    size_t len;
+    if (order == 0) {
+        struct mktdata_snapshot_full_refresh52 m;
+        struct mktdata_snapshot_full_refresh52_no_md_entries g;
+        assert_int_equal(mktdata_snapshot_full_refresh52_wrap_and_apply_header(&m, dst, room), 0);
+        mktdata_snapshot_full_refresh52_set_last_msg_seq_num_processed(&m, last);
+        mktdata_snapshot_full_refresh52_set_security_id(&m, 1001);
+        mktdata_snapshot_full_refresh52_set_rpt_seq(&m, 1);
+        mktdata_snapshot_full_refresh52_set_md_security_trading_status(&m, 17);
+        mktdata_snapshot_full_refresh52_set_high_limit_price_mantissa(&m, INT64_MAX);
+        mktdata_snapshot_full_refresh52_set_low_limit_price_mantissa(&m, INT64_MAX);
+        mktdata_snapshot_full_refresh52_set_max_price_variation_mantissa(&m, INT64_MAX);
+        mktdata_snapshot_full_refresh52_no_md_entries_wrap_for_encode(&m, &g, 0);
+        len = mktdata_snapshot_full_refresh52_encoded_length(&m);
+    } else {
+        struct mktdata_snapshot_full_refresh_order_book53 m;
+        struct mktdata_snapshot_full_refresh_order_book53_no_md_entries g;
+        assert_int_equal(
+            mktdata_snapshot_full_refresh_order_book53_wrap_and_apply_header(&m, dst, room), 0);
+        mktdata_snapshot_full_refresh_order_book53_set_last_msg_seq_num_processed(&m, last);
+        mktdata_snapshot_full_refresh_order_book53_set_security_id(&m, 1001);
+        mktdata_snapshot_full_refresh_order_book53_set_no_chunks(&m, 1);
+        mktdata_snapshot_full_refresh_order_book53_set_current_chunk(&m, 1);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_wrap_for_encode(&m, &g, 1);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_next(&g);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_order_id(&g, order);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_order_priority(&g, order);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_px_mantissa(
+            &g, 4000000000000);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_display_qty(&g, 3);
+        mktdata_snapshot_full_refresh_order_book53_no_md_entries_set_md_entry_type(&g, '1');
+        len = mktdata_snapshot_full_refresh_order_book53_encoded_length(&m);
+    }
+    assert_int_equal(tp_mdp3_writer_commit(&w, MKTDATA_MESSAGE_HEADER_ENCODED_LENGTH + len), 0);
+    h->len = (uint16_t)w.len;
+}
+
+/*
+ * With MBO snapshot lines, an order book's incomplete order view keeps the channel on the
+ * snapshot lines after a full snapshot cycle; its 53 (on an MBO line, the other line's copy
+ * ignored) loads it, the incrementals after the 53's LastMsgSeqNumProcessed are replayed onto it,
+ * the ordersIncomplete flag goes, and the channel leaves both pairs of lines.
+ */
+static void test_mdp3_mbo_snapshot_refills_the_order_book(void **state)
+{
+    struct fixture *f = *state;
+    struct held def, snap[2], add7, mbo, mbo_b;
+    mdp3_packet(&def, 1, true, 17);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, def.bytes, def.len, &def, 10));
+    uint32_t es = tp_instruments_by_security_id(f->registry, 1001);
+    assert_int_equal(f->ch->mdp3.counters.definitions, 1);
+    assert_int_equal(tp_publisher_all_flags(f->pub, es), TP_PUB_F_ORDERS_INCOMPLETE);
+    assert_int_equal(tp_publisher_flags(f->pub, es), 0); /* its price levels are not flagged */
+    assert_int_equal(f->ch->recovery.orders_incomplete, 1);
+    /* A whole snapshot cycle (the loop restarts at 1): the price-level book is the venue's. */
+    mdp3_snapshot(&snap[0], 1, 1, 0);
+    mdp3_snapshot(&snap[1], 1, 1, 0);
+    assert_false(
+        tp_channel_packet(f->ch, TP_ROLE_SNAP_A, snap[0].bytes, snap[0].len, &snap[0], 20));
+    mdp3_snapshot(&snap[1], 2, 1, 0);
+    assert_false(
+        tp_channel_packet(f->ch, TP_ROLE_SNAP_A, snap[1].bytes, snap[1].len, &snap[1], 21));
+    assert_false(
+        tp_channel_packet(f->ch, TP_ROLE_SNAP_A, snap[0].bytes, snap[0].len, &snap[0], 22));
+    assert_true(f->ch->recovery.cycle_seen);
+    /* Still on every snapshot line: the order view waits for its 53. */
+    assert_true(f->joined[TP_ROLE_SNAP_A] && f->joined[TP_ROLE_SMBO_A] &&
+                f->joined[TP_ROLE_SMBO_B]);
+    assert_true(tp_publisher_all_flags(f->pub, es) & TP_PUB_F_ORDERS_INCOMPLETE);
+    /* An order added at 2, then the 53 as of 1 (order 5): loaded, 2 replayed onto it. */
+    mdp3_add_order(&add7, 2, 7);
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_INCR_A, add7.bytes, add7.len, &add7, 30));
+    assert_int_equal(tp_books_orders(f->books, es), 1);
+    mdp3_snapshot(&mbo, 1, 1, 5);
+    mbo_b = mbo;
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_SMBO_A, mbo.bytes, mbo.len, &mbo, 40));
+    enum tp_side side;
+    int64_t price, qty;
+    uint64_t priority;
+    assert_int_equal(tp_mbo_order(f->books, es, 5, &side, &price, &qty, &priority), 0);
+    assert_int_equal(side, TP_SIDE_ASK);
+    assert_int_equal(qty, 3);
+    assert_int_equal(tp_mbo_order(f->books, es, 7, &side, &price, &qty, &priority), 0);
+    assert_int_equal(tp_books_orders(f->books, es), 2);
+    assert_true(f->ch->recovery.counters.replayed >= 1);
+    assert_int_equal(tp_publisher_all_flags(f->pub, es), 0);
+    assert_int_equal(f->ch->recovery.orders_incomplete, 0);
+    assert_false(f->joined[TP_ROLE_SNAP_A] || f->joined[TP_ROLE_SNAP_B] ||
+                 f->joined[TP_ROLE_SMBO_A] || f->joined[TP_ROLE_SMBO_B]);
+    /* The other MBO line's copy, once left: ignored. */
+    uint64_t packets = f->ch->recovery.counters.snapshot_packets;
+    assert_false(tp_channel_packet(f->ch, TP_ROLE_SMBO_B, mbo_b.bytes, mbo_b.len, &mbo_b, 41));
+    assert_int_equal(f->ch->recovery.counters.snapshot_packets, packets);
+    assert_int_equal(tp_books_orders(f->books, es), 2);
+    assert_int_equal(f->ch->mdp3.counters.rejected, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_mdp3_mbo_snapshot_refills_the_order_book,
+                                        setup_mdp3_mbo, teardown),
         cmocka_unit_test_setup_teardown(test_late_join_through_snapshot, setup_snapshot, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_older_than_stream_asks_again, setup_snapshot,
                                         teardown),

@@ -880,7 +880,8 @@ static void test_depth_kind_follows_definition(void **state)
 }
 
 /* A CLEAR of the order-level book alone (an MBO snapshot): the depth of an order-only book, so
- * published; beside venue levels (books with both kinds) it leaves their depth alone. */
+ * published; beside venue levels (books with both kinds) it leaves their depth alone and goes
+ * to order-level consumers as the removal of order id 0 (every order of the instrument). */
 static void test_order_book_clear(void **state)
 {
     struct fixture *f = *state;
@@ -903,6 +904,11 @@ static void test_order_book_clear(void **state)
     assert_int_equal(tid, TPOUT_INSTRUMENT_DEFINITION_TEMPLATE_ID);
     f->sink.changes(f->sink.ctx, &info, &c, 1);
     f->sink.end_of_event(f->sink.ctx, &info);
+    const uint8_t *b = next_record(f, &tid, &rflags);
+    assert_int_equal(tid, TPOUT_ORDER_EVENT_TEMPLATE_ID);
+    assert_int_equal(tpout_load_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET), 0);
+    assert_int_equal(b[TPOUT_ORDER_EVENT_ACTION_OFFSET], 2); /* remove */
+    assert_int_equal(tpout_load_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET), 0);
     expect_empty(f);
     c.book = TP_BOOK_DIRECT; /* every book of the instrument */
     f->sink.changes(f->sink.ctx, &info, &c, 1);

@@ -74,6 +74,8 @@ static size_t mdp3_packet(uint8_t *buf, uint32_t seq, uint16_t template_id, uint
     uint8_t *m = buf + TP_MDP3_PACKET_HEADER_LEN;
     uint16_t block = template_id == MKTDATA_SNAPSHOT_FULL_REFRESH52_TEMPLATE_ID
                          ? MKTDATA_SNAPSHOT_FULL_REFRESH52_BLOCK_LENGTH
+                     : template_id == MKTDATA_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53_TEMPLATE_ID
+                         ? MKTDATA_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53_BLOCK_LENGTH
                          : 11;
     uint16_t size = (uint16_t)(TP_MDP3_MSG_MIN_LEN + block + 3); /* + empty group header */
     memcpy(m, &size, 2);
@@ -229,6 +231,86 @@ static void test_mdp3_snapshot_and_replay(void **state)
     assert_true(rec.used <= sizeof(buffer));
 }
 
+/*
+ * With order-level snapshot lines, an incomplete order view keeps the snapshot lines needed (and
+ * the incrementals kept) until it is complete again; an order-level snapshot replays the kept
+ * incrementals after its LastMsgSeqNumProcessed without counting a cycle. Without those lines an
+ * incomplete order view needs nothing (there is nothing to refill it).
+ */
+static void test_mdp3_order_views_keep_the_snapshot_lines(void **state)
+{
+    (void)state;
+    static uint8_t buffer[4096];
+    struct tp_mdp3_recovery rec;
+    uint8_t pkt[128];
+    struct replayed r = {0};
+    for (int mbo = 0; mbo <= 1; mbo++) {
+        tp_mdp3_recovery_init(&rec, buffer, sizeof(buffer));
+        rec.mbo_lines = mbo;
+        rec.cycle_seen = true;
+        assert_false(tp_mdp3_recovery_needed(&rec));
+        tp_mdp3_recovery_on_orders(&rec, 1);
+        tp_mdp3_recovery_on_orders(&rec, 1);
+        assert_int_equal(rec.orders_incomplete, 2);
+        assert_int_equal(tp_mdp3_recovery_needed(&rec), mbo);
+        for (uint32_t s = 10; s <= 13; s++) {
+            size_t len = mdp3_packet(pkt, s, 46, 0);
+            tp_mdp3_recovery_buffer(&rec, s, pkt, (uint16_t)len, 0);
+        }
+        assert_int_equal(rec.counters.buffered, mbo ? 4 : 0);
+        tp_mdp3_recovery_on_orders(&rec, 0);
+        assert_int_equal(tp_mdp3_recovery_needed(&rec), mbo);
+        tp_mdp3_recovery_on_orders(&rec, 0);
+        assert_false(tp_mdp3_recovery_needed(&rec));
+        tp_mdp3_recovery_on_orders(&rec, 0); /* never below zero */
+        assert_int_equal(rec.orders_incomplete, 0);
+    }
+    /* The order-level snapshot as of 11: 12 and 13 replayed; its sequence is no cycle. */
+    size_t len = mdp3_packet(pkt, 1, MKTDATA_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53_TEMPLATE_ID, 11);
+    assert_int_equal(tp_mdp3_snapshot_last_seq(pkt, len), 11);
+    tp_mdp3_recovery_replay(&rec, pkt, (uint16_t)len, record_replay, &r);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.seqs[0], 12);
+    assert_int_equal(r.seqs[1], 13);
+    assert_int_equal(rec.counters.snapshot_packets, 1);
+    assert_int_equal(rec.counters.cycles, 0);
+}
+
+/*
+ * The replay floor of order-level snapshots: with 10..13 kept, one as of 9 or later can be
+ * replayed after; with nothing kept, only one as of the latest applied; once the buffer dropped
+ * a packet, none below the latest applied, and the buffer restarts (complete again from the
+ * next packet).
+ */
+static void test_mdp3_replay_floor(void **state)
+{
+    (void)state;
+    static uint8_t buffer[1024];
+    struct tp_mdp3_recovery rec;
+    uint8_t pkt[128];
+    /* Room for two packets and their headers (u32 seq, u16 len, u64 rx_tsc). */
+    size_t one = 14 + mdp3_packet(pkt, 1, 46, 0);
+    tp_mdp3_recovery_init(&rec, buffer, 2 * one);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 9), 9);
+    for (uint32_t s = 10; s <= 11; s++) {
+        size_t len = mdp3_packet(pkt, s, 46, 0);
+        tp_mdp3_recovery_buffer(&rec, s, pkt, (uint16_t)len, 0);
+    }
+    assert_int_equal(rec.counters.buffer_full, 0);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 11), 9);
+    /* Full: 12 is dropped, nothing before 12 qualifies, and the buffer starts again. */
+    size_t len = mdp3_packet(pkt, 12, 46, 0);
+    tp_mdp3_recovery_buffer(&rec, 12, pkt, (uint16_t)len, 0);
+    assert_int_equal(rec.counters.buffer_full, 1);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 12), 12);
+    assert_int_equal(rec.used, 0);
+    len = mdp3_packet(pkt, 13, 46, 0);
+    tp_mdp3_recovery_buffer(&rec, 13, pkt, (uint16_t)len, 0);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 13), 12);
+    tp_mdp3_recovery_done(&rec);
+    assert_int_equal(tp_mdp3_recovery_replay_floor(&rec, 13), 13);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_mold_next_gap_own_timer),
         cmocka_unit_test(test_mold_session_end),
         cmocka_unit_test(test_mdp3_snapshot_and_replay),
+        cmocka_unit_test(test_mdp3_order_views_keep_the_snapshot_lines),
+        cmocka_unit_test(test_mdp3_replay_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,8 +85,9 @@ static void test_decode_counters_read_the_feed(void **state)
     mdp3.counters.snapshot_mismatch = 17;
     mdp3.counters.refusal_marks = 18;
     mdp3.counters.order_snapshot_mismatch = 19;
+    mdp3.counters.orders_incomplete_marks = 20;
     v = tp_venue_find("mdp3");
-    assert_int_equal(v->n_decode_counters, 9);
+    assert_int_equal(v->n_decode_counters, 10);
     assert_int_equal(counter(v, &mdp3, "malformed"), 11);
     assert_int_equal(counter(v, &mdp3, "unknown_instrument"), 12);
     assert_int_equal(counter(v, &mdp3, "rejected"), 13);
@@ -96,6 +97,7 @@ static void test_decode_counters_read_the_feed(void **state)
     assert_int_equal(counter(v, &mdp3, "snapshot_mismatch"), 17);
     assert_int_equal(counter(v, &mdp3, "refusal_marks"), 18);
     assert_int_equal(counter(v, &mdp3, "order_snapshot_mismatch"), 19);
+    assert_int_equal(counter(v, &mdp3, "orders_incomplete_marks"), 20);
 }
 
 int main(void)

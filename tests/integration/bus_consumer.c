@@ -3,7 +3,7 @@
  *
  *   bus_consumer --instance NAME --truth T.json [--dir D] [--late] [--die-after N]
  *                [--idle-ms MS] [--timeout-s S] [--ready FILE] [--venue cme|nasdaq|eurex]
- *                [--until FILE]
+ *                [--until FILE] [--orders]
  *
  * It attaches to the instance's bus, rebuilds every book from the published level changes
  * (BookUpdate events, and the levels OrderEvents of order-only books carry; tpout LevelAction
@@ -20,6 +20,9 @@
  *   --venue      compare only instruments of that venue (two simulators name their instruments
  *                alike: an instance running ITCH and MDP3 channels has both); eurex: EOBI
  *                instruments are named by SecurityID in decimal, the truth's security_id;
+ *   --orders     also build the order-level view from the OrderEvents (order_view.h) and
+ *                compare it with the truth's orders, order by order, for every book the state
+ *                table does not flag (RECOVERING, STALE, or ORDERS_INCOMPLETE: counted apart);
  *   --latency    measure, per event, TSC now minus the event's recvTsc (the daemon's rx_burst
  *                time) when the callback sees it, and print the histogram in ns (benchmark).
  */
@@ -37,6 +40,7 @@
 #include <x86intrin.h>
 
 #include "bus/bus.h"
+#include "order_view.h"
 #include "tpout_sbe.h"
 #include "truth_levels.h"
 #include "util/histogram.h"
@@ -71,6 +75,7 @@ struct options {
     const char *until;
     bool late;
     bool latency;
+    bool orders;
     uint64_t die_after;
     uint64_t idle_ms;
     uint64_t timeout_s;
@@ -198,13 +203,19 @@ static void note_status_flags(const struct tp_ring_record *rec)
 /* Compares one side against the truth's array (empty slots skipped); returns mismatches. */
 static int parse(int argc, char **argv, struct options *o)
 {
-    static const struct option opts[] = {
-        {"instance", required_argument, NULL, 'i'}, {"dir", required_argument, NULL, 'd'},
-        {"truth", required_argument, NULL, 't'},    {"ready", required_argument, NULL, 'r'},
-        {"late", no_argument, NULL, 'l'},           {"die-after", required_argument, NULL, 'k'},
-        {"idle-ms", required_argument, NULL, 'm'},  {"timeout-s", required_argument, NULL, 's'},
-        {"latency", no_argument, NULL, 'L'},        {"venue", required_argument, NULL, 'v'},
-        {"until", required_argument, NULL, 'u'},    {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"instance", required_argument, NULL, 'i'},
+                                         {"dir", required_argument, NULL, 'd'},
+                                         {"truth", required_argument, NULL, 't'},
+                                         {"ready", required_argument, NULL, 'r'},
+                                         {"late", no_argument, NULL, 'l'},
+                                         {"die-after", required_argument, NULL, 'k'},
+                                         {"idle-ms", required_argument, NULL, 'm'},
+                                         {"timeout-s", required_argument, NULL, 's'},
+                                         {"latency", no_argument, NULL, 'L'},
+                                         {"venue", required_argument, NULL, 'v'},
+                                         {"until", required_argument, NULL, 'u'},
+                                         {"orders", no_argument, NULL, 'o'},
+                                         {NULL, 0, NULL, 0}};
     o->dir = "/dev/shm";
     o->venue = -1;
     o->idle_ms = 700;
@@ -229,6 +240,9 @@ static int parse(int argc, char **argv, struct options *o)
             break;
         case 'L':
             o->latency = true;
+            break;
+        case 'o':
+            o->orders = true;
             break;
         case 'k':
             o->die_after = strtoull(optarg, NULL, 10);
@@ -256,7 +270,7 @@ static int parse(int argc, char **argv, struct options *o)
             return -EINVAL;
         }
     }
-    return o->instance && o->truth ? 0 : -EINVAL;
+    return o->instance && o->truth && !(o->orders && o->late) ? 0 : -EINVAL;
 }
 
 /* Late join: every entry's levels, with the ring sequence it reflects. */
@@ -281,7 +295,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: bus_consumer --instance NAME --truth T.json [--dir D] [--late] "
                         "[--die-after N] [--idle-ms MS] [--timeout-s S] [--ready FILE] "
-                        "[--venue cme|nasdaq|eurex] [--until FILE]\n");
+                        "[--venue cme|nasdaq|eurex] [--until FILE] [--orders]\n");
         return 2;
     }
     json_error_t jerr;
@@ -341,6 +355,8 @@ int main(int argc, char **argv)
             if (rec->type == TP_REC_SBE) {
                 apply_level_changes(rec);
                 note_status_flags(rec);
+                if (o.orders)
+                    tp_test_orders_apply(rec);
             }
             if (++events == o.die_after)
                 raise(SIGKILL);
@@ -372,6 +388,7 @@ int main(int argc, char **argv)
     for (uint32_t id = 0; id < r.state->instruments && id < MAX_INSTRUMENTS; id++)
         by_symbol[n_ids++] = id;
     int ring_bad = 0, state_bad = 0, missing = 0, stale = 0;
+    int orders_compared = 0, order_bad = 0, orders_incomplete = 0;
     size_t i;
     json_t *inst;
     json_array_foreach(json_object_get(truth, "instruments"), i, inst)
@@ -416,6 +433,15 @@ int main(int argc, char **argv)
                                           UINT32_MAX, true) != 0;
         state_bad += tp_test_compare_side(symbol, "state ask", asks, st.asks, st.book.ask_levels,
                                           UINT32_MAX, true) != 0;
+        if (!o.orders)
+            continue;
+        if (st.book.flags & TP_EVENT_F_ORDERS_INCOMPLETE) {
+            orders_incomplete++; /* it says it lacks orders: not compared */
+            continue;
+        }
+        orders_compared++;
+        order_bad +=
+            tp_test_orders_compare(symbol, (uint32_t)found, json_object_get(inst, "orders"));
     }
     int n_flagged = 0;
     for (uint32_t id = 0; id < MAX_INSTRUMENTS; id++)
@@ -423,10 +449,11 @@ int main(int argc, char **argv)
     printf("{\"events\":%lu,\"lost\":%lu,\"instruments\":%zu,\"missing\":%d,\"stale\":%d,"
            "\"ring_mismatches\":%d,\"state_mismatches\":%d,\"rx_packets\":%lu,"
            "\"flagged\":%d,\"healthy_first\":%lu,\"relapses\":%lu,\"flagged_events\":%lu,"
-           "\"healthy_events\":%lu}\n",
+           "\"healthy_events\":%lu,\"orders_compared\":%d,\"order_mismatches\":%d,"
+           "\"orders_incomplete\":%d}\n",
            events, lost, json_array_size(json_object_get(truth, "instruments")), missing, stale,
            ring_bad, state_bad, last_rx, n_flagged, healthy_first, relapses, flagged_events,
-           healthy_events);
+           healthy_events, orders_compared, order_bad, orders_incomplete);
     if (o.latency) {
         /* TSC rate from the monotonic clock over 100 ms. */
         double t0 = now_s();
@@ -439,5 +466,5 @@ int main(int argc, char **argv)
     }
     tp_bus_reader_close(&r);
     json_decref(truth);
-    return missing || state_bad || (ring_bad && !lost) ? 1 : 0;
+    return missing || state_bad || (ring_bad && !lost) || (order_bad && !lost) ? 1 : 0;
 }

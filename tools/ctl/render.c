@@ -59,6 +59,9 @@ void tp_render_book(FILE *out, const json_t *book)
     }
     if (rows == 0)
         fprintf(out, "%10s %14s | %-14s %10s\n", "", "(empty)", "(empty)", "");
+    if (json_is_true(json_object_get(book, "orders_incomplete")))
+        fprintf(out, "ORDERS INCOMPLETE: the order-level view lacks orders the venue holds "
+                     "(price levels above are unaffected)\n");
 }
 
 void tp_render_top_header(FILE *out)

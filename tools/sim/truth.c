@@ -19,6 +19,20 @@ static json_t *side_json(const struct tp_sim_model *m, uint32_t id, uint8_t side
     return arr;
 }
 
+/* The instrument's live orders (id, side, price, quantity): the order-level truth. */
+static json_t *orders_json(const struct tp_sim_model *m, const struct tp_sim_instrument *in)
+{
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < in->n_orders; i++) {
+        const struct tp_sim_order *o = &m->pool[in->orders[i]];
+        json_array_append_new(arr, json_pack("{s:I,s:s,s:I,s:I}", "id", (json_int_t)o->id, "side",
+                                             o->side == 'B' ? "bid" : "ask", "price9",
+                                             (json_int_t)(o->ticks * in->tick9), "qty",
+                                             (json_int_t)o->qty));
+    }
+    return arr;
+}
+
 int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, uint32_t implied_depth,
                        const char *path)
 {
@@ -41,6 +55,7 @@ int tp_sim_truth_write(const struct tp_sim_model *m, uint32_t depth, uint32_t im
                               "last_price9", (json_int_t)in->last_price9);
         json_object_set_new(o, "bids", side_json(m, id, 'B', depth, 0, levels));
         json_object_set_new(o, "asks", side_json(m, id, 'S', depth, 0, levels));
+        json_object_set_new(o, "orders", orders_json(m, in));
         if (implied_depth > 0) {
             json_object_set_new(o, "implied_bids", side_json(m, id, 'B', implied_depth, 1, levels));
             json_object_set_new(o, "implied_asks", side_json(m, id, 'S', implied_depth, 1, levels));

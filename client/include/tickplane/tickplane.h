@@ -103,7 +103,10 @@ enum tp_topic {
 #define TP_EVENT_F_STALE        0x04u
 #define TP_EVENT_F_SNAPSHOT     0x08u
 #define TP_EVENT_F_IMPLIED      0x10u
-#define TP_EVENT_F_RESYNC       0x100u /* built by the library from the state table */
+/* The order-level view (ORDERS topic, the order book a consumer builds) lacks orders the venue
+ * holds; the price levels are the venue's unless RECOVERING or STALE say otherwise. */
+#define TP_EVENT_F_ORDERS_INCOMPLETE 0x20u
+#define TP_EVENT_F_RESYNC            0x100u /* built by the library from the state table */
 
 /* Same numbering as tpout TradingStatus. */
 enum tp_trading_status {

@@ -32,6 +32,14 @@ void tp_mdp3_recovery_on_stale(struct tp_mdp3_recovery *rec, int stale)
     }
 }
 
+void tp_mdp3_recovery_on_orders(struct tp_mdp3_recovery *rec, int incomplete)
+{
+    if (incomplete)
+        rec->orders_incomplete++;
+    else if (rec->orders_incomplete > 0)
+        rec->orders_incomplete--;
+}
+
 void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const uint8_t *pkt,
                              uint16_t len, uint64_t rx_tsc)
 {
@@ -39,7 +47,12 @@ void tp_mdp3_recovery_buffer(struct tp_mdp3_recovery *rec, uint32_t seq, const u
         return; /* no snapshot awaited: nothing to replay */
     if (rec->cap - rec->used < REC_HDR + (size_t)len) {
         rec->counters.buffer_full++;
+        rec->kept_to_end = false;
         return;
+    }
+    if (rec->used == 0) {
+        rec->kept_from = seq;
+        rec->kept_to_end = true;
     }
     uint8_t *at = rec->buf + rec->used;
     memcpy(at, &seq, 4);
@@ -77,7 +90,6 @@ void tp_mdp3_recovery_after_snapshot(struct tp_mdp3_recovery *rec, const uint8_t
                                                    uint64_t rx_tsc),
                                      void *ctx)
 {
-    rec->counters.snapshot_packets++;
     struct tp_mdp3_packet p;
     if (tp_mdp3_packet_init(&p, pkt, len) == 0) {
         /* The snapshot channel loops, restarting at sequence 1: a cycle is complete. */
@@ -89,6 +101,15 @@ void tp_mdp3_recovery_after_snapshot(struct tp_mdp3_recovery *rec, const uint8_t
         rec->last_snap_seq = p.seq;
         rec->cycle_packets++;
     }
+    tp_mdp3_recovery_replay(rec, pkt, len, apply, ctx);
+}
+
+void tp_mdp3_recovery_replay(struct tp_mdp3_recovery *rec, const uint8_t *pkt, uint16_t len,
+                             void (*apply)(void *ctx, const uint8_t *pkt, uint16_t len,
+                                           uint64_t rx_tsc),
+                             void *ctx)
+{
+    rec->counters.snapshot_packets++;
     uint32_t last = tp_mdp3_snapshot_last_seq(pkt, len);
     if (last == 0)
         return;
@@ -107,7 +128,16 @@ void tp_mdp3_recovery_after_snapshot(struct tp_mdp3_recovery *rec, const uint8_t
     }
 }
 
+uint32_t tp_mdp3_recovery_replay_floor(struct tp_mdp3_recovery *rec, uint32_t applied_seq)
+{
+    if (rec->used > 0 && rec->kept_to_end)
+        return rec->kept_from - 1;
+    rec->used = 0; /* none kept, or some dropped: complete again from the next incremental */
+    return applied_seq;
+}
+
 void tp_mdp3_recovery_done(struct tp_mdp3_recovery *rec)
 {
     rec->used = 0;
+    rec->kept_to_end = false;
 }

@@ -97,6 +97,12 @@ void tp_mdp3_feed_watch(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *
     f->watch_ctx = ctx;
 }
 
+void tp_mdp3_feed_watch_orders(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *ctx)
+{
+    f->watch_orders = fn;
+    f->watch_orders_ctx = ctx;
+}
+
 const struct tp_mdp3_instrument_state *tp_mdp3_feed_state(const struct tp_mdp3_feed *f,
                                                           uint32_t instrument)
 {
@@ -221,6 +227,33 @@ static void mark(struct tp_mdp3_feed *f, uint32_t instr, int stale, uint32_t exp
         f->watch(f->watch_ctx, stale);
     if (f->sink.stale)
         f->sink.stale(f->sink.ctx, instr, stale, expected, got);
+}
+
+/*
+ * Tells the sink and the orders watcher when instrument `instr`'s order view becomes incomplete
+ * or complete (tp_mdp3_feed.h, "Order view"), after its orders_complete changed: flagged before
+ * the current message's records (they show the incomplete view), cleared after every waiting
+ * record (the ones that completed it).
+ */
+static void order_view(struct tp_mdp3_feed *f, uint32_t instr)
+{
+    struct tp_mdp3_instrument_state *st = &f->state[instr];
+    const struct tp_book *bk = tp_books_get(f->books, instr);
+    uint8_t incomplete = bk && (bk->type & TP_BOOK_TYPE_MBO) && !st->orders_complete;
+
+    if (incomplete == st->orders_flagged)
+        return;
+    st->orders_flagged = incomplete;
+    if (incomplete) {
+        f->counters.orders_incomplete_marks++;
+        flush_earlier_messages(f);
+    } else {
+        flush(f);
+    }
+    if (f->watch_orders)
+        f->watch_orders(f->watch_orders_ctx, incomplete);
+    if (f->sink.orders_incomplete)
+        f->sink.orders_incomplete(f->sink.ctx, instr, incomplete);
 }
 
 /* rpt_seq_accept's cases other than the next RptSeq of an instrument in sync. */
@@ -367,6 +400,7 @@ static void define(struct tp_mdp3_feed *f, const struct definition *d)
     flush_earlier_messages(f);
     if (f->sink.instrument)
         f->sink.instrument(f->sink.ctx, (uint32_t)id);
+    order_view(f, (uint32_t)id); /* orders from before the feed's first message are unknown */
 }
 
 /* GBX (outright) and GBI (implied) depths from a definition's NoMDFeedTypes entry. */
@@ -635,6 +669,7 @@ static void orders_reset(struct tp_mdp3_feed *f, uint32_t instr)
 {
     f->state[instr].orders_complete = 1;
     f->state[instr].orders_seq = (uint32_t)f->info.packet_seq;
+    order_view(f, instr);
 }
 
 /*
@@ -1152,9 +1187,10 @@ static int snapshot52(struct tp_mdp3_feed *f, const struct tp_mdp3_msg *msg)
             return END_OF_EVENT;
         }
     }
-    took(f, tp_books_clear(f->books, instr, 1, room(f)));
-    /* The orders went with the levels; an order-level snapshot brings them back. */
+    /* The orders go with the levels; an order-level snapshot brings them back. */
     f->state[instr].orders_complete = 0;
+    order_view(f, instr);
+    took(f, tp_books_clear(f->books, instr, 1, room(f)));
     f->state[instr].orders_seq = mktdata_snapshot_full_refresh52_last_msg_seq_num_processed(&m);
     set_status(f, instr, mktdata_snapshot_full_refresh52_md_security_trading_status(&m));
     int64_t high = mktdata_snapshot_full_refresh52_high_limit_price_mantissa(&m);
@@ -1276,8 +1312,16 @@ static uint8_t snapshot_orders_mode(struct tp_mdp3_feed *f, uint32_t instr, uint
 {
     const struct tp_mdp3_instrument_state *st = &f->state[instr];
 
-    if (st->stale || !st->orders_complete)
+    if (st->stale)
         return TP_MDP3_MBO_LOAD;
+    if (!st->orders_complete) {
+        if (last_seq <= f->incr_seq && last_seq >= f->replay_floor)
+            return TP_MDP3_MBO_LOAD;
+        /* ahead: the incrementals to come would apply twice; below the floor: those after it
+         * would not all be replayed */
+        f->counters.snapshots_old++;
+        return TP_MDP3_MBO_IDLE;
+    }
     if (st->orders_seq <= last_seq && last_seq <= f->incr_seq) {
         f->counters.snapshots_audited++;
         return TP_MDP3_MBO_AUDIT;
@@ -1351,6 +1395,7 @@ static int snapshot_order_book53(struct tp_mdp3_feed *f, const struct tp_mdp3_ms
         st->orders_complete = !s->refused;
         st->orders_seq = last_seq;
         set_from_snapshot(f, instr);
+        order_view(f, instr);
         if (s->adopt && !s->refused) {
             flush(f); /* the snapshot's records first: trusted once they are applied */
             st->stale = 0;

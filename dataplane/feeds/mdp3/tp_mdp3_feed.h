@@ -59,6 +59,17 @@
  * (its orders replace the book's); a snapshot behind or ahead of a complete in-sync order book is
  * not applied (snapshots_old). A chunk out of its order ends the snapshot's reading.
  *
+ * Order view: an order-level book that is not complete (orders_complete 0: from its definition
+ * until an order-level snapshot loads it or the venue resets it, and again after a price-level
+ * snapshot empties it) lacks orders the venue holds while its price levels can be the venue's.
+ * The sink hears it (sink->orders_incomplete 1, counted in orders_incomplete_marks) before such a
+ * book publishes anything, and hears it cleared (0) once the snapshot's or reset's records went;
+ * so does the orders watcher (tp_mdp3_feed_watch_orders). An order-level snapshot whose
+ * LastMsgSeqNumProcessed is past the incrementals the feed applied is not loaded into an in-sync
+ * incomplete book (the incrementals still to come would be applied twice: snapshots_old), nor
+ * one below the caller's replay_floor (it could not replay all that came after); the next one
+ * is.
+ *
  * Memory: tp_mdp3_feed_memsize(instruments) bytes of per-instrument state placed by the caller.
  */
 #ifndef TP_MDP3_FEED_H
@@ -104,6 +115,8 @@ struct tp_mdp3_feed_counters {
     uint64_t order_snapshot_mismatch;
     uint64_t channel_resets;
     uint64_t events; /* end-of-event marks */
+    /* Times an order-level book's order view was flagged incomplete (sink->orders_incomplete). */
+    uint64_t orders_incomplete_marks;
 };
 
 /* Per instrument sequence state. */
@@ -114,7 +127,9 @@ struct tp_mdp3_instrument_state {
      * (53) or emptied by a reset since; 0 at start (orders from before the feed's first message
      * are not known) and after a price-level snapshot (52), which empties it without the orders. */
     uint8_t orders_complete;
-    uint8_t reserved[2];
+    /* The sink was told the order view is incomplete (an order-level book, orders_complete 0). */
+    uint8_t orders_flagged;
+    uint8_t reserved;
     /* The incremental packet (MsgSeqNum) the order-level book is as of: the latest that changed
      * it, or the snapshot's LastMsgSeqNumProcessed. */
     uint32_t orders_seq;
@@ -156,6 +171,8 @@ struct tp_mdp3_feed {
     struct tp_feed_sink sink;
     tp_mdp3_feed_stale_fn watch; /* NULL: nobody watches stale marks besides the sink */
     void *watch_ctx;
+    tp_mdp3_feed_stale_fn watch_orders; /* NULL: nobody watches order views besides the sink */
+    void *watch_orders_ctx;
     uint16_t channel;  /* CME channel id, recorded in the instruments it defines */
     uint8_t book_type; /* enum tp_book_type given to new instruments */
     uint32_t capacity; /* instruments in `state` */
@@ -186,6 +203,12 @@ struct tp_mdp3_feed {
     uint32_t n_recovered;
     uint32_t recovered[TP_MDP3_FEED_RECOVERED_MAX];
     uint32_t incr_seq; /* MsgSeqNum of the latest incremental packet applied (not replayed) */
+    /*
+     * Set by the caller: the lowest LastMsgSeqNumProcessed of an order-level snapshot loaded into
+     * an in-sync order book that is not complete (the caller can replay the incrementals after
+     * it: tp_mdp3_feed_replay); lower ones are not loaded (snapshots_old). 0: no floor.
+     */
+    uint32_t replay_floor;
     struct tp_mdp3_mbo_snapshot mbo;
 };
 
@@ -207,6 +230,13 @@ int tp_mdp3_feed_init(struct tp_mdp3_feed *f, void *state_mem, struct tp_instrum
  * directly for every change (no forwarder in between). fn NULL: no watcher.
  */
 void tp_mdp3_feed_watch(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *ctx);
+
+/*
+ * Also tells fn(ctx, incomplete) of every change of an order view the sink hears
+ * (sink->orders_incomplete), so the daemon stays on the snapshot lines until the order-level
+ * snapshots refilled every order book. fn NULL: no watcher.
+ */
+void tp_mdp3_feed_watch_orders(struct tp_mdp3_feed *f, tp_mdp3_feed_stale_fn fn, void *ctx);
 
 /*
  * Applies one MDP3 packet (binary packet header + messages). Messages before a malformed one are

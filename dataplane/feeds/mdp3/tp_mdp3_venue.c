@@ -14,9 +14,16 @@
     }
 
 static const struct tp_venue_counter decode_counters[] = {
-    COUNTER(malformed),         COUNTER(unknown_instrument), COUNTER(rejected),
-    COUNTER(refusal_marks),     COUNTER(registry_full),      COUNTER(rpt_seq_gaps),
-    COUNTER(snapshots_audited), COUNTER(snapshot_mismatch),  COUNTER(order_snapshot_mismatch),
+    COUNTER(malformed),
+    COUNTER(unknown_instrument),
+    COUNTER(rejected),
+    COUNTER(refusal_marks),
+    COUNTER(registry_full),
+    COUNTER(rpt_seq_gaps),
+    COUNTER(snapshots_audited),
+    COUNTER(snapshot_mismatch),
+    COUNTER(order_snapshot_mismatch),
+    COUNTER(orders_incomplete_marks),
 };
 
 const struct tp_venue_ops tp_venue_mdp3 = {
