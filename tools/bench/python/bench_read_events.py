@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """read_events throughput: records of an event file per second into numpy, per topic selection.
 
-usage: bench_read_events.py EVENTS_FILE [REPEAT]
+usage: bench_read_events.py EVENTS_FILE [REPEAT [TABLE ...]]
 
 Prints one JSON line per selection: the file's records, the rows made, the median of REPEAT
 reads (the file in the page cache after the first), records/s of wall and of CPU time (this
@@ -9,7 +9,7 @@ process's, kernel included: the load of a shared machine stretches the wall time
 load average and the decoder that ran (libtickplane's tp_rows_read, the package's only path, and
 the library's file).
 The file's records are what a capture's replay published (tickplane-replay --events); every
-selection reads all of them.
+selection reads all of them. TABLEs: read only those tables, each alone.
 """
 import json
 import os
@@ -28,7 +28,7 @@ def main():
     repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     records = tickplane.header(path)["records"]
     tickplane.read_events(path, topics=["definitions"])  # the file into the page cache
-    for topics in SELECTIONS:
+    for topics in [[t] for t in sys.argv[3:]] or SELECTIONS:
         times, cpu, rows = [], [], 0
         for _ in range(repeat):
             t0, c0 = time.perf_counter(), time.process_time()
