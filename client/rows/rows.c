@@ -11,14 +11,22 @@
 #include "views/decode.h"
 #include "views/local_book.h"
 
+/* BOOK: the best levels after the instrument's last DEPTH event, and those last written (no
+ * heads). */
+struct tp_rows_levels {
+    struct tp_book_row now;
+    struct tp_book_row written;
+};
+
 /* Per instrument: its book (file path only: live DEPTH events bring the library's), the top last
- * written to the TOP table, and what the current venue event did to it. */
+ * written to the TOP table, and what the current venue event did to it. The BOOK table's levels
+ * are apart, allocated when that table is filled: the rest is read at every record of the
+ * instrument and stays within a few cache lines. */
 struct tp_rows_instrument {
     struct tp_local_book *book;
+    struct tp_rows_levels *levels;
     struct tp_top_of_book top; /* of the book after the instrument's last DEPTH event */
     struct tp_top_of_book written;
-    struct tp_book_row levels; /* BOOK: the best levels after the last DEPTH event (no head) */
-    struct tp_book_row written_levels;
     struct tp_row_head last; /* head of the instrument's last record in the event */
     struct tp_trade_event trade;
     bool has_top;      /* top is known (a DEPTH event came) */
@@ -52,8 +60,10 @@ void tp_rows_init(struct tp_rows *rows)
 
 void tp_rows_free(struct tp_rows *rows)
 {
-    for (uint32_t i = 0; i < rows->n_instruments; i++)
+    for (uint32_t i = 0; i < rows->n_instruments; i++) {
         free(rows->instruments[i].book);
+        free(rows->instruments[i].levels);
+    }
     free(rows->instruments);
     free(rows->touched);
     tp_rows_init(rows);
@@ -144,14 +154,15 @@ static void end_of_event(struct tp_rows *rows)
             in->written = in->top;
             in->written_any = true;
         }
-        if (in->has_top && rows->t[TP_ROWS_BOOK].capacity != 0 &&
-            (!in->written_book || memcmp(&in->levels, &in->written_levels, sizeof(in->levels)))) {
+        struct tp_rows_levels *lv = in->levels;
+        if (in->has_top && lv != NULL && rows->t[TP_ROWS_BOOK].capacity != 0 &&
+            (!in->written_book || memcmp(&lv->now, &lv->written, sizeof(lv->now)))) {
             struct tp_book_row *r = next_row(rows, TP_ROWS_BOOK);
             if (r != NULL) {
-                *r = in->levels;
+                *r = lv->now;
                 r->h = in->last;
             }
-            in->written_levels = in->levels;
+            lv->written = lv->now;
             in->written_book = true;
         }
         in->touched = false;
@@ -183,9 +194,11 @@ static void book_of_view(const struct tp_book_view *v, struct tp_book_row *b)
     memcpy(b->asks, v->asks, b->ask_levels * sizeof(b->asks[0]));
 }
 
-static void add_depth(struct tp_rows *rows, const struct tp_event *ev)
+/* A DEPTH event's rows, and the book of `in` (NULL: TOP and BOOK are not filled) after it. */
+static void add_depth(struct tp_rows *rows, const struct tp_event *ev,
+                      struct tp_rows_instrument *in)
 {
-    for (uint32_t i = 0; i < ev->u.depth.count; i++) {
+    for (uint32_t i = 0; rows->t[TP_ROWS_DEPTH].capacity != 0 && i < ev->u.depth.count; i++) {
         const struct tp_level_change *c = &ev->u.depth.changes[i];
         struct tp_depth_row *r = next_row(rows, TP_ROWS_DEPTH);
         if (r == NULL)
@@ -198,13 +211,16 @@ static void add_depth(struct tp_rows *rows, const struct tp_event *ev)
                                    .level = c->level,
                                    .action = c->action};
     }
-    struct tp_rows_instrument *in = instrument(rows, ev->instrument_id);
     /* Implied updates leave the outright book, and so the top, alone. */
-    if (in == NULL || (ev->flags & TP_EVENT_F_IMPLIED) || !books_wanted(rows))
+    if (in == NULL || (ev->flags & TP_EVENT_F_IMPLIED))
         return;
     top_of_view(&ev->book, &in->top);
-    if (rows->t[TP_ROWS_BOOK].capacity != 0)
-        book_of_view(&ev->book, &in->levels);
+    if (rows->t[TP_ROWS_BOOK].capacity != 0) {
+        if (in->levels == NULL && (in->levels = malloc(sizeof(*in->levels))) == NULL)
+            rows->t[TP_ROWS_BOOK].dropped++; /* its BOOK rows cannot be known */
+        else
+            book_of_view(&ev->book, &in->levels->now);
+    }
     in->has_top = true;
     touch(rows, in, ev->instrument_id, ev);
 }
@@ -216,7 +232,7 @@ void tp_rows_add_event(void *user, const struct tp_event *ev)
 
     switch (ev->topic) {
     case TP_TOPIC_DEPTH:
-        add_depth(rows, ev);
+        add_depth(rows, ev, books_wanted(rows) ? instrument(rows, ev->instrument_id) : NULL);
         break;
     case TP_TOPIC_TRADES: {
         struct tp_trade_row *r = next_row(rows, TP_ROWS_TRADES);
@@ -338,16 +354,18 @@ static void file_depth(struct tp_rows *rows, struct tp_event *ev, uint32_t n)
             tp_local_book_view(in->book, &ev->book);
         }
     }
-    tp_rows_add_event(rows, ev);
+    add_depth(rows, ev, in);
+    if (ev->flags & TP_EVENT_F_END_OF_EVENT)
+        end_of_event(rows);
 }
 
-/* Whether every table that is filled has room for one more record's rows: its own, and the TOP
- * and BOOK rows of every instrument of the open event, which its end writes. */
-static bool room(const struct tp_rows *rows)
+/* Whether every table that is filled (bits of `wanted`) has room for one more record's rows: its
+ * own, and the TOP and BOOK rows of every instrument of the open event, which its end writes. */
+static bool room(const struct tp_rows *rows, uint32_t wanted)
 {
-    for (int t = 0; t < TP_ROWS_TABLES; t++) {
-        const struct tp_rows_buffer *b = &rows->t[t];
-        if (b->capacity != 0 && b->capacity - b->count < TP_ROWS_RECORD_MAX + rows->n_touched)
+    for (; wanted != 0; wanted &= wanted - 1) {
+        const struct tp_rows_buffer *b = &rows->t[__builtin_ctz(wanted)];
+        if (b->capacity - b->count < TP_ROWS_RECORD_MAX + rows->n_touched)
             return false;
     }
     return true;
@@ -396,7 +414,7 @@ int tp_rows_read(struct tp_rows *rows, struct tp_event_file_reader *rd, const ui
 
     for (int t = 0; t < TP_ROWS_TABLES; t++)
         wanted |= rows->t[t].capacity != 0 ? 1u << t : 0;
-    while (counts_only || room(rows)) {
+    while (counts_only || room(rows, wanted)) {
         if ((rc = tp_event_file_next(rd, &rec)) != 1)
             return rc;
         struct tp_event ev;
@@ -426,10 +444,13 @@ int tp_rows_read(struct tp_rows *rows, struct tp_event_file_reader *rd, const ui
             uint32_t flags = ev.flags;
             ev.topic = TP_TOPIC_ORDERS;
             ev.flags = flags & ~TP_EVENT_F_END_OF_EVENT;
-            tp_rows_add_event(rows, &ev);
+            if (wanted & 1u << TP_ROWS_ORDERS)
+                tp_rows_add_event(rows, &ev);
             ev.flags = flags;
             ev.u.depth.changes = changes;
-            file_depth(rows, &ev, n_levels);
+            /* Without DEPTH, TOP and BOOK no event is open: the levels have nothing to feed. */
+            if (wanted & (1u << TP_ROWS_DEPTH | BOOK_TABLES))
+                file_depth(rows, &ev, n_levels);
         } else if (source == TP_TOPIC_DEPTH) {
             file_depth(rows, &ev, ev.u.depth.count);
         } else {

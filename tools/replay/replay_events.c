@@ -148,12 +148,17 @@ static void on_changes(void *ctx, const struct tp_feed_info *info, const struct 
  * each end). Without a selection the file's records are the bus's, byte for byte: the last
  * record has the flag already, and the records wait in the ring for a drain.
  */
+static void mark_end_of_event(uint8_t *message)
+{
+    message[TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] |=
+        TP_PUB_F_END_OF_EVENT;
+}
+
 void replay_events_end_of_event(struct tp_event_file_writer *file)
 {
     uint8_t *last = tp_event_file_last_message(file);
     if (last != NULL)
-        last[TPOUT_MESSAGE_HEADER_ENCODED_LENGTH + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] |=
-            TP_PUB_F_END_OF_EVENT;
+        mark_end_of_event(last);
 }
 
 static void end_event(struct replay_events *e)
@@ -163,7 +168,12 @@ static void end_event(struct replay_events *e)
         return;
     }
     drain(e);
-    if (e->log != NULL)
+    /* A worker's event that kept a record of its own ends in it: the merge puts nothing between
+     * a worker's entries of one key. Else the merge marks the file's last record. */
+    uint8_t *own = e->log != NULL ? replay_log_last_message(e->log, *e->key) : NULL;
+    if (own != NULL)
+        mark_end_of_event(own);
+    else if (e->log != NULL)
         replay_log_end_of_event(e->log, *e->key);
     else
         replay_events_end_of_event(&e->file);

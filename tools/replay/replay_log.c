@@ -15,6 +15,8 @@ struct replay_log {
     alignas(64) _Atomic uint64_t tail; /* published: entries up to here are complete */
     _Atomic uint64_t done;
     uint64_t written; /* the writer's own position (published at replay_log_publish) */
+    uint64_t visible; /* the tail last published: entries before it may be read already */
+    uint64_t last;    /* where the last entry written starts */
     uint64_t head_seen;
     alignas(64) _Atomic uint64_t head; /* the reader's position: space before it is free */
     uint64_t reading;                  /* the reader's own position */
@@ -69,6 +71,7 @@ static uint8_t *reserve(struct replay_log *l, uint64_t size)
             l->head_seen = atomic_load_explicit(&l->head, memory_order_acquire);
             if (l->written + need - l->head_seen > capacity) {
                 /* Full: what is written must be visible for the reader to make room. */
+                l->visible = l->written;
                 atomic_store_explicit(&l->tail, l->written, memory_order_release);
                 pause_briefly();
             }
@@ -95,7 +98,16 @@ static void put(struct replay_log *l, uint64_t key, enum replay_log_kind kind, u
     memcpy(at, &e, sizeof(e));
     if (length)
         memcpy(at + sizeof(e), message, length);
+    l->last = l->written;
     l->written += size;
+}
+
+uint8_t *replay_log_last_message(struct replay_log *l, uint64_t key)
+{
+    if (l->written == l->last || l->last < l->visible)
+        return NULL;
+    struct replay_log_entry *e = (struct replay_log_entry *)(l->ring + (l->last & l->mask));
+    return e->kind == REPLAY_LOG_RECORD && e->key == key ? (uint8_t *)(e + 1) : NULL;
 }
 
 void replay_log_record(struct replay_log *l, uint64_t key, uint16_t topic, const void *message,
@@ -111,6 +123,7 @@ void replay_log_end_of_event(struct replay_log *l, uint64_t key)
 
 void replay_log_publish(struct replay_log *l, uint64_t done)
 {
+    l->visible = l->written;
     atomic_store_explicit(&l->tail, l->written, memory_order_release);
     atomic_store_explicit(&l->done, done, memory_order_release);
 }

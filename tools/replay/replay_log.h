@@ -35,6 +35,10 @@ void replay_log_close(struct replay_log *l);
 void replay_log_record(struct replay_log *l, uint64_t key, uint16_t topic, const void *message,
                        uint32_t length);
 void replay_log_end_of_event(struct replay_log *l, uint64_t key);
+/* Writer: the message of the last entry if it is a record made at `key` that the reader cannot
+ * see yet (so it may still change in place: the end of its event marked in it, which is where
+ * the merge would mark it), else NULL. */
+uint8_t *replay_log_last_message(struct replay_log *l, uint64_t key);
 /* Writer: what is written becomes visible, and no later entry will have a key <= done. */
 void replay_log_publish(struct replay_log *l, uint64_t done);
 /* Writer: the last entry is written. */

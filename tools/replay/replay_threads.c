@@ -251,7 +251,8 @@ static void pause_briefly(void)
 /*
  * The logs into the file: the smallest key first, of equal keys the lower worker's; an entry
  * goes only once no worker can still make one before it (a worker with nothing visible will make
- * none below its promise + 1).
+ * none below its promise + 1). The entries of one worker go in runs: up to the first (key, worker)
+ * another worker's head or promise puts before them, with no look at the others in between.
  */
 static void merge(struct replay_threads *t)
 {
@@ -273,21 +274,32 @@ static void merge(struct replay_threads *t)
             pause_briefly();
             continue;
         }
-        uint64_t key = head[best]->key;
-        int ready = 1;
-        for (uint32_t i = 0; i < t->workers && ready; i++)
-            if (head[i] == NULL && done[i] != REPLAY_LOG_DONE_ALL)
-                ready = done[i] + 1 > key || (done[i] + 1 == key && i > best);
-        if (!ready) {
+        /* The first (key, worker) of the others: an entry of best goes if it is before it. */
+        uint64_t bound = UINT64_MAX;
+        uint32_t bound_worker = UINT32_MAX;
+        for (uint32_t i = 0; i < t->workers; i++) {
+            uint64_t k = head[i] != NULL                  ? head[i]->key
+                         : done[i] == REPLAY_LOG_DONE_ALL ? UINT64_MAX
+                                                          : done[i] + 1;
+            if (i != best && (k < bound || (k == bound && i < bound_worker))) {
+                bound = k;
+                bound_worker = i;
+            }
+        }
+        const struct replay_log_entry *e = head[best];
+        uint64_t best_done;
+        if (!(e->key < bound || (e->key == bound && best < bound_worker))) {
             pause_briefly();
             continue;
         }
-        const struct replay_log_entry *e = head[best];
-        if (e->kind == REPLAY_LOG_RECORD)
-            tp_event_file_write(t->file, e->topic, e + 1, e->length);
-        else
-            replay_events_end_of_event(t->file);
-        replay_log_pop(t->log[best]);
+        do {
+            if (e->kind == REPLAY_LOG_RECORD)
+                tp_event_file_write(t->file, e->topic, e + 1, e->length);
+            else
+                replay_events_end_of_event(t->file);
+            replay_log_pop(t->log[best]);
+        } while ((e = replay_log_peek(t->log[best], &best_done)) != NULL &&
+                 (e->key < bound || (e->key == bound && best < bound_worker)));
     }
 }
 
