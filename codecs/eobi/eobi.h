@@ -92,6 +92,7 @@ enum tp_eobi_kind {
     TP_EOBI_KIND_U64,
     TP_EOBI_KIND_I64,
     TP_EOBI_KIND_PRICE, /* int64, 8 implied decimals */
+    TP_EOBI_KIND_QTY,   /* int64, 4 implied decimals (quantities from release 7.0 on) */
     TP_EOBI_KIND_PAD,   /* padding (PAD1 ... PAD7 in the tables: 1 ... 7 bytes) */
 };
 
@@ -103,6 +104,7 @@ enum tp_eobi_kind {
 #define TP_EOBI_KIND_OF_U64   TP_EOBI_KIND_U64
 #define TP_EOBI_KIND_OF_I64   TP_EOBI_KIND_I64
 #define TP_EOBI_KIND_OF_PRICE TP_EOBI_KIND_PRICE
+#define TP_EOBI_KIND_OF_QTY   TP_EOBI_KIND_QTY
 #define TP_EOBI_KIND_OF_PAD1  TP_EOBI_KIND_PAD
 #define TP_EOBI_KIND_OF_PAD2  TP_EOBI_KIND_PAD
 #define TP_EOBI_KIND_OF_PAD3  TP_EOBI_KIND_PAD
@@ -117,6 +119,7 @@ enum tp_eobi_kind {
 #define TP_EOBI_WIDTH_U64   8
 #define TP_EOBI_WIDTH_I64   8
 #define TP_EOBI_WIDTH_PRICE 8
+#define TP_EOBI_WIDTH_QTY   8
 #define TP_EOBI_WIDTH_PAD1  1
 #define TP_EOBI_WIDTH_PAD2  2
 #define TP_EOBI_WIDTH_PAD3  3
