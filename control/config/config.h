@@ -200,6 +200,8 @@ struct tp_cfg_channel {
     bool audit_always; /* MDP3: stay on the snapshot lines, every book audited each cycle */
     char schema[TP_CFG_PATH_MAX];        /* MDP3 SBE schema file ("" = built-in) */
     struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
+    /* EOBI: "release", enum tp_eobi_release (default: the build's -Deobi_release) */
+    uint8_t eobi_release;
 
     /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
     char cme_config_file[TP_CFG_PATH_MAX];
