@@ -28,6 +28,16 @@ size_t tp_eobi_release_needed(enum tp_eobi_release r, const uint8_t *msg, size_t
     return need;
 }
 
+int tp_eobi_release_check_message(enum tp_eobi_release r, const uint8_t *msg, size_t len)
+{
+    if (len < TP_EOBI_MESSAGE_HEADER_LEN || tp_eobi_body_len(msg) != len)
+        return -EBADMSG;
+    size_t need = tp_eobi_release_needed(r, msg, len);
+    if (need == 0)
+        return -ENOMSG;
+    return len >= need ? tp_eobi_template_id(msg) : -EBADMSG;
+}
+
 int tp_eobi_release_fits(enum tp_eobi_release r, const uint8_t *msg, size_t len)
 {
     size_t need = tp_eobi_release_needed(r, msg, len);

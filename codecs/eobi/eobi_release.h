@@ -373,6 +373,9 @@ _Static_assert(0 TP_EOBI70_FIELDS_md_entry(TP_EOBI_GEN_WIDTH, TP_EOBI_GEN_WIDTH,
  */
 size_t tp_eobi_release_needed(enum tp_eobi_release r, const uint8_t *msg, size_t len);
 
+/* tp_eobi_check for release r's layouts: the template id, -ENOMSG or -EBADMSG. */
+int tp_eobi_release_check_message(enum tp_eobi_release r, const uint8_t *msg, size_t len);
+
 /* Whether a message of len bytes (its BodyLen) fits release r's layout (see above). */
 int tp_eobi_release_fits(enum tp_eobi_release r, const uint8_t *msg, size_t len);
 
