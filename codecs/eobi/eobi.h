@@ -305,13 +305,17 @@ enum tp_eobi_template {
     F(M, pad3, "pad3", PAD3, 13)                                                                   \
     F(M, transact_time, "transacttime", U64, 16)
 
-#define TP_EOBI_FIELDS_instrument_state_change(F, M)                                               \
+/* The first fields of InstrumentStateChange, the same in every release of eobi_release.h. */
+#define TP_EOBI_INSTRUMENT_STATE_CHANGE_HEAD(F, M)                                                 \
     F(M, security_id, "securityid", I64, 8)                                                        \
     F(M, security_status, "securitystatus", U8, 16)                                                \
     F(M, security_trading_status, "securitytradingstatus", U8, 17)                                 \
     F(M, market_condition, "marketcondition", U8, 18)                                              \
     F(M, fast_market_indicator, "fastmarketindicator", U8, 19)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 20)                                   \
+    F(M, security_trading_event, "securitytradingevent", U8, 20)
+
+#define TP_EOBI_FIELDS_instrument_state_change(F, M)                                               \
+    TP_EOBI_INSTRUMENT_STATE_CHANGE_HEAD(F, M)                                                     \
     F(M, pad3, "pad3", PAD3, 21)                                                                   \
     F(M, transact_time, "transacttime", U64, 24)
 
@@ -363,8 +367,8 @@ enum tp_eobi_template {
     F(M, fast_market_indicator, "fastmarketindicator", U8, 16)                                     \
     F(M, pad7, "pad7", PAD7, 17)
 
-/* The fixed part; NoMDEntries entries of TP_EOBI_FIELDS_md_entry follow it. */
-#define TP_EOBI_FIELDS_instrument_summary(F, M)                                                    \
+/* The first fields of InstrumentSummary, the same in every release of eobi_release.h. */
+#define TP_EOBI_INSTRUMENT_SUMMARY_HEAD(F, M)                                                      \
     F(M, security_id, "securityid", I64, 8)                                                        \
     F(M, last_update_time, "lastupdatetime", U64, 16)                                              \
     F(M, trd_reg_ts_execution_time, "trdregtsexecutiontime", U64, 24)                              \
@@ -373,7 +377,11 @@ enum tp_eobi_template {
     F(M, security_trading_status, "securitytradingstatus", U8, 35)                                 \
     F(M, market_condition, "marketcondition", U8, 36)                                              \
     F(M, fast_market_indicator, "fastmarketindicator", U8, 37)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 38)                                   \
+    F(M, security_trading_event, "securitytradingevent", U8, 38)
+
+/* The fixed part; NoMDEntries entries of TP_EOBI_FIELDS_md_entry follow it. */
+#define TP_EOBI_FIELDS_instrument_summary(F, M)                                                    \
+    TP_EOBI_INSTRUMENT_SUMMARY_HEAD(F, M)                                                          \
     F(M, no_md_entries, "nomdentries", U8, 39)
 
 /* MDInstrumentEntryGrpComp: offsets from the entry's start. */

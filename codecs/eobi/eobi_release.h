@@ -212,12 +212,7 @@ static inline int64_t tp_eobi_qty_from_v6(int32_t qty)
     F(M, resting_cxl_qty, "restingcxlqty", QTY, 72)
 
 #define TP_EOBI70_FIELDS_instrument_state_change(F, N, M)                                          \
-    F(M, security_id, "securityid", I64, 8)                                                        \
-    F(M, security_status, "securitystatus", U8, 16)                                                \
-    F(M, security_trading_status, "securitytradingstatus", U8, 17)                                 \
-    F(M, market_condition, "marketcondition", U8, 18)                                              \
-    F(M, fast_market_indicator, "fastmarketindicator", U8, 19)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 20)                                   \
+    TP_EOBI_INSTRUMENT_STATE_CHANGE_HEAD(F, M)                                                     \
     N(M, sold_out_indicator, "soldoutindicator", U8, 21)                                           \
     F(M, pad2, "pad2", PAD2, 22)                                                                   \
     F(M, transact_time, "transacttime", U64, 24)
@@ -269,15 +264,7 @@ static inline int64_t tp_eobi_qty_from_v6(int32_t qty)
 
 /* The fixed part; NoMDEntries entries of TP_EOBI70_FIELDS_md_entry follow it. */
 #define TP_EOBI70_FIELDS_instrument_summary(F, N, M)                                               \
-    F(M, security_id, "securityid", I64, 8)                                                        \
-    F(M, last_update_time, "lastupdatetime", U64, 16)                                              \
-    F(M, trd_reg_ts_execution_time, "trdregtsexecutiontime", U64, 24)                              \
-    F(M, tot_no_orders, "totnoorders", U16, 32)                                                    \
-    F(M, security_status, "securitystatus", U8, 34)                                                \
-    F(M, security_trading_status, "securitytradingstatus", U8, 35)                                 \
-    F(M, market_condition, "marketcondition", U8, 36)                                              \
-    F(M, fast_market_indicator, "fastmarketindicator", U8, 37)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 38)                                   \
+    TP_EOBI_INSTRUMENT_SUMMARY_HEAD(F, M)                                                          \
     N(M, sold_out_indicator, "soldoutindicator", U8, 39)                                           \
     F(M, no_md_entries, "nomdentries", U8, 40)                                                     \
     F(M, pad7, "pad7", PAD7, 41)

@@ -24,14 +24,6 @@ from tpit import fail
 
 TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
 
-# The groups `tickplane-sim eobi` sends to (tools/sim/endpoints.c).
-EOBI_CHANNEL = {
-    "name": "eurex", "protocol": "eobi", "id": 1,
-    "lines": {"a": {"group": "224.0.114.43", "port": 59001},
-              "b": {"group": "224.0.115.43", "port": 59001}},
-    "recovery": {"snapshot": {"a": {"group": "224.0.114.42", "port": 59000}}},
-}
-
 
 def decode_of(summary):
     ch = summary["channels"][0]
@@ -49,7 +41,7 @@ def main():
 
         # A 7.0 channel: the books of the truth, recovered from 7.0 snapshots.
         instance = tpit.instance_name("tpeobi70")
-        channel = copy.deepcopy(EOBI_CHANNEL)
+        channel = copy.deepcopy(tpit.EOBI_CHANNEL)
         channel["release"] = "7.0"
         cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap), [channel]),
                                 os.path.join(work, "config70.json"))
@@ -79,7 +71,8 @@ def main():
 
         # The same capture on a 6.0 channel: refused, counted and logged, never misread.
         instance = tpit.instance_name("tpeobi60")
-        cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap), [EOBI_CHANNEL]),
+        cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap),
+                                                 [tpit.EOBI_CHANNEL]),
                                 os.path.join(work, "config60.json"))
         daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(work, "start60"),
                                  idle_exit_ms=2500)
