@@ -528,6 +528,19 @@ static inline int tp_eobi_packet_next(struct tp_eobi_packet *p, struct tp_eobi_m
     return 1;
 }
 
+/* A writer's start: a zeroed layout of len bytes with its message header; -ENOSPC if cap < len. */
+static inline int tp_eobi_message_begin(uint8_t *buf, size_t cap, uint16_t len,
+                                        uint16_t template_id, uint32_t msg_seq_num)
+{
+    if (cap < len)
+        return -ENOSPC;
+    memset(buf, 0, len);
+    tp_eobi_store16(buf, len);
+    tp_eobi_store16(buf + 2, template_id);
+    tp_eobi_store32(buf + 4, msg_seq_num);
+    return 0;
+}
+
 /* ---- generated code: readers, structs, writers (one expansion per message) ------------- */
 
 /* clang-format off */
@@ -603,12 +616,8 @@ static inline int tp_eobi_packet_next(struct tp_eobi_packet *p, struct tp_eobi_m
     static inline int tp_eobi_##M##_encode(uint8_t *buf, size_t cap, const struct tp_eobi_##M *v,  \
                                            uint32_t msg_seq_num)                                   \
     {                                                                                              \
-        if (cap < (LEN))                                                                           \
+        if (tp_eobi_message_begin(buf, cap, (LEN), (T), msg_seq_num) != 0)                         \
             return -ENOSPC;                                                                        \
-        memset(buf, 0, (LEN));                                                                     \
-        tp_eobi_store16(buf, (LEN));                                                               \
-        tp_eobi_store16(buf + 2, (T));                                                             \
-        tp_eobi_store32(buf + 4, msg_seq_num);                                                     \
         TP_EOBI_FIELDS_##M(TP_EOBI_GEN_PUT, M) return (LEN);                                       \
     }
 

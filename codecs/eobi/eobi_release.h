@@ -316,12 +316,8 @@ static inline int64_t tp_eobi_qty_from_v6(int32_t qty)
     static inline int tp_eobi70_##M##_encode(uint8_t *buf, size_t cap,                             \
                                              const struct tp_eobi_##M *v, uint32_t msg_seq_num)    \
     {                                                                                              \
-        if (cap < (LEN))                                                                           \
+        if (tp_eobi_message_begin(buf, cap, (LEN), (T), msg_seq_num) != 0)                         \
             return -ENOSPC;                                                                        \
-        memset(buf, 0, (LEN));                                                                     \
-        tp_eobi_store16(buf, (LEN));                                                               \
-        tp_eobi_store16(buf + 2, (T));                                                             \
-        tp_eobi_store32(buf + 4, msg_seq_num);                                                     \
         TP_EOBI70_FIELDS_##M(TP_EOBI70_GEN_PUT, TP_EOBI70_GEN_SKIP, M) return (LEN);               \
     }
 
