@@ -4,35 +4,56 @@
  */
 #include "eobi_release.h"
 
-static size_t layout70(uint16_t template_id)
+/* Layout lengths by release and TemplateID - TEMPLATE_BASE (0: no such template): the release
+ * check runs on every packet, so it looks them up rather than switching. */
+#define TEMPLATE_BASE                 13000
+#define TEMPLATE_SPAN                 1000
+#define LENGTH_ENTRY(T, M, NAME, LEN) [(T)-TEMPLATE_BASE] = (LEN),
+static const uint8_t layout_lengths[TP_EOBI_RELEASES][TEMPLATE_SPAN] = {
+    [TP_EOBI_RELEASE_6_0] = {TP_EOBI_MESSAGES(LENGTH_ENTRY)},
+    [TP_EOBI_RELEASE_7_0] = {TP_EOBI70_MESSAGES(LENGTH_ENTRY)},
+};
+
+/* Where InstrumentSummary counts its entries, and their length, by release. */
+static const struct {
+    uint8_t count_offset;
+    uint8_t entry_len;
+} entry_layouts[TP_EOBI_RELEASES] = {
+    [TP_EOBI_RELEASE_6_0] = {39, TP_EOBI_MD_ENTRY_LEN},
+    [TP_EOBI_RELEASE_7_0] = {TP_EOBI70_NO_MD_ENTRIES_OFFSET, TP_EOBI70_MD_ENTRY_LEN},
+};
+
+static inline size_t layout(enum tp_eobi_release r, uint16_t template_id)
 {
-    switch (template_id) {
-#define TP_EOBI70_LENGTH_CASE(T, M, NAME, LEN)                                                     \
-    case T:                                                                                        \
-        return LEN;
-        TP_EOBI70_MESSAGES(TP_EOBI70_LENGTH_CASE)
-#undef TP_EOBI70_LENGTH_CASE
-    default:
-        return 0;
-    }
+    unsigned t = (unsigned)template_id - TEMPLATE_BASE;
+    return t < TEMPLATE_SPAN ? layout_lengths[r][t] : 0;
+}
+
+static inline size_t needed(enum tp_eobi_release r, const uint8_t *msg, size_t len)
+{
+    uint16_t template_id = tp_eobi_template_id(msg);
+    size_t need = layout(r, template_id);
+    if (template_id == TP_EOBI_INSTRUMENT_SUMMARY && len >= need)
+        need += (size_t)msg[entry_layouts[r].count_offset] * entry_layouts[r].entry_len;
+    return need;
+}
+
+static inline int fits(enum tp_eobi_release r, const uint8_t *msg, size_t len)
+{
+    size_t need = needed(r, msg, len);
+    return need != 0 && len >= need && len <= ((need + 7) & ~(size_t)7);
 }
 
 size_t tp_eobi_release_needed(enum tp_eobi_release r, const uint8_t *msg, size_t len)
 {
-    if (r == TP_EOBI_RELEASE_6_0)
-        return tp_eobi_needed_length(msg, len);
-    uint16_t template_id = tp_eobi_template_id(msg);
-    size_t need = layout70(template_id);
-    if (template_id == TP_EOBI_INSTRUMENT_SUMMARY && len >= need)
-        need += (size_t)msg[TP_EOBI70_NO_MD_ENTRIES_OFFSET] * TP_EOBI70_MD_ENTRY_LEN;
-    return need;
+    return needed(r, msg, len);
 }
 
 int tp_eobi_release_check_message(enum tp_eobi_release r, const uint8_t *msg, size_t len)
 {
     if (len < TP_EOBI_MESSAGE_HEADER_LEN || tp_eobi_body_len(msg) != len)
         return -EBADMSG;
-    size_t need = tp_eobi_release_needed(r, msg, len);
+    size_t need = needed(r, msg, len);
     if (need == 0)
         return -ENOMSG;
     return len >= need ? tp_eobi_template_id(msg) : -EBADMSG;
@@ -40,8 +61,7 @@ int tp_eobi_release_check_message(enum tp_eobi_release r, const uint8_t *msg, si
 
 int tp_eobi_release_fits(enum tp_eobi_release r, const uint8_t *msg, size_t len)
 {
-    size_t need = tp_eobi_release_needed(r, msg, len);
-    return need != 0 && len >= need && len <= ((need + 7) & ~(size_t)7);
+    return fits(r, msg, len);
 }
 
 int tp_eobi_release_check(enum tp_eobi_release r, const uint8_t *pkt, size_t len,
@@ -51,14 +71,17 @@ int tp_eobi_release_check(enum tp_eobi_release r, const uint8_t *pkt, size_t len
     struct tp_eobi_msg m;
     if (tp_eobi_packet_init(&p, pkt, len) < 0)
         return 0;
+    /* A packet is of one release: the first message that fits one release only decides. */
+    _Static_assert(TP_EOBI_RELEASES == 2,
+                   "the check weighs the channel's release against the other");
+    enum tp_eobi_release o = (enum tp_eobi_release)(1 - (int)r);
     while (tp_eobi_packet_next(&p, &m) == 1) {
-        if (tp_eobi_release_fits(r, m.data, m.len))
-            continue;
-        for (int o = 0; o < TP_EOBI_RELEASES; o++) {
-            if (o != (int)r && tp_eobi_release_fits((enum tp_eobi_release)o, m.data, m.len)) {
-                *other = (enum tp_eobi_release)o;
-                return -EPROTO;
-            }
+        int mine = fits(r, m.data, m.len);
+        if (mine != fits(o, m.data, m.len)) {
+            if (mine)
+                return 0;
+            *other = o;
+            return -EPROTO;
         }
     }
     return 0;
@@ -87,7 +110,8 @@ static int instrument_summary_to_v6(const uint8_t *msg, uint8_t *out, size_t cap
     size_t len = (size_t)n;
     for (unsigned e = 0; e < entries; e++) {
         struct tp_eobi_md_entry entry;
-        if (tp_eobi70_md_entry_decode(msg + layout70(TP_EOBI_INSTRUMENT_SUMMARY) +
+        if (tp_eobi70_md_entry_decode(msg +
+                                          layout(TP_EOBI_RELEASE_7_0, TP_EOBI_INSTRUMENT_SUMMARY) +
                                           (size_t)e * TP_EOBI70_MD_ENTRY_LEN,
                                       &entry) < 0 ||
             tp_eobi_md_entry_encode(out, cap, &len, &entry) < 0)
@@ -128,7 +152,7 @@ int tp_eobi_packet_to_v6(enum tp_eobi_release r, const uint8_t *pkt, size_t len,
     size_t at = tp_eobi_body_len(pkt);
     memcpy(out, pkt, at);
     while (tp_eobi_packet_next(&p, &m) == 1) {
-        size_t need = tp_eobi_release_needed(r, m.data, m.len);
+        size_t need = needed(r, m.data, m.len);
         int n;
         if (need == 0) {
             memcpy(out + at, m.data, m.len);

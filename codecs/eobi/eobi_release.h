@@ -32,10 +32,10 @@
  * Telling releases apart. An EOBI packet names no layout version: only lengths differ. A message
  * fits a release when its BodyLen is that release's layout length, padded to at most the next
  * multiple of 8 (the venue pads: a 6.0 PartialOrderExecution of 52 bytes is sent as 56). A packet
- * is of another release when one of its messages fits that release and not the channel's
- * (tp_eobi_release_check). A packet whose messages fit both (heartbeats, executions without
- * their ExecutionSummary, mass deletes, trade reports, state changes) cannot be told apart and
- * is read as the channel's release.
+ * is of another release when the first of its messages that fits one release only fits that
+ * release and not the channel's (tp_eobi_release_check). A packet whose messages fit both
+ * (heartbeats, executions without their ExecutionSummary, mass deletes, trade reports, state
+ * changes) cannot be told apart and is read as the channel's release.
  *
  * Conversion to 6.0 (tp_eobi_packet_to_v6): field by field by name; a 7.0 quantity is carried
  * when it is whole and fits an int32 (the book counts whole contracts): otherwise, as for a
