@@ -1,6 +1,7 @@
 /*
  * eobi.h - Eurex T7 Enhanced Order Book Interface (EOBI), release 6.0: packet framing and
- * flyweight readers and writers for the messages a book and its recovery need.
+ * flyweight readers and writers for the messages a book and its recovery need. Other releases
+ * (eobi_release.h) are converted to these layouts, which the feed reads.
  *
  * Wire format: little-endian, fixed layouts, unaligned. A UDP payload is one packet: a
  * PacketHeader (itself a message, template 13002: ApplSeqNum, MarketSegmentID, PartitionID,

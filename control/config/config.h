@@ -50,7 +50,7 @@
 enum tp_cfg_protocol {
     TP_CFG_PROTO_MDP3 = 1, /* CME MDP 3.0, SBE */
     TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
-    TP_CFG_PROTO_EOBI = 3, /* Eurex T7 EOBI 6.0, incremental and snapshot feeds */
+    TP_CFG_PROTO_EOBI = 3, /* Eurex T7 EOBI (6.0, 7.0), incremental and snapshot feeds */
 };
 
 /*
