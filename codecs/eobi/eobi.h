@@ -1,6 +1,7 @@
 /*
  * eobi.h - Eurex T7 Enhanced Order Book Interface (EOBI), release 6.0: packet framing and
- * flyweight readers and writers for the messages a book and its recovery need.
+ * flyweight readers and writers for the messages a book and its recovery need. Other releases
+ * (eobi_release.h) are converted to these layouts, which the feed reads.
  *
  * Wire format: little-endian, fixed layouts, unaligned. A UDP payload is one packet: a
  * PacketHeader (itself a message, template 13002: ApplSeqNum, MarketSegmentID, PartitionID,
@@ -92,6 +93,7 @@ enum tp_eobi_kind {
     TP_EOBI_KIND_U64,
     TP_EOBI_KIND_I64,
     TP_EOBI_KIND_PRICE, /* int64, 8 implied decimals */
+    TP_EOBI_KIND_QTY,   /* int64, 4 implied decimals (quantities from release 7.0 on) */
     TP_EOBI_KIND_PAD,   /* padding (PAD1 ... PAD7 in the tables: 1 ... 7 bytes) */
 };
 
@@ -103,6 +105,7 @@ enum tp_eobi_kind {
 #define TP_EOBI_KIND_OF_U64   TP_EOBI_KIND_U64
 #define TP_EOBI_KIND_OF_I64   TP_EOBI_KIND_I64
 #define TP_EOBI_KIND_OF_PRICE TP_EOBI_KIND_PRICE
+#define TP_EOBI_KIND_OF_QTY   TP_EOBI_KIND_QTY
 #define TP_EOBI_KIND_OF_PAD1  TP_EOBI_KIND_PAD
 #define TP_EOBI_KIND_OF_PAD2  TP_EOBI_KIND_PAD
 #define TP_EOBI_KIND_OF_PAD3  TP_EOBI_KIND_PAD
@@ -117,6 +120,7 @@ enum tp_eobi_kind {
 #define TP_EOBI_WIDTH_U64   8
 #define TP_EOBI_WIDTH_I64   8
 #define TP_EOBI_WIDTH_PRICE 8
+#define TP_EOBI_WIDTH_QTY   8
 #define TP_EOBI_WIDTH_PAD1  1
 #define TP_EOBI_WIDTH_PAD2  2
 #define TP_EOBI_WIDTH_PAD3  3
@@ -302,13 +306,17 @@ enum tp_eobi_template {
     F(M, pad3, "pad3", PAD3, 13)                                                                   \
     F(M, transact_time, "transacttime", U64, 16)
 
-#define TP_EOBI_FIELDS_instrument_state_change(F, M)                                               \
+/* The first fields of InstrumentStateChange, the same in every release of eobi_release.h. */
+#define TP_EOBI_INSTRUMENT_STATE_CHANGE_HEAD(F, M)                                                 \
     F(M, security_id, "securityid", I64, 8)                                                        \
     F(M, security_status, "securitystatus", U8, 16)                                                \
     F(M, security_trading_status, "securitytradingstatus", U8, 17)                                 \
     F(M, market_condition, "marketcondition", U8, 18)                                              \
     F(M, fast_market_indicator, "fastmarketindicator", U8, 19)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 20)                                   \
+    F(M, security_trading_event, "securitytradingevent", U8, 20)
+
+#define TP_EOBI_FIELDS_instrument_state_change(F, M)                                               \
+    TP_EOBI_INSTRUMENT_STATE_CHANGE_HEAD(F, M)                                                     \
     F(M, pad3, "pad3", PAD3, 21)                                                                   \
     F(M, transact_time, "transacttime", U64, 24)
 
@@ -360,8 +368,8 @@ enum tp_eobi_template {
     F(M, fast_market_indicator, "fastmarketindicator", U8, 16)                                     \
     F(M, pad7, "pad7", PAD7, 17)
 
-/* The fixed part; NoMDEntries entries of TP_EOBI_FIELDS_md_entry follow it. */
-#define TP_EOBI_FIELDS_instrument_summary(F, M)                                                    \
+/* The first fields of InstrumentSummary, the same in every release of eobi_release.h. */
+#define TP_EOBI_INSTRUMENT_SUMMARY_HEAD(F, M)                                                      \
     F(M, security_id, "securityid", I64, 8)                                                        \
     F(M, last_update_time, "lastupdatetime", U64, 16)                                              \
     F(M, trd_reg_ts_execution_time, "trdregtsexecutiontime", U64, 24)                              \
@@ -370,7 +378,11 @@ enum tp_eobi_template {
     F(M, security_trading_status, "securitytradingstatus", U8, 35)                                 \
     F(M, market_condition, "marketcondition", U8, 36)                                              \
     F(M, fast_market_indicator, "fastmarketindicator", U8, 37)                                     \
-    F(M, security_trading_event, "securitytradingevent", U8, 38)                                   \
+    F(M, security_trading_event, "securitytradingevent", U8, 38)
+
+/* The fixed part; NoMDEntries entries of TP_EOBI_FIELDS_md_entry follow it. */
+#define TP_EOBI_FIELDS_instrument_summary(F, M)                                                    \
+    TP_EOBI_INSTRUMENT_SUMMARY_HEAD(F, M)                                                          \
     F(M, no_md_entries, "nomdentries", U8, 39)
 
 /* MDInstrumentEntryGrpComp: offsets from the entry's start. */
@@ -517,6 +529,19 @@ static inline int tp_eobi_packet_next(struct tp_eobi_packet *p, struct tp_eobi_m
     return 1;
 }
 
+/* A writer's start: a zeroed layout of len bytes with its message header; -ENOSPC if cap < len. */
+static inline int tp_eobi_message_begin(uint8_t *buf, size_t cap, uint16_t len,
+                                        uint16_t template_id, uint32_t msg_seq_num)
+{
+    if (cap < len)
+        return -ENOSPC;
+    memset(buf, 0, len);
+    tp_eobi_store16(buf, len);
+    tp_eobi_store16(buf + 2, template_id);
+    tp_eobi_store32(buf + 4, msg_seq_num);
+    return 0;
+}
+
 /* ---- generated code: readers, structs, writers (one expansion per message) ------------- */
 
 /* clang-format off */
@@ -592,12 +617,8 @@ static inline int tp_eobi_packet_next(struct tp_eobi_packet *p, struct tp_eobi_m
     static inline int tp_eobi_##M##_encode(uint8_t *buf, size_t cap, const struct tp_eobi_##M *v,  \
                                            uint32_t msg_seq_num)                                   \
     {                                                                                              \
-        if (cap < (LEN))                                                                           \
+        if (tp_eobi_message_begin(buf, cap, (LEN), (T), msg_seq_num) != 0)                         \
             return -ENOSPC;                                                                        \
-        memset(buf, 0, (LEN));                                                                     \
-        tp_eobi_store16(buf, (LEN));                                                               \
-        tp_eobi_store16(buf + 2, (T));                                                             \
-        tp_eobi_store32(buf + 4, msg_seq_num);                                                     \
         TP_EOBI_FIELDS_##M(TP_EOBI_GEN_PUT, M) return (LEN);                                       \
     }
 

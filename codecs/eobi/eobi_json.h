@@ -1,6 +1,6 @@
 /*
- * eobi_json.h - EOBI 6.0 message descriptions and a JSON printer (tools, tests; not the hot
- * path).
+ * eobi_json.h - EOBI message descriptions (6.0, and any release of eobi_release.h) and a JSON
+ * printer (tools, tests; not the hot path).
  *
  * tp_eobi_message_info describes a template from the same table eobi.h generates its readers
  * from, so the printer, the dump tool and the tests cannot disagree with the readers.
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "eobi.h"
+#include "eobi_release.h"
 
 struct tp_eobi_field_info {
     const char *name;       /* manual name, lower case */
@@ -54,5 +55,19 @@ const struct tp_eobi_field_info *tp_eobi_md_entry_fields(size_t *count);
  * message header's worth or differs from BodyLen (nothing is written then).
  */
 int tp_eobi_print_json(char *out, size_t cap, const uint8_t *msg, size_t len);
+
+/*
+ * The same for the layouts of release r: descriptions, entries and the printer (7.0 quantities
+ * print as decimal text with 4 decimals, null for the null quantity). The functions above are
+ * these for release 6.0.
+ */
+const struct tp_eobi_message_info *tp_eobi_release_message_info(enum tp_eobi_release r,
+                                                                uint16_t template_id);
+const struct tp_eobi_message_info *tp_eobi_release_message_infos(enum tp_eobi_release r,
+                                                                 size_t *count);
+const struct tp_eobi_field_info *tp_eobi_release_md_entry_fields(enum tp_eobi_release r,
+                                                                 size_t *count);
+int tp_eobi_release_print_json(enum tp_eobi_release r, char *out, size_t cap, const uint8_t *msg,
+                               size_t len);
 
 #endif /* TP_EOBI_JSON_H */

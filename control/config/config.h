@@ -50,7 +50,7 @@
 enum tp_cfg_protocol {
     TP_CFG_PROTO_MDP3 = 1, /* CME MDP 3.0, SBE */
     TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
-    TP_CFG_PROTO_EOBI = 3, /* Eurex T7 EOBI 6.0, incremental and snapshot feeds */
+    TP_CFG_PROTO_EOBI = 3, /* Eurex T7 EOBI (6.0, 7.0), incremental and snapshot feeds */
 };
 
 /*
@@ -200,6 +200,8 @@ struct tp_cfg_channel {
     bool audit_always; /* MDP3: stay on the snapshot lines, every book audited each cycle */
     char schema[TP_CFG_PATH_MAX];        /* MDP3 SBE schema file ("" = built-in) */
     struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
+    /* EOBI: "release", enum tp_eobi_release (default: the build's -Deobi_release) */
+    uint8_t eobi_release;
 
     /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
     char cme_config_file[TP_CFG_PATH_MAX];

@@ -9,6 +9,7 @@
 
 #include "config_loader.h"
 #include "cme_channels.h"
+#include "eobi_release.h"
 
 /*
  * One line object. Values in *line on entry (imported from CME's file, or zero) are defaults the
@@ -138,11 +139,35 @@ static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
     return ok;
 }
 
+/* "release": the T7 release of an EOBI channel's layouts (two run at once in a migration). */
+static void parse_release(struct loader *ld, const char *path, const json_t *obj,
+                          struct tp_cfg_channel *ch)
+{
+    char child[TP_JW_PATH_MAX], name[16];
+    ch->eobi_release = TP_EOBI_RELEASE_DEFAULT;
+    tp_jw_path_key(child, path, "release");
+    if (json_object_get(obj, "release") == NULL)
+        return;
+    if (ch->protocol != TP_CFG_PROTO_EOBI && ch->protocol != 0) {
+        tp_jw_error(ld->errs, child, "only for protocol eobi");
+        return;
+    }
+    if (!tp_jw_string(ld->errs, path, obj, "release", sizeof(name), false, name))
+        return;
+    int r = tp_eobi_release_parse(name);
+    if (r < 0)
+        tp_jw_error(ld->errs, child, "unknown T7 release \"%s\" (known: %s)", name,
+                    TP_EOBI_RELEASE_NAMES);
+    else
+        ch->eobi_release = (uint8_t)r;
+}
+
 static void parse_channel(struct loader *ld, const char *path, const json_t *obj,
                           struct tp_cfg_channel *ch)
 {
-    static const char *const keys[] = {"name",     "protocol", "venue",    "id",         "lines",
-                                       "recovery", "schema",   "rx_ports", "cme_config", NULL};
+    static const char *const keys[] = {"name",       "protocol", "venue",  "id",
+                                       "lines",      "recovery", "schema", "rx_ports",
+                                       "cme_config", "release",  NULL};
     static const char *const protocols[] = {"mdp3", "itch", "eobi", NULL};
     static const enum tp_cfg_protocol protocol_of[] = {TP_CFG_PROTO_MDP3, TP_CFG_PROTO_ITCH,
                                                        TP_CFG_PROTO_EOBI};
@@ -200,6 +225,8 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     json_t *rec = tp_jw_get(ld->errs, path, obj, "recovery", JSON_OBJECT, false);
     tp_jw_path_key(child, path, "recovery");
     parse_recovery(ld, child, rec, ch, rx_ports);
+
+    parse_release(ld, path, obj, ch);
 
     tp_jw_path_key(child, path, "schema");
     if (json_object_get(obj, "schema") != NULL && ch->protocol != TP_CFG_PROTO_MDP3 &&

@@ -164,7 +164,7 @@ int tp_channel_init(void *mem, const struct tp_channel_params *p)
         ch->feed = after_arb;
         ch->feed_channel = (uint16_t)p->channel_id;
         rc = ch->venue->feed->init(after_arb, p->registry, p->books, p->filter,
-                                   (uint16_t)p->channel_id, &sink);
+                                   (uint16_t)p->channel_id, p->layout, &sink);
         if (rc == 0)
             ch->venue->feed->arbitrate(after_arb, p->gap_wait_tsc, segments_released, ch);
         return rc;

@@ -101,6 +101,7 @@ struct tp_channel_params {
     const struct tp_instrument_filter *filter;
     uint16_t itch_slot;     /* the registry's locate map for this channel */
     uint8_t mdp3_book_type; /* TP_BOOK_TYPE_MBP or TP_BOOK_TYPE_MBP_MBO */
+    uint8_t layout;         /* EOBI: the T7 release of its layouts (enum tp_eobi_release) */
     bool has_snapshot;      /* MDP3: snapshot lines configured */
     bool has_definitions;   /* MDP3: definition lines configured */
     bool has_snapshot_mbo;  /* MDP3: order-level (MBO) snapshot lines configured */

@@ -197,6 +197,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .filter = &dl->filter,
         .itch_slot = itch_slot < 0 ? 0 : (uint16_t)itch_slot,
         .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
+        .layout = cc->eobi_release,
         .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
         .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
         .has_snapshot_mbo = cc->snapshot_mbo[0].present || cc->snapshot_mbo[1].present,

@@ -35,6 +35,7 @@ enum chan_metric {
     M_RPT_SEQ_GAPS,
     M_REGISTRY_FULL,
     M_SNAPSHOT_MISMATCH,
+    M_RELEASE_MISMATCH,
     N_METRICS
 };
 
@@ -50,6 +51,7 @@ static const char *const metric_counter[N_METRICS] = {
     [M_RPT_SEQ_GAPS] = "decode.rpt_seq_gaps",
     [M_REGISTRY_FULL] = "decode.registry_full",
     [M_SNAPSHOT_MISMATCH] = "decode.snapshot_mismatch",
+    [M_RELEASE_MISMATCH] = "decode.release_mismatch",
 };
 
 /* The event a rise logs (its line starts with this), and its component. */
@@ -65,6 +67,7 @@ static const char *const metric_event[N_METRICS] = {
     [M_RPT_SEQ_GAPS] = "gap detected",
     [M_REGISTRY_FULL] = "capacity exhausted",
     [M_SNAPSHOT_MISMATCH] = "snapshot mismatch",
+    [M_RELEASE_MISMATCH] = "release mismatch",
 };
 static const enum tp_log_component metric_component[N_METRICS] = {
     [M_GAP_FILLED] = TP_LOG_GAP,
@@ -78,6 +81,7 @@ static const enum tp_log_component metric_component[N_METRICS] = {
     [M_RPT_SEQ_GAPS] = TP_LOG_GAP,
     [M_REGISTRY_FULL] = TP_LOG_BOOKS,
     [M_SNAPSHOT_MISMATCH] = TP_LOG_BOOKS,
+    [M_RELEASE_MISMATCH] = TP_LOG_BOOKS,
 };
 
 struct chan_watch {
@@ -261,6 +265,13 @@ static void channel_event(struct chan_watch *cw, enum chan_metric m, uint64_t de
         tp_log_limited(l, TP_LOG_BOOKS, TP_LOG_WARNING,
                        "snapshot mismatch: channel %s: %llu books differed from the venue's "
                        "snapshot at their sequence, replaced by it (%llu in all)",
+                       n, dv, tv);
+        break;
+    case M_RELEASE_MISMATCH:
+        tp_log_limited(l, TP_LOG_BOOKS, TP_LOG_ERR,
+                       "release mismatch: channel %s: %llu packets in another T7 release's "
+                       "layouts dropped, not read (the channel's \"release\" differs from the "
+                       "feed's; %llu in all)",
                        n, dv, tv);
         break;
     default:

@@ -73,7 +73,8 @@ enum tp_venue_recovery {
 /*
  * A TP_FRAMING_SEGMENTS venue's feed, as the channel drives it: the feed is feed_size bytes of
  * the channel's memory (64-byte aligned), prepared by init (over the channel's registry, books,
- * filter, channel id and the publisher's sink); each incremental packet of line A or B goes to
+ * filter, channel id, the layout release its config chose (EOBI: enum tp_eobi_release) and the
+ * publisher's sink); each incremental packet of line A or B goes to
  * packet and each snapshot packet to snapshot; the channel joins the snapshot lines while
  * recovering says a part of the feed waits for a snapshot, and leaves them when none does.
  * packet and snapshot return 0 or a negative errno (counted as feed errors).
@@ -81,7 +82,7 @@ enum tp_venue_recovery {
 struct tp_venue_feed_ops {
     size_t feed_size;
     int (*init)(void *feed, struct tp_instruments *registry, struct tp_books *books,
-                const struct tp_instrument_filter *filter, uint16_t channel,
+                const struct tp_instrument_filter *filter, uint16_t channel, uint8_t layout,
                 const struct tp_feed_sink *sink);
     int (*packet)(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc);
     int (*snapshot)(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc);

@@ -4,14 +4,15 @@
  * Input: a sequence of blocks `kind u8, length u16 (little-endian), payload`: the payload is an
  * EOBI packet, incremental when bit 0 of kind is clear, snapshot when it is set; bit 1 set ends the
  * snapshot being applied after the packet (tp_eobi_feed_snapshot_end); bit 2 set polls the feed
- * after it (tp_eobi_feed_poll). An input of odd length runs with A/B arbitration (a hole waits
- * 256 ticks; a packet's receive time is its offset in the input), an even one without. A
- * truncated last block is handed over as it is. The books are tiny (8 instruments, 64 orders, 4
- * levels a side) so capacity refusals happen often. Sanitizers catch any read outside a packet;
- * after each input the feed's bookkeeping is checked: its RECOVERING and holding counts are the
- * segments' in that state, the buffer's bytes are its packets', every buffered packet belongs to a
- * RECOVERING segment or is held (above next_seq, in ApplSeqNum order) by a HEALTHY one, live orders
- * within capacity, levels within their limit.
+ * after it (tp_eobi_feed_poll); bit 3 of the first block's kind makes the feed's T7 release 7.0
+ * (its packets converted, the other release's refused). An input of odd length runs with A/B
+ * arbitration (a hole waits 256 ticks; a packet's receive time is its offset in the input), an
+ * even one without. A truncated last block is handed over as it is. The books are tiny (8
+ * instruments, 64 orders, 4 levels a side) so capacity refusals happen often. Sanitizers catch any
+ * read outside a packet; after each input the feed's bookkeeping is checked: its RECOVERING and
+ * holding counts are the segments' in that state, the buffer's bytes are its packets', every
+ * buffered packet belongs to a RECOVERING segment or is held (above next_seq, in ApplSeqNum order)
+ * by a HEALTHY one, live orders within capacity, levels within their limit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -88,7 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!feed)
         feed = zalloc(sizeof(*feed));
     if (tp_instruments_init(reg, &ip) != 0 || tp_books_init(books, &bp) != 0 ||
-        tp_eobi_feed_init(feed, reg, books, NULL, 0, NULL) != 0)
+        tp_eobi_feed_init(feed, reg, books, NULL, 0, NULL) != 0 ||
+        tp_eobi_feed_set_release(feed, size > 0 && (data[0] & 8) ? TP_EOBI_RELEASE_7_0
+                                                                 : TP_EOBI_RELEASE_6_0) != 0)
         abort();
     tp_eobi_feed_arbitrate(feed, size & 1 ? 256 : 0, NULL, NULL);
     while (pos + 3 <= size) {

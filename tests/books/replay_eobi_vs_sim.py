@@ -33,9 +33,9 @@ def sim(tool, work, name, *extra):
     return paths['pcap'], truth, report
 
 
-def replay(tool, pcap):
+def replay(tool, pcap, *extra):
     out = subprocess.run([tool, '--venue', 'eobi', '--depth', '10', '--instruments', '64',
-                          '--orders', '65536', '--levels', '128', pcap], check=True,
+                          '--orders', '65536', '--levels', '128', *extra, pcap], check=True,
                          capture_output=True, text=True, timeout=60)
     got = json.loads(out.stdout)
     return got, got['counters']['eobi']
@@ -92,6 +92,18 @@ def main():
     got, late = replay(replay_tool, pcap)
     compare(truth, got, exact_trades=False)
     assert late['snapshots'] > 0 and late['recovering'] == 0, late
+
+    # T7 release 7.0 layouts, with losses: the same books; read as 6.0, its packets are refused.
+    pcap, truth, _ = sim(sim_tool, work, 'r70', '--eobi-release', '7.0', '--loss-a', '0.02',
+                         '--loss-b', '0.02', '--both-loss', '0.003')
+    got, r70 = replay(replay_tool, pcap, '--eobi-release', '7.0')
+    compare(truth, got, exact_trades=False)
+    assert r70['gaps'] > 0 and r70['recovering'] == 0 and r70['malformed'] == 0, r70
+    assert r70['release_mismatch'] == 0, r70
+    _, wrong = replay(replay_tool, pcap, '--eobi-release', '6.0')
+    assert wrong['release_mismatch'] > wrong['packets'] // 2, wrong
+    assert wrong['snapshots'] == 0 and wrong['recovering'] > 0, wrong
+
     print('replay_eobi_vs_sim: %d instruments, %d gaps on both lines repaired by %d snapshots' %
           (len(truth['instruments']), e['gaps'], e['snapshots']))
 

@@ -158,6 +158,7 @@ static void actual_from_bytes(const struct tp_eobi_field_info *f, const uint8_t 
         snprintf(out, cap, "%" PRIu64, tp_eobi_le64(p));
         break;
     case TP_EOBI_KIND_I64:
+    case TP_EOBI_KIND_QTY: /* release 7.0 only: these 6.0 captures have none */
         snprintf(out, cap, "%" PRId64, (int64_t)tp_eobi_le64(p));
         break;
     case TP_EOBI_KIND_PRICE:

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "config_mutate.h"
+#include "eobi_release.h"
 #include "preload_plan.h"
 
 static const char *base_json =
@@ -1242,6 +1243,26 @@ static void test_bad_eobi_recovery(void **state)
     expect_error(1, "channels[2].cme_config", "only for protocol mdp3");
 }
 
+/* "release": an EOBI channel's T7 release; the build's default when it names none. */
+static void test_eobi_release(void **state)
+{
+    (void)state;
+    assert_int_equal(load_with_eobi(NULL, NULL), 0);
+    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_DEFAULT);
+    assert_int_equal(load_with_eobi("channels[2].release", "\"7.0\""), 0);
+    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_7_0);
+    assert_int_equal(load_with_eobi("channels[2].release", "\"6.0\""), 0);
+    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_6_0);
+
+    assert_int_equal(load_with_eobi("channels[2].release", "\"8.0\""), -EINVAL);
+    expect_error(1, "channels[2].release", "unknown T7 release \"8.0\" (known: 6.0, 7.0)");
+    assert_int_equal(load_with_eobi("channels[2].release", "7"), -EINVAL);
+    assert_int_equal(errs->count, 1);
+    assert_string_equal(errs->items[0].path, "channels[2].release");
+    assert_int_equal(load_mutated(1, "channels[0].release", "\"7.0\""), -EINVAL);
+    expect_error(1, "channels[0].release", "only for protocol eobi");
+}
+
 static void test_bad_rerequest_format(void **state)
 {
     (void)state;
@@ -1559,6 +1580,7 @@ int main(void)
         cmocka_unit_test(test_recovery_silence_ms),
         cmocka_unit_test(test_eobi_channel),
         cmocka_unit_test(test_bad_eobi_recovery),
+        cmocka_unit_test(test_eobi_release),
         cmocka_unit_test(test_bad_rerequest_format),
         cmocka_unit_test(test_bad_invalid_json),
         cmocka_unit_test(test_bad_duplicate_json_key),

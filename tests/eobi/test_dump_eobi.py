@@ -120,4 +120,23 @@ check(by_frame[4][0]['msg'] is None and by_frame[4][1]['msg']['message'] == 'Ord
 short = by_frame[5][0]['msg']
 check(short['truncated'] and 'lastpx' in short and 'restinghiddenqty' not in short,
       f'short message {short}')
-print('ok: tickplane-dump --proto eobi, clean and hostile captures')
+
+# T7 release 7.0: quantities are int64 with 4 decimals, so the OrderDetailsComp grows.
+def order_add_70(seq, price, qty):
+    details = struct.pack('<QqBB6xq', 1700000000000000001 + seq, qty, 1, 2, price)
+    return message(13100, struct.pack('<Qq', 11, 2049587) + details, seq)
+
+
+r70 = os.path.join(WORK, 'release70.pcap')
+write_pcap(r70, [(header(3000) + order_add_70(1, 996150000000, 125000), None)])
+rc, lines, err = run('--proto', 'eobi', '--eobi-release', '7.0', r70)
+check(rc == 0 and err == '' and len(lines) == 1, f'7.0 capture: exit {rc}, stderr {err!r}')
+m = lines[0]['msg']
+check((m['message'], m['bodylen'], m['securityid'], m['displayqty'], m['side'], m['price'])
+      == ('OrderAdd', 56, 2049587, '12.5000', 1, '9961.50000000'), f'7.0 order add {m}')
+rc, lines, err = run('--proto', 'eobi', '--eobi-release', '6.0', r70)
+check(rc == 1 and "EOBI packet is in T7 release 7.0's layouts, not 6.0's (--eobi-release)" in err,
+      f'7.0 capture read as 6.0: exit {rc}, stderr {err!r}')
+rc, _, err = run('--proto', 'eobi', '--eobi-release', '8.0', r70)
+check(rc == 2 and "unknown T7 release '8.0' (known: 6.0, 7.0)" in err, f'bad release: {err!r}')
+print('ok: tickplane-dump --proto eobi, clean and hostile captures, release 7.0')

@@ -26,17 +26,6 @@ from tpit import fail
 
 TICKPLANE, SIM, CONSUMER = sys.argv[1:4]
 
-# The groups `tickplane-sim eobi` sends to (tools/sim/endpoints.c).
-EOBI_CHANNEL = {
-    "name": "eurex", "protocol": "eobi", "id": 1,
-    "lines": {"a": {"group": "224.0.114.43", "port": 59001},
-              "b": {"group": "224.0.115.43", "port": 59001}},
-    # A hole waits long for the other line: a loaded machine may pause the data lcore between a
-    # packet and its copy, and a wait cut short would count a gap the other line filled.
-    "recovery": {"snapshot": {"a": {"group": "224.0.114.42", "port": 59000},
-                              "b": {"group": "224.0.115.42", "port": 59000}},
-                 "gap_wait_us": 200000},
-}
 INCREMENTAL_PORT = 59001
 HEARTBEAT = 13001
 
@@ -88,7 +77,8 @@ def main():
         if len(missing) != len(both_lost(rep)):
             fail("the capture lacks %d packets on both lines, the simulator reports %d" %
                  (len(missing), len(both_lost(rep))))
-        cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap), [EOBI_CHANNEL]),
+        cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap),
+                                                 [tpit.EOBI_CHANNEL]),
                                 os.path.join(work, "config.json"))
         ready = os.path.join(work, "ready")
         consumer = subprocess.Popen(

@@ -125,6 +125,19 @@ def simulate(sim, protocol, workdir, seed, *args):
     return pcap, truth, report
 
 
+# An EOBI channel on the groups `tickplane-sim eobi` sends to (tools/sim/endpoints.c).
+EOBI_CHANNEL = {
+    "name": "eurex", "protocol": "eobi", "id": 1,
+    "lines": {"a": {"group": "224.0.114.43", "port": 59001},
+              "b": {"group": "224.0.115.43", "port": 59001}},
+    # A hole waits long for the other line: a loaded machine may pause the data lcore between a
+    # packet and its copy, and a wait cut short would count a gap the other line filled.
+    "recovery": {"snapshot": {"a": {"group": "224.0.114.42", "port": 59000},
+                              "b": {"group": "224.0.115.42", "port": 59000}},
+                 "gap_wait_us": 200000},
+}
+
+
 def pcap_port(pcap):
     """A net_pcap port replaying `pcap`, with a pool large enough to hold every packet that
     waits behind a gap (net_pcap replays as fast as it can, not at the capture's pace)."""

@@ -26,6 +26,8 @@ struct dump_out {
     uint64_t malformed; /* malformed frames, packets or messages reported */
     uint64_t skipped;   /* frames that are not UDP over IPv4, or on no mapped flow */
     uint64_t tcp;       /* of those, TCP segments (a TCP-based feed is not decoded) */
+    /* enum tp_eobi_release of EOBI payloads (--eobi-release) */
+    uint8_t eobi_release;
 };
 
 /* Where a payload came from. */

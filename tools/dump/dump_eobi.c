@@ -1,5 +1,6 @@
 /*
- * dump_eobi.c - Eurex T7 EOBI 6.0 packets -> JSON lines, through the codec's JSON printer.
+ * dump_eobi.c - Eurex T7 EOBI packets (release 6.0 or 7.0: --eobi-release) -> JSON lines, through
+ * the codec's JSON printer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -7,15 +8,17 @@
 
 #include "dump.h"
 #include "eobi_json.h"
+#include "eobi_release.h"
 
 /* Prints msg's JSON into d->json (grown as needed); the printer's result. */
 static int print_eobi(struct dump_out *d, const uint8_t *msg, size_t len)
 {
-    int n = tp_eobi_print_json(d->json, d->json_cap, msg, len);
+    enum tp_eobi_release r = (enum tp_eobi_release)d->eobi_release;
+    int n = tp_eobi_release_print_json(r, d->json, d->json_cap, msg, len);
     if (n >= 0 && (size_t)n >= d->json_cap) {
         if (dump_json_reserve(d, (size_t)n) < 0)
             return -ENOMEM;
-        n = tp_eobi_print_json(d->json, d->json_cap, msg, len);
+        n = tp_eobi_release_print_json(r, d->json, d->json_cap, msg, len);
     }
     return n;
 }
@@ -29,6 +32,11 @@ void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uin
                        "EOBI packet of %zu bytes has no valid PacketHeader", len);
         return;
     }
+    enum tp_eobi_release release = (enum tp_eobi_release)d->eobi_release, other;
+    if (tp_eobi_release_check(release, payload, len, &other) < 0)
+        dump_malformed(d, s, s->payload_offset,
+                       "EOBI packet is in T7 release %s's layouts, not %s's (--eobi-release)",
+                       tp_eobi_release_name(other), tp_eobi_release_name(release));
     /* The header line part, printed once and repeated on every message's line. */
     size_t header_len = tp_eobi_body_len(payload);
     int n = print_eobi(d, payload, header_len);
@@ -46,7 +54,7 @@ void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uin
     int rc;
     while ((rc = tp_eobi_packet_next(&p, &m)) == 1) {
         size_t offset = s->payload_offset + m.offset;
-        int check = tp_eobi_check(m.data, m.len);
+        int check = tp_eobi_release_check_message(release, m.data, m.len);
         n = print_eobi(d, m.data, m.len);
         dump_line_start(d, s, DUMP_PROTO_EOBI);
         fprintf(d->out, ",\"packetheader\":%s,\"index\":%u,\"msg\":%s}\n", header, ++index,

@@ -1,7 +1,8 @@
 /*
  * tickplane-dump - prints every market-data message of a capture as JSON lines.
  *
- *   tickplane-dump [--proto mdp3|itch|eobi] [--map IP:PORT[@VLAN]=PROTO,...] CAPTURE.pcap
+ *   tickplane-dump [--proto mdp3|itch|eobi] [--map IP:PORT[@VLAN]=PROTO,...]
+ *                  [--eobi-release 6.0|7.0] CAPTURE.pcap
  *   tickplane-dump --binaryfile ITCH-FILE
  *
  * The capture is a pcap or pcapng file of Ethernet frames, read with codecs/net's pcap_reader. A
@@ -10,7 +11,9 @@
  * so that a capture of a TCP feed does not look empty). Malformed input (a cut record
  * included) is reported on stderr with its frame and byte offset and the dump carries on. Exit
  * status: 0 when all input was well formed, 1 when anything was malformed, 2 for usage or I/O
- * errors and captures the reader refuses (not pcap or pcapng, not Ethernet).
+ * errors and captures the reader refuses (not pcap or pcapng, not Ethernet). EOBI payloads are
+ * read in the layouts of the T7 release --eobi-release names (default: the build's
+ * -Deobi_release); a packet that fits only the other release's layouts is reported malformed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "eobi_release.h"
 #include "pcap_reader.h"
 #include "tp_version.h"
 
@@ -38,7 +42,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: tickplane-dump [--proto mdp3|itch|eobi] [--map IP:PORT[@VLAN]=PROTO,...]"
-               " [--summary] CAPTURE.pcap\n"
+               " [--eobi-release 6.0|7.0] [--summary] CAPTURE.pcap\n"
                "       tickplane-dump --binaryfile ITCH-BINARYFILE [--summary]\n"
                "       tickplane-dump --version\n");
 }
@@ -114,13 +118,14 @@ int main(int argc, char **argv)
         {"map", required_argument, NULL, 'm'},
         {"binaryfile", no_argument, NULL, 'b'},
         {"summary", no_argument, NULL, 's'},
+        {"eobi-release", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     struct flow_map map = {0};
     enum dump_proto fallback = DUMP_PROTO_NONE;
-    int binaryfile = 0, summary = 0, opt;
+    int binaryfile = 0, summary = 0, eobi_release = TP_EOBI_RELEASE_DEFAULT, opt;
     char err[256];
     while ((opt = getopt_long(argc, argv, "p:m:bsh", options, NULL)) != -1) {
         switch (opt) {
@@ -139,6 +144,14 @@ int main(int argc, char **argv)
             break;
         case 'b':
             binaryfile = 1;
+            break;
+        case 'r':
+            eobi_release = tp_eobi_release_parse(optarg);
+            if (eobi_release < 0) {
+                fprintf(stderr, "tickplane-dump: unknown T7 release '%s' (known: %s)\n", optarg,
+                        TP_EOBI_RELEASE_NAMES);
+                return EXIT_USAGE;
+            }
             break;
         case 's':
             summary = 1;
@@ -161,7 +174,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
-    struct dump_out d = {.out = stdout, .err = stderr};
+    struct dump_out d = {.out = stdout, .err = stderr, .eobi_release = (uint8_t)eobi_release};
     if (dump_json_reserve(&d, 64 * 1024) < 0)
         return EXIT_USAGE;
     const char *path = argv[optind];

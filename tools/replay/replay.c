@@ -7,6 +7,9 @@
  *     --venue itch|mdp3|eobi          what a pcap carries (auto: MDP3 if the UDP payloads do not
  *                                     look like MoldUDP64; EOBI only when given: its incremental
  *                                     and snapshot packets, told apart by their templates)
+ *     --eobi-release 6.0|7.0          EOBI: the T7 release of the capture's layouts (default: the
+ *                                     build's -Deobi_release); packets of the other one are
+ *                                     counted in eobi.release_mismatch and not read
  *     --depth N                       levels per side printed (default 5)
  *     --instruments N                 registry capacity (default 8192)
  *     --orders N                      live orders capacity (default 2097152)
@@ -89,6 +92,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eobi_release.h"
 #include "replay_events.h"
 #include "replay_input.h"
 #include "replay_progress.h"
@@ -121,6 +125,7 @@ struct options {
     uint32_t topics;
     const char *snapshot; /* --snapshot FILE */
     uint32_t threads;
+    int eobi_release;
     struct tp_instrument_filter filter;
     struct replay_lines lines; /* --lines */
 };
@@ -136,7 +141,7 @@ static void usage(FILE *out)
             "         [--lines incr-a|incr-b|snap-a|snap-b|snap-mbo-a|snap-mbo-b|def-a|def-b"
             "=GROUP:PORT,...]\n"
             "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-            "definitions]] [--snapshot GLIMPSE] [--threads N] FILE\n"
+            "definitions]] [--snapshot GLIMPSE] [--threads N] [--eobi-release 6.0|7.0] FILE\n"
             "       tickplane-replay --version\n"
             "  --threads N  workers (default: the machine's cores), each framing the whole\n"
             "               capture and applying its share of the instruments; books,\n"
@@ -192,6 +197,7 @@ static int parse_options(int argc, char **argv, struct options *o)
                                           {"threads", required_argument, NULL, 't'},
                                           {"lines", required_argument, NULL, 'L'},
                                           {"gap-wait-us", required_argument, NULL, 'u'},
+                                          {"eobi-release", required_argument, NULL, 'R'},
                                           {NULL, 0, NULL, 0}};
     int c, rc = 0, which = 0;
 
@@ -202,6 +208,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->levels = 256;
     o->repeat = 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->eobi_release = TP_EOBI_RELEASE_DEFAULT;
     o->threads = cores < 1 ? 1 : cores > REPLAY_THREADS_MAX ? REPLAY_THREADS_MAX : (uint32_t)cores;
     tp_instrument_filter_init(&o->filter);
     while ((c = getopt_long(argc, argv, "", longs, &which)) != -1) {
@@ -281,6 +288,10 @@ static int parse_options(int argc, char **argv, struct options *o)
             }
             break;
         }
+        case 'R':
+            o->eobi_release = tp_eobi_release_parse(optarg);
+            rc = o->eobi_release < 0 ? -EINVAL : 0;
+            break;
         case 't':
             rc = parse_u32(optarg, &o->threads);
             rc = rc ? rc : (o->threads == 0 || o->threads > REPLAY_THREADS_MAX ? -EINVAL : 0);
@@ -520,7 +531,8 @@ int main(int argc, char **argv)
                                                       .digest = o.digest,
                                                       .filter = &o.filter,
                                                       .gap_wait_ns = o.gap_wait_ns,
-                                                      .warnings = run == 0 ? stderr : NULL},
+                                                      .warnings = run == 0 ? stderr : NULL,
+                                                      .eobi_release = (uint8_t)o.eobi_release},
                                            .threads = o.threads};
         if (o.lines.given)
             tp.replay.lines = &o.lines;

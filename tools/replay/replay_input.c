@@ -253,6 +253,8 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     if (rc == 0)
         rc = tp_eobi_feed_init(r->eobi, r->registry, r->books, p->filter, 0,
                                p->digest ? &digest_sink : &sink);
+    if (rc == 0)
+        rc = tp_eobi_feed_set_release(r->eobi, (enum tp_eobi_release)p->eobi_release);
     if (r->share != NULL)
         r->share->priority = r->itch.next_priority; /* the feed's first */
     return rc;
@@ -559,8 +561,9 @@ void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
             ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"rejected\":%" PRIu64
             ",\"definitions\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
             ",\"buffered\":%" PRIu64 ",\"snapshots\":%" PRIu64 ",\"snapshots_old\":%" PRIu64
-            ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32 "}}",
+            ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32
+            ",\"release_mismatch\":%" PRIu64 "}}",
             e->packets, e->snapshot_packets, e->messages, e->malformed, e->rejected, e->definitions,
             e->duplicates, e->gaps, e->buffered, e->snapshots, e->snapshots_old,
-            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi));
+            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi), e->release_mismatch);
 }

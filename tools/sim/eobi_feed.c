@@ -6,6 +6,7 @@
 
 #include "eobi_build.h"
 #include "eobi_feed.h"
+#include "eobi_release.h"
 #include "truth.h"
 
 void tp_sim_eobi_params_default(struct tp_sim_eobi_params *p)
@@ -15,12 +16,13 @@ void tp_sim_eobi_params_default(struct tp_sim_eobi_params *p)
     p->first_segment_id = 589;
     p->snapshot_every = 200;
     p->midnight_epoch_ns = UINT64_C(1764633600000000000); /* 2025-12-02 00:00 UTC */
+    p->release = TP_EOBI_RELEASE_DEFAULT;
 }
 
 int tp_sim_eobi_init(struct tp_sim_eobi_feed *f, struct tp_sim_model *m,
                      const struct tp_sim_eobi_params *p, const struct tp_sim_packet_sink *sink)
 {
-    if (p->segments < 1 || p->segments > 64)
+    if (p->segments < 1 || p->segments > 64 || p->release >= TP_EOBI_RELEASES)
         return -EINVAL;
     memset(f, 0, sizeof(*f));
     f->model = m;
@@ -53,7 +55,10 @@ static void packet_begin(struct tp_sim_eobi_feed *f, struct tp_eobi_builder *b, 
                                       .market_segment_id =
                                           f->params.first_segment_id + (int32_t)segment,
                                       .transact_time = f->params.midnight_epoch_ns + f->now_ns};
-    tp_eobi_build_begin(b, f->pkt.data, TP_SIM_MAX_PAYLOAD, &h, msg_seq);
+    tp_eobi_build_begin(b, f->pkt.data,
+                        f->params.release == TP_EOBI_RELEASE_6_0 ? TP_SIM_MAX_PAYLOAD
+                                                                 : TP_SIM_MAX_PAYLOAD * 2 / 3,
+                        &h, msg_seq);
 }
 
 static int packet_send(struct tp_sim_eobi_feed *f, struct tp_eobi_builder *b, uint8_t stream,
@@ -65,6 +70,15 @@ static int packet_send(struct tp_sim_eobi_feed *f, struct tp_eobi_builder *b, ui
     f->pkt.count = count;
     f->pkt.index = f->index[stream]++;
     f->pkt.len = (uint16_t)b->len;
+    if (f->params.release != TP_EOBI_RELEASE_6_0) {
+        uint8_t v6[TP_SIM_MAX_PAYLOAD];
+        memcpy(v6, f->pkt.data, b->len);
+        int n =
+            tp_eobi_packet_from_v6(f->params.release, v6, b->len, f->pkt.data, TP_SIM_MAX_PAYLOAD);
+        if (n < 0)
+            return n;
+        f->pkt.len = (uint16_t)n;
+    }
     f->pkt.stream = stream;
     f->pkt.line = 0;
     f->pkt.corrupt_xor = 0;

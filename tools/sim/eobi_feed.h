@@ -1,6 +1,8 @@
 /*
- * The model's events as a Eurex T7 EOBI 6.0 channel: incremental packets (lines A and B through
- * the fault injector) and the snapshot loop.
+ * The model's events as a Eurex T7 EOBI channel: incremental packets (lines A and B through
+ * the fault injector) and the snapshot loop, in the layouts of T7 release params.release (6.0 or
+ * 7.0: the packets are built in 6.0 layouts, at most 2/3 of a payload for 7.0 so that they fit
+ * once converted).
  *
  * Promises:
  * - Instrument id i is SecurityID TP_SIM_SECURITY_ID(i) in market segment
@@ -43,6 +45,8 @@ struct tp_sim_eobi_params {
     uint32_t snapshot_every;    /* incremental packets between segment snapshots (0: only the
                                  * closing loop) */
     uint64_t midnight_epoch_ns; /* TransactTime = this + venue time */
+    uint8_t release;            /* enum tp_eobi_release of the packets written (default: the
+                                 * build's -Deobi_release) */
 };
 
 void tp_sim_eobi_params_default(struct tp_sim_eobi_params *p);

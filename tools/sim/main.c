@@ -16,6 +16,7 @@
 
 #include "binaryfile_out.h"
 #include "eobi_feed.h"
+#include "eobi_release.h"
 #include "faults.h"
 #include "glimpse_server.h"
 #include "itch_feed.h"
@@ -110,6 +111,7 @@ enum {
     OPT_SNAPSHOT_MBO_ADDR,
     OPT_SNAPSHOT_EVERY,
     OPT_SEGMENTS,
+    OPT_EOBI_RELEASE,
     OPT_DEFINITION_EVERY,
     OPT_PACKET_BYTES,
     OPT_UNSEEN_LEVELS,
@@ -145,7 +147,7 @@ static void usage(FILE *out)
             "         --glimpse-drops N --glimpse-drop-after MSGS --glimpse-pause-us US\n"
             "mdp3:    --snapshot-every N --definition-every N (incremental packets)\n"
             "eobi:    --snapshot-every N (incremental packets between segment snapshots)\n"
-            "         --segments N (market segments)\n"
+            "         --segments N (market segments)  --eobi-release 6.0|7.0 (T7 layouts)\n"
             "faults:  --both-loss P  --seq-reset-at N (messages)\n"
             "         --unseen-levels ID:N (mdp3: instrument ID's book existed before the "
             "capture)\n");
@@ -253,6 +255,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"snapshot-mbo-addr", required_argument, NULL, OPT_SNAPSHOT_MBO_ADDR},
         {"snapshot-every", required_argument, NULL, OPT_SNAPSHOT_EVERY},
         {"segments", required_argument, NULL, OPT_SEGMENTS},
+        {"eobi-release", required_argument, NULL, OPT_EOBI_RELEASE},
         {"definition-every", required_argument, NULL, OPT_DEFINITION_EVERY},
         {"packet-bytes", required_argument, NULL, OPT_PACKET_BYTES},
         {"unseen-levels", required_argument, NULL, OPT_UNSEEN_LEVELS},
@@ -401,6 +404,11 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_SEGMENTS:
             rc = parse_u32(optarg, &o->eobi.segments);
+            break;
+        case OPT_EOBI_RELEASE:
+            rc = tp_eobi_release_parse(optarg);
+            o->eobi.release = rc < 0 ? 0 : (uint8_t)rc;
+            rc = rc < 0 ? -EINVAL : 0;
             break;
         case OPT_DEFINITION_EVERY:
             rc = parse_u32(optarg, &o->mdp3.definition_every);

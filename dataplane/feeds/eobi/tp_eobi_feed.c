@@ -34,8 +34,36 @@ int tp_eobi_feed_init(struct tp_eobi_feed *f, struct tp_instruments *registry,
     f->filter = filter;
     f->channel = channel;
     f->snapshot_segment = NO_SEGMENT;
+    f->release = TP_EOBI_RELEASE_DEFAULT;
     if (sink)
         f->sink = *sink;
+    return 0;
+}
+
+int tp_eobi_feed_set_release(struct tp_eobi_feed *f, enum tp_eobi_release release)
+{
+    if (f == NULL || (unsigned)release >= TP_EOBI_RELEASES)
+        return -EINVAL;
+    f->release = (uint8_t)release;
+    return 0;
+}
+
+/* The packet in the feed's release, as the 6.0 form the feed reads; -EPROTO: another release. */
+static int in_release(struct tp_eobi_feed *f, const uint8_t **pkt, size_t *len)
+{
+    enum tp_eobi_release other;
+    if (tp_eobi_release_check(f->release, *pkt, *len, &other) < 0) {
+        f->counters.release_mismatch++;
+        f->release_seen = (uint8_t)other;
+        return -EPROTO;
+    }
+    if (f->release != TP_EOBI_RELEASE_6_0) {
+        int n = tp_eobi_packet_to_v6(f->release, *pkt, *len, f->converted, sizeof(f->converted));
+        if (n >= 0) {
+            *pkt = f->converted;
+            *len = (size_t)n;
+        }
+    }
     return 0;
 }
 
@@ -893,6 +921,8 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
     uint32_t si;
 
     f->counters.packets++;
+    if (in_release(f, &pkt, &len) != 0)
+        return -EPROTO;
     if (tp_eobi_packet_init(&p, pkt, len) != 0 || len > UINT16_MAX) {
         f->counters.malformed++;
         return -EBADMSG;
@@ -1166,6 +1196,11 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
     int r;
 
     f->counters.snapshot_packets++;
+    if (in_release(f, &pkt, &len) != 0) {
+        if (f->snapshot_segment != NO_SEGMENT)
+            f->segments[f->snapshot_segment].snapshot_whole = 0;
+        return -EPROTO;
+    }
     if (tp_eobi_packet_init(&p, pkt, len) != 0) {
         f->counters.malformed++;
         if (f->snapshot_segment != NO_SEGMENT)

@@ -1,5 +1,6 @@
 /*
- * EOBI feed handler: Eurex T7 EOBI 6.0 packets (codecs/eobi) -> instrument registry and books.
+ * EOBI feed handler: Eurex T7 EOBI packets (codecs/eobi; release 6.0 or 7.0, per feed) ->
+ * instrument registry and books.
  *
  * One tp_eobi_feed per EOBI channel: one incremental multicast group (after A/B arbitration by
  * the caller) and its snapshot group. A channel carries several products; each product is a
@@ -102,6 +103,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eobi_release.h"
 #include "tp_books.h"
 #include "tp_feed_sink.h"
 #include "tp_instrument_filter.h"
@@ -215,6 +217,7 @@ struct tp_eobi_feed_counters {
     uint64_t snapshot_duplicates; /* the other snapshot line's copy of a packet applied */
     uint64_t volume_adopted;      /* instruments whose volume a snapshot gave (TradeVolume) */
     uint64_t events;              /* end_of_event calls */
+    uint64_t release_mismatch;    /* packets of another T7 release: dropped, not read */
 };
 
 struct tp_eobi_feed {
@@ -234,6 +237,8 @@ struct tp_eobi_feed {
     uint32_t n_securities;
     struct tp_eobi_feed_counters counters;
     struct tp_feed_info info;
+    uint8_t release;      /* enum tp_eobi_release of the channel (tp_eobi_feed_set_release) */
+    uint8_t release_seen; /* the release of the last packet refused for release_mismatch */
     uint32_t buffer_used; /* bytes */
     uint32_t n_buffered;  /* packets */
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX * 2];
@@ -241,6 +246,7 @@ struct tp_eobi_feed {
     struct tp_eobi_security securities[TP_EOBI_FEED_SECURITIES];
     struct tp_eobi_buffered buffered[TP_EOBI_FEED_BUFFER_PACKETS];
     uint8_t buffer[TP_EOBI_FEED_BUFFER_BYTES];
+    uint8_t converted[UINT16_MAX]; /* a packet of release 7.0 in the 6.0 form */
 };
 
 /*
@@ -251,6 +257,15 @@ struct tp_eobi_feed {
 int tp_eobi_feed_init(struct tp_eobi_feed *f, struct tp_instruments *registry,
                       struct tp_books *books, const struct tp_instrument_filter *filter,
                       uint16_t channel, const struct tp_feed_sink *sink);
+
+/*
+ * Sets the T7 release whose layouts the feed's packets use (init sets TP_EOBI_RELEASE_DEFAULT).
+ * A packet of another release (tp_eobi_release_check) is counted in release_mismatch and dropped
+ * whole (the call returns -EPROTO): its segment's next packet is a gap and recovers from a
+ * snapshot, the books stale meanwhile. Packets of a release other than 6.0 are converted to the
+ * 6.0 form (tp_eobi_packet_to_v6) before they are read. Returns 0 or -EINVAL.
+ */
+int tp_eobi_feed_set_release(struct tp_eobi_feed *f, enum tp_eobi_release release);
 
 /*
  * Applies (or, for a RECOVERING segment, buffers) one incremental packet of len bytes received at

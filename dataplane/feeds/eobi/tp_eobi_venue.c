@@ -30,13 +30,15 @@ static const struct tp_venue_counter decode_counters[] = {
     COUNTER(gaps_filled),
     COUNTER(snapshot_duplicates),
     COUNTER(volume_adopted),
+    COUNTER(release_mismatch),
 };
 
 static int feed_init(void *feed, struct tp_instruments *registry, struct tp_books *books,
-                     const struct tp_instrument_filter *filter, uint16_t channel,
+                     const struct tp_instrument_filter *filter, uint16_t channel, uint8_t layout,
                      const struct tp_feed_sink *sink)
 {
-    return tp_eobi_feed_init(feed, registry, books, filter, channel, sink);
+    int rc = tp_eobi_feed_init(feed, registry, books, filter, channel, sink);
+    return rc != 0 ? rc : tp_eobi_feed_set_release(feed, (enum tp_eobi_release)layout);
 }
 
 static int feed_packet(void *feed, const uint8_t *payload, size_t len, uint64_t rx_tsc)
