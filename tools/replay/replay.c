@@ -70,7 +70,9 @@
  * ApplSeqNum. A gap no line fills, a capture that starts late, a sequence jump or a session
  * change the venue would not make is reported on stderr with the packet's number and offset
  * ("tickplane-replay: packet N (offset O): ..."), and books that may have missed messages are
- * flagged "stale" in the JSON. The exit status stays 0: the books are printed as they are.
+ * flagged "stale" in the JSON. An MDP3 order view that no order-level snapshot (53) has filled
+ * (orders from before the capture are not known) says "orders_incomplete": true, as the daemon's
+ * ordersIncomplete flag does. The exit status stays 0: the books are printed as they are.
  *
  * Progress (bytes, messages/s, time left) goes to stderr while it is a terminal, not with --quiet.
  *
@@ -400,6 +402,10 @@ static void print_books(FILE *out, const struct replay_threads *t, uint32_t dept
             fprintf(out, ",\"%sasks\":", prefix);
             print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_ASK, depth);
             fprintf(out, ",\"live_orders\":%" PRIu32, tp_books_orders(b, id));
+            /* An MDP3 order view holds the venue's orders only once a 53 (or a reset) filled it. */
+            if (in->venue == TP_VENUE_CME_MDP3)
+                fprintf(out, ",\"orders_incomplete\":%s",
+                        tp_mdp3_feed_state(&r->mdp3, id)->orders_complete ? "false" : "true");
         }
         fprintf(
             out,
