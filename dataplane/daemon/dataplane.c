@@ -22,11 +22,14 @@
 #include "publisher.h"
 #include "tp_instruments.h"
 
-#define BURST          32
-#define FRAME_AHEAD    2     /* frames prefetched ahead of the one handled */
-#define TIMER_US       100   /* gap windows, re-requests, IGMP: checked every 100 us */
-#define COUNTER_US     10000 /* counters copied to shared memory every 10 ms */
-#define HOST_FRAME_CAP TP_HOST_FRAME_MAX
+#define BURST       32
+#define FRAME_AHEAD 2     /* frames prefetched ahead of the one handled */
+#define TIMER_US    100   /* gap windows, re-requests, IGMP: checked every 100 us */
+#define COUNTER_US  10000 /* counters copied to shared memory every 10 ms */
+/* A copy takes microseconds; a reader that keeps finding the lcore inside one has found an lcore
+ * that is off its core mid-copy, and must not spin until it is back. */
+#define LATENCY_COPY_TRIES 1000
+#define HOST_FRAME_CAP     TP_HOST_FRAME_MAX
 
 static int timestamp_offset = -1;
 static uint64_t timestamp_flag; /* in ol_flags: a NIC wrote its receive time in the field */
@@ -138,17 +141,20 @@ static void export_counters(struct tp_dp_lcore *lc)
     atomic_store_explicit(&lc->latency_seq, seq + 2, memory_order_release);
 }
 
-void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
+bool tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
                         struct tp_histogram *gap_wait)
 {
-    for (;;) {
+    for (unsigned tries = 0; tries < LATENCY_COPY_TRIES; tries++) {
         uint64_t before = atomic_load_explicit(&lc->latency_seq, memory_order_acquire);
+        if (before & 1)
+            continue; /* the lcore is inside its copy */
         memcpy(latency, &lc->latency_export, sizeof(*latency));
         memcpy(gap_wait, &lc->gap_wait_export, sizeof(*gap_wait));
         atomic_thread_fence(memory_order_acquire);
-        if (!(before & 1) && atomic_load_explicit(&lc->latency_seq, memory_order_relaxed) == before)
-            return;
+        if (atomic_load_explicit(&lc->latency_seq, memory_order_relaxed) == before)
+            return true;
     }
+    return false;
 }
 
 static const char *venue_name(uint8_t venue)

@@ -124,8 +124,12 @@ struct tp_dp_lcore {
 /* The lcore's main loop (rte_eal_remote_launch); returns when *quit becomes true. */
 int tp_dp_lcore_main(void *arg);
 
-/* Control plane: consistent copies of the lcore's rx -> publish and gap-wait histograms. */
-void tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
+/*
+ * Control plane: consistent copies of the lcore's rx -> publish and gap-wait histograms. False,
+ * and the copies are not to be used, when the lcore stayed inside its own copy for a thousand
+ * tries (it is off its core): the caller never waits on a data lcore.
+ */
+bool tp_dp_latency_copy(struct tp_dp_lcore *lc, struct tp_histogram *latency,
                         struct tp_histogram *gap_wait);
 
 /*

@@ -805,8 +805,9 @@ static void merge_histograms(struct tp_daemon *d, bool gap_wait, struct tp_histo
     struct tp_histogram *one = malloc(2 * sizeof(*one));
     tp_hist_reset(out);
     for (unsigned l = 0; one != NULL && l < d->n_lcores; l++) {
-        tp_dp_latency_copy(&d->lcores[l].lc, &one[0], &one[1]);
-        tp_hist_merge(out, &one[gap_wait]);
+        /* An lcore off its core mid-copy: its previous figures are left out of this one. */
+        if (tp_dp_latency_copy(&d->lcores[l].lc, &one[0], &one[1]))
+            tp_hist_merge(out, &one[gap_wait]);
     }
     free(one);
     *ns_per_unit = 1e9 / (double)d->lcores[0].lc.tsc_hz;
