@@ -11,8 +11,9 @@ headers) checks tp_check_heartbeat and tp_check_writer every 5 ms while:
   - the data lcore's thread is stopped for 3 s: the main lcore's beats keep it alive;
   - the daemon is killed (SIGKILL): the strategy is told within the daemon's 1 s (plus a poll's
     slack), not the library's default 2 s.
-A stall in which the running thread itself was starved (ready, but given no CPU for the whole
-timeout: /proc schedstat) proves nothing either way and is tried again, up to 3 times.
+A stall in which the running thread's processor ran nothing for most of the timeout (a canary
+thread pinned to each processor tells; on a shared VM the hypervisor freezes a vCPU for seconds
+at a time) proves nothing either way and is tried again, up to 3 times.
 
 --soak SECONDS --load N: the daemon with the default timeout (bus.heartbeat_timeout_ms 5000)
 runs for SECONDS next to N busy processes (nice 10: the machine's load, not starving it), a
@@ -32,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import tpit
@@ -73,40 +75,50 @@ def data_lcore_thread(pid):
     fail("no worker thread in /proc/%d/task" % pid)
 
 
-def sched(pid, tid):
-    """A thread's run and run-queue wait times in ns (/proc/PID/task/TID/schedstat)."""
-    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
-        run, wait = f.read().split()[:2]
-    return int(run), int(wait)
+def processor_of(pid, tid):
+    """The processor a thread last ran on (/proc/PID/task/TID/stat, field 39)."""
+    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[36])
 
 
-def watch(lib, client, seconds, beating=None):
+class Canaries:
+    """One thread pinned to each processor, waking every 5 ms: when a processor's canary has not
+    run for a while, nothing on that processor has (the hypervisor froze the vCPU, or it was
+    saturated). The scheduler's own counters cannot tell: run and wait times are accounted
+    when a thread next runs, and a frozen vCPU accounts nothing until it resumes."""
+
+    def __init__(self):
+        self.last = {cpu: time.monotonic() for cpu in os.sched_getaffinity(0)}
+        self.stop = threading.Event()
+        for cpu in self.last:
+            threading.Thread(target=self.run, args=(cpu,), daemon=True).start()
+
+    def run(self, cpu):
+        os.sched_setaffinity(0, {cpu})
+        while not self.stop.wait(0.005):
+            self.last[cpu] = time.monotonic()
+
+    def idle_ms(self, cpu):
+        return (time.monotonic() - self.last.get(cpu, time.monotonic())) * 1000
+
+
+def watch(lib, client, seconds, beating=None, canaries=None):
     """Checks every 5 ms for `seconds`: the checks' first failure, or None.
 
     beating (pid, tid): the thread whose beats should keep the daemon alive. A failure then
-    says whether that thread was starved: it had not run for the whole timeout while it was
-    ready to (its run-queue wait grew by most of that time). A thread the scheduler does not
-    run cannot beat, and no design could tell it from a hung one; a thread that was not
-    runnable (blocked, say, on something the stopped thread holds) is a real failure."""
+    says whether that thread's processor ran nothing for most of the timeout (its canary): such
+    a thread cannot beat, and no design could tell it from a hung one; a failure while its
+    processor ran is real."""
     end = time.monotonic() + seconds
-    last_run_at = time.monotonic()
-    run, wait = sched(*beating) if beating else (0, 0)
-    wait_at_last_run = wait
     while time.monotonic() < end:
         hb, wr = lib.tp_check_heartbeat(client), lib.tp_check_writer(client)
-        now = time.monotonic()
-        if beating:
-            run_now, wait = sched(*beating)
-            if run_now != run:
-                run, last_run_at, wait_at_last_run = run_now, now, wait
         if hb != 0 or wr != 0:
             seen = {"heartbeat": hb, "writer": wr, "why": lib.tp_last_error(client).decode()}
             if beating:
-                idle_ms = (now - last_run_at) * 1000
-                seen["beating_thread_idle_ms"] = round(idle_ms)
-                seen["beating_thread_waited_ms"] = round((wait - wait_at_last_run) / 1e6)
-                seen["starved"] = idle_ms >= TIMEOUT_MS - BEAT_MS and \
-                    seen["beating_thread_waited_ms"] >= 0.8 * idle_ms
+                cpu = processor_of(*beating)
+                idle = canaries.idle_ms(cpu)
+                seen.update(processor=cpu, processor_idle_ms=round(idle),
+                            starved=idle >= 0.8 * TIMEOUT_MS)
             return seen
         time.sleep(0.005)
     return None
@@ -214,12 +226,13 @@ def main(tickplane, sim, lib_path, soak_seconds=None, load=0):
                 soak(lib, daemon, instance, sock, soak_seconds, load)
                 return
             worker = data_lcore_thread(daemon.pid)
+            canaries = Canaries()
             for name, tid, other in (("main lcore", daemon.pid, worker),
                                      ("data lcore", worker, daemon.pid)):
                 for attempt in range(STARVED_RETRIES + 1):
                     stop_thread(tid)
                     stopped = tid
-                    seen = watch(lib, client, STALL_S, (daemon.pid, other))
+                    seen = watch(lib, client, STALL_S, (daemon.pid, other), canaries)
                     resume_thread(tid)
                     stopped = None
                     if seen is None or not seen["starved"]:
