@@ -1594,6 +1594,7 @@ static void rnd_runs(const struct rnd_profile *profile)
 {
     rnd_p = profile;
     unsigned exact = 0, flagged = 0;
+    uint64_t held = 0, replies = 0; /* packets held behind gaps, replies that filled them */
     for (unsigned run = 0; run < 300; run++) {
         void *fs;
         setup_channel(&fs, 10, true);
@@ -1640,11 +1641,17 @@ static void rnd_runs(const struct rnd_profile *profile)
         if (tp_arb_counters(f->ch->arb)->skipped_msgs == 0 && f->ch->counters.feed_errors != 0)
             fail_msg("%s run %u: %lu messages refused with nothing skipped", rnd_p->name, run,
                      (unsigned long)f->ch->counters.feed_errors);
+        const struct tp_arb_counters *c = tp_arb_counters(f->ch->arb);
+        held += c->line[TP_LINE_A].held + c->line[TP_LINE_B].held;
+        replies += c->line[TP_LINE_RECOVERY].delivered;
         exact += flags == 0;
         flagged += flags != 0;
         teardown(&fs);
     }
-    print_message("random sessions (%s host): %u exact, %u flagged\n", rnd_p->name, exact, flagged);
+    print_message("random sessions (%s host): %u exact, %u flagged, %lu packets held, %lu "
+                  "replies applied\n",
+                  rnd_p->name, exact, flagged, (unsigned long)held, (unsigned long)replies);
+    assert_true(held > 1000 && replies > 1000);
     /* A good part of the runs recover everything: the test looks at healthy books too. */
     assert_true(3 * exact >= exact + flagged);
 }
