@@ -225,15 +225,17 @@ def eobi(sim, tool, p):
     edited = list(frames)
     edited[k] = frames[k].with_payload(bytes(payload))
     got, warnings = replay(tool, write(p("eobi-jump.pcap"), header, edited), "--venue", "eobi")
-    want = ("packet %d (offset %d): market segment %d ApplSeqNum %d, expected %d" %
-            (k + 1, offsets(frames)[k], segment, seq + 5000, seq))
+    # A lone jump is dropped as the arbiter drops one (implausible), and line B's copy of the
+    # packet keeps the segment whole: no gap, every book right and healthy.
+    want = ("packet %d (offset %d): market segment %d ApplSeqNum %d dropped as implausible" %
+            (k + 1, offsets(frames)[k], segment, seq + 5000))
     assert any(want in w for w in warnings), (want, warnings)
-    assert got["counters"]["eobi"]["gaps"] == 1, got["counters"]["eobi"]
+    counters = got["counters"]["eobi"]
+    assert counters["implausible"] == 1 and counters["gaps"] == 0, counters
     by_symbol = {i["symbol"]: i for i in got["instruments"]}
     for t in truth["instruments"]:
         g = by_symbol[str(t["security_id"])]
-        if g["stale"]:
-            continue
+        assert not g["stale"], t["security_id"]
         for side in ("bids", "asks"):
             assert [(l["price9"], l["qty"], l["orders"]) for l in t[side]] == \
                 [(l["price9"], l["qty"], l["orders"]) for l in g[side]], t["security_id"]

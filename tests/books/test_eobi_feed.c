@@ -815,6 +815,39 @@ static void test_sequence_reset(void **state)
     assert_int_equal(segment(f, SEG)->buffered_first, 2);
 }
 
+/*
+ * A lone packet far ahead (a forged or corrupt ApplSeqNum) is dropped and changes nothing; the
+ * genuine packets go on. A jump the next packet continues is a real loss: a gap.
+ */
+static void test_implausible_jump(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG, 3 + TP_EOBI_MAX_JUMP, SEC_A, BUY, T0 + 2, 99.0, 5), 0);
+    assert_int_equal(f->feed->counters.implausible, 1);
+    assert_int_equal(f->feed->counters.gaps, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(levels(f, SEC_A, TP_SIDE_BID), 1);
+    assert_int_equal(add_packet(f, SEG, 2, SEC_A, BUY, T0 + 3, 100.0, 2), 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 3, 2);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    /* A jump of TP_EOBI_MAX_JUMP past the expected packet is a plain gap. */
+    assert_int_equal(add_packet(f, SEG2, 1, SEC_C, BUY, T0 + 4, 10.0, 1), 0);
+    assert_int_equal(add_packet(f, SEG2, 1 + TP_EOBI_MAX_JUMP, SEC_C, BUY, T0 + 5, 10.0, 1), 0);
+    assert_int_equal(f->feed->counters.implausible, 1);
+    assert_int_equal(segment(f, SEG2)->state, TP_EOBI_SEGMENT_RECOVERING);
+    /* A longer jump, confirmed by the packet after it. */
+    uint64_t far = 3 + 2 * TP_EOBI_MAX_JUMP;
+    assert_int_equal(add_packet(f, SEG, far, SEC_A, BUY, T0 + 6, 98.0, 1), 0);
+    assert_int_equal(f->feed->counters.implausible, 2);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(add_packet(f, SEG, far + 1, SEC_A, BUY, T0 + 7, 98.0, 1), 0);
+    assert_int_equal(f->feed->counters.implausible, 2);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 1);
+}
+
 /* Malformed packets and messages: counted, nothing read outside, the segment recovers. */
 static void test_malformed(void **state)
 {
@@ -867,6 +900,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequence_reset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_implausible_jump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

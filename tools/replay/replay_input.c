@@ -405,7 +405,8 @@ static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
 {
     const struct tp_venue_feed_ops *feed = tp_venue_eobi.feed;
     enum replay_line_role role = replay_lines_role(&r->lines, u, eobi_kind(u));
-    uint64_t before = feed->messages(r->eobi), gaps = r->eobi->counters.gaps;
+    uint64_t before = feed->messages(r->eobi), gaps = r->eobi->counters.gaps,
+             implausible = r->eobi->counters.implausible;
     const struct tp_eobi_segment *seg =
         u->payload_len >= TP_EOBI_PACKET_HEADER_LEN
             ? tp_eobi_feed_segment(r->eobi, tp_eobi_packet_header_market_segment_id(u->payload))
@@ -421,6 +422,14 @@ static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t 
     r->messages += feed->messages(r->eobi) - before;
     if (r->eobi->counters.gaps != gaps)
         eobi_gap(r, u, expected, record, offset);
+    if (r->eobi->counters.implausible != implausible)
+        replay_warn(r,
+                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
+                    " ApplSeqNum %" PRIu64 " dropped as implausible (%" PRIu64
+                    " beyond the segment's highest, unconfirmed)",
+                    record, offset, tp_eobi_packet_header_market_segment_id(u->payload),
+                    tp_eobi_packet_header_appl_seq_num(u->payload),
+                    tp_eobi_packet_header_appl_seq_num(u->payload) - seg->highest_seq);
 }
 
 /*
@@ -562,8 +571,9 @@ void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
             ",\"definitions\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
             ",\"buffered\":%" PRIu64 ",\"snapshots\":%" PRIu64 ",\"snapshots_old\":%" PRIu64
             ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32
-            ",\"release_mismatch\":%" PRIu64 "}}",
+            ",\"release_mismatch\":%" PRIu64 ",\"implausible\":%" PRIu64 "}}",
             e->packets, e->snapshot_packets, e->messages, e->malformed, e->rejected, e->definitions,
             e->duplicates, e->gaps, e->buffered, e->snapshots, e->snapshots_old,
-            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi), e->release_mismatch);
+            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi), e->release_mismatch,
+            e->implausible);
 }

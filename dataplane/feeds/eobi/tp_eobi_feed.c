@@ -299,6 +299,33 @@ static void segment_gap(struct tp_eobi_feed *f, uint32_t si, uint64_t resume_seq
     }
 }
 
+/*
+ * A lone packet of a segment already followed whose ApplSeqNum jumps more than TP_EOBI_MAX_JUMP
+ * beyond the one expected next (or the highest taken): dropped (implausible), unless it continues a
+ * jump seen just before (above it, within TP_EOBI_MAX_JUMP), which confirms both. Every other
+ * packet raises the highest.
+ */
+static bool implausible_jump(struct tp_eobi_feed *f, struct tp_eobi_segment *seg,
+                             const uint8_t *pkt, uint64_t seq)
+{
+    if (seg->state == 0 || tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
+        seg->highest_seq = seq;
+        seg->jump_seq = 0;
+        return false;
+    }
+    uint64_t highest = seg->highest_seq > seg->next_seq ? seg->highest_seq : seg->next_seq;
+    if (seq > highest + TP_EOBI_MAX_JUMP &&
+        !(seg->jump_seq != 0 && seq > seg->jump_seq && seq - seg->jump_seq <= TP_EOBI_MAX_JUMP)) {
+        seg->jump_seq = seq;
+        f->counters.implausible++;
+        return true;
+    }
+    if (seq > seg->highest_seq)
+        seg->highest_seq = seq;
+    seg->jump_seq = 0;
+    return false;
+}
+
 /* ---- trading status --------------------------------------------------------------- */
 
 static uint8_t instrument_status(uint8_t security_status, uint8_t trading_status)
@@ -937,6 +964,8 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         tp_eobi_template_id(pkt + p.pos) == TP_EOBI_HEARTBEAT)
         return heartbeats(f, si, &p, rx_tsc);
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
+    if (implausible_jump(f, seg, pkt, seq))
+        return 0;
     if (__builtin_expect(seg->holding, 0)) {
         if (!wait_over(f, seg, rx_tsc))
             return holding_packet(f, si, pkt, len, seq, rx_tsc);

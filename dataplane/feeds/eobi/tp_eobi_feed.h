@@ -58,6 +58,11 @@
  *     when its ApplSeqNum is 1 (start of day), else it is a gap (late join). A packet with
  *     ApplSeqResetIndicator set, a malformed message and a book rejection (an order the book does
  *     not hold, capacity) are gaps too: the books of the segment can no longer be vouched for.
+ *   - implausible: a lone packet whose ApplSeqNum is more than TP_EOBI_MAX_JUMP beyond the one the
+ *     segment expects (or the highest it buffered) is dropped (implausible) and changes nothing, as
+ * the line arbiter does for ITCH and MDP3: one forged or corrupt packet must not move the segment
+ * past every genuine one. The next packet that continues the jump (above it, within
+ * TP_EOBI_MAX_JUMP) confirms it: a real loss of that many packets costs one packet more.
  *   - gap: every instrument of the segment is marked stale (sink->stale(instr, 1, expected, got),
  *     the low 32 bits of the ApplSeqNums; a rejection gives 0, 0), the segment is RECOVERING and
  *     its incremental packets from then on are buffered (TP_EOBI_FEED_BUFFER_BYTES and
@@ -116,6 +121,9 @@
 /* The recovery buffer: incremental packets of RECOVERING segments, bytes and packets. */
 #define TP_EOBI_FEED_BUFFER_BYTES   (1u << 21)
 #define TP_EOBI_FEED_BUFFER_PACKETS 16384
+/* Lone ApplSeqNum jumps larger than this are dropped until a second packet confirms them (the
+ * line arbiter's max_jump for ITCH and MDP3). */
+#define TP_EOBI_MAX_JUMP 4096
 
 /*
  * The book's order id of an EOBI order of one instrument: priority * 2 + (side == ask).
@@ -168,6 +176,8 @@ struct tp_eobi_segment {
      * wait in the buffer, in ApplSeqNum order) */
     uint64_t wait_since;
     uint64_t wait_through;
+    uint64_t highest_seq; /* the highest ApplSeqNum taken (applied, held or buffered) */
+    uint64_t jump_seq;    /* an unconfirmed jump's ApplSeqNum (0: none) */
 };
 
 /* One SecurityID slot (slots never move: nothing is removed until tp_eobi_feed_init). */
@@ -218,6 +228,7 @@ struct tp_eobi_feed_counters {
     uint64_t volume_adopted;      /* instruments whose volume a snapshot gave (TradeVolume) */
     uint64_t events;              /* end_of_event calls */
     uint64_t release_mismatch;    /* packets of another T7 release: dropped, not read */
+    uint64_t implausible;         /* lone packets jumping past TP_EOBI_MAX_JUMP: dropped */
 };
 
 struct tp_eobi_feed {

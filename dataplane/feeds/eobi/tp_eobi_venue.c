@@ -31,6 +31,7 @@ static const struct tp_venue_counter decode_counters[] = {
     COUNTER(snapshot_duplicates),
     COUNTER(volume_adopted),
     COUNTER(release_mismatch),
+    COUNTER(implausible),
 };
 
 static int feed_init(void *feed, struct tp_instruments *registry, struct tp_books *books,
