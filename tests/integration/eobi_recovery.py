@@ -17,7 +17,6 @@ usage: eobi_recovery.py TICKPLANE SIM CONSUMER
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
@@ -80,19 +79,11 @@ def main():
         cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap),
                                                  [tpit.EOBI_CHANNEL]),
                                 os.path.join(work, "config.json"))
-        ready = os.path.join(work, "ready")
-        consumer = subprocess.Popen(
-            [CONSUMER, "--instance", instance, "--truth", truth, "--ready", ready, "--venue",
-             "eurex", "--idle-ms", "20000", "--timeout-s", "100"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(work, "start"), [ready],
-                                 idle_exit_ms=2500)
-        summary = tpit.finish(daemon)
-        out, err = consumer.communicate(timeout=110)
-        if consumer.returncode != 0:
-            fail("consumer: exit %d %s\n%s" % (consumer.returncode, out, err[:2000]))
-        verdict = json.loads(out)
-        print("consumer: %s" % out.strip())
+        summary, verdict = tpit.run_consumed(
+            TICKPLANE, CONSUMER, cfg, instance, truth, work, "eobi",
+            ("--venue", "eurex", "--idle-ms", "20000", "--timeout-s", "100"))
+        out = json.dumps(verdict)
+        print("consumer: %s" % out)
         ch = summary["channels"][0]
         print("channel: %s" % json.dumps(ch))
         if verdict["instruments"] != rep["instruments"] or verdict["missing"] != 0:

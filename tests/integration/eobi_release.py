@@ -15,7 +15,6 @@ usage: eobi_release.py TICKPLANE SIM CONSUMER
 import copy
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -45,19 +44,11 @@ def main():
         channel["release"] = "7.0"
         cfg = tpit.write_config(tpit.base_config(instance, tpit.pcap_port(pcap), [channel]),
                                 os.path.join(work, "config70.json"))
-        ready = os.path.join(work, "ready")
-        consumer = subprocess.Popen(
-            [CONSUMER, "--instance", instance, "--truth", truth, "--ready", ready, "--venue",
-             "eurex", "--idle-ms", "20000", "--timeout-s", "100"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        daemon = tpit.start_held(TICKPLANE, cfg, os.path.join(work, "start70"), [ready],
-                                 idle_exit_ms=2500)
-        summary = tpit.finish(daemon)
-        out, err = consumer.communicate(timeout=110)
-        if consumer.returncode != 0:
-            fail("consumer: exit %d %s\n%s" % (consumer.returncode, out, err[:2000]))
-        verdict = json.loads(out)
-        print("consumer (7.0 channel): %s" % out.strip())
+        summary, verdict = tpit.run_consumed(
+            TICKPLANE, CONSUMER, cfg, instance, truth, work, "70",
+            ("--venue", "eurex", "--idle-ms", "20000", "--timeout-s", "100"))
+        out = json.dumps(verdict)
+        print("consumer (7.0 channel): %s" % out)
         if verdict["instruments"] != rep["instruments"] or verdict["missing"] != 0:
             fail("instruments: %s, the simulator defined %d" % (out, rep["instruments"]))
         if verdict["stale"] != 0 or verdict["ring_mismatches"] or verdict["state_mismatches"]:

@@ -218,6 +218,24 @@ def start_held(tickplane, cfg_path, start_file, ready_files=(), idle_exit_ms=Non
     return daemon
 
 
+def run_consumed(tickplane, consumer, cfg_path, instance, truth, work, name, consumer_args=(),
+                 idle_exit_ms=2500, timeout=110):
+    """The daemon held until a bus_consumer comparing with `truth` attached, run to its idle
+    exit. Returns (the daemon's summary, the consumer's verdict). `name` keeps the start and
+    ready files of several runs in one work directory apart."""
+    ready = os.path.join(work, "ready-" + name)
+    reader = subprocess.Popen(
+        [consumer, "--instance", instance, "--truth", truth, "--ready", ready,
+         *consumer_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    daemon = start_held(tickplane, cfg_path, os.path.join(work, "start-" + name), [ready],
+                        idle_exit_ms=idle_exit_ms)
+    summary = finish(daemon)
+    out, err = reader.communicate(timeout=timeout)
+    if reader.returncode != 0:
+        fail("consumer: exit %d %s\n%s" % (reader.returncode, out, err[:2000]))
+    return summary, json.loads(out)
+
+
 def finish(daemon, timeout=55, on_fail=fail, log=None):
     """Waits for the daemon's exit; returns its JSON summary (the last line of its output). Its
     stderr (the event log) goes to the list `log` if given."""
