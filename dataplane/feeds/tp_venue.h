@@ -23,6 +23,8 @@
  *   dataplane/feeds/tp_venues.c     the one list of the venues (tp_venue_get, tp_venue_find)
  *   control/config/                 its channel section (lines, recovery options)
  *   tools/sim/<venue>_feed.*        its simulator session
+ *   tools/dump/dump_<venue>.c       its tickplane-dump printer and options (struct dump_venue),
+ *                                   listed in tools/dump/dump_venues.c
  *
  * The channel (dataplane/daemon/channel.h) runs a venue's channels from this table: it asks it
  * for the arbiter's rules, picks its packet path by framing and its gap handling by recovery,

@@ -1,5 +1,6 @@
 /*
- * dump.h - tickplane-dump internals: the output context shared by the protocol printers.
+ * dump.h - tickplane-dump internals: the output context shared by the venues' printers
+ * (dump_venue.h).
  *
  * Every decoded message becomes one JSON line on stdout carrying where it came from (pcap frame
  * number, capture time, flow; or the BinaryFILE offset) and the protocol's sequence fields.
@@ -13,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flow_map.h"
+#include "dump_venue.h"
 #include "net_parse.h"
 
 struct dump_out {
@@ -26,8 +27,6 @@ struct dump_out {
     uint64_t malformed; /* malformed frames, packets or messages reported */
     uint64_t skipped;   /* frames that are not UDP over IPv4, or on no mapped flow */
     uint64_t tcp;       /* of those, TCP segments (a TCP-based feed is not decoded) */
-    /* enum tp_eobi_release of EOBI payloads (--eobi-release) */
-    uint8_t eobi_release;
 };
 
 /* Where a payload came from. */
@@ -39,7 +38,8 @@ struct dump_source {
 };
 
 /* Starts a message line: `{"frame":..,"ts_ns":..,"src":..,"dst":..,"vlan":..,"proto":..`. */
-void dump_line_start(struct dump_out *d, const struct dump_source *s, enum dump_proto proto);
+void dump_line_start(struct dump_out *d, const struct dump_source *s,
+                     const struct dump_venue *venue);
 
 /* Reports malformed input at byte offset (in the frame, or the file) and counts it. */
 void dump_malformed(struct dump_out *d, const struct dump_source *s, size_t offset, const char *fmt,
@@ -50,16 +50,5 @@ int dump_json_reserve(struct dump_out *d, size_t need);
 
 /* Writes len bytes as a JSON string, without trailing spaces and NULs. */
 void dump_json_string(FILE *f, const uint8_t *p, size_t len);
-
-/* Decode and print one UDP payload of each protocol. */
-void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
-                      size_t len);
-void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
-                      size_t len);
-void dump_eobi_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
-                      size_t len);
-
-/* Prints every message of a Nasdaq BinaryFILE (ITCH); 0, or -errno when it cannot be read. */
-int dump_binaryfile(struct dump_out *d, const char *path);
 
 #endif /* TP_DUMP_H */

@@ -40,8 +40,8 @@ static void print_itch_message(struct dump_out *d, const struct dump_source *s, 
         d->messages++;
 }
 
-void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
-                      size_t len)
+static void dump_itch_packet(struct dump_out *d, const struct dump_source *s,
+                             const uint8_t *payload, size_t len)
 {
     struct tp_mold_packet p;
     int kind = tp_mold_parse(&p, payload, len);
@@ -53,7 +53,7 @@ void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uin
         return;
     }
     if (kind != TP_MOLD_MESSAGES) {
-        dump_line_start(d, s, DUMP_PROTO_ITCH);
+        dump_line_start(d, s, &dump_venue_itch);
         fprintf(d->out, ",\"session\":");
         dump_json_string(d->out, p.session, TP_MOLD_SESSION_LEN);
         fprintf(d->out, ",\"seq\":%" PRIu64 ",\"mold\":\"%s\"}\n", p.sequence,
@@ -65,7 +65,7 @@ void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uin
     int rc;
     while ((rc = tp_mold_next(&p, &msg, &mlen)) == 1) {
         size_t offset = s->payload_offset + (size_t)(msg - payload);
-        dump_line_start(d, s, DUMP_PROTO_ITCH);
+        dump_line_start(d, s, &dump_venue_itch);
         fprintf(d->out, ",\"session\":");
         dump_json_string(d->out, p.session, TP_MOLD_SESSION_LEN);
         fprintf(d->out, ",\"seq\":%" PRIu64 ",\"count\":%u,\"index\":%u", p.sequence + p.index - 1,
@@ -78,7 +78,7 @@ void dump_itch_packet(struct dump_out *d, const struct dump_source *s, const uin
                        p.count, len);
 }
 
-int dump_binaryfile(struct dump_out *d, const char *path)
+static int dump_binaryfile(struct dump_out *d, const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
@@ -114,7 +114,7 @@ int dump_binaryfile(struct dump_out *d, const char *path)
         if ((rc = tp_binfile_next(&r, &msg, &mlen)) != 1)
             break;
         s.payload_offset = block;
-        dump_line_start(d, &s, DUMP_PROTO_ITCH);
+        dump_line_start(d, &s, &dump_venue_itch);
         fprintf(d->out, ",\"index\":%" PRIu64, ++index);
         print_itch_message(d, &s, msg, mlen, block + 2);
     }
@@ -125,3 +125,9 @@ int dump_binaryfile(struct dump_out *d, const char *path)
         munmap((void *)map, size);
     return 0;
 }
+
+static const struct dump_venue_file binaryfile = {
+    .flag = "binaryfile", .letter = 'b', .usage = "ITCH-BINARYFILE", .read = dump_binaryfile};
+
+const struct dump_venue dump_venue_itch = {
+    .name = "itch", .packet = dump_itch_packet, .file = &binaryfile};

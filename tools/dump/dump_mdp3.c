@@ -7,8 +7,8 @@
 #include "dump.h"
 #include "mdp3_packet.h"
 
-void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
-                      size_t len)
+static void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s,
+                             const uint8_t *payload, size_t len)
 {
     struct tp_mdp3_packet p;
     if (tp_mdp3_packet_init(&p, payload, len) < 0) {
@@ -28,7 +28,7 @@ void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uin
             else
                 n = tp_mdp3_msg_print_json(&m, d->json, d->json_cap);
         }
-        dump_line_start(d, s, DUMP_PROTO_MDP3);
+        dump_line_start(d, s, &dump_venue_mdp3);
         const char *name =
             m.schema_id == MKTDATA_SCHEMA_ID ? mktdata_message_name(m.template_id) : NULL;
         fprintf(d->out,
@@ -55,3 +55,5 @@ void dump_mdp3_packet(struct dump_out *d, const struct dump_source *s, const uin
         dump_malformed(d, s, s->payload_offset + p.error_offset,
                        "MDP3 MsgSize does not fit the packet (%zu bytes)", len);
 }
+
+const struct dump_venue dump_venue_mdp3 = {.name = "mdp3", .packet = dump_mdp3_packet};

@@ -14,7 +14,8 @@ static void print_endpoint(FILE *f, const char *name, uint32_t ip, uint16_t port
             ip & 0xff, port);
 }
 
-void dump_line_start(struct dump_out *d, const struct dump_source *s, enum dump_proto proto)
+void dump_line_start(struct dump_out *d, const struct dump_source *s,
+                     const struct dump_venue *venue)
 {
     FILE *f = d->out;
     if (s->udp == NULL) {
@@ -31,7 +32,7 @@ void dump_line_start(struct dump_out *d, const struct dump_source *s, enum dump_
         if (u->vlan_count == 2)
             fprintf(f, ",\"outer_vlan\":%u", u->outer_vlan);
     }
-    fprintf(f, ",\"proto\":\"%s\"", dump_proto_name(proto));
+    fprintf(f, ",\"proto\":\"%s\"", venue->name);
 }
 
 void dump_malformed(struct dump_out *d, const struct dump_source *s, size_t offset, const char *fmt,

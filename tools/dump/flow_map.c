@@ -11,31 +11,6 @@
 
 #include "flow_map.h"
 
-enum dump_proto dump_proto_parse(const char *name)
-{
-    if (strcmp(name, "mdp3") == 0)
-        return DUMP_PROTO_MDP3;
-    if (strcmp(name, "itch") == 0)
-        return DUMP_PROTO_ITCH;
-    if (strcmp(name, "eobi") == 0)
-        return DUMP_PROTO_EOBI;
-    return DUMP_PROTO_NONE;
-}
-
-const char *dump_proto_name(enum dump_proto proto)
-{
-    switch (proto) {
-    case DUMP_PROTO_MDP3:
-        return "mdp3";
-    case DUMP_PROTO_ITCH:
-        return "itch";
-    case DUMP_PROTO_EOBI:
-        return "eobi";
-    default:
-        return "none";
-    }
-}
-
 /* Parses an unsigned decimal in [0, max] spanning all of s. */
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
@@ -56,8 +31,8 @@ static int parse_rule(char *text, struct flow_rule *rule)
         return -EINVAL;
     *eq = '\0';
     *colon = '\0';
-    rule->proto = dump_proto_parse(eq + 1);
-    if (rule->proto == DUMP_PROTO_NONE)
+    rule->venue = dump_venue_find(eq + 1);
+    if (rule->venue == NULL)
         return -EINVAL;
     struct in_addr addr;
     if (inet_pton(AF_INET, text, &addr) != 1)
@@ -94,7 +69,8 @@ int flow_map_parse(struct flow_map *map, const char *spec, char *err, size_t err
             break;
         }
         if (parse_rule(item, &map->rules[map->count]) < 0) {
-            snprintf(err, errlen, "bad flow rule '%s' (want IP:PORT[@VLAN]=mdp3|itch|eobi)", shown);
+            snprintf(err, errlen, "bad flow rule '%s' (want IP:PORT[@VLAN]=%s)", shown,
+                     dump_venue_names());
             rc = -EINVAL;
             break;
         }
@@ -104,13 +80,13 @@ int flow_map_parse(struct flow_map *map, const char *spec, char *err, size_t err
     return rc;
 }
 
-enum dump_proto flow_map_lookup(const struct flow_map *map, const struct tp_flow_key *key)
+const struct dump_venue *flow_map_lookup(const struct flow_map *map, const struct tp_flow_key *key)
 {
     for (unsigned i = 0; i < map->count; i++) {
         const struct flow_rule *r = &map->rules[i];
         if (r->dst_ip == key->dst_ip && r->dst_port == key->dst_port &&
             (r->vlan == FLOW_MAP_ANY_VLAN || r->vlan == key->vlan))
-            return r->proto;
+            return r->venue;
     }
-    return DUMP_PROTO_NONE;
+    return NULL;
 }

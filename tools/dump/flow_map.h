@@ -1,7 +1,7 @@
 /*
- * flow_map.h - which protocol a UDP flow carries, for tickplane-dump.
+ * flow_map.h - which venue a UDP flow carries, for tickplane-dump.
  *
- * A map is parsed from "IP:PORT[@VLAN]=PROTO,..." (PROTO: mdp3, itch or eobi). A rule without @VLAN
+ * A map is parsed from "IP:PORT[@VLAN]=PROTO,..." (PROTO: a venue's name). A rule without @VLAN
  * matches the flow on any VLAN. A small fixed array searched linearly: the tool is not a hot
  * path and maps hold a handful of feeds.
  */
@@ -10,14 +10,8 @@
 
 #include <stdint.h>
 
+#include "dump_venue.h"
 #include "net_parse.h"
-
-enum dump_proto {
-    DUMP_PROTO_NONE = 0,
-    DUMP_PROTO_MDP3,
-    DUMP_PROTO_ITCH,
-    DUMP_PROTO_EOBI,
-};
 
 #define FLOW_MAP_MAX      64
 #define FLOW_MAP_ANY_VLAN 0xffffu
@@ -26,7 +20,7 @@ struct flow_rule {
     uint32_t dst_ip;
     uint16_t dst_port;
     uint32_t vlan; /* FLOW_MAP_ANY_VLAN or a VLAN id */
-    enum dump_proto proto;
+    const struct dump_venue *venue;
 };
 
 struct flow_map {
@@ -34,14 +28,10 @@ struct flow_map {
     struct flow_rule rules[FLOW_MAP_MAX];
 };
 
-/* "mdp3" / "itch" / "eobi" -> protocol; DUMP_PROTO_NONE for anything else. */
-enum dump_proto dump_proto_parse(const char *name);
-const char *dump_proto_name(enum dump_proto proto);
-
 /* Adds the rules of spec to map; 0, or -EINVAL with a message in err (errlen bytes). */
 int flow_map_parse(struct flow_map *map, const char *spec, char *err, size_t errlen);
 
-/* The protocol of the first matching rule, or DUMP_PROTO_NONE. */
-enum dump_proto flow_map_lookup(const struct flow_map *map, const struct tp_flow_key *key);
+/* The venue of the first matching rule, or NULL. */
+const struct dump_venue *flow_map_lookup(const struct flow_map *map, const struct tp_flow_key *key);
 
 #endif /* TP_DUMP_FLOW_MAP_H */

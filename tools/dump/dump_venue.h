@@ -1,0 +1,57 @@
+/*
+ * dump_venue.h - what tickplane-dump knows of a venue, one table per venue (dump_<venue>.c), all
+ * listed in dump_venues.c: adding a venue to the dump is adding its file and its list entry.
+ *
+ * A venue has a --proto / --map name, prints one UDP payload of its flows, may take options of
+ * its own (--eobi-release) and may read a file format of its own instead of a capture
+ * (--binaryfile, ITCH).
+ */
+#ifndef TP_DUMP_VENUE_H
+#define TP_DUMP_VENUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dump_out;
+struct dump_source;
+
+/* An option of the venue's, with an argument: --NAME ARG. */
+struct dump_venue_option {
+    const char *name;
+    const char *arg; /* the argument in the usage text: "6.0|7.0" */
+    /* Takes the option's value; 0, or -EINVAL with a message in err (errlen bytes). */
+    int (*set)(const char *value, char *err, size_t errlen);
+};
+
+/* A file of the venue's own format, read instead of a capture: --FLAG FILE. */
+struct dump_venue_file {
+    const char *flag;  /* "binaryfile" */
+    int letter;        /* its short option */
+    const char *usage; /* the file in the usage text: "ITCH-BINARYFILE" */
+    /* Prints every message of the file; 0, or -errno when it cannot be read. */
+    int (*read)(struct dump_out *d, const char *path);
+};
+
+struct dump_venue {
+    const char *name; /* --proto, --map and each line's "proto": "itch" */
+    void (*packet)(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
+                   size_t len);
+    const struct dump_venue_option *options;
+    unsigned n_options;
+    const struct dump_venue_file *file; /* NULL: captures only */
+};
+
+extern const struct dump_venue dump_venue_mdp3;
+extern const struct dump_venue dump_venue_itch;
+extern const struct dump_venue dump_venue_eobi;
+
+/* The venues in the order the usage text lists them, NULL-terminated. */
+extern const struct dump_venue *const dump_venues[];
+
+/* The venue named name, or NULL. */
+const struct dump_venue *dump_venue_find(const char *name);
+
+/* The venues' names joined by '|' ("mdp3|itch|eobi"). */
+const char *dump_venue_names(void);
+
+#endif /* TP_DUMP_VENUE_H */
