@@ -22,7 +22,9 @@
  *                                   tp_<venue>_venue.c: its struct tp_venue_ops
  *   dataplane/feeds/tp_venues.c     the one list of the venues (tp_venue_get, tp_venue_find)
  *   control/config/                 its channel section (lines, recovery options)
- *   tools/sim/<venue>_feed.*        its simulator session
+ *   tools/sim/<venue>_feed.*        its simulator session; tools/sim/sim_<venue>.c: its
+ *                                   tickplane-sim options and run (struct sim_venue), listed
+ *                                   in tools/sim/sim_venues.c
  *   tools/dump/dump_<venue>.c       its tickplane-dump printer and options (struct dump_venue),
  *                                   listed in tools/dump/dump_venues.c
  *
