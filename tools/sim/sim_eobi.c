@@ -27,14 +27,15 @@ static int run_eobi(struct sim_options *o, struct tp_sim_model *m, json_t *repor
     struct tp_sim_eobi_feed feed;
     struct tp_sim_packet_sink to_faults = sim_outputs_sink(&out);
     eobi.midnight_epoch_ns = o->endpoints.midnight_epoch_ns;
-    rc = tp_sim_eobi_init(&feed, m, &eobi, &to_faults);
-    if (rc == -EINVAL)
+    int init_rc = tp_sim_eobi_init(&feed, m, &eobi, &to_faults);
+    if (init_rc == -EINVAL)
         fprintf(stderr, "tickplane-sim eobi: --segments must be 1..64\n");
-    if (rc == 0)
-        rc = tp_sim_eobi_run(&feed, o->messages);
+    rc = init_rc == 0 ? tp_sim_eobi_run(&feed, o->messages) : init_rc;
     int close_rc = sim_outputs_close(&out);
     rc = rc < 0 ? rc : close_rc;
-    json_object_set_new(report, "eobi", tp_sim_eobi_report(&feed));
+    /* A session init refused has no counts (the report is not written then). */
+    if (init_rc == 0)
+        json_object_set_new(report, "eobi", tp_sim_eobi_report(&feed));
     sim_outputs_report(&out, o, report);
     return rc;
 }

@@ -35,15 +35,16 @@ static int run_mdp3(struct sim_options *o, struct tp_sim_model *m, json_t *repor
         mdp3.max_payload = o->packet_bytes;
         mdp3.pack_window_ns = TP_SIM_PACK_FILL;
     }
-    rc = tp_sim_mdp3_init(&feed, m, &mdp3, &to_faults);
-    if (rc == -EINVAL)
+    int init_rc = tp_sim_mdp3_init(&feed, m, &mdp3, &to_faults);
+    if (init_rc == -EINVAL)
         fprintf(stderr, "tickplane-sim mdp3: --depth must be %d..%d\n", TP_SIM_IMPLIED_DEPTH,
                 TP_SIM_MDP3_MAX_DEPTH);
-    if (rc == 0)
-        rc = tp_sim_mdp3_run(&feed, o->messages);
+    rc = init_rc == 0 ? tp_sim_mdp3_run(&feed, o->messages) : init_rc;
     int close_rc = sim_outputs_close(&out);
     rc = rc < 0 ? rc : close_rc;
-    json_object_set_new(report, "mdp3", tp_sim_mdp3_report(&feed));
+    /* A session init refused has no counts (the report is not written then). */
+    if (init_rc == 0)
+        json_object_set_new(report, "mdp3", tp_sim_mdp3_report(&feed));
     sim_outputs_report(&out, o, report);
     tp_sim_mdp3_free(&feed);
     return rc;
