@@ -9,6 +9,7 @@
 
 #include "config_loader.h"
 #include "cme_channels.h"
+#include "config_venue.h"
 #include "eobi_release.h"
 
 /*
@@ -168,10 +169,14 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     static const char *const keys[] = {"name",       "protocol", "venue",  "id",
                                        "lines",      "recovery", "schema", "rx_ports",
                                        "cme_config", "release",  NULL};
-    static const char *const protocols[] = {"mdp3", "itch", "eobi", NULL};
-    static const enum tp_cfg_protocol protocol_of[] = {TP_CFG_PROTO_MDP3, TP_CFG_PROTO_ITCH,
-                                                       TP_CFG_PROTO_EOBI};
-    static const char *const default_venue[] = {"CME", "NASDAQ", "EUREX"};
+    const char *protocols[16];
+    unsigned n_protocols = 0;
+    while (tp_cfg_venues[n_protocols] != NULL &&
+           n_protocols + 1 < sizeof(protocols) / sizeof(protocols[0])) {
+        protocols[n_protocols] = tp_cfg_venues[n_protocols]->name;
+        n_protocols++;
+    }
+    protocols[n_protocols] = NULL;
     memset(ch, 0, sizeof(*ch));
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
@@ -181,11 +186,11 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));
     int proto = -1;
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
-        ch->protocol = protocol_of[proto];
-    /* MoldUDP64 sends heartbeats when idle; an MDP3 channel's quiet spells are the operator's
-     * to bound (docs/CONFIG.md). */
-    ch->silence_ms = ch->protocol == TP_CFG_PROTO_ITCH ? 3000 : 0;
-    snprintf(ch->venue, sizeof(ch->venue), "%s", default_venue[proto < 0 ? 0 : proto]);
+        ch->protocol = tp_cfg_venues[proto]->protocol;
+    /* A refused protocol leaves the first venue's name (the document fails anyway). */
+    const struct tp_cfg_venue *venue = tp_cfg_venues[proto < 0 ? 0 : proto];
+    ch->silence_ms = proto < 0 ? 0 : venue->silence_ms;
+    snprintf(ch->venue, sizeof(ch->venue), "%s", venue->bus_name);
     get_name(ld, path, obj, "venue", false, ch->venue, sizeof(ch->venue));
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "id", 1, UINT32_MAX, false, &v))
