@@ -12,8 +12,9 @@
 #include "config_venue.h"
 
 /*
- * One line object. Values in *line on entry (imported from CME's file, or zero) are defaults the
- * JSON overrides; default_rx_port is the channel's rx_ports entry for this side (-1 if none).
+ * One line object. Values in *line on entry (imported from an exchange's file, or zero) are
+ * defaults the JSON overrides; default_rx_port is the channel's rx_ports entry for this side (-1 if
+ * none).
  */
 static void parse_line(struct loader *ld, const char *path, const json_t *obj,
                        struct tp_cfg_line *line, int default_rx_port)
@@ -50,7 +51,7 @@ static void parse_line(struct loader *ld, const char *path, const json_t *obj,
 
 /*
  * A/B pair object {"a": line, "b": line}; obj may be NULL when the pair was only imported from
- * CME's file. Side a is required unless imported.
+ * an exchange's file. Side a is required unless imported.
  */
 void parse_line_pair(struct loader *ld, const char *path, const json_t *obj,
                      struct tp_cfg_line pair[2], const int rx_ports[2], bool a_required)
@@ -328,6 +329,17 @@ void check_duplicate_lines(struct loader *ld)
     }
 }
 
+/* The key a channel's venue id came from: "id", or else the import that set it. */
+static const char *id_key(const json_t *obj)
+{
+    for (unsigned v = 0; json_object_get(obj, "id") == NULL && tp_cfg_venues[v] != NULL; v++) {
+        const char *key = tp_cfg_venues[v]->import_key;
+        if (key != NULL && json_object_get(obj, key) != NULL)
+            return key;
+    }
+    return "id";
+}
+
 /* One channels[] element, checked against the channels before it. */
 void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
 {
@@ -348,7 +360,7 @@ void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
         }
         if (ch->venue_channel_id != 0 && other->venue_channel_id == ch->venue_channel_id &&
             strcmp(other->venue, ch->venue) == 0) {
-            tp_jw_path_key(child, path, json_object_get(obj, "id") ? "id" : "cme_config");
+            tp_jw_path_key(child, path, id_key(obj));
             tp_jw_error(ld->errs, child, "%s channel %u is already channels[%u]", ch->venue,
                         ch->venue_channel_id, j);
             ld->channels_ok = false;
