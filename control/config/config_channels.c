@@ -1,19 +1,20 @@
 /*
- * The "channels" section: each venue channel's protocol (MDP3, ITCH, EOBI), venue, id, schema, its
- * A/B lines (multicast group, port, VLAN, source, rx port) written out or imported from a
- * CME config.xml, and its recovery (config_recovery.c). Validates the lines of a channel and,
- * across channels, that no two lines share a classification key.
+ * The "channels" section: each channel's protocol (one of the venues of config_venue.h), venue,
+ * id, layout release, its A/B lines (multicast group, port, VLAN, source, rx port) written out
+ * or imported by its venue from an exchange's file, its recovery (config_recovery.c) and its
+ * venue's own keys. Validates the lines of a channel and, across channels, that no two lines
+ * share a classification key.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "config_loader.h"
-#include "cme_channels.h"
-#include "eobi_release.h"
+#include "config_venue.h"
 
 /*
- * One line object. Values in *line on entry (imported from CME's file, or zero) are defaults the
- * JSON overrides; default_rx_port is the channel's rx_ports entry for this side (-1 if none).
+ * One line object. Values in *line on entry (imported from an exchange's file, or zero) are
+ * defaults the JSON overrides; default_rx_port is the channel's rx_ports entry for this side (-1 if
+ * none).
  */
 static void parse_line(struct loader *ld, const char *path, const json_t *obj,
                        struct tp_cfg_line *line, int default_rx_port)
@@ -50,7 +51,7 @@ static void parse_line(struct loader *ld, const char *path, const json_t *obj,
 
 /*
  * A/B pair object {"a": line, "b": line}; obj may be NULL when the pair was only imported from
- * CME's file. Side a is required unless imported.
+ * an exchange's file. Side a is required unless imported.
  */
 void parse_line_pair(struct loader *ld, const char *path, const json_t *obj,
                      struct tp_cfg_line pair[2], const int rx_ports[2], bool a_required)
@@ -80,112 +81,154 @@ void parse_line_pair(struct loader *ld, const char *path, const json_t *obj,
     }
 }
 
-/* Copy one CME connection into a line (defaults, the JSON may override). */
-static void import_cme_line(struct tp_cfg_line *line, const struct tp_cme_connection *c)
+/* A line pair under obj[key] (an object, side a required); obj[key] or NULL. */
+const json_t *parse_line_pair_key(struct loader *ld, const char *path, const json_t *obj,
+                                  const char *key, struct tp_cfg_line pair[2],
+                                  const int rx_ports[2])
 {
-    if (c == NULL)
-        return;
-    line->present = true;
-    line->group = c->ip;
-    line->port = c->port;
-    line->source = c->host_ip;
-    line->vlan = -1;
+    json_t *value = tp_jw_get(ld->errs, path, obj, key, JSON_OBJECT, false);
+    char child[TP_JW_PATH_MAX];
+    tp_jw_path_key(child, path, key);
+    parse_line_pair(ld, child, value, pair, rx_ports, true);
+    return value;
 }
 
-/* Returns false (with an error) if the channel could not be imported. */
-static bool import_cme(struct loader *ld, const char *path, const json_t *obj,
-                       struct tp_cfg_channel *ch)
+#define CHANNEL_KEYS_MAX 32
+
+/* The keys every channel has, every venue's, and "release": what a channel object may hold. */
+static void channel_keys(const char *keys[CHANNEL_KEYS_MAX + 1])
 {
-    static const char *const keys[] = {"file", "channel", NULL};
-    tp_jw_check_keys(ld->errs, path, obj, keys);
-    uint64_t id;
-    bool have_file = get_path(ld, path, obj, "file", true, false, ch->cme_config_file,
-                              sizeof(ch->cme_config_file));
-    bool have_id = tp_jw_uint(ld->errs, path, obj, "channel", 1, UINT32_MAX, true, &id);
-    if (!have_file || !have_id)
-        return false;
-    ch->cme_config_channel = (uint32_t)id;
-    struct tp_cme_channel *cme = malloc(sizeof(*cme));
-    if (cme == NULL) {
-        tp_jw_error(ld->errs, path, "out of memory");
-        return false;
+    static const char *const common[] = {"name",  "protocol", "venue",    "id",
+                                         "lines", "recovery", "rx_ports", NULL};
+    unsigned n = 0;
+    for (unsigned i = 0; common[i] != NULL; i++)
+        keys[n++] = common[i];
+    for (unsigned v = 0; tp_cfg_venues[v] != NULL; v++) {
+        const struct tp_cfg_venue *venue = tp_cfg_venues[v];
+        if (venue->import_key != NULL && n + 1 < CHANNEL_KEYS_MAX)
+            keys[n++] = venue->import_key;
+        for (const char *const *k = venue->channel_keys; k != NULL && *k != NULL; k++)
+            if (n + 1 < CHANNEL_KEYS_MAX)
+                keys[n++] = *k;
     }
-    bool ok = false;
-    char why[200];
-    int rc =
-        tp_cme_channel_load(ch->cme_config_file, ch->cme_config_channel, cme, why, sizeof(why));
-    if (rc != 0) {
-        tp_jw_error(ld->errs, path, "%s: %s", ch->cme_config_file, why);
-    } else if (tp_cme_channel_feed(cme, "I", 'A') == NULL &&
-               tp_cme_channel_feed(cme, "I", 'B') == NULL) {
-        tp_jw_error(ld->errs, path, "channel %u in %s has no incremental (I) UDP feed",
-                    ch->cme_config_channel, ch->cme_config_file);
-    } else {
-        ch->venue_channel_id = ch->cme_config_channel;
-        /* If CME lists only a B incremental feed, it becomes our primary line. */
-        const struct tp_cme_connection *ia = tp_cme_channel_feed(cme, "I", 'A');
-        import_cme_line(&ch->lines[0], ia ? ia : tp_cme_channel_feed(cme, "I", 'B'));
-        if (ia != NULL)
-            import_cme_line(&ch->lines[1], tp_cme_channel_feed(cme, "I", 'B'));
-        import_cme_line(&ch->snapshot[0], tp_cme_channel_feed(cme, "S", 'A'));
-        import_cme_line(&ch->snapshot[1], tp_cme_channel_feed(cme, "S", 'B'));
-        import_cme_line(&ch->definitions[0], tp_cme_channel_feed(cme, "N", 'A'));
-        import_cme_line(&ch->definitions[1], tp_cme_channel_feed(cme, "N", 'B'));
-        import_cme_line(&ch->snapshot_mbo[0], tp_cme_channel_feed(cme, "SMBO", 'A'));
-        import_cme_line(&ch->snapshot_mbo[1], tp_cme_channel_feed(cme, "SMBO", 'B'));
-        ok = true;
-    }
-    free(cme);
-    return ok;
+    keys[n++] = "release";
+    keys[n] = NULL;
 }
 
-/* "release": the T7 release of an EOBI channel's layouts (two run at once in a migration). */
+/* The venues whose channels name releases, for "only for protocol ...". */
+static void release_venues(char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (unsigned v = 0; tp_cfg_venues[v] != NULL && len < size; v++)
+        if (tp_cfg_venues[v]->release != NULL)
+            len += (size_t)snprintf(out + len, size - len, "%s%s", len ? " or " : "",
+                                    tp_cfg_venues[v]->name);
+}
+
+/* "release": the layout release of the venue's messages (two may run at once in a migration).
+ * A channel whose protocol was refused has it read by the first venue that has releases. */
 static void parse_release(struct loader *ld, const char *path, const json_t *obj,
-                          struct tp_cfg_channel *ch)
+                          struct tp_cfg_channel *ch, const struct tp_cfg_venue *venue)
 {
-    char child[TP_JW_PATH_MAX], name[16];
-    ch->eobi_release = TP_EOBI_RELEASE_DEFAULT;
+    char child[TP_JW_PATH_MAX], name[16], why[128];
     tp_jw_path_key(child, path, "release");
     if (json_object_get(obj, "release") == NULL)
         return;
-    if (ch->protocol != TP_CFG_PROTO_EOBI && ch->protocol != 0) {
-        tp_jw_error(ld->errs, child, "only for protocol eobi");
+    for (unsigned v = 0; venue == NULL && tp_cfg_venues[v] != NULL; v++)
+        if (tp_cfg_venues[v]->release != NULL)
+            venue = tp_cfg_venues[v];
+    if (venue == NULL || venue->release == NULL) {
+        char names[64];
+        release_venues(names, sizeof(names));
+        tp_jw_error(ld->errs, child, "only for protocol %s", names);
         return;
     }
     if (!tp_jw_string(ld->errs, path, obj, "release", sizeof(name), false, name))
         return;
-    int r = tp_eobi_release_parse(name);
-    if (r < 0)
-        tp_jw_error(ld->errs, child, "unknown T7 release \"%s\" (known: %s)", name,
-                    TP_EOBI_RELEASE_NAMES);
-    else
-        ch->eobi_release = (uint8_t)r;
+    if (venue->release(name, &ch->eobi_release, why, sizeof(why)) != 0)
+        tp_jw_error(ld->errs, child, "%s", why);
+}
+
+/* The venues' own channel keys: read by the channel's venue (every venue when its protocol was
+ * refused), refused on the channels of others. */
+static void parse_venue_keys(struct loader *ld, const char *path, const json_t *obj,
+                             struct tp_cfg_channel *ch, const struct tp_cfg_venue *mine)
+{
+    for (unsigned v = 0; tp_cfg_venues[v] != NULL; v++) {
+        const struct tp_cfg_venue *venue = tp_cfg_venues[v];
+        if (venue->channel_keys == NULL)
+            continue;
+        if (mine == NULL || mine == venue) {
+            venue->parse_channel(ld, path, obj, ch);
+            continue;
+        }
+        for (const char *const *k = venue->channel_keys; *k != NULL; k++) {
+            char child[TP_JW_PATH_MAX];
+            tp_jw_path_key(child, path, *k);
+            if (json_object_get(obj, *k) != NULL)
+                tp_jw_error(ld->errs, child, "only for protocol %s", venue->name);
+        }
+    }
+}
+
+/*
+ * The venues' imports of lines from an exchange's file, before "lines": refused on the channels
+ * of other venues. *imported tells whether one ran; false when the channel is not read further
+ * (a refused or failed import would only add follow-on errors).
+ */
+static bool import_lines(struct loader *ld, const char *path, const json_t *obj,
+                         struct tp_cfg_channel *ch, const struct tp_cfg_venue *mine, bool *imported)
+{
+    *imported = false;
+    for (unsigned v = 0; tp_cfg_venues[v] != NULL; v++) {
+        const struct tp_cfg_venue *venue = tp_cfg_venues[v];
+        if (venue->import_key == NULL)
+            continue;
+        json_t *value = tp_jw_get(ld->errs, path, obj, venue->import_key, JSON_OBJECT, false);
+        char child[TP_JW_PATH_MAX];
+        tp_jw_path_key(child, path, venue->import_key);
+        if (value == NULL)
+            continue;
+        if (mine != NULL && mine != venue) {
+            tp_jw_error(ld->errs, child, "only for protocol %s", venue->name);
+            return false;
+        }
+        if (!venue->import(ld, child, value, ch))
+            return false;
+        *imported = true;
+    }
+    return true;
 }
 
 static void parse_channel(struct loader *ld, const char *path, const json_t *obj,
                           struct tp_cfg_channel *ch)
 {
-    static const char *const keys[] = {"name",       "protocol", "venue",  "id",
-                                       "lines",      "recovery", "schema", "rx_ports",
-                                       "cme_config", "release",  NULL};
-    static const char *const protocols[] = {"mdp3", "itch", "eobi", NULL};
-    static const enum tp_cfg_protocol protocol_of[] = {TP_CFG_PROTO_MDP3, TP_CFG_PROTO_ITCH,
-                                                       TP_CFG_PROTO_EOBI};
-    static const char *const default_venue[] = {"CME", "NASDAQ", "EUREX"};
+    const char *protocols[16], *keys[CHANNEL_KEYS_MAX + 1];
+    unsigned n_protocols = 0;
+    while (tp_cfg_venues[n_protocols] != NULL &&
+           n_protocols + 1 < sizeof(protocols) / sizeof(protocols[0])) {
+        protocols[n_protocols] = tp_cfg_venues[n_protocols]->name;
+        n_protocols++;
+    }
+    protocols[n_protocols] = NULL;
     memset(ch, 0, sizeof(*ch));
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
-    ch->rerequest_max_messages = 100;
+    for (unsigned v = 0; tp_cfg_venues[v] != NULL; v++)
+        if (tp_cfg_venues[v]->defaults != NULL)
+            tp_cfg_venues[v]->defaults(ch);
+    channel_keys(keys);
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
     get_name(ld, path, obj, "name", true, ch->name, sizeof(ch->name));
     int proto = -1;
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
-        ch->protocol = protocol_of[proto];
-    /* MoldUDP64 sends heartbeats when idle; an MDP3 channel's quiet spells are the operator's
-     * to bound (docs/CONFIG.md). */
-    ch->silence_ms = ch->protocol == TP_CFG_PROTO_ITCH ? 3000 : 0;
-    snprintf(ch->venue, sizeof(ch->venue), "%s", default_venue[proto < 0 ? 0 : proto]);
+        ch->protocol = tp_cfg_venues[proto]->protocol;
+    const struct tp_cfg_venue *mine = proto < 0 ? NULL : tp_cfg_venues[proto];
+    ch->silence_ms = mine == NULL ? 0 : mine->silence_ms;
+    /* A refused protocol leaves the first venue's name (the document fails anyway). */
+    snprintf(ch->venue, sizeof(ch->venue), "%s", (mine ? mine : tp_cfg_venues[0])->bus_name);
     get_name(ld, path, obj, "venue", false, ch->venue, sizeof(ch->venue));
     uint64_t v;
     if (tp_jw_uint(ld->errs, path, obj, "id", 1, UINT32_MAX, false, &v))
@@ -206,17 +249,9 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
         }
     }
 
-    json_t *cme = tp_jw_get(ld->errs, path, obj, "cme_config", JSON_OBJECT, false);
-    tp_jw_path_key(child, path, "cme_config");
-    if (cme != NULL && ch->protocol != TP_CFG_PROTO_MDP3 && ch->protocol != 0) {
-        tp_jw_error(ld->errs, child, "only for protocol mdp3");
+    bool imported;
+    if (!import_lines(ld, path, obj, ch, mine, &imported))
         return;
-    }
-    /* A failed import already said why; its lines would only add follow-on errors. */
-    if (cme != NULL && !import_cme(ld, child, cme, ch))
-        return;
-
-    bool imported = cme != NULL;
     json_t *lines = tp_jw_get(ld->errs, path, obj, "lines", JSON_OBJECT, !imported);
     tp_jw_path_key(child, path, "lines");
     if (lines != NULL || ch->lines[0].present)
@@ -226,14 +261,8 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     tp_jw_path_key(child, path, "recovery");
     parse_recovery(ld, child, rec, ch, rx_ports);
 
-    parse_release(ld, path, obj, ch);
-
-    tp_jw_path_key(child, path, "schema");
-    if (json_object_get(obj, "schema") != NULL && ch->protocol != TP_CFG_PROTO_MDP3 &&
-        ch->protocol != 0)
-        tp_jw_error(ld->errs, child, "only for protocol mdp3");
-    else
-        get_path(ld, path, obj, "schema", false, true, ch->schema, sizeof(ch->schema));
+    parse_release(ld, path, obj, ch, mine);
+    parse_venue_keys(ld, path, obj, ch, mine);
 }
 
 /* Human form of a line's classification key for error messages. */
@@ -300,6 +329,17 @@ void check_duplicate_lines(struct loader *ld)
     }
 }
 
+/* The key a channel's venue id came from: "id", or else the import that set it. */
+static const char *id_key(const json_t *obj)
+{
+    for (unsigned v = 0; json_object_get(obj, "id") == NULL && tp_cfg_venues[v] != NULL; v++) {
+        const char *key = tp_cfg_venues[v]->import_key;
+        if (key != NULL && json_object_get(obj, key) != NULL)
+            return key;
+    }
+    return "id";
+}
+
 /* One channels[] element, checked against the channels before it. */
 void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
 {
@@ -320,7 +360,7 @@ void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
         }
         if (ch->venue_channel_id != 0 && other->venue_channel_id == ch->venue_channel_id &&
             strcmp(other->venue, ch->venue) == 0) {
-            tp_jw_path_key(child, path, json_object_get(obj, "id") ? "id" : "cme_config");
+            tp_jw_path_key(child, path, id_key(obj));
             tp_jw_error(ld->errs, child, "%s channel %u is already channels[%u]", ch->venue,
                         ch->venue_channel_id, j);
             ld->channels_ok = false;

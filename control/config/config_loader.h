@@ -88,9 +88,14 @@ void parse_channels_item(struct loader *ld, const char *path, const json_t *obj)
 void check_duplicate_lines(struct loader *ld);
 
 /* A/B pair object {"a": line, "b": line}; obj may be NULL when the pair was only imported from
- * CME's file. Side a is required unless imported. */
+ * an exchange's file. Side a is required unless imported. */
 void parse_line_pair(struct loader *ld, const char *path, const json_t *obj,
                      struct tp_cfg_line pair[2], const int rx_ports[2], bool a_required);
+
+/* The line pair under obj[key] (must be an object; side a required), returned, or NULL. */
+const json_t *parse_line_pair_key(struct loader *ld, const char *path, const json_t *obj,
+                                  const char *key, struct tp_cfg_line pair[2],
+                                  const int rx_ports[2]);
 
 /* All lines of a channel with their path suffixes (channel_lines returns their count). */
 struct line_ref {

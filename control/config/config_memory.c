@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config_loader.h"
+#include "config_venue.h"
 #include "preload_plan.h"
 
 void check_memory(struct loader *ld)
@@ -44,9 +45,10 @@ void check_memory(struct loader *ld)
  * a power of two of 12-byte slots, at least two per id of the window (so 24-48 bytes an id); the
  * order table has a power of two of 32-byte slots, at least two per order, and a window of recent
  * orders of 16 slots per order, at most 2^20, of 33 bytes;
- * the registry's ITCH locate maps 256 KiB per ITCH channel and 4 spares (for ITCH channels a
- * reload adds), and a few KiB of table headers and alignment. An mbuf with 2 KiB data room, 128 B
- * headroom, its header and mempool overhead is about 2.4 KiB; EAL itself about 48 MiB.
+ * the registry's locate maps 256 KiB per channel of a venue that takes one (ITCH) and 4 spares
+ * (for such channels a reload adds), and a few KiB of table headers and alignment. An mbuf with 2
+ * KiB data room, 128 B headroom, its header and mempool overhead is about 2.4 KiB; EAL itself about
+ * 48 MiB.
  */
 /* Slots of an open-addressing table for n keys: a power of two, at least 16 and 2 * n. */
 static uint64_t table_slots(uint64_t n)
@@ -79,8 +81,10 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
         recent = 0;
     uint64_t instruments = tp_config_lcore_window(cfg, l).ids;
     uint64_t locate_maps = 4;
-    for (unsigned c = 0; c < cfg->n_channels; c++)
-        locate_maps += cfg->channels[c].protocol == TP_CFG_PROTO_ITCH;
+    for (unsigned c = 0; c < cfg->n_channels; c++) {
+        const struct tp_cfg_venue *venue = tp_cfg_venue_get(cfg->channels[c].protocol);
+        locate_maps += venue != NULL && venue->locate_map;
+    }
     return headers_bytes + locate_maps * locate_map_bytes + instruments * per_instrument +
            table_slots(instruments) * lookup_slot_bytes + slots * order_slot_bytes +
            recent * recent_slot_bytes;
@@ -90,28 +94,18 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
  * Sizes behind the channel estimate, as dataplane/daemon/channel.c lays a channel out with the
  * parameters channels.c gives it (tests/control/test_memory_estimate.c holds the estimate to
  * tp_channel_memsize): the channel record (about 11 KiB), its arbiter's held packets (at most 4096
- * of 32 bytes); an ITCH channel's stage of 65,534 message pointers and lengths; an MDP3 channel's
- * 12-byte RptSeq and order-book state per instrument id of the capacity and its 4 MiB buffer of
- * incrementals kept for replay after a snapshot; an ITCH channel with a snapshot service
- * (recovery.snapshot) its buffer_messages of 64 bytes, the stream kept while a snapshot loads; an
- * EOBI channel's feed (struct tp_eobi_feed, about 3.9 MiB: its segment and SecurityID tables and
- * the 2 MiB buffer of incrementals kept while a segment waits for its snapshot).
+ * of 32 bytes), and what its venue adds (config_venue.h: channel_bytes). A channel whose
+ * protocol was refused is sized as the first venue's, so that the memory check still has a
+ * figure to give.
  */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
 {
-    const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32,
-                   itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 12,
-                   mdp3_replay_bytes = 4u << 20, eobi_feed_bytes = 4u << 20;
-    uint64_t total = channel_bytes + held_bytes;
-    if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH) {
-        total += itch_stage_bytes;
-        if (cfg->channels[c].glimpse.present)
-            total += 64ull * cfg->channels[c].glimpse.buffer_messages;
-    } else if (cfg->channels[c].protocol == TP_CFG_PROTO_EOBI)
-        total += eobi_feed_bytes;
-    else
-        total += mdp3_state_bytes * cfg->instruments.capacity + mdp3_replay_bytes;
-    return total;
+    const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32;
+    const struct tp_cfg_channel *ch = &cfg->channels[c];
+    const struct tp_cfg_venue *venue = tp_cfg_venue_get(ch->protocol);
+    if (venue == NULL)
+        venue = tp_cfg_venues[0];
+    return channel_bytes + held_bytes + venue->channel_bytes(cfg, ch);
 }
 
 uint64_t tp_config_preload_estimate(const struct tp_cfg_port *port)

@@ -13,7 +13,7 @@
 
 #include "bus/bus.h"
 #include "json_walk.h"
-#include "mdp3_schema_file.h"
+#include "config_venue.h"
 #include "pcap_reader.h"
 
 void tp_config_bus_params(const struct tp_config *cfg, struct tp_bus_params *bp)
@@ -224,10 +224,10 @@ int tp_config_check_resources(const struct tp_config *cfg, const struct tp_resou
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         const struct tp_cfg_channel *ch = &cfg->channels[c];
         char why[512], key[TP_JW_PATH_MAX];
-        if (ch->protocol != TP_CFG_PROTO_MDP3 || ch->schema[0] == '\0' ||
-            tp_mdp3_schema_file_check(ch->schema, why, sizeof(why)) == 0)
+        const char *file_key = NULL;
+        if (tp_cfg_venue_check_files(ch, &file_key, why, sizeof(why)) == 0)
             continue;
-        snprintf(key, sizeof(key), "channels[%u].schema", c);
+        snprintf(key, sizeof(key), "channels[%u].%s", c, file_key);
         tp_jw_error(errs, key, "%s", why);
     }
     check_memory(cfg, paths, errs);

@@ -23,7 +23,7 @@
 #include "bus_setup.h"
 #include "host.h"
 #include "log.h"
-#include "mdp3_schema_file.h"
+#include "config_venue.h"
 
 /*
  * A channel name as a label value inside a counter name: '.' separates the name's segments, so
@@ -171,13 +171,12 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
 {
     struct tp_daemon_lcore *dl = &d->lcores[l];
     struct tp_dp_lcore *lc = &dl->lc;
-    if (cc->protocol == TP_CFG_PROTO_MDP3 && cc->schema[0] != '\0') {
-        char why[512];
-        int rc = tp_mdp3_schema_file_check(cc->schema, why, sizeof(why));
-        if (rc != 0) {
-            snprintf(err, err_size, "channel \"%s\": %s", cc->name, why);
-            return rc;
-        }
+    char why[512];
+    const char *file_key = NULL;
+    int rc = tp_cfg_venue_check_files(cc, &file_key, why, sizeof(why));
+    if (rc != 0) {
+        snprintf(err, err_size, "channel \"%s\": %s", cc->name, why);
+        return rc;
     }
     struct tp_channel_params chp = {
         .protocol = (enum tp_channel_protocol)cc->protocol,

@@ -481,7 +481,8 @@ static void print_summary(const struct tp_daemon *d, double elapsed_s)
                ac->gap_filled, ac->skipped_msgs, ac->resets, ch->counters.stale_marks,
                ch->counters.recovering_marks, ch->counters.silences, ch->mold.counters.requests,
                ch->mold.counters.recovered, ch->mold.counters.given_up);
-        if (ch->params.protocol == TP_CHANNEL_MDP3) {
+        /* The packet path runs its feed and snapshot loop in the channel: their counters. */
+        if (ch->venue->framing == TP_FRAMING_PACKETS) {
             const struct tp_mdp3_recovery_counters *r = &ch->recovery.counters;
             const struct tp_mdp3_feed_counters *f = &ch->mdp3.counters;
             printf("{\"stale_events\":%lu,\"instruments_recovered\":%lu,"

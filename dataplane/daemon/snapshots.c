@@ -168,9 +168,7 @@ static struct tp_channel *channel_of(const struct tp_daemon *d, const struct sna
     for (unsigned c = 0; c < d->cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &d->cfg->channels[c];
         if (strcmp(cc->name, sc->name) == 0)
-            return cc->protocol == TP_CFG_PROTO_ITCH && cc->glimpse.present
-                       ? tp_daemon_channel(d, c)
-                       : NULL;
+            return cc->glimpse.present ? tp_daemon_channel(d, c) : NULL;
     }
     return NULL;
 }
@@ -181,7 +179,7 @@ int tp_daemon_snapshots_init(struct tp_daemon *d)
     memset(&snaps, 0, sizeof(snaps));
     for (unsigned c = 0; c < cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &cfg->channels[c];
-        if (cc->protocol != TP_CFG_PROTO_ITCH || !cc->glimpse.present)
+        if (!cc->glimpse.present)
             continue;
         if (snaps.pool == NULL) {
             snaps.pool =

@@ -21,7 +21,9 @@
  *   dataplane/feeds/<venue>/        tp_<venue>_feed.*: decode -> books; its recovery state;
  *                                   tp_<venue>_venue.c: its struct tp_venue_ops
  *   dataplane/feeds/tp_venues.c     the one list of the venues (tp_venue_get, tp_venue_find)
- *   control/config/                 its channel section (lines, recovery options)
+ *   control/config/venues/          config_<venue>.c: its struct tp_cfg_venue (config_venue.h):
+ *                                   its "protocol", defaults, channel and recovery keys, memory
+ *                                   and files; control/config/venues/config_venues.c lists them
  *   tools/sim/<venue>_feed.*        its simulator session; tools/sim/sim_<venue>.c: its
  *                                   tickplane-sim options and run (struct sim_venue), listed
  *                                   in tools/sim/sim_venues.c
