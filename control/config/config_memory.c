@@ -94,14 +94,15 @@ uint64_t tp_config_lcore_tables_estimate(const struct tp_config *cfg, unsigned l
  * 12-byte RptSeq and order-book state per instrument id of the capacity and its 4 MiB buffer of
  * incrementals kept for replay after a snapshot; an ITCH channel with a snapshot service
  * (recovery.snapshot) its buffer_messages of 64 bytes, the stream kept while a snapshot loads; an
- * EOBI channel's feed (struct tp_eobi_feed, about 3.9 MiB: its segment and SecurityID tables and
- * the 2 MiB buffer of incrementals kept while a segment waits for its snapshot).
+ * EOBI channel's feed (struct tp_eobi_feed, about 4.2 MiB: its segment and SecurityID tables,
+ * the 2 MiB buffer of incrementals kept while a segment waits for its snapshot and the 256 KiB
+ * of snapshot packets held for the other snapshot line).
  */
 uint64_t tp_config_channel_estimate(const struct tp_config *cfg, unsigned c)
 {
     const uint64_t channel_bytes = 16384, held_bytes = 4096 * 32,
                    itch_stage_bytes = 524288 + 131072, mdp3_state_bytes = 12,
-                   mdp3_replay_bytes = 4u << 20, eobi_feed_bytes = 4u << 20;
+                   mdp3_replay_bytes = 4u << 20, eobi_feed_bytes = 9u << 19;
     uint64_t total = channel_bytes + held_bytes;
     if (cfg->channels[c].protocol == TP_CFG_PROTO_ITCH) {
         total += itch_stage_bytes;
