@@ -1052,6 +1052,13 @@ static void snapshot_finish(struct tp_eobi_feed *f, int completed)
         end_of_event(f);
         return;
     }
+    if (seg->resume_seq != 0 && seg->snapshot_seq + 1 < seg->resume_seq) {
+        /* Packets after it were lost while it came: it no longer reaches the buffered run. */
+        f->counters.snapshots_old++;
+        seg->snapshot_skipping = 1;
+        end_of_event(f);
+        return;
+    }
     /* The instruments the snapshot did not name have no orders and no state left. */
     FOR_EACH_INSTRUMENT(f, si, s)
     {
@@ -1314,9 +1321,26 @@ static int snapshot_hole_before(const struct tp_eobi_feed *f, uint32_t si,
            !seg->snapshot_skipping;
 }
 
-/* Whether a snapshot packet of segment si is what the hold waits for. */
+/* Whether one of the first n held packets begins a pass of segment si. */
+static int held_pass_begins(const struct tp_eobi_feed *f, uint32_t si, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const struct tp_eobi_held_snapshot *h = &f->held_snapshots[i];
+        struct tp_eobi_packet p;
+        struct tp_eobi_msg m;
+        tp_eobi_packet_init(&p, f->snapshot_hold + h->offset, h->len);
+        if (h->segment == si && first_framed(&p, &m) && m.template_id == TP_EOBI_PRODUCT_SUMMARY)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Whether a snapshot packet of segment si, behind the first n held packets, is what the hold
+ * waits for (a packet after the next pass of its segment began belongs to that pass).
+ */
 static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
-                               const struct tp_eobi_packet *p)
+                               const struct tp_eobi_packet *p, uint32_t n)
 {
     struct tp_eobi_msg m;
 
@@ -1324,7 +1348,7 @@ static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
         return 0;
     if (f->snapshot_segment != NO_SEGMENT)
         return f->snapshot_segment == si && m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
-               m.msg_seq_num == f->segments[si].snapshot_msg_seq;
+               m.msg_seq_num == f->segments[si].snapshot_msg_seq && !held_pass_begins(f, si, n);
     return f->held_snapshots[0].segment == si && m.template_id == TP_EOBI_PRODUCT_SUMMARY;
 }
 
@@ -1409,7 +1433,7 @@ static void snapshot_release(struct tp_eobi_feed *f)
         for (uint32_t i = 1; i < f->n_snapshot_held && fill == 0; i++) {
             h = &f->held_snapshots[i];
             tp_eobi_packet_init(&p, f->snapshot_hold + h->offset, h->len);
-            if (snapshot_fills_hole(f, h->segment, &p))
+            if (snapshot_fills_hole(f, h->segment, &p, i))
                 fill = i;
         }
         if (fill == 0) {
@@ -1447,7 +1471,7 @@ static __attribute__((noinline)) int snapshot_arbitrate(struct tp_eobi_feed *f, 
     while (snapshot_wait_over(f, rx_tsc))
         snapshot_give_up(f);
     while (f->n_snapshot_held > 0) {
-        if (snapshot_fills_hole(f, si, p)) {
+        if (snapshot_fills_hole(f, si, p, f->n_snapshot_held)) {
             int rc = snapshot_apply(f, si, p, pkt, rx_tsc);
             f->counters.snapshot_filled++;
             snapshot_release(f);

@@ -77,7 +77,8 @@
  * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
  * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
  * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
- * segment's resume_seq (it predates the gap: snapshots_old); otherwise it is applied as it arrives:
+ * segment's resume_seq (it predates the gap: snapshots_old; at its end too, when a packet was lost
+ * while it came, the segment waits for the next one); otherwise it is applied as it arrives:
  * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
  * rebuilt from its orders, status and statistics entries; its volume and last trade are the
  * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
