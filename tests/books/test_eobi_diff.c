@@ -13,6 +13,12 @@
  * shown as healthy once the feed could know.
  * At the end one last snapshot per recovering segment leaves every book healthy and equal.
  *
+ * The same on two lines (run_lines): each packet and snapshot packet goes out on lines A and B,
+ * B late, each line losing, duplicating and reordering some (within the wait), some lost on both;
+ * the feed arbitrates them itself. Whenever a segment has applied every packet sent and waits
+ * for nothing, its books are unflagged and equal the model; at the end every book equals the
+ * model or is flagged, and the last snapshots leave every book healthy and equal.
+ *
  * TP_EOBI_DIFF_PACKETS sets the number of incremental packets (default 200000).
  */
 #include <errno.h>
@@ -84,6 +90,7 @@ struct harness {
      * the model until its next packet arrives (and reveals the gap). */
     uint8_t unnoticed[SEGMENTS];
     uint64_t checks, recoveries_seen, lost, lost_snapshots;
+    uint64_t passes; /* snapshot passes made */
 };
 
 static uint64_t rnd(struct model *m)
@@ -307,7 +314,9 @@ static void snapshot_packet_begin(struct harness *h, unsigned seg, struct tp_eob
                                   uint32_t msg_seq)
 {
     struct pending_snapshot *s = &h->snap[seg];
-    struct tp_eobi_packet_header hd = {.market_segment_id = segment_ids[seg], .transact_time = T0};
+    /* Each pass is sent later than the one before: its copy on the other line is told by it. */
+    struct tp_eobi_packet_header hd = {.market_segment_id = segment_ids[seg],
+                                       .transact_time = T0 + h->passes};
 
     tp_eobi_build_begin(b, s->pkt[s->n], PKT_MAX, &hd, msg_seq);
 }
@@ -337,6 +346,7 @@ static void make_snapshot(struct harness *h, unsigned seg)
     s->active = 1;
     s->delay = SNAP_DELAY;
     s->n = 0;
+    h->passes++;
     snapshot_packet_begin(h, seg, &b, 1);
     TP_EOBI_BUILD(&b, product_summary, &ps);
     for (unsigned sec = seg; sec < SECURITIES; sec += SEGMENTS) {
@@ -383,36 +393,45 @@ static void deliver_snapshot(struct harness *h, unsigned seg)
 
 /* ---- the comparison ---- */
 
+static void check_book(struct harness *h, unsigned sec, uint32_t id);
+
 /* Every unflagged book equals the model on both sides. */
 static void check_books(struct harness *h)
 {
-    struct model *m = &h->m;
-
     for (unsigned sec = 0; sec < SECURITIES; sec++) {
         uint32_t id = tp_eobi_feed_instrument(h->feed, security_id(sec));
         if (id == TP_INSTRUMENT_NONE || h->stale[id] || h->unnoticed[sec % SEGMENTS])
             continue;
-        h->checks++;
-        for (unsigned side = 0; side < 2; side++) {
-            uint32_t k = 0;
-            for (int i = 0; i <= TICKS; i++) {
-                int tick = side == TP_SIDE_BID ? TICKS - i : i;
-                if (m->count[sec][side][tick] == 0)
-                    continue;
-                struct tp_level l;
-                k++;
-                assert_int_equal(
-                    tp_books_level(h->books, id, TP_BOOK_ORDERS, (enum tp_side)side, k, &l), 0);
-                assert_int_equal(l.price, price_of(tick) * 10);
-                assert_int_equal(l.qty, m->qty[sec][side][tick]);
-                assert_int_equal(l.count, m->count[sec][side][tick]);
-            }
-            assert_int_equal(tp_books_levels(h->books, id, TP_BOOK_ORDERS, (enum tp_side)side), k);
-        }
+        check_book(h, sec, id);
     }
 }
 
-static void one_packet(struct harness *h)
+/* Security sec's book (dense id) equals the model on both sides. */
+static void check_book(struct harness *h, unsigned sec, uint32_t id)
+{
+    struct model *m = &h->m;
+
+    h->checks++;
+    for (unsigned side = 0; side < 2; side++) {
+        uint32_t k = 0;
+        for (int i = 0; i <= TICKS; i++) {
+            int tick = side == TP_SIDE_BID ? TICKS - i : i;
+            if (m->count[sec][side][tick] == 0)
+                continue;
+            struct tp_level l;
+            k++;
+            assert_int_equal(
+                tp_books_level(h->books, id, TP_BOOK_ORDERS, (enum tp_side)side, k, &l), 0);
+            assert_int_equal(l.price, price_of(tick) * 10);
+            assert_int_equal(l.qty, m->qty[sec][side][tick]);
+            assert_int_equal(l.count, m->count[sec][side][tick]);
+        }
+        assert_int_equal(tp_books_levels(h->books, id, TP_BOOK_ORDERS, (enum tp_side)side), k);
+    }
+}
+
+/* The model's next incremental packet, in h->pkt: returns its segment. */
+static unsigned next_packet(struct harness *h)
 {
     struct model *m = &h->m;
     unsigned seg = below(m, SEGMENTS);
@@ -445,6 +464,14 @@ static void one_packet(struct harness *h)
             ev_trade_report(h, seg);
     }
     assert_int_equal(h->b.error, 0);
+    return seg;
+}
+
+static void one_packet(struct harness *h)
+{
+    struct model *m = &h->m;
+    unsigned seg = next_packet(h);
+
     h->unnoticed[seg] = below(m, 1000) < 15;
     if (h->unnoticed[seg])
         h->lost++;
@@ -523,6 +550,226 @@ static void run(uint64_t seed, uint64_t packets)
     free(h);
 }
 
+/* ---- lines A and B, arbitrated by the feed ---- */
+
+#define LINE_STEP 10  /* time between two of the venue's packets (rx TSC) */
+#define LINE_LAG  35  /* line B comes this much after line A */
+#define LINE_WAIT 100 /* a hole waits this long for the other line: more than lag and reorder */
+#define IN_FLIGHT 256
+
+/* One line's copy of a packet, on its way. */
+struct copy {
+    uint64_t time, serial;
+    uint8_t snapshot;
+    uint16_t len;
+    uint8_t pkt[PKT_MAX];
+};
+
+struct lines {
+    struct copy q[IN_FLIGHT];
+    uint32_t n;
+    uint64_t now, serial;
+    uint64_t pass_until; /* one segment's snapshot pass is on the lines until then */
+    uint64_t lost_one, lost_both, duplicated, reordered, snapshot_lost_one, snapshot_lost_both;
+};
+
+static void put(struct lines *L, uint64_t time, uint8_t snapshot, const uint8_t *pkt, size_t len)
+{
+    assert_true(L->n < IN_FLIGHT);
+    struct copy *c = &L->q[L->n++];
+    c->time = time;
+    c->serial = L->serial++;
+    c->snapshot = snapshot;
+    c->len = (uint16_t)len;
+    memcpy(c->pkt, pkt, len);
+}
+
+/* Delivers every copy due by `until` in time order, the feed polled as time goes. */
+static void deliver_until(struct harness *h, struct lines *L, uint64_t until)
+{
+    for (;;) {
+        uint32_t best = L->n;
+        for (uint32_t i = 0; i < L->n; i++)
+            if (L->q[i].time <= until &&
+                (best == L->n || L->q[i].time < L->q[best].time ||
+                 (L->q[i].time == L->q[best].time && L->q[i].serial < L->q[best].serial)))
+                best = i;
+        if (best == L->n)
+            break;
+        const struct copy *c = &L->q[best];
+        tp_eobi_feed_poll(h->feed, c->time);
+        int rc = c->snapshot ? tp_eobi_feed_snapshot_packet(h->feed, c->pkt, c->len, c->time)
+                             : tp_eobi_feed_packet(h->feed, c->pkt, c->len, c->time);
+        assert_int_equal(rc, 0);
+        L->q[best] = L->q[--L->n];
+    }
+    tp_eobi_feed_poll(h->feed, until);
+}
+
+/* The incremental packet in h->pkt on both lines: lost on one or both, duplicated, reordered. */
+static void send_lines(struct harness *h, struct lines *L)
+{
+    struct model *m = &h->m;
+    uint32_t r = below(m, 1000);
+
+    if (r < 10) {
+        L->lost_both++;
+        return;
+    }
+    for (int line = 0; line < 2; line++) {
+        uint64_t t = L->now + (line ? LINE_LAG : 0);
+        if (below(m, 1000) < 40) {
+            L->lost_one++;
+            continue;
+        }
+        if (below(m, 1000) < 30) {
+            t += LINE_STEP + LINE_STEP / 2; /* after its successor */
+            L->reordered++;
+        }
+        put(L, t, 0, h->pkt, h->b.len);
+        if (below(m, 1000) < 10) {
+            put(L, t + 3, 0, h->pkt, h->b.len);
+            L->duplicated++;
+        }
+    }
+}
+
+/* Segment seg's snapshot pass on both lines, each losing some of it, some lost on both. */
+static void send_pass(struct harness *h, struct lines *L, unsigned seg)
+{
+    struct pending_snapshot *s = &h->snap[seg];
+    uint64_t t = L->now + 3 * LINE_STEP;
+
+    make_snapshot(h, seg);
+    for (uint32_t i = 0; i < s->n; i++, t += 2) {
+        if (below(&h->m, 1000) < 10) {
+            L->snapshot_lost_both++;
+            continue;
+        }
+        for (int line = 0; line < 2; line++) {
+            if (below(&h->m, 1000) < 50)
+                L->snapshot_lost_one++;
+            else
+                put(L, t + (line ? LINE_LAG : 0), 1, s->pkt[i], s->len[i]);
+        }
+    }
+    L->pass_until = t + LINE_LAG + LINE_WAIT + 1;
+}
+
+/*
+ * A segment that has applied every packet sent and waits for nothing: its books are healthy and
+ * equal the model.
+ */
+static void check_caught_up(struct harness *h)
+{
+    for (unsigned seg = 0; seg < SEGMENTS; seg++) {
+        const struct tp_eobi_segment *s = tp_eobi_feed_segment(h->feed, segment_ids[seg]);
+        if (!s || s->state != TP_EOBI_SEGMENT_HEALTHY || s->holding ||
+            s->next_seq != h->m.seq[seg] + 1)
+            continue;
+        for (unsigned sec = seg; sec < SECURITIES; sec += SEGMENTS) {
+            uint32_t id = tp_eobi_feed_instrument(h->feed, security_id(sec));
+            if (id == TP_INSTRUMENT_NONE)
+                continue;
+            assert_int_equal(h->stale[id], 0);
+            check_book(h, sec, id);
+        }
+    }
+}
+
+static void run_lines(uint64_t seed, uint64_t packets)
+{
+    struct harness *h = test_zalloc(sizeof(*h));
+    struct lines *L = test_zalloc(sizeof(*L));
+    struct tp_feed_sink sink = {.stale = on_stale};
+
+    assert_non_null(h);
+    assert_non_null(L);
+    sink.ctx = h;
+    h->m.rng = seed;
+    h->m.next_prio = T0;
+    h->reg = test_registry(SECURITIES + 1, 0);
+    h->books = test_books(SECURITIES + 1, MAX_ORDERS + 16, TICKS + 4, 0, 0);
+    h->feed = test_zalloc(sizeof(*h->feed));
+    assert_non_null(h->feed);
+    assert_int_equal(tp_eobi_feed_init(h->feed, h->reg, h->books, NULL, 0, &sink), 0);
+    tp_eobi_feed_arbitrate(h->feed, LINE_WAIT, NULL, NULL);
+    for (uint64_t p = 0; p < packets; p++) {
+        L->now += LINE_STEP;
+        next_packet(h);
+        send_lines(h, L);
+        deliver_until(h, L, L->now);
+        for (unsigned seg = 0; seg < SEGMENTS && L->now >= L->pass_until; seg++) {
+            const struct tp_eobi_segment *s = tp_eobi_feed_segment(h->feed, segment_ids[seg]);
+            if (s && s->state == TP_EOBI_SEGMENT_RECOVERING) {
+                h->recoveries_seen++;
+                send_pass(h, L, seg);
+            }
+        }
+        check_caught_up(h);
+    }
+    /* The lines drain, the heartbeats tell each segment's last packet, the waits end. */
+    L->now += LINE_LAG + 2 * LINE_STEP;
+    deliver_until(h, L, L->now);
+    for (unsigned seg = 0; seg < SEGMENTS; seg++) {
+        struct tp_eobi_packet_header hd = {.market_segment_id = segment_ids[seg]};
+        tp_eobi_build_begin(&h->b, h->pkt, PKT_MAX, &hd, 0);
+        tp_eobi_build_heartbeat(&h->b, (uint32_t)h->m.seq[seg]);
+        assert_int_equal(tp_eobi_feed_packet(h->feed, h->pkt, h->b.len, L->now), 0);
+    }
+    L->now += LINE_WAIT + LINE_LAG + 64 * 2;
+    deliver_until(h, L, L->now);
+    /* Every book is the model's, or flagged. */
+    for (unsigned sec = 0; sec < SECURITIES; sec++) {
+        uint32_t id = tp_eobi_feed_instrument(h->feed, security_id(sec));
+        if (id != TP_INSTRUMENT_NONE && !h->stale[id])
+            check_book(h, sec, id);
+    }
+    /* The last passes, lossless, one after the other, recover every segment. */
+    for (unsigned seg = 0; seg < SEGMENTS; seg++) {
+        const struct tp_eobi_segment *s = tp_eobi_feed_segment(h->feed, segment_ids[seg]);
+        if (s && s->state == TP_EOBI_SEGMENT_RECOVERING) {
+            make_snapshot(h, seg);
+            for (uint32_t i = 0; i < h->snap[seg].n; i++)
+                assert_int_equal(tp_eobi_feed_snapshot_packet(h->feed, h->snap[seg].pkt[i],
+                                                              h->snap[seg].len[i], L->now),
+                                 0);
+        }
+    }
+    assert_int_equal(tp_eobi_feed_recovering(h->feed), 0);
+    for (unsigned id = 0; id <= SECURITIES; id++)
+        assert_int_equal(h->stale[id], 0);
+    uint64_t checks_before = h->checks;
+    check_books(h);
+    assert_int_equal(h->checks - checks_before, SECURITIES);
+    /* The run exercised what it is about. */
+    const struct tp_eobi_feed_counters *c = &h->feed->counters;
+    assert_true(c->held > 0 && c->gaps_filled > 0 && c->duplicates > 0);
+    assert_true(c->gaps > 0 && c->snapshots > 0);
+    assert_true(packets < 10000 || (c->snapshot_held > 0 && c->snapshot_filled > 0 &&
+                                    c->snapshot_given_up > 0 && c->snapshot_duplicates > 0));
+    assert_int_equal(c->rejected, 0);
+    assert_int_equal(c->execution_mismatch, 0);
+    assert_int_equal(c->malformed, 0);
+    print_message("eobi diff on two lines, seed %llu: %llu packets, %llu lost on one line, %llu "
+                  "on both, %llu reordered, %llu duplicated; held %llu, filled %llu, gaps %llu; "
+                  "snapshot packets held %llu, filled %llu, given up %llu; snapshots %llu "
+                  "(%llu broken), %llu book checks\n",
+                  (unsigned long long)seed, (unsigned long long)packets,
+                  (unsigned long long)L->lost_one, (unsigned long long)L->lost_both,
+                  (unsigned long long)L->reordered, (unsigned long long)L->duplicated,
+                  (unsigned long long)c->held, (unsigned long long)c->gaps_filled,
+                  (unsigned long long)c->gaps, (unsigned long long)c->snapshot_held,
+                  (unsigned long long)c->snapshot_filled, (unsigned long long)c->snapshot_given_up,
+                  (unsigned long long)c->snapshots, (unsigned long long)c->snapshots_broken,
+                  (unsigned long long)h->checks);
+    free(h->feed);
+    free(h->books);
+    free(h->reg);
+    free(L);
+    free(h);
+}
+
 static uint64_t packets_per_run(void)
 {
     const char *s = getenv("TP_EOBI_DIFF_PACKETS");
@@ -541,11 +788,18 @@ static void test_diff_seed_2(void **state)
     run(0xD1B54A32D192ED03ull, packets_per_run());
 }
 
+static void test_diff_two_lines_seed_1(void **state)
+{
+    (void)state;
+    run_lines(0x9E3779B97F4A7C15ull, packets_per_run());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_seed_1),
         cmocka_unit_test(test_diff_seed_2),
+        cmocka_unit_test(test_diff_two_lines_seed_1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -730,6 +730,144 @@ static void test_holes_filled_out_of_order(void **state)
     assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
 }
 
+/* A snapshot pass of SEG up to ApplSeqNum 2 in three packets, for either line. */
+struct snapshot_pass {
+    uint8_t pkt[3][256];
+    size_t len[3];
+};
+
+static void build_pass(struct fixture *f, struct snapshot_pass *pass)
+{
+    snapshot_begin(f, SEG, 2);
+    snapshot_instrument(f, SEC_A, 2, 203);
+    snapshot_order(f, BUY, T0 + 1, 100.0, 10);
+    pass->len[0] = f->b.len;
+    memcpy(pass->pkt[0], f->pkt, f->b.len);
+    uint32_t next = f->b.msg_seq_num;
+    struct tp_eobi_packet_header h = {.market_segment_id = SEG, .transact_time = T0};
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, next);
+    snapshot_order(f, BUY, T0 + 2, 100.0, 1);
+    pass->len[1] = f->b.len;
+    memcpy(pass->pkt[1], f->pkt, f->b.len);
+    next = f->b.msg_seq_num;
+    h.completion_indicator = 1;
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, next);
+    snapshot_instrument(f, SEC_B, 0, 203);
+    assert_int_equal(f->b.error, 0);
+    pass->len[2] = f->b.len;
+    memcpy(pass->pkt[2], f->pkt, f->b.len);
+}
+
+static int send_part(struct fixture *f, const struct snapshot_pass *pass, int part, uint64_t rx)
+{
+    return tp_eobi_feed_snapshot_packet(f->feed, pass->pkt[part], pass->len[part], rx);
+}
+
+/* SEG recovering after 2 was lost on both lines, the feed waiting 1000 for the other line. */
+static void recovering_with_wait(struct fixture *f)
+{
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 10), 0);
+    assert_int_equal(add_packet(f, SEG, 3, SEC_A, BUY, T0 + 3, 100.0, 1), 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    tp_eobi_feed_arbitrate(f->feed, 1000, NULL, NULL);
+}
+
+/*
+ * Line B lags: a snapshot packet lost on A waits for B's copy with the packets after it, and the
+ * pass completes; the copies B brings of the packets around it are dropped.
+ */
+static void test_snapshot_hole_filled_by_late_line(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f);
+    build_pass(f, &pass);
+    assert_int_equal(send_part(f, &pass, 0, 10), 0); /* A */
+    assert_int_equal(send_part(f, &pass, 2, 20), 0); /* A: 1 lost */
+    assert_int_equal(f->feed->counters.snapshot_held, 1);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    tp_eobi_feed_poll(f->feed, 20 + 999);                  /* the wait is not over */
+    assert_int_equal(send_part(f, &pass, 0, 20 + 999), 0); /* B's copies */
+    assert_int_equal(send_part(f, &pass, 1, 20 + 999), 0);
+    assert_int_equal(f->feed->counters.snapshot_filled, 1);
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    assert_int_equal(f->feed->n_snapshot_held, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 12, 3); /* 3 after the snapshot */
+    assert_int_equal(send_part(f, &pass, 2, 2000), 0);    /* B's last: the segment is healthy */
+    assert_int_equal(f->feed->counters.snapshots_ignored, 1);
+    assert_int_equal(f->feed->counters.snapshot_given_up, 0);
+}
+
+/*
+ * A snapshot packet lost on both lines: the pass waits, then is given up (the books stay
+ * flagged; the late copy changes nothing) and the next cycle recovers.
+ */
+static void test_snapshot_hole_on_both_lines(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f);
+    build_pass(f, &pass);
+    assert_int_equal(send_part(f, &pass, 0, 10), 0);
+    assert_int_equal(send_part(f, &pass, 2, 20), 0);
+    assert_int_equal(send_part(f, &pass, 0, 30), 0); /* B: 1 lost too */
+    assert_int_equal(send_part(f, &pass, 2, 40), 0);
+    assert_int_equal(f->feed->counters.snapshot_duplicates, 2);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    tp_eobi_feed_poll(f->feed, 20 + 1000);
+    assert_int_equal(f->feed->counters.snapshot_given_up, 1);
+    assert_int_equal(f->feed->counters.snapshots_broken, 1);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 1);
+    assert_int_equal(send_part(f, &pass, 1, 3000), 0); /* too late: the pass is over */
+    assert_int_equal(send_part(f, &pass, 2, 3000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(f->feed->n_snapshot_held, 0);
+    build_pass(f, &pass); /* the next cycle */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 4000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 12, 3); /* 3 after the snapshot */
+}
+
+/*
+ * A lagging line B also brings a lost ProductSummary: the pass's later packets and the next
+ * segment's snapshot wait behind it, then both apply.
+ */
+static void test_snapshot_summary_filled_by_late_line(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f);
+    assert_int_equal(add_packet(f, SEG2, 5, SEC_C, BUY, T0 + 5, 10.0, 1), 0); /* late join */
+    build_pass(f, &pass);
+    snapshot_begin(f, SEG2, 4);
+    f->pkt[21] = 1;
+    assert_int_equal(send_part(f, &pass, 1, 10), 0); /* A: 0 lost */
+    assert_int_equal(send_part(f, &pass, 2, 11), 0);
+    assert_int_equal(send_snapshot(f), 0); /* A: SEG2's whole snapshot, rx 7 */
+    assert_int_equal(f->feed->counters.snapshot_held, 3);
+    assert_int_equal(tp_eobi_feed_recovering(f->feed), 2);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 500), 0); /* B */
+    assert_int_equal(send_snapshot(f), 0);
+    assert_int_equal(f->feed->counters.snapshots, 2);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    assert_int_equal(tp_eobi_feed_recovering(f->feed), 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 12, 3); /* 3 after the snapshot */
+    expect_level(f, SEC_C, TP_SIDE_BID, 1, 10.0, 1, 1);
+}
+
 /* Late join: the first packet is not ApplSeqNum 1; the snapshot defines the instruments. */
 static void test_late_join(void **state)
 {
@@ -896,6 +1034,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_broken_snapshot_waits_for_next_cycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_gives_volume_and_last_trade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_holes_filled_out_of_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_hole_filled_by_late_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_hole_on_both_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_summary_filled_by_late_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),

@@ -55,11 +55,12 @@ static void parse_eobi_recovery(struct loader *ld, const char *path, const json_
     }
 }
 
-/* Its feed (struct tp_eobi_feed, about 3.9 MiB: its segment and SecurityID tables and the 2 MiB
- * buffer of incrementals kept while a segment waits for its snapshot). */
+/* Its feed (struct tp_eobi_feed, about 4.2 MiB: its segment and SecurityID tables, the 2 MiB
+ * buffer of incrementals kept while a segment waits for its snapshot and the 256 KiB of snapshot
+ * packets held for the other snapshot line). */
 static uint64_t channel_bytes(const struct tp_config *cfg, const struct tp_cfg_channel *ch)
 {
-    const uint64_t feed_bytes = 4u << 20;
+    const uint64_t feed_bytes = 9u << 19;
     (void)cfg;
     (void)ch;
     return feed_bytes;

@@ -864,11 +864,16 @@ static int wait_over(const struct tp_eobi_feed *f, const struct tp_eobi_segment 
     return now >= seg->wait_since && now - seg->wait_since >= f->gap_wait_tsc;
 }
 
+static int snapshot_wait_over(const struct tp_eobi_feed *f, uint64_t now);
+static void snapshot_give_up(struct tp_eobi_feed *f);
+
 void tp_eobi_feed_poll(struct tp_eobi_feed *f, uint64_t now)
 {
     for (uint32_t si = 0; si < TP_EOBI_FEED_SEGMENTS && f->holding > 0; si++)
         if (f->segments[si].holding && wait_over(f, &f->segments[si], now))
             hold_expire(f, si, now);
+    while (snapshot_wait_over(f, now))
+        snapshot_give_up(f);
 }
 
 /* A packet of heartbeats: a LastMsgSeqNumProcessed past the segment's last packet is a gap. */
@@ -1043,6 +1048,14 @@ static void snapshot_finish(struct tp_eobi_feed *f, int completed)
     seg->snapshot_active = 0;
     if (!completed || !seg->snapshot_whole || seg->snapshot_orders != 0) {
         f->counters.snapshots_broken++;
+        seg->snapshot_skipping = 1;
+        end_of_event(f);
+        return;
+    }
+    if (seg->resume_seq != 0 && seg->snapshot_seq + 1 < seg->resume_seq) {
+        /* Packets after it were lost while it came: it no longer reaches the buffered run. */
+        f->counters.snapshots_old++;
+        seg->snapshot_skipping = 1;
         end_of_event(f);
         return;
     }
@@ -1084,7 +1097,8 @@ static void snapshot_begin(struct tp_eobi_feed *f, uint32_t si, const struct tp_
 
     if (seg->state == 0)
         segment_gap(f, si, 0, 0, 0); /* joined on the snapshot: no incremental seen yet */
-    if (seg->resume_seq != 0 && last + 1 < seg->resume_seq) {
+    seg->snapshot_skipping = seg->resume_seq != 0 && last + 1 < seg->resume_seq;
+    if (seg->snapshot_skipping) {
         f->counters.snapshots_old++;
         return;
     }
@@ -1215,48 +1229,22 @@ static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
             tp_eobi_packet_header_transact_time(p->data) == seg->snapshot_time);
 }
 
-int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
-                                 uint64_t rx_tsc)
+/* A snapshot packet of segment si (framed by p) for the snapshot being applied, as it comes. */
+static int snapshot_apply(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet *p,
+                          const uint8_t *pkt, uint64_t rx_tsc)
 {
-    struct tp_eobi_packet p;
+    struct tp_eobi_segment *seg = &f->segments[si];
     struct tp_eobi_msg m;
-    struct tp_eobi_segment *seg;
-    uint32_t si;
     int r;
 
-    f->counters.snapshot_packets++;
-    if (in_release(f, &pkt, &len) != 0) {
-        if (f->snapshot_segment != NO_SEGMENT)
-            f->segments[f->snapshot_segment].snapshot_whole = 0;
-        return -EPROTO;
-    }
-    if (tp_eobi_packet_init(&p, pkt, len) != 0) {
-        f->counters.malformed++;
-        if (f->snapshot_segment != NO_SEGMENT)
-            f->segments[f->snapshot_segment].snapshot_whole = 0;
-        return -EBADMSG;
-    }
-    si = segment_index(f, tp_eobi_packet_header_market_segment_id(pkt), 1);
-    if (si == NO_SEGMENT) {
-        f->counters.registry_full++;
-        return -ENOSPC;
-    }
-    seg = &f->segments[si];
-    if (seg->holding && snapshot_reflects(&p, seg->next_seq))
-        hold_expire(f, si, rx_tsc); /* the hole is in the snapshot here: no need to wait */
-    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
-        /* Nothing in it can change a healthy segment: not even read. */
-        f->counters.snapshots_ignored++;
-        return 0;
-    }
-    if (snapshot_duplicate(f, si, &p)) {
+    if (snapshot_duplicate(f, si, p)) {
         f->counters.snapshot_duplicates++;
         return 0;
     }
     if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
         snapshot_finish(f, 0);
     packet_info(f, pkt, rx_tsc);
-    while ((r = tp_eobi_packet_next(&p, &m)) > 0) {
+    while ((r = tp_eobi_packet_next(p, &m)) > 0) {
         int t = tp_eobi_check(m.data, m.len);
         if (t == -EBADMSG) {
             f->counters.malformed++;
@@ -1295,8 +1283,254 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
     return r < 0 ? -EBADMSG : 0;
 }
 
+/* ---- holding the snapshot stream for the other line --------------------------------- */
+
+/*
+ * Both snapshot lines carry the same packets in the same order, one segment's pass after the
+ * other. A packet that does not continue the stream shows a hole: it and the packets after it
+ * wait (in arrival order) for the other line's copy of what is missing, as long as the
+ * incremental feed waits, before that pass is given up.
+ */
+
+/* The first message of a packet (framed only: template and MsgSeqNum), or 0 when it has none. */
+static int first_framed(const struct tp_eobi_packet *p, struct tp_eobi_msg *m)
+{
+    struct tp_eobi_packet q = *p;
+
+    return tp_eobi_packet_next(&q, m) > 0;
+}
+
+/*
+ * Whether a snapshot packet of segment si shows a hole before it: a snapshot is being applied and
+ * the packet is neither its next nor a copy of one applied (a later message, or the next pass: its
+ * tail is missing), or none is and the packet continues a pass of a recovering segment whose
+ * ProductSummary was not seen.
+ */
+static int snapshot_hole_before(const struct tp_eobi_feed *f, uint32_t si,
+                                const struct tp_eobi_packet *p)
+{
+    const struct tp_eobi_segment *seg = &f->segments[si];
+    struct tp_eobi_msg m;
+
+    if (!first_framed(p, &m) || snapshot_duplicate(f, si, p))
+        return 0;
+    if (f->snapshot_segment != NO_SEGMENT)
+        return f->snapshot_segment != si || m.template_id == TP_EOBI_PRODUCT_SUMMARY ||
+               m.msg_seq_num > f->segments[si].snapshot_msg_seq;
+    return m.template_id != TP_EOBI_PRODUCT_SUMMARY && seg->state == TP_EOBI_SEGMENT_RECOVERING &&
+           !seg->snapshot_skipping;
+}
+
+/* Whether one of the first n held packets begins a pass of segment si. */
+static int held_pass_begins(const struct tp_eobi_feed *f, uint32_t si, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const struct tp_eobi_held_snapshot *h = &f->held_snapshots[i];
+        struct tp_eobi_packet p;
+        struct tp_eobi_msg m;
+        tp_eobi_packet_init(&p, f->snapshot_hold + h->offset, h->len);
+        if (h->segment == si && first_framed(&p, &m) && m.template_id == TP_EOBI_PRODUCT_SUMMARY)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Whether a snapshot packet of segment si, behind the first n held packets, is what the hold
+ * waits for (a packet after the next pass of its segment began belongs to that pass).
+ */
+static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
+                               const struct tp_eobi_packet *p, uint32_t n)
+{
+    struct tp_eobi_msg m;
+
+    if (!first_framed(p, &m))
+        return 0;
+    if (f->snapshot_segment != NO_SEGMENT)
+        return f->snapshot_segment == si && m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
+               m.msg_seq_num == f->segments[si].snapshot_msg_seq && !held_pass_begins(f, si, n);
+    return f->held_snapshots[0].segment == si && m.template_id == TP_EOBI_PRODUCT_SUMMARY;
+}
+
+/* Whether a packet is held already (the other line's copy of it). */
+static int snapshot_held_copy(const struct tp_eobi_feed *f, const uint8_t *pkt, size_t len)
+{
+    for (uint32_t i = 0; i < f->n_snapshot_held; i++) {
+        const struct tp_eobi_held_snapshot *h = &f->held_snapshots[i];
+        if (h->len == len && memcmp(f->snapshot_hold + h->offset, pkt, len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Holds a snapshot packet of segment si behind the others: 0, or -ENOSPC (no room). */
+static int snapshot_hold(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
+                         uint64_t rx_tsc)
+{
+    if (f->n_snapshot_held == TP_EOBI_SNAPSHOT_HOLD_PACKETS || len > UINT16_MAX ||
+        len > TP_EOBI_SNAPSHOT_HOLD_BYTES - f->snapshot_hold_used)
+        return -ENOSPC;
+    if (f->n_snapshot_held == 0)
+        f->snapshot_wait_since = rx_tsc;
+    memcpy(f->snapshot_hold + f->snapshot_hold_used, pkt, len);
+    f->held_snapshots[f->n_snapshot_held++] = (struct tp_eobi_held_snapshot){
+        .rx_tsc = rx_tsc,
+        .offset = f->snapshot_hold_used,
+        .len = (uint16_t)len,
+        .segment = (uint16_t)si,
+    };
+    f->snapshot_hold_used += (uint32_t)len;
+    f->counters.snapshot_held++;
+    return 0;
+}
+
+/* Removes held packet i, keeping the others' bytes in their order. */
+static void snapshot_unhold(struct tp_eobi_feed *f, uint32_t i)
+{
+    struct tp_eobi_held_snapshot gone = f->held_snapshots[i];
+
+    memmove(f->snapshot_hold + gone.offset, f->snapshot_hold + gone.offset + gone.len,
+            f->snapshot_hold_used - gone.offset - gone.len);
+    f->snapshot_hold_used -= gone.len;
+    f->n_snapshot_held--;
+    for (uint32_t k = i; k < f->n_snapshot_held; k++) {
+        f->held_snapshots[k] = f->held_snapshots[k + 1];
+        f->held_snapshots[k].offset -= gone.len;
+    }
+}
+
+/* Applies held packet i and removes it. */
+static void snapshot_apply_held(struct tp_eobi_feed *f, uint32_t i)
+{
+    const struct tp_eobi_held_snapshot *h = &f->held_snapshots[i];
+    const uint8_t *pkt = f->snapshot_hold + h->offset;
+    struct tp_eobi_packet p;
+
+    tp_eobi_packet_init(&p, pkt, h->len);
+    if (f->segments[h->segment].state != TP_EOBI_SEGMENT_HEALTHY)
+        snapshot_apply(f, h->segment, &p, pkt, h->rx_tsc);
+    else
+        f->counters.snapshots_ignored++;
+    snapshot_unhold(f, i);
+}
+
+/*
+ * Applies the held packets in order while the stream runs on, taking a later one that fills a
+ * hole out of turn; at a hole none fills, the rest wait from when its first packet came.
+ */
+static void snapshot_release(struct tp_eobi_feed *f)
+{
+    while (f->n_snapshot_held > 0) {
+        const struct tp_eobi_held_snapshot *h = &f->held_snapshots[0];
+        struct tp_eobi_packet p;
+        uint32_t fill = 0;
+
+        tp_eobi_packet_init(&p, f->snapshot_hold + h->offset, h->len);
+        if (!snapshot_hole_before(f, h->segment, &p)) {
+            snapshot_apply_held(f, 0);
+            continue;
+        }
+        for (uint32_t i = 1; i < f->n_snapshot_held && fill == 0; i++) {
+            h = &f->held_snapshots[i];
+            tp_eobi_packet_init(&p, f->snapshot_hold + h->offset, h->len);
+            if (snapshot_fills_hole(f, h->segment, &p, i))
+                fill = i;
+        }
+        if (fill == 0) {
+            f->snapshot_wait_since = f->held_snapshots[0].rx_tsc;
+            return;
+        }
+        f->counters.snapshot_filled++;
+        snapshot_apply_held(f, fill);
+    }
+}
+
+/* The other line did not fill the hole in time: the pass it is in is given up. */
+static void snapshot_give_up(struct tp_eobi_feed *f)
+{
+    f->counters.snapshot_given_up++;
+    if (f->snapshot_segment != NO_SEGMENT)
+        snapshot_finish(f, 0);
+    else
+        f->segments[f->held_snapshots[0].segment].snapshot_skipping = 1;
+    snapshot_release(f);
+}
+
+static int snapshot_wait_over(const struct tp_eobi_feed *f, uint64_t now)
+{
+    return f->n_snapshot_held > 0 && now >= f->snapshot_wait_since &&
+           now - f->snapshot_wait_since >= f->gap_wait_tsc;
+}
+
+/* A snapshot packet of a segment that is not HEALTHY, with the other line waited for. */
+static __attribute__((noinline)) int snapshot_arbitrate(struct tp_eobi_feed *f, uint32_t si,
+                                                        struct tp_eobi_packet *p,
+                                                        const uint8_t *pkt, size_t len,
+                                                        uint64_t rx_tsc)
+{
+    while (snapshot_wait_over(f, rx_tsc))
+        snapshot_give_up(f);
+    while (f->n_snapshot_held > 0) {
+        if (snapshot_fills_hole(f, si, p, f->n_snapshot_held)) {
+            int rc = snapshot_apply(f, si, p, pkt, rx_tsc);
+            f->counters.snapshot_filled++;
+            snapshot_release(f);
+            return rc;
+        }
+        if (snapshot_duplicate(f, si, p) || snapshot_held_copy(f, pkt, len)) {
+            f->counters.snapshot_duplicates++;
+            return 0;
+        }
+        if (snapshot_hold(f, si, pkt, len, rx_tsc) == 0)
+            return 0;
+        snapshot_give_up(f); /* no room: what is held cannot wait longer */
+    }
+    if (snapshot_hole_before(f, si, p) && snapshot_hold(f, si, pkt, len, rx_tsc) == 0)
+        return 0;
+    return snapshot_apply(f, si, p, pkt, rx_tsc);
+}
+
+int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len,
+                                 uint64_t rx_tsc)
+{
+    struct tp_eobi_packet p;
+    struct tp_eobi_segment *seg;
+    uint32_t si;
+
+    f->counters.snapshot_packets++;
+    if (in_release(f, &pkt, &len) != 0) {
+        if (f->snapshot_segment != NO_SEGMENT)
+            f->segments[f->snapshot_segment].snapshot_whole = 0;
+        return -EPROTO;
+    }
+    if (tp_eobi_packet_init(&p, pkt, len) != 0) {
+        f->counters.malformed++;
+        if (f->snapshot_segment != NO_SEGMENT)
+            f->segments[f->snapshot_segment].snapshot_whole = 0;
+        return -EBADMSG;
+    }
+    si = segment_index(f, tp_eobi_packet_header_market_segment_id(pkt), 1);
+    if (si == NO_SEGMENT) {
+        f->counters.registry_full++;
+        return -ENOSPC;
+    }
+    seg = &f->segments[si];
+    if (seg->holding && snapshot_reflects(&p, seg->next_seq))
+        hold_expire(f, si, rx_tsc); /* the hole is in the snapshot here: no need to wait */
+    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
+        /* Nothing in it can change a healthy segment: not even read. */
+        f->counters.snapshots_ignored++;
+        return 0;
+    }
+    if (f->gap_wait_tsc != 0)
+        return snapshot_arbitrate(f, si, &p, pkt, len, rx_tsc);
+    return snapshot_apply(f, si, &p, pkt, rx_tsc);
+}
+
 void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f)
 {
+    while (f->n_snapshot_held > 0)
+        snapshot_give_up(f);
     snapshot_finish(f, 0);
 }
 

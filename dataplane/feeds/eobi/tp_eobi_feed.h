@@ -77,7 +77,8 @@
  * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
  * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
  * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
- * segment's resume_seq (it predates the gap: snapshots_old); otherwise it is applied as it arrives:
+ * segment's resume_seq (it predates the gap: snapshots_old; at its end too, when a packet was lost
+ * while it came, the segment waits for the next one); otherwise it is applied as it arrives:
  * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
  * rebuilt from its orders, status and statistics entries; its volume and last trade are the
  * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
@@ -124,6 +125,10 @@
 /* Lone ApplSeqNum jumps larger than this are dropped until a second packet confirms them (the
  * line arbiter's max_jump for ITCH and MDP3). */
 #define TP_EOBI_MAX_JUMP 4096
+/* Snapshot packets held behind a hole in the snapshot stream, while the other snapshot line may
+ * still bring it: packets and bytes. */
+#define TP_EOBI_SNAPSHOT_HOLD_PACKETS 256
+#define TP_EOBI_SNAPSHOT_HOLD_BYTES   (1u << 18)
 
 /*
  * The book's order id of an EOBI order of one instrument: priority * 2 + (side == ask).
@@ -171,7 +176,8 @@ struct tp_eobi_segment {
     uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
     uint8_t status;            /* product-level trading status (enum tp_trading_status) */
     uint8_t holding;           /* HEALTHY, waiting for the other line to fill next_seq */
-    uint8_t reserved[2];
+    uint8_t snapshot_skipping; /* the rest of its snapshot pass is not read (old or broken) */
+    uint8_t reserved;
     /* holding: since when (rx TSC), and the highest ApplSeqNum known to exist (held packets
      * wait in the buffer, in ApplSeqNum order) */
     uint64_t wait_since;
@@ -191,6 +197,14 @@ struct tp_eobi_security {
     uint32_t reserved;
 };
 #define TP_EOBI_FILTERED UINT32_MAX
+
+/* A snapshot packet held for the other snapshot line (its 6.0 form at `offset` of the hold). */
+struct tp_eobi_held_snapshot {
+    uint64_t rx_tsc;
+    uint32_t offset;
+    uint16_t len;
+    uint16_t segment;
+};
 
 /* A buffered incremental packet (its bytes at `offset` of the buffer). */
 struct tp_eobi_buffered {
@@ -225,6 +239,9 @@ struct tp_eobi_feed_counters {
     uint64_t snapshots_broken;    /* snapshots with a message or order missing: not trusted */
     uint64_t snapshots_ignored;   /* snapshot packets of healthy segments: not read */
     uint64_t snapshot_duplicates; /* the other snapshot line's copy of a packet applied */
+    uint64_t snapshot_held;       /* snapshot packets held behind a hole for the other line */
+    uint64_t snapshot_filled;     /* holes in the snapshot stream the other line filled */
+    uint64_t snapshot_given_up;   /* ... it did not fill in time: that pass is abandoned */
     uint64_t volume_adopted;      /* instruments whose volume a snapshot gave (TradeVolume) */
     uint64_t events;              /* end_of_event calls */
     uint64_t release_mismatch;    /* packets of another T7 release: dropped, not read */
@@ -252,12 +269,19 @@ struct tp_eobi_feed {
     uint8_t release_seen; /* the release of the last packet refused for release_mismatch */
     uint32_t buffer_used; /* bytes */
     uint32_t n_buffered;  /* packets */
+    /* The snapshot hold (tp_eobi_feed_arbitrate): packets in arrival order, the first one the
+     * packet that showed the hole, waiting since snapshot_wait_since (0 packets: no hole). */
+    uint32_t n_snapshot_held;
+    uint32_t snapshot_hold_used; /* bytes */
+    uint64_t snapshot_wait_since;
     struct tp_book_change changes[TP_BOOK_CHANGES_MAX * 2];
     struct tp_eobi_segment segments[TP_EOBI_FEED_SEGMENTS];
     struct tp_eobi_security securities[TP_EOBI_FEED_SECURITIES];
     struct tp_eobi_buffered buffered[TP_EOBI_FEED_BUFFER_PACKETS];
     uint8_t buffer[TP_EOBI_FEED_BUFFER_BYTES];
     uint8_t converted[UINT16_MAX]; /* a packet of release 7.0 in the 6.0 form */
+    struct tp_eobi_held_snapshot held_snapshots[TP_EOBI_SNAPSHOT_HOLD_PACKETS];
+    uint8_t snapshot_hold[TP_EOBI_SNAPSHOT_HOLD_BYTES];
 };
 
 /*
@@ -307,6 +331,14 @@ void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
  * (counted in gaps_filled), and a heartbeat past the segment's last packet waits the same way;
  * the hole becomes a gap only when the wait is over (seen by the next packet of the segment or
  * by tp_eobi_feed_poll) or the buffer is full; the held packets then wait for the snapshot.
+ * The snapshot stream is arbitrated the same way: a snapshot packet of a recovering segment that
+ * does not continue the stream (a MsgSeqNum skipped, the pass's tail or ProductSummary missing)
+ * is held with every snapshot packet after it, in arrival order (counted in snapshot_held; at
+ * most TP_EOBI_SNAPSHOT_HOLD_PACKETS and _BYTES), until the other line's copy of what is
+ * missing comes (snapshot_filled: the held packets then apply in order) or the wait is over (at
+ * the next snapshot packet, tp_eobi_feed_poll, tp_eobi_feed_snapshot_end or a full hold:
+ * snapshot_given_up; that pass is broken, the rest of it is not read, the held packets after it
+ * apply). The other line's copies of held packets are dropped (snapshot_duplicates).
  * released(ctx, rx_tsc, released_tsc), if not NULL, is called for each held packet when its
  * wait ends, before it is applied or kept for the snapshot. gap_wait_tsc 0 (the default): every
  * hole is a gap at once.
