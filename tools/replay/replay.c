@@ -52,12 +52,13 @@
  *     --symbols GLOB                  the event file holds only instruments matching GLOB
  *     --topics LIST                   the event file holds only these topics (comma-separated:
  *                                     depth, trades, orders, status, definitions)
- *     --threads N                     workers (default: the machine's cores): each frames the whole
- *                                     capture and applies the messages of its window of the
- *                                     instruments (replay_threads.h); books, warnings and the
- *                                     event file are those of one thread (of the JSON's counters,
- *                                     recent_orders and orders_spilled are the workers' windows'
- *                                     sums). MDP3, EOBI, --snapshot and --digest run on one worker
+ *     --threads N                     workers (default: the machine's cores): each applies the
+ *                                     messages of its window of the instruments, framed once
+ *                                     (BinaryFILE) or by each (pcap; replay_threads.h); books,
+ *                                     warnings and the event file are those of one thread (of
+ *                                     the JSON's counters, recent_orders and orders_spilled are
+ *                                     the workers' windows' sums). MDP3, EOBI, --snapshot and
+ *                                     --digest run on one worker
  *     --snapshot FILE                 a recorded GLIMPSE 5.0 session (the SoupBinTCP bytes a
  *                                     client receives, as tickplane-sim --glimpse-file writes)
  *                                     to start the ITCH books from: its messages first, then the
@@ -145,8 +146,8 @@ static void usage(FILE *out)
             "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
             "definitions]] [--snapshot GLIMPSE] [--threads N] [--eobi-release 6.0|7.0] FILE\n"
             "       tickplane-replay --version\n"
-            "  --threads N  workers (default: the machine's cores), each framing the whole\n"
-            "               capture and applying its share of the instruments; books,\n"
+            "  --threads N  workers (default: the machine's cores), each applying its share\n"
+            "               of the instruments (a BinaryFILE framed once); books,\n"
             "               warnings and event file are one thread's, byte for byte.\n"
             "               MDP3 and EOBI captures, --snapshot and --digest run on one.\n"
             "  --lines ROLE=GROUP:PORT,...  MDP3 and EOBI: which UDP flow is which line of the\n"
@@ -642,6 +643,11 @@ int main(int argc, char **argv)
             tp_instruments_count(t.replay[0].registry), totals.live_orders, totals.peak_live_orders,
             o.orders, table_bytes, ru.ru_maxrss, o.no_changes ? "false" : "true", recent,
             totals.orders_spilled);
+    /* The last run's CPU time of each worker thread, a message of the capture. */
+    for (uint32_t i = 0; workers > 1 && i < workers; i++)
+        fprintf(stderr, "%s%.2f%s", i ? "," : ",\"worker_cpu_ns_per_msg\":[",
+                messages ? t.cpu_seconds[i] * 1e9 / (double)messages : 0,
+                i + 1 == workers ? "]" : "");
     if (o.digest)
         fprintf(stderr,
                 ",\"change_digest\":\"%016" PRIx64 "\",\"digest_change_records\":%" PRIu64

@@ -304,6 +304,17 @@ static int run_binaryfile(struct replay *r)
     uint16_t len[BURST];
     int rc = 1;
 
+    if (r->share != NULL && r->share->handoff != NULL && !r->share->lead) {
+        replay_share_follow(r);
+        return 0;
+    }
+    if (r->share != NULL && r->share->handoff != NULL) {
+        size_t at;
+        if (replay_share_frame(r, &at) == 0)
+            return 0;
+        r->error_offset = at;
+        return REPLAY_EFRAME;
+    }
     tp_binfile_reader_init(&rd, r->data, r->len);
     while (r->share != NULL && rc == 1) {
         uint32_t n = 0;

@@ -11,6 +11,9 @@
  *    locates, malformed ones) go to the lead worker alone, so each counter counts once.
  *  - A new order gets the priority the whole feed would give it: a worker counts the new
  *    orders of the others as it passes them.
+ *  - BinaryFILE: only the lead frames the capture. It sorts each chunk of messages out into one
+ *    index list per worker (a stock directory in every list) and hands the chunk over
+ *    (struct replay_handoff); the other workers apply their lists and frame nothing.
  *  - A worker's messages wait REPLAY_SHARE_AHEAD of its own behind the framing, their order
  *    slots and best levels prefetched (the feed's burst does the same for one thread), and are
  *    applied in order; replay_share_flush applies those still waiting.
@@ -25,6 +28,7 @@
 
 struct replay;
 struct replay_log;
+struct replay_handoff;
 
 #define REPLAY_SHARE_AHEAD 16 /* a power of two */
 
@@ -49,8 +53,10 @@ struct replay_share {
     uint64_t priority; /* the priority the feed gives the next new order, over every worker's */
     uint64_t seq; /* messages and stale-marking passes so far: the order of what is published */
     uint64_t key; /* seq of the message being applied (or pass): what its records are keyed by */
-    struct replay_log *log;  /* with an event file: where the worker's records go (replay_log.h) */
-    uint32_t first, waiting; /* of pending[] */
+    struct replay_log *log; /* with an event file: where the worker's records go (replay_log.h) */
+    struct replay_handoff *handoff; /* BinaryFILE over threads: the lead's chunks; else NULL */
+    uint32_t worker;                /* this worker's index in the handoff's lists */
+    uint32_t first, waiting;        /* of pending[] */
     struct replay_share_pending pending[REPLAY_SHARE_AHEAD];
 };
 
@@ -66,6 +72,28 @@ void replay_share_message(struct replay *r, const uint8_t *msg, uint16_t len,
 /* The same for n messages in a row. */
 void replay_share_burst(struct replay *r, const uint8_t *const *msg, const uint16_t *len,
                         uint32_t n, struct tp_feed_info *info);
+
+/*
+ * The chunks the lead frames for the others (BinaryFILE): REPLAY_HANDOFF_SLOTS of them in a
+ * ring, each published with a release store and given back by every other worker with one.
+ */
+#define REPLAY_HANDOFF_CHUNK 1024 /* messages a chunk */
+#define REPLAY_HANDOFF_SLOTS 64   /* a power of two */
+
+/* 0, or -ENOMEM. owner_of: by instrument id, the worker whose window holds it. */
+int replay_handoff_open(struct replay_handoff **h, uint32_t workers, const uint8_t *owner_of,
+                        uint32_t instruments);
+void replay_handoff_close(struct replay_handoff *h);
+
+/*
+ * The lead: frames the BinaryFILE, sorts out and hands over every chunk, and applies its own
+ * messages. 0 at the end of the capture, or the BinaryFILE reader's negative error at
+ * *error_offset (the others get every chunk framed before it).
+ */
+int replay_share_frame(struct replay *r, size_t *error_offset);
+
+/* Any other worker: applies its messages of the lead's chunks to the last one. */
+void replay_share_follow(struct replay *r);
 
 /* Applies the messages still waiting (before a stale-marking pass, at the end). */
 void replay_share_flush(struct replay *r);

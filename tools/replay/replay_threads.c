@@ -84,6 +84,19 @@ static int census_pcap(struct census *c, enum replay_venue venue, bool verify_ch
     return venue == REPLAY_VENUE_ITCH ? 0 : -1;
 }
 
+/*
+ * The lead's part of the messages when it frames for n workers (BinaryFILE): framing plus its
+ * part of the books takes as long as another worker's part, lead = (1 - (n - 1) f) / n with f
+ * the framing's cost over the books' (FRAMING_PER_APPLY, measured: docs/BENCHMARKS.md).
+ */
+#define FRAMING_PER_APPLY 0.35
+
+static double lead_share(uint32_t n)
+{
+    double lead = (1 - (n - 1) * FRAMING_PER_APPLY) / n;
+    return lead > 0 ? lead : 0;
+}
+
 uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
                              const struct replay_params *p, const uint8_t *data, size_t len)
 {
@@ -117,11 +130,13 @@ uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
         n = threads < c->ids ? threads : c->ids;
         for (uint32_t id = 0; id < c->ids; id++)
             total += c->messages[id] + 1;
+        double lead = pcap ? 1.0 / n : lead_share(n);
         uint32_t w = 1;
         for (uint32_t id = 0; id < c->ids; id++) {
             acc += c->messages[id] + 1;
+            double cut = (double)total * (lead + (w - 1) * (1 - lead) / (n - 1));
             /* Cut after this id once the share is reached, leaving an id for each window left. */
-            if (w < n && (acc * n >= total * w || c->ids - id - 1 == n - w)) {
+            if (w < n && ((double)acc >= cut || c->ids - id - 1 == n - w)) {
                 share[w - 1].end_id = id + 1;
                 share[w] = (struct replay_share){.first_id = id + 1, .end_id = p->instruments};
                 w++;
@@ -138,6 +153,26 @@ static uint32_t default_window(uint32_t max_orders)
 {
     uint64_t w = (uint64_t)max_orders * TP_RECENT_ORDERS_PER_ORDER;
     return w > TP_RECENT_ORDERS_DEFAULT_MAX ? TP_RECENT_ORDERS_DEFAULT_MAX : (uint32_t)w;
+}
+
+/* BinaryFILE: the lead frames for every worker (replay_share.h). */
+static int open_handoff(struct replay_threads *t, uint32_t instruments)
+{
+    uint8_t *owner_of = malloc(instruments ? instruments : 1);
+    int rc;
+
+    if (owner_of == NULL)
+        return -ENOMEM;
+    for (uint32_t w = 0; w < t->workers; w++)
+        for (uint32_t id = t->share[w].first_id; id < t->share[w].end_id; id++)
+            owner_of[id] = (uint8_t)w;
+    rc = replay_handoff_open(&t->handoff, t->workers, owner_of, instruments);
+    free(owner_of);
+    for (uint32_t w = 0; rc == 0 && w < t->workers; w++) {
+        t->share[w].handoff = t->handoff;
+        t->share[w].worker = w;
+    }
+    return rc;
 }
 
 int replay_threads_open(struct replay_threads *t, const struct replay_threads_params *p,
@@ -157,7 +192,8 @@ int replay_threads_open(struct replay_threads *t, const struct replay_threads_pa
     t->events = calloc(workers, sizeof(*t->events));
     t->log = calloc(workers, sizeof(*t->log));
     t->sink = calloc(workers, sizeof(*t->sink));
-    if (!t->replay || !t->share || !t->events || !t->log || !t->sink) {
+    t->cpu_seconds = calloc(workers, sizeof(*t->cpu_seconds));
+    if (!t->replay || !t->share || !t->events || !t->log || !t->sink || !t->cpu_seconds) {
         snprintf(err, err_len, "%s", strerror(ENOMEM));
         return -ENOMEM;
     }
@@ -201,6 +237,11 @@ int replay_threads_open(struct replay_threads *t, const struct replay_threads_pa
         t->sink[i] = replay_events_sink(t->events[i]);
         replay_set_output(&t->replay[i], &t->sink[i]);
     }
+    if (workers > 1 && t->replay[0].format == REPLAY_FORMAT_BINARYFILE &&
+        (rc = open_handoff(t, p->replay.instruments)) != 0) {
+        snprintf(err, err_len, "%s", strerror(-rc));
+        return rc;
+    }
     if (p->events != NULL && workers > 1) {
         t->file = calloc(1, sizeof(*t->file));
         rc = t->file ? tp_event_file_writer_open(t->file, p->events->file, p->events->file_flags)
@@ -230,6 +271,9 @@ static void *work(void *arg)
     struct replay *r = &w->t->replay[w->index];
 
     w->rc = replay_run(r);
+    struct timespec cpu;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+        w->t->cpu_seconds[w->index] = (double)cpu.tv_sec + cpu.tv_nsec * 1e-9;
     if (w->t->events[w->index] != NULL) {
         /* What the close publishes comes after every message. */
         w->t->share[w->index].key = ++w->t->share[w->index].seq;
@@ -374,6 +418,8 @@ void replay_threads_close(struct replay_threads *t)
         if (t->replay)
             replay_close(&t->replay[i]);
     }
+    replay_handoff_close(t->handoff);
+    free(t->cpu_seconds);
     free(t->file);
     free(t->sink);
     free(t->log);

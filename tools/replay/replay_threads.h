@@ -2,10 +2,12 @@
  * tickplane-replay --threads N: one ITCH capture over N workers, each a replay of its own
  * (replay_input.h) on a thread of its own, with the same output as a replay on one thread.
  *
- * Each worker frames the whole capture and runs the line arbiter itself, and applies only the
- * messages of its window of instrument ids (replay_share.h); no message is copied between
- * threads. The windows are cut before the run from a pass over the capture's first 2^20 messages
- * that counts each instrument's, so each worker gets an equal share of the work (an instrument
+ * Each worker applies only the messages of its window of instrument ids (replay_share.h); no
+ * message is copied between threads. BinaryFILE: the first worker (the lead) frames the capture
+ * once and hands each chunk's messages to their workers as index lists; a pcap: every worker
+ * frames the whole capture and runs the line arbiter itself. The windows are cut before the run
+ * from a pass over the capture's first 2^20 messages that counts each instrument's, so each
+ * worker gets an equal share of the work, the framing counted in the lead's (an instrument
  * first defined later falls in the last window); a worker's books are sized for its window, an
  * equal part of --orders and of the recent-order window (memory stays what one thread uses; a
  * worker whose instruments hold more live orders than its part refuses adds, counted as
@@ -38,14 +40,16 @@ struct replay_threads_params {
 
 struct replay_threads {
     uint32_t workers;
-    struct replay *replay;         /* one per worker; the first is the lead (replay_share.h) */
-    struct replay_share *share;    /* their windows */
-    struct replay_events **events; /* with an event file */
+    struct replay *replay;          /* one per worker; the first is the lead (replay_share.h) */
+    struct replay_share *share;     /* their windows */
+    struct replay_handoff *handoff; /* BinaryFILE: the lead's chunks for the others */
+    struct replay_events **events;  /* with an event file */
     struct replay_log **log;
     struct tp_feed_sink *sink; /* the workers' event sinks */
     struct tp_event_file_writer *file;
     struct replay_events_counters events_out; /* of the merged file */
-    int events_failed;                        /* replay_threads_open failed on the event file */
+    double *cpu_seconds; /* by worker: its thread's CPU time when it ended (more than one) */
+    int events_failed;   /* replay_threads_open failed on the event file */
 };
 
 /*
