@@ -537,9 +537,12 @@ static inline unsigned level_parts(const struct tp_publisher *pub, const struct 
  */
 static inline void note_depth_level(struct tp_publisher *pub, const struct tp_book_change *c)
 {
-    if (c->level > pub->params.depth)
-        return; /* below the levels the entry holds */
     uint32_t id = c->instrument;
+    /* Below the levels the entry holds, or no entry (an event file's bus has no state table):
+     * write_state would drop the note unread, and noting it was a fifth of an event file's
+     * encoding. */
+    if (c->level > pub->params.depth || id >= pub->state_instruments)
+        return;
     unsigned parts = c->side == TP_SIDE_ASK ? TP_PUB_SIDE_ASK : TP_PUB_SIDE_BID;
     unsigned side = parts == TP_PUB_SIDE_ASK;
     unsigned level_bit = parts << 4;

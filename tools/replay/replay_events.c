@@ -67,6 +67,11 @@ static void drain(struct replay_events *e)
             continue;
         }
         e->drained += TP_RING_ALIGN_UP(rec->length);
+        if (e->batched && rec->type == TP_REC_SBE) { /* every topic, straight to the file */
+            tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
+                                rec->length - TP_RING_RECORD_HEADER);
+            continue;
+        }
         uint32_t topics = rec->topic == TP_RECORD_ORDER_DEPTH
                               ? TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)
                               : TP_TOPIC_BIT(rec->topic);
