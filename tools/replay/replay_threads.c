@@ -87,9 +87,11 @@ static int census_pcap(struct census *c, enum replay_venue venue, bool verify_ch
 /*
  * The lead's part of the messages when it frames for n workers (BinaryFILE): framing plus its
  * part of the books takes as long as another worker's part, lead = (1 - (n - 1) f) / n with f
- * the framing's cost over the books' (FRAMING_PER_APPLY, measured: docs/BENCHMARKS.md).
+ * the framing's cost over the books' (FRAMING_PER_APPLY: the value that ran fastest on two idle
+ * cores, below the 0.3 the workers' CPU times give: a worker's books cost more beside the lead's
+ * framing than alone; docs/BENCHMARKS.md).
  */
-#define FRAMING_PER_APPLY 0.35
+#define FRAMING_PER_APPLY 0.20
 
 static double lead_share(uint32_t n)
 {
