@@ -163,6 +163,7 @@ static void test_seqlock_under_hammering_writer(void **state)
     struct tp_instrument_state s;
     uint64_t reads = 0, torn = 0, busy = 0, changes = 0, last = 0;
     struct timespec t0, now;
+    long elapsed;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     do {
         for (uint32_t id = 0; id < 4; id++) {
@@ -180,7 +181,11 @@ static void test_seqlock_under_hammering_writer(void **state)
             last = s.book.bus_sequence;
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
-    } while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 1000000000L);
+        elapsed = (now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec);
+        /* At least a second of reads; longer while a starved core kept the writer from running
+         * beside the reader, up to 20 s (within the test's timeout). */
+    } while (elapsed < 1000000000L ||
+             ((reads <= 10000 || changes <= 1000) && elapsed < 20 * 1000000000L));
     __atomic_store_n(stop, 1, __ATOMIC_RELAXED);
     int status;
     waitpid(pid, &status, 0);
