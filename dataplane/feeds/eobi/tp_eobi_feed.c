@@ -1210,9 +1210,21 @@ static int snapshot_reflects(const struct tp_eobi_packet *p, uint64_t seq)
 }
 
 /*
- * Whether a snapshot packet of segment si is the other line's copy of one applied: its
- * messages come before the next one the snapshot being applied expects (a ProductSummary: of
- * the same LastMsgSeqNumProcessed and TransactTime; the next cycle's is sent later).
+ * Whether a snapshot packet of segment si belongs to the pass being applied: every packet of a
+ * pass carries its TransactTime (MsgSeqNums restart at each pass, so a later pass's packet may
+ * have the very MsgSeqNum the pass expects next: only its TransactTime tells it apart).
+ */
+static int snapshot_same_pass(const struct tp_eobi_feed *f, uint32_t si,
+                              const struct tp_eobi_packet *p)
+{
+    return f->segments[si].snapshot_active && f->snapshot_segment == si &&
+           tp_eobi_packet_header_transact_time(p->data) == f->segments[si].snapshot_time;
+}
+
+/*
+ * Whether a snapshot packet of segment si is the other line's copy of one applied: of the pass
+ * being applied, its messages come before the next one it expects (a ProductSummary: of the
+ * same LastMsgSeqNumProcessed too).
  */
 static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
                               const struct tp_eobi_packet *p)
@@ -1221,12 +1233,10 @@ static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
     struct tp_eobi_msg m;
     int t = first_message(p, &m);
 
-    if (!seg->snapshot_active || f->snapshot_segment != si || t <= 0 ||
-        m.msg_seq_num >= seg->snapshot_msg_seq)
+    if (t <= 0 || !snapshot_same_pass(f, si, p) || m.msg_seq_num >= seg->snapshot_msg_seq)
         return 0;
     return t != TP_EOBI_PRODUCT_SUMMARY ||
-           (tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq &&
-            tp_eobi_packet_header_transact_time(p->data) == seg->snapshot_time);
+           tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq;
 }
 
 /* A snapshot packet of segment si (framed by p) for the snapshot being applied, as it comes. */
@@ -1241,7 +1251,9 @@ static int snapshot_apply(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_pa
         f->counters.snapshot_duplicates++;
         return 0;
     }
-    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
+    /* Another segment's pass, or a later pass of this one: the pass being applied lost its
+     * tail. */
+    if (f->snapshot_segment != NO_SEGMENT && !snapshot_same_pass(f, si, p))
         snapshot_finish(f, 0);
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(p, &m)) > 0) {
@@ -1315,7 +1327,7 @@ static int snapshot_hole_before(const struct tp_eobi_feed *f, uint32_t si,
     if (!first_framed(p, &m) || snapshot_duplicate(f, si, p))
         return 0;
     if (f->snapshot_segment != NO_SEGMENT)
-        return f->snapshot_segment != si || m.template_id == TP_EOBI_PRODUCT_SUMMARY ||
+        return !snapshot_same_pass(f, si, p) || m.template_id == TP_EOBI_PRODUCT_SUMMARY ||
                m.msg_seq_num > f->segments[si].snapshot_msg_seq;
     return m.template_id != TP_EOBI_PRODUCT_SUMMARY && seg->state == TP_EOBI_SEGMENT_RECOVERING &&
            !seg->snapshot_skipping;
@@ -1335,9 +1347,22 @@ static int held_pass_begins(const struct tp_eobi_feed *f, uint32_t si, uint32_t 
     return 0;
 }
 
+/* Whether a snapshot packet of segment si starts the pass the first held packet is in. */
+static int snapshot_starts_held_pass(const struct tp_eobi_feed *f, uint32_t si,
+                                     const struct tp_eobi_packet *p, const struct tp_eobi_msg *m)
+{
+    const struct tp_eobi_held_snapshot *h = &f->held_snapshots[0];
+
+    return h->segment == si && m->template_id == TP_EOBI_PRODUCT_SUMMARY &&
+           tp_eobi_packet_header_transact_time(f->snapshot_hold + h->offset) ==
+               tp_eobi_packet_header_transact_time(p->data);
+}
+
 /*
  * Whether a snapshot packet of segment si, behind the first n held packets, is what the hold
- * waits for (a packet after the next pass of its segment began belongs to that pass).
+ * waits for (a packet after the next pass of its segment began belongs to that pass). When the
+ * hold waits for the tail of the pass being applied, the start of the pass the hold is in,
+ * from the other line, ends the wait: that line lost the tail too.
  */
 static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
                                const struct tp_eobi_packet *p, uint32_t n)
@@ -1346,10 +1371,10 @@ static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
 
     if (!first_framed(p, &m))
         return 0;
-    if (f->snapshot_segment != NO_SEGMENT)
-        return f->snapshot_segment == si && m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
+    if (f->snapshot_segment != NO_SEGMENT && snapshot_same_pass(f, si, p))
+        return m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
                m.msg_seq_num == f->segments[si].snapshot_msg_seq && !held_pass_begins(f, si, n);
-    return f->held_snapshots[0].segment == si && m.template_id == TP_EOBI_PRODUCT_SUMMARY;
+    return snapshot_starts_held_pass(f, si, p, &m) && !held_pass_begins(f, si, n);
 }
 
 /* Whether a packet is held already (the other line's copy of it). */

@@ -70,27 +70,31 @@
  *     packet, counted in buffer_overflow: a later snapshot must cover it).
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
- *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. Both
- *     snapshot lines' packets may be handed over: the second copy of a packet of the snapshot
- *     being applied (its messages before the next one expected; a ProductSummary: of the same
- *     LastMsgSeqNumProcessed and TransactTime) is dropped (snapshot_duplicates), so a packet lost
- * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
- * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
- * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
- * segment's resume_seq (it predates the gap: snapshots_old; at its end too, when a packet was lost
- * while it came, the segment waits for the next one); otherwise it is applied as it arrives:
- * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
- * rebuilt from its orders, status and statistics entries; its volume and last trade are the
- * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
- * in volume_adopted). No snapshot message counts trades: after a loss on both lines the book's
- * trade count is the trades seen, a lower bound.
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums from 1.
+ *     Every packet of a pass carries the pass's TransactTime, and the next pass is sent later:
+ *     MsgSeqNums restart at each pass, so the TransactTime is what tells a packet of the pass
+ *     being applied from the next pass's (a packet of another pass means the pass being
+ *     applied lost its tail). Both snapshot lines' packets may be handed over: the second copy
+ *     of a packet of the snapshot being applied (of its pass, its messages before the next one
+ *     expected; a ProductSummary: of the same LastMsgSeqNumProcessed) is dropped
+ *     (snapshot_duplicates), so a packet lost on one line is taken from the other. A snapshot
+ * packet of a HEALTHY segment is not read (snapshots_ignored), but a snapshot that reflects the
+ * hole a segment holds for the other line ends that wait (a gap, recovered from it at once). A
+ * snapshot is skipped when L + 1 is below the segment's resume_seq (it predates the gap:
+ * snapshots_old; at its end too, when a packet was lost while it came, the segment waits for the
+ * next one); otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR
+ * record; volume, last trade and statistics kept) and rebuilt from its orders, status and
+ * statistics entries; its volume and last trade are the snapshot's (MDEntryType 66 TradeVolume, 2
+ * Trade: the trades lost on both lines included, counted in volume_adopted). No snapshot message
+ * counts trades: after a loss on both lines the book's trade count is the trades seen, a lower
+ * bound.
  *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
  *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
  *     instruments of the segment it did not name are cleared, the buffered packets after L are
  *     applied in order (those at or below L are dropped), and the segment is HEALTHY at the next
  *     ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then end_of_event. A
- *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or
- *     tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
+ *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or pass,
+ *     or tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
  *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
  * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
  * snapshot group while it is not 0 and may leave it when it is.
@@ -335,7 +339,9 @@ void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
  * does not continue the stream (a MsgSeqNum skipped, the pass's tail or ProductSummary missing)
  * is held with every snapshot packet after it, in arrival order (counted in snapshot_held; at
  * most TP_EOBI_SNAPSHOT_HOLD_PACKETS and _BYTES), until the other line's copy of what is
- * missing comes (snapshot_filled: the held packets then apply in order) or the wait is over (at
+ * missing comes (snapshot_filled: the held packets then apply in order; when the tail of the
+ * pass being applied is missing, the other line's ProductSummary of the pass the held packets
+ * are in fills it: that line lost the tail too) or the wait is over (at
  * the next snapshot packet, tp_eobi_feed_poll, tp_eobi_feed_snapshot_end or a full hold:
  * snapshot_given_up; that pass is broken, the rest of it is not read, the held packets after it
  * apply). The other line's copies of held packets are dropped (snapshot_duplicates).
