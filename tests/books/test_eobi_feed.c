@@ -961,6 +961,76 @@ static void test_next_pass_cuts_pass_short(void **state)
     expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 13, 4);
 }
 
+/* Packet seq of SEG adding SEC_A's bid T0 + seq (100.0, 1), received at rx. */
+static int add_at(struct fixture *f, uint64_t seq, uint64_t rx)
+{
+    begin(f, SEG, seq, 1);
+    add(f, SEC_A, BUY, T0 + seq, 100.0, 1);
+    assert_int_equal(f->b.error, 0);
+    return tp_eobi_feed_packet(f->feed, f->pkt, f->b.len, rx);
+}
+
+/*
+ * While SEG recovers, line A loses packet 5 and B brings it within the wait: the buffered run
+ * is whole again, and the first snapshot recovers the segment with packets 3 to 6 after it.
+ */
+static void test_recovery_buffer_hole_filled_by_other_line(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f); /* 3 buffered */
+    assert_int_equal(add_at(f, 4, 10), 0);
+    assert_int_equal(add_at(f, 6, 20), 0); /* A: 5 lost */
+    assert_int_equal(add_at(f, 4, 45), 0); /* B */
+    tp_eobi_feed_poll(f->feed, 20 + 999);  /* the wait is not over */
+    assert_int_equal(add_at(f, 5, 20 + 999), 0);
+    assert_int_equal(f->feed->counters.buffer_filled, 1);
+    assert_int_equal(add_at(f, 6, 20 + 999), 0);
+    assert_int_equal(f->feed->counters.duplicates, 2);
+    assert_int_equal(segment(f, SEG)->resume_seq, 3);
+    build_pass(f, &pass);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 2000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(f->feed->counters.snapshots_old, 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(segment(f, SEG)->next_seq, 7);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 15, 6);
+}
+
+/*
+ * The other line does not bring the recovery buffer's hole in time: the run before it is
+ * broken, a snapshot must reach past it; one that does recovers the segment.
+ */
+static void test_recovery_buffer_hole_on_both_lines(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f); /* 3 buffered */
+    assert_int_equal(add_at(f, 4, 10), 0);
+    assert_int_equal(add_at(f, 6, 20), 0); /* 5 lost on both lines */
+    assert_int_equal(segment(f, SEG)->resume_seq, 3);
+    tp_eobi_feed_poll(f->feed, 20 + 1000);
+    assert_int_equal(segment(f, SEG)->resume_seq, 6);
+    assert_int_equal(segment(f, SEG)->buffered_first, 6);
+    assert_int_equal(add_at(f, 5, 2000), 0); /* too late: the snapshot must reflect it */
+    assert_int_equal(f->feed->counters.buffer_filled, 0);
+    build_pass(f, &pass); /* up to 2: predates the run */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 3000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(f->feed->counters.snapshots_old, 1);
+    build_next_pass(f, &pass); /* up to 4: packet 5 is missing still */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 3000), 0);
+    assert_int_equal(f->feed->counters.snapshots_old, 2);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+}
+
 /* Late join: the first packet is not ApplSeqNum 1; the snapshot defines the instruments. */
 static void test_late_join(void **state)
 {
@@ -1130,6 +1200,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_summary_filled_by_late_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next_pass_is_not_a_continuation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next_pass_cuts_pass_short, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_buffer_hole_filled_by_other_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_buffer_hole_on_both_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),

@@ -67,7 +67,11 @@
  *     the low 32 bits of the ApplSeqNums; a rejection gives 0, 0), the segment is RECOVERING and
  *     its incremental packets from then on are buffered (TP_EOBI_FEED_BUFFER_BYTES and
  *     TP_EOBI_FEED_BUFFER_PACKETS per feed; when full, the segment's buffer restarts at the next
- *     packet, counted in buffer_overflow: a later snapshot must cover it).
+ *     packet, counted in buffer_overflow: a later snapshot must cover it). A hole in the buffered
+ *     run waits for the other line as a HEALTHY segment's hole does (tp_eobi_feed_arbitrate;
+ *     filled: buffer_filled); when the wait is over, only the run after the last hole is kept
+ *     and a snapshot must reach it. A snapshot that ends while the hole still waits applies the
+ *     packets before the hole, and the segment holds the rest as a HEALTHY one.
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
  *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums from 1.
@@ -166,7 +170,7 @@ struct tp_eobi_segment {
     /*
      * RECOVERING: a snapshot must reflect every packet before resume_seq (0: any snapshot will
      * do); the buffer holds the segment's packets buffered_first .. buffered_last, one after the
-     * other from resume_seq (0: none buffered).
+     * other from resume_seq (0: none buffered), but for the holes it is holding for.
      */
     uint64_t resume_seq;
     uint64_t buffered_first;
@@ -179,7 +183,8 @@ struct tp_eobi_segment {
     uint32_t instruments;      /* instruments bound to the segment */
     uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
     uint8_t status;            /* product-level trading status (enum tp_trading_status) */
-    uint8_t holding;           /* HEALTHY, waiting for the other line to fill next_seq */
+    uint8_t holding;           /* waiting for the other line: HEALTHY, to fill next_seq;
+                                * RECOVERING, to fill a hole in the buffered run */
     uint8_t snapshot_skipping; /* the rest of its snapshot pass is not read (old or broken) */
     uint8_t reserved;
     /* holding: since when (rx TSC), and the highest ApplSeqNum known to exist (held packets
@@ -238,6 +243,7 @@ struct tp_eobi_feed_counters {
     uint64_t gaps;                /* segments that went RECOVERING */
     uint64_t buffered;            /* incremental packets buffered while RECOVERING */
     uint64_t buffer_overflow;     /* buffers restarted because the buffer was full */
+    uint64_t buffer_filled;       /* holes in a recovering segment's buffer the other line filled */
     uint64_t snapshots;           /* segment snapshots applied whole: segments recovered */
     uint64_t snapshots_old;       /* snapshots that predate the buffered packets: skipped */
     uint64_t snapshots_broken;    /* snapshots with a message or order missing: not trusted */
@@ -335,6 +341,7 @@ void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
  * (counted in gaps_filled), and a heartbeat past the segment's last packet waits the same way;
  * the hole becomes a gap only when the wait is over (seen by the next packet of the segment or
  * by tp_eobi_feed_poll) or the buffer is full; the held packets then wait for the snapshot.
+ * A RECOVERING segment's buffer waits the same way for a hole in its run (buffer_filled).
  * The snapshot stream is arbitrated the same way: a snapshot packet of a recovering segment that
  * does not continue the stream (a MsgSeqNum skipped, the pass's tail or ProductSummary missing)
  * is held with every snapshot packet after it, in arrival order (counted in snapshot_held; at
