@@ -746,7 +746,8 @@ static void run_lines(uint64_t seed, uint64_t packets)
     const struct tp_eobi_feed_counters *c = &h->feed->counters;
     assert_true(c->held > 0 && c->gaps_filled > 0 && c->duplicates > 0);
     assert_true(c->gaps > 0 && c->snapshots > 0);
-    assert_true(packets < 10000 ||
+    /* The rarer events: a session of less than 100,000 packets may see none of one of them. */
+    assert_true(packets < 100000 ||
                 (c->snapshot_held > 0 && c->snapshot_filled > 0 && c->snapshot_given_up > 0 &&
                  c->snapshot_duplicates > 0 && c->buffer_filled > 0));
     assert_int_equal(c->rejected, 0);
