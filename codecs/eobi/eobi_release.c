@@ -64,25 +64,32 @@ int tp_eobi_release_fits(enum tp_eobi_release r, const uint8_t *msg, size_t len)
     return fits(r, msg, len);
 }
 
+/* The releases whose layout a message fits, one bit each. */
+static inline unsigned fitting(const uint8_t *msg, size_t len)
+{
+    unsigned mask = 0;
+    for (unsigned r = 0; r < TP_EOBI_RELEASES; r++)
+        mask |= (unsigned)fits((enum tp_eobi_release)r, msg, len) << r;
+    return mask;
+}
+
 int tp_eobi_release_check(enum tp_eobi_release r, const uint8_t *pkt, size_t len,
                           enum tp_eobi_release *other)
 {
+    const unsigned every = (1u << TP_EOBI_RELEASES) - 1;
     struct tp_eobi_packet p;
     struct tp_eobi_msg m;
     if (tp_eobi_packet_init(&p, pkt, len) < 0)
         return 0;
-    /* A packet is of one release: the first message that fits one release only decides. */
-    _Static_assert(TP_EOBI_RELEASES == 2,
-                   "the check weighs the channel's release against the other");
-    enum tp_eobi_release o = (enum tp_eobi_release)(1 - (int)r);
+    /* A packet is of one release: the first message that fits some releases only decides. */
     while (tp_eobi_packet_next(&p, &m) == 1) {
-        int mine = fits(r, m.data, m.len);
-        if (mine != fits(o, m.data, m.len)) {
-            if (mine)
-                return 0;
-            *other = o;
-            return -EPROTO;
-        }
+        unsigned mask = fitting(m.data, m.len);
+        if (mask == 0 || mask == every)
+            continue;
+        if (mask & 1u << r)
+            return 0;
+        *other = (enum tp_eobi_release)__builtin_ctz(mask);
+        return -EPROTO;
     }
     return 0;
 }

@@ -32,10 +32,11 @@
  * Telling releases apart. An EOBI packet names no layout version: only lengths differ. A message
  * fits a release when its BodyLen is that release's layout length, padded to at most the next
  * multiple of 8 (the venue pads: a 6.0 PartialOrderExecution of 52 bytes is sent as 56). A packet
- * is of another release when the first of its messages that fits one release only fits that
- * release and not the channel's (tp_eobi_release_check). A packet whose messages fit both
- * (heartbeats, executions without their ExecutionSummary, mass deletes, trade reports, state
- * changes) cannot be told apart and is read as the channel's release.
+ * is of another release when the first of its messages that fits some releases but not all fits
+ * not the channel's (tp_eobi_release_check: the first release it fits). A packet whose messages
+ * fit every release (heartbeats, executions without their ExecutionSummary, mass deletes, trade
+ * reports, state changes) cannot be told apart and is read as the channel's release. Each
+ * release is one column of the layout-length table: another release adds one.
  *
  * Conversion to 6.0 (tp_eobi_packet_to_v6): field by field by name; a 7.0 quantity is carried
  * when it is whole and fits an int32 (the book counts whole contracts): otherwise, as for a
@@ -364,8 +365,9 @@ int tp_eobi_release_fits(enum tp_eobi_release r, const uint8_t *msg, size_t len)
 
 /*
  * The release check of a packet for a channel of release r: 0 when it may be read as r (it does
- * not frame, or no message fits another release better), or -EPROTO when a message fits release
- * *other and not r (the packet must be dropped, not read).
+ * not frame, or the first message that fits some releases but not all fits r), or -EPROTO when
+ * that message fits release *other (the first it fits) and not r (the packet must be dropped,
+ * not read).
  */
 int tp_eobi_release_check(enum tp_eobi_release r, const uint8_t *pkt, size_t len,
                           enum tp_eobi_release *other);

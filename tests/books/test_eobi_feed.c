@@ -501,6 +501,15 @@ static void snapshot_begin(struct fixture *f, int32_t seg, uint32_t last)
     TP_EOBI_BUILD(&f->b, product_summary, &ps);
 }
 
+/* The next packet of the snapshot cycle begun last (its TransactTime), from MsgSeqNum msg_seq. */
+static void snapshot_continue(struct fixture *f, int32_t seg, uint32_t msg_seq)
+{
+    struct tp_eobi_packet_header h = {.market_segment_id = seg,
+                                      .transact_time = T0 + f->snapshot_cycles};
+
+    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, msg_seq);
+}
+
 static void snapshot_instrument(struct fixture *f, int64_t sec, uint16_t orders, uint8_t status)
 {
     struct tp_eobi_instrument_summary is = {.security_id = sec,
@@ -572,9 +581,7 @@ static void test_gap_and_snapshot_recovery(void **state)
     assert_int_equal(send_snapshot(f), 0);
     assert_int_equal(s->state, TP_EOBI_SEGMENT_RECOVERING); /* not over before its last packet */
     /* The orders continue in the last packet; SEC_B was not in the snapshot: empty. */
-    snapshot_begin(f, SEG, 5);
-    f->b.len = TP_EOBI_PACKET_HEADER_LEN;
-    f->b.msg_seq_num = 5;
+    snapshot_continue(f, SEG, 5);
     snapshot_order(f, SELL, T0 + 7, 101.0, 2);
     f->events = 0;
     assert_int_equal(send_snapshot_last(f), 0);
@@ -743,15 +750,12 @@ static void build_pass(struct fixture *f, struct snapshot_pass *pass)
     snapshot_order(f, BUY, T0 + 1, 100.0, 10);
     pass->len[0] = f->b.len;
     memcpy(pass->pkt[0], f->pkt, f->b.len);
-    uint32_t next = f->b.msg_seq_num;
-    struct tp_eobi_packet_header h = {.market_segment_id = SEG, .transact_time = T0};
-    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, next);
+    snapshot_continue(f, SEG, f->b.msg_seq_num);
     snapshot_order(f, BUY, T0 + 2, 100.0, 1);
     pass->len[1] = f->b.len;
     memcpy(pass->pkt[1], f->pkt, f->b.len);
-    next = f->b.msg_seq_num;
-    h.completion_indicator = 1;
-    tp_eobi_build_begin(&f->b, f->pkt, sizeof(f->pkt), &h, next);
+    snapshot_continue(f, SEG, f->b.msg_seq_num);
+    f->pkt[21] = 1; /* CompletionIndicator: the pass's last packet */
     snapshot_instrument(f, SEC_B, 0, 203);
     assert_int_equal(f->b.error, 0);
     pass->len[2] = f->b.len;
@@ -868,6 +872,165 @@ static void test_snapshot_summary_filled_by_late_line(void **state)
     expect_level(f, SEC_C, TP_SIDE_BID, 1, 10.0, 1, 1);
 }
 
+/* Keeps the packet built in f->pkt as part `part` of a pass. */
+static void keep_part(struct fixture *f, struct snapshot_pass *pass, int part)
+{
+    assert_int_equal(f->b.error, 0);
+    pass->len[part] = f->b.len;
+    memcpy(pass->pkt[part], f->pkt, f->b.len);
+}
+
+/*
+ * The pass after build_pass's, once packet 4 (SEC_A's order T0 + 4) came: its second packet has
+ * the MsgSeqNum build_pass's pass expects after its first.
+ */
+static void build_next_pass(struct fixture *f, struct snapshot_pass *next)
+{
+    snapshot_begin(f, SEG, 4);
+    snapshot_instrument(f, SEC_A, 4, 203);
+    snapshot_order(f, BUY, T0 + 1, 100.0, 10);
+    keep_part(f, next, 0);
+    snapshot_continue(f, SEG, f->b.msg_seq_num);
+    assert_int_equal(f->b.msg_seq_num, 4); /* what the old pass expects next */
+    snapshot_order(f, BUY, T0 + 2, 100.0, 1);
+    snapshot_order(f, BUY, T0 + 3, 100.0, 1);
+    snapshot_order(f, BUY, T0 + 4, 100.0, 1);
+    keep_part(f, next, 1);
+    snapshot_continue(f, SEG, f->b.msg_seq_num);
+    f->pkt[21] = 1;
+    snapshot_instrument(f, SEC_B, 0, 203);
+    keep_part(f, next, 2);
+}
+
+/*
+ * MsgSeqNums restart at each pass: when a pass's tail is lost on both lines and the next pass's
+ * ProductSummary on line A, A's next packet of that pass has the very MsgSeqNum the pass being
+ * applied expects. It is not taken as its continuation (a snapshot of two points of the stream)
+ * but held; B's ProductSummary of the new pass ends the wait, and the new pass recovers.
+ */
+static void test_next_pass_is_not_a_continuation(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass old, next;
+
+    recovering_with_wait(f);
+    build_pass(f, &old);
+    assert_int_equal(send_part(f, &old, 0, 10), 0); /* A; its parts 1 and 2 lost on both */
+    assert_int_equal(send_part(f, &old, 0, 15), 0); /* B */
+    assert_int_equal(add_packet(f, SEG, 4, SEC_A, BUY, T0 + 4, 100.0, 1), 0); /* buffered */
+    build_next_pass(f, &next);
+    assert_int_equal(send_part(f, &next, 1, 30), 0); /* A: its ProductSummary lost */
+    assert_int_equal(send_part(f, &next, 2, 32), 0);
+    assert_int_equal(f->feed->counters.snapshot_held, 2);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(send_part(f, &next, 0, 40), 0);         /* B */
+    assert_int_equal(f->feed->counters.snapshots_broken, 1); /* the old pass */
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(f->feed->counters.rejected, 0);
+    assert_int_equal(f->feed->n_snapshot_held, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(segment(f, SEG)->next_seq, 5);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 13, 4);
+    assert_int_equal(levels(f, SEC_A, TP_SIDE_BID), 1);
+}
+
+/* Without the wait for the other line, a packet of the next pass ends the pass being applied. */
+static void test_next_pass_cuts_pass_short(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass old, next;
+
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 10), 0);
+    assert_int_equal(add_packet(f, SEG, 3, SEC_A, BUY, T0 + 3, 100.0, 1), 0);
+    build_pass(f, &old);
+    assert_int_equal(send_part(f, &old, 0, 10), 0); /* its parts 1 and 2 lost */
+    assert_int_equal(add_packet(f, SEG, 4, SEC_A, BUY, T0 + 4, 100.0, 1), 0);
+    build_next_pass(f, &next);
+    assert_int_equal(send_part(f, &next, 1, 30), 0); /* its ProductSummary lost */
+    assert_int_equal(f->feed->counters.snapshots_broken, 1);
+    assert_int_equal(send_part(f, &next, 2, 32), 0);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+    build_next_pass(f, &next); /* the next cycle, whole */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &next, part, 40), 0);
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(f->feed->counters.rejected, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 13, 4);
+}
+
+/* Packet seq of SEG adding SEC_A's bid T0 + seq (100.0, 1), received at rx. */
+static int add_at(struct fixture *f, uint64_t seq, uint64_t rx)
+{
+    begin(f, SEG, seq, 1);
+    add(f, SEC_A, BUY, T0 + seq, 100.0, 1);
+    assert_int_equal(f->b.error, 0);
+    return tp_eobi_feed_packet(f->feed, f->pkt, f->b.len, rx);
+}
+
+/*
+ * While SEG recovers, line A loses packet 5 and B brings it within the wait: the buffered run
+ * is whole again, and the first snapshot recovers the segment with packets 3 to 6 after it.
+ */
+static void test_recovery_buffer_hole_filled_by_other_line(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f); /* 3 buffered */
+    assert_int_equal(add_at(f, 4, 10), 0);
+    assert_int_equal(add_at(f, 6, 20), 0); /* A: 5 lost */
+    assert_int_equal(add_at(f, 4, 45), 0); /* B */
+    tp_eobi_feed_poll(f->feed, 20 + 999);  /* the wait is not over */
+    assert_int_equal(add_at(f, 5, 20 + 999), 0);
+    assert_int_equal(f->feed->counters.buffer_filled, 1);
+    assert_int_equal(add_at(f, 6, 20 + 999), 0);
+    assert_int_equal(f->feed->counters.duplicates, 2);
+    assert_int_equal(segment(f, SEG)->resume_seq, 3);
+    build_pass(f, &pass);
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 2000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 1);
+    assert_int_equal(f->feed->counters.snapshots_old, 0);
+    assert_int_equal(f->feed->counters.snapshots_broken, 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    assert_int_equal(segment(f, SEG)->next_seq, 7);
+    assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 15, 6);
+}
+
+/*
+ * The other line does not bring the recovery buffer's hole in time: the run before it is
+ * broken, a snapshot must reach past it; one that does recovers the segment.
+ */
+static void test_recovery_buffer_hole_on_both_lines(void **state)
+{
+    struct fixture *f = *state;
+    struct snapshot_pass pass;
+
+    recovering_with_wait(f); /* 3 buffered */
+    assert_int_equal(add_at(f, 4, 10), 0);
+    assert_int_equal(add_at(f, 6, 20), 0); /* 5 lost on both lines */
+    assert_int_equal(segment(f, SEG)->resume_seq, 3);
+    tp_eobi_feed_poll(f->feed, 20 + 1000);
+    assert_int_equal(segment(f, SEG)->resume_seq, 6);
+    assert_int_equal(segment(f, SEG)->buffered_first, 6);
+    assert_int_equal(add_at(f, 5, 2000), 0); /* too late: the snapshot must reflect it */
+    assert_int_equal(f->feed->counters.buffer_filled, 0);
+    build_pass(f, &pass); /* up to 2: predates the run */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 3000), 0);
+    assert_int_equal(f->feed->counters.snapshots, 0);
+    assert_int_equal(f->feed->counters.snapshots_old, 1);
+    build_next_pass(f, &pass); /* up to 4: packet 5 is missing still */
+    for (int part = 0; part < 3; part++)
+        assert_int_equal(send_part(f, &pass, part, 3000), 0);
+    assert_int_equal(f->feed->counters.snapshots_old, 2);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
+}
+
 /* Late join: the first packet is not ApplSeqNum 1; the snapshot defines the instruments. */
 static void test_late_join(void **state)
 {
@@ -883,9 +1046,7 @@ static void test_late_join(void **state)
     assert_int_equal(send_snapshot(f), 0);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 1); /* defined while recovering */
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_RECOVERING);
-    snapshot_begin(f, SEG, 39);
-    f->b.len = TP_EOBI_PACKET_HEADER_LEN; /* an empty last packet ends it */
-    f->b.msg_seq_num = 5;
+    snapshot_continue(f, SEG, 5); /* an empty last packet ends it */
     assert_int_equal(send_snapshot_last(f), 0);
     assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
     assert_int_equal(f->stale[id_of(f, SEC_A)], 0);
@@ -1037,6 +1198,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_hole_filled_by_late_line, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_hole_on_both_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_summary_filled_by_late_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_next_pass_is_not_a_continuation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_next_pass_cuts_pass_short, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_buffer_hole_filled_by_other_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_buffer_hole_on_both_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_join, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_cut_by_other_segment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),

@@ -227,56 +227,6 @@ static void drop_buffered(struct tp_eobi_feed *f, uint32_t si)
     f->segments[si].buffered_first = f->segments[si].buffered_last = 0;
 }
 
-/* Buffers an incremental packet of RECOVERING segment si. */
-static void buffer_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
-                          uint64_t seq, uint64_t rx_tsc)
-{
-    struct tp_eobi_segment *seg = &f->segments[si];
-
-    if (seg->buffered_last != 0) {
-        if (seq <= seg->buffered_last) {
-            f->counters.duplicates++;
-            return;
-        }
-        if (seq != seg->buffered_last + 1) {
-            /* A hole in the buffered run: only a snapshot after it can follow it. */
-            drop_buffered(f, si);
-            seg->resume_seq = seq;
-        }
-    } else if (seg->resume_seq != 0 && seq < seg->resume_seq) {
-        f->counters.duplicates++; /* the snapshot must reflect it anyway */
-        return;
-    }
-    if (seg->buffered_last == 0)
-        seg->resume_seq = seq;
-    if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
-        len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used) {
-        drop_buffered(f, si);
-        if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
-            len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used) {
-            f->counters.buffer_overflow++;
-            seg->resume_seq = seq + 1;
-            return;
-        }
-        /* The run restarts here: the snapshot must reach this packet. */
-        f->counters.buffer_overflow++;
-        seg->resume_seq = seq;
-    }
-    memcpy(f->buffer + f->buffer_used, pkt, len);
-    f->buffered[f->n_buffered++] = (struct tp_eobi_buffered){
-        .appl_seq_num = seq,
-        .rx_tsc = rx_tsc,
-        .offset = f->buffer_used,
-        .len = (uint16_t)len,
-        .segment = (uint16_t)si,
-    };
-    f->buffer_used += (uint32_t)len;
-    if (seg->buffered_last == 0)
-        seg->buffered_first = seq;
-    seg->buffered_last = seq;
-    f->counters.buffered++;
-}
-
 /*
  * Segment si's books can no longer be vouched for: it recovers from a snapshot that reflects
  * every packet before resume_seq, and its instruments are stale meanwhile.
@@ -721,13 +671,11 @@ static void wait_end(struct tp_eobi_feed *f, uint32_t si)
 }
 
 /*
- * Keeps a packet of HEALTHY segment si that came after a hole (ApplSeqNum above next_seq) while
- * the other line may still bring what is missing: in the buffer, in ApplSeqNum order among the
- * segment's held packets. Returns 0, or -ENOSPC when the buffer has no room for it.
+ * Puts a packet of segment si in the buffer in ApplSeqNum order among the segment's packets.
+ * Returns 0, 1 when it is there already (the other line's copy) or -ENOSPC (no room).
  */
-static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_t si,
-                                                 const uint8_t *pkt, size_t len, uint64_t seq,
-                                                 uint64_t rx_tsc)
+static int buffer_insert(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
+                         uint64_t seq, uint64_t rx_tsc)
 {
     uint32_t at = f->n_buffered;
 
@@ -735,10 +683,8 @@ static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_
         const struct tp_eobi_buffered *r = &f->buffered[i];
         if (r->segment != si)
             continue;
-        if (r->appl_seq_num == seq) {
-            f->counters.duplicates++; /* the other line's copy */
-            return 0;
-        }
+        if (r->appl_seq_num == seq)
+            return 1;
         if (r->appl_seq_num < seq)
             break;
         at = i;
@@ -762,6 +708,26 @@ static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_
     };
     f->n_buffered++;
     f->buffer_used += (uint32_t)len;
+    return 0;
+}
+
+/*
+ * Keeps a packet of HEALTHY segment si that came after a hole (ApplSeqNum above next_seq) while
+ * the other line may still bring what is missing: in the buffer, in ApplSeqNum order among the
+ * segment's held packets. Returns 0, or -ENOSPC when the buffer has no room for it.
+ */
+static __attribute__((noinline)) int hold_packet(struct tp_eobi_feed *f, uint32_t si,
+                                                 const uint8_t *pkt, size_t len, uint64_t seq,
+                                                 uint64_t rx_tsc)
+{
+    int rc = buffer_insert(f, si, pkt, len, seq, rx_tsc);
+
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        f->counters.duplicates++; /* the other line's copy */
+        return 0;
+    }
     f->counters.held++;
     wait_begin(f, si, seq, rx_tsc);
     return 0;
@@ -804,10 +770,12 @@ static __attribute__((noinline)) void hold_expire(struct tp_eobi_feed *f, uint32
 {
     struct tp_eobi_segment *seg = &f->segments[si];
 
-    for (uint32_t i = 0; f->released && i < f->n_buffered; i++)
-        if (f->buffered[i].segment == si)
-            f->released(f->released_ctx, f->buffered[i].rx_tsc, now);
-    segment_gap(f, si, seg->next_seq + 1, (uint32_t)seg->next_seq, (uint32_t)seg->wait_through);
+    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
+        for (uint32_t i = 0; f->released && i < f->n_buffered; i++)
+            if (f->buffered[i].segment == si)
+                f->released(f->released_ctx, f->buffered[i].rx_tsc, now);
+        segment_gap(f, si, seg->next_seq + 1, (uint32_t)seg->next_seq, (uint32_t)seg->wait_through);
+    }
     hold_to_recovery(f, si);
 }
 
@@ -908,6 +876,105 @@ static int heartbeats(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_packet
     return 0;
 }
 
+/* Whether RECOVERING segment si's buffer runs unbroken from buffered_first to buffered_last. */
+static int buffer_unbroken(const struct tp_eobi_feed *f, uint32_t si)
+{
+    const struct tp_eobi_segment *seg = &f->segments[si];
+    uint64_t n = 0;
+
+    for (uint32_t i = 0; i < f->n_buffered; i++)
+        n += f->buffered[i].segment == si;
+    return n == seg->buffered_last - seg->buffered_first + 1;
+}
+
+/*
+ * A packet of RECOVERING segment si below the last it buffered, while a hole in the buffer waits
+ * for the other line: it goes in its place; the hole is filled when the run is unbroken again.
+ */
+static __attribute__((noinline)) void buffer_fill(struct tp_eobi_feed *f, uint32_t si,
+                                                  const uint8_t *pkt, size_t len, uint64_t seq,
+                                                  uint64_t rx_tsc)
+{
+    int rc = buffer_insert(f, si, pkt, len, seq, rx_tsc);
+
+    if (rc == 1) {
+        f->counters.duplicates++;
+        return;
+    }
+    if (rc < 0) {
+        hold_to_recovery(f, si); /* no room: the hole cannot wait */
+        return;
+    }
+    f->counters.buffered++;
+    if (buffer_unbroken(f, si)) {
+        wait_end(f, si);
+        f->counters.buffer_filled++;
+    }
+}
+
+/*
+ * Buffers an incremental packet of RECOVERING segment si. A hole in the buffered run waits for
+ * the other line (when the caller asked for it) as a HEALTHY segment's does; when the wait is
+ * over, only the run after the last hole is kept: a snapshot must reach it.
+ */
+static void buffer_packet(struct tp_eobi_feed *f, uint32_t si, const uint8_t *pkt, size_t len,
+                          uint64_t seq, uint64_t rx_tsc)
+{
+    struct tp_eobi_segment *seg = &f->segments[si];
+
+    if (seg->holding && wait_over(f, seg, rx_tsc))
+        hold_to_recovery(f, si);
+    if (seg->buffered_last != 0) {
+        if (seq <= seg->buffered_last) {
+            if (seg->holding && seq > seg->buffered_first)
+                buffer_fill(f, si, pkt, len, seq, rx_tsc);
+            else
+                f->counters.duplicates++;
+            return;
+        }
+        if (seq != seg->buffered_last + 1 && f->gap_wait_tsc != 0) {
+            wait_begin(f, si, seq, rx_tsc); /* the other line may still bring the hole */
+        } else if (seq != seg->buffered_last + 1) {
+            /* A hole in the buffered run: only a snapshot after it can follow it. */
+            drop_buffered(f, si);
+            seg->resume_seq = seq;
+        }
+    } else if (seg->resume_seq != 0 && seq < seg->resume_seq) {
+        f->counters.duplicates++; /* the snapshot must reflect it anyway */
+        return;
+    }
+    if (seg->buffered_last == 0)
+        seg->resume_seq = seq;
+    if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
+        len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used) {
+        if (seg->holding)
+            wait_end(f, si);
+        drop_buffered(f, si);
+        if (f->n_buffered == TP_EOBI_FEED_BUFFER_PACKETS ||
+            len > TP_EOBI_FEED_BUFFER_BYTES - f->buffer_used) {
+            f->counters.buffer_overflow++;
+            seg->resume_seq = seq + 1;
+            return;
+        }
+        /* The run restarts here: the snapshot must reach this packet. */
+        f->counters.buffer_overflow++;
+        seg->resume_seq = seq;
+    }
+    memcpy(f->buffer + f->buffer_used, pkt, len);
+    f->buffered[f->n_buffered++] = (struct tp_eobi_buffered){
+        .appl_seq_num = seq,
+        .rx_tsc = rx_tsc,
+        .offset = f->buffer_used,
+        .len = (uint16_t)len,
+        .segment = (uint16_t)si,
+    };
+    f->buffer_used += (uint32_t)len;
+    if (seg->buffered_last == 0)
+        seg->buffered_first = seq;
+    seg->buffered_last = seq;
+    f->counters.buffered++;
+}
+
 /*
  * An incremental packet (ApplSeqNum seq) of HEALTHY segment si while it holds a hole whose wait
  * is not over: the other line's copy of the hole fills it, a later packet is held too, an
@@ -971,7 +1038,7 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
     if (implausible_jump(f, seg, pkt, seq))
         return 0;
-    if (__builtin_expect(seg->holding, 0)) {
+    if (__builtin_expect(seg->holding, 0) && seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         if (!wait_over(f, seg, rx_tsc))
             return holding_packet(f, si, pkt, len, seq, rx_tsc);
         hold_expire(f, si, rx_tsc); /* then as any RECOVERING segment's */
@@ -996,6 +1063,8 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
             segment_gap(f, si, 0, (uint32_t)seg->next_seq, (uint32_t)seq);
         }
     } else if (tp_eobi_packet_header_appl_seq_reset_indicator(pkt) == 1) {
+        if (seg->holding)
+            wait_end(f, si);
         drop_buffered(f, si);
         seg->resume_seq = 0;
     }
@@ -1028,6 +1097,16 @@ static enum tp_stat_kind entry_stat(uint8_t type)
     default:
         return TP_STAT_COUNT;
     }
+}
+
+/* Segment si recovered: its instruments are fresh again. */
+static void snapshot_recovered(struct tp_eobi_feed *f, uint32_t si)
+{
+    FOR_EACH_INSTRUMENT(f, si, s)
+    {
+        mark(f, s->id1 - 1, 0, 0, 0);
+    }
+    end_of_event(f);
 }
 
 /*
@@ -1069,6 +1148,14 @@ static void snapshot_finish(struct tp_eobi_feed *f, int completed)
     seg->state = TP_EOBI_SEGMENT_HEALTHY;
     seg->next_seq = seg->snapshot_seq + 1;
     f->recovering--;
+    if (seg->holding) {
+        /* The buffer's hole waits on: the packets before it apply, those after it stay held. */
+        drop_buffered_below(f, si, seg->next_seq);
+        release_held(f, si, f->info.rx_tsc);
+        if (seg->state == TP_EOBI_SEGMENT_HEALTHY)
+            snapshot_recovered(f, si);
+        return;
+    }
     last_buffered = seg->buffered_last;
     for (uint32_t i = 0; i < f->n_buffered && seg->state == TP_EOBI_SEGMENT_HEALTHY; i++) {
         const struct tp_eobi_buffered *r = &f->buffered[i];
@@ -1082,11 +1169,7 @@ static void snapshot_finish(struct tp_eobi_feed *f, int completed)
             seg->resume_seq = last_buffered + 1;
         return;
     }
-    FOR_EACH_INSTRUMENT(f, si, s)
-    {
-        mark(f, s->id1 - 1, 0, 0, 0);
-    }
-    end_of_event(f);
+    snapshot_recovered(f, si);
 }
 
 /* A ProductSummary of segment si: its snapshot starts, if the segment waits for one. */
@@ -1210,9 +1293,21 @@ static int snapshot_reflects(const struct tp_eobi_packet *p, uint64_t seq)
 }
 
 /*
- * Whether a snapshot packet of segment si is the other line's copy of one applied: its
- * messages come before the next one the snapshot being applied expects (a ProductSummary: of
- * the same LastMsgSeqNumProcessed and TransactTime; the next cycle's is sent later).
+ * Whether a snapshot packet of segment si belongs to the pass being applied: every packet of a
+ * pass carries its TransactTime (MsgSeqNums restart at each pass, so a later pass's packet may
+ * have the very MsgSeqNum the pass expects next: only its TransactTime tells it apart).
+ */
+static int snapshot_same_pass(const struct tp_eobi_feed *f, uint32_t si,
+                              const struct tp_eobi_packet *p)
+{
+    return f->segments[si].snapshot_active && f->snapshot_segment == si &&
+           tp_eobi_packet_header_transact_time(p->data) == f->segments[si].snapshot_time;
+}
+
+/*
+ * Whether a snapshot packet of segment si is the other line's copy of one applied: of the pass
+ * being applied, its messages come before the next one it expects (a ProductSummary: of the
+ * same LastMsgSeqNumProcessed too).
  */
 static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
                               const struct tp_eobi_packet *p)
@@ -1221,12 +1316,10 @@ static int snapshot_duplicate(const struct tp_eobi_feed *f, uint32_t si,
     struct tp_eobi_msg m;
     int t = first_message(p, &m);
 
-    if (!seg->snapshot_active || f->snapshot_segment != si || t <= 0 ||
-        m.msg_seq_num >= seg->snapshot_msg_seq)
+    if (t <= 0 || !snapshot_same_pass(f, si, p) || m.msg_seq_num >= seg->snapshot_msg_seq)
         return 0;
     return t != TP_EOBI_PRODUCT_SUMMARY ||
-           (tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq &&
-            tp_eobi_packet_header_transact_time(p->data) == seg->snapshot_time);
+           tp_eobi_product_summary_last_msg_seq_num_processed(m.data) == seg->snapshot_seq;
 }
 
 /* A snapshot packet of segment si (framed by p) for the snapshot being applied, as it comes. */
@@ -1241,7 +1334,9 @@ static int snapshot_apply(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_pa
         f->counters.snapshot_duplicates++;
         return 0;
     }
-    if (f->snapshot_segment != NO_SEGMENT && f->snapshot_segment != si)
+    /* Another segment's pass, or a later pass of this one: the pass being applied lost its
+     * tail. */
+    if (f->snapshot_segment != NO_SEGMENT && !snapshot_same_pass(f, si, p))
         snapshot_finish(f, 0);
     packet_info(f, pkt, rx_tsc);
     while ((r = tp_eobi_packet_next(p, &m)) > 0) {
@@ -1315,7 +1410,7 @@ static int snapshot_hole_before(const struct tp_eobi_feed *f, uint32_t si,
     if (!first_framed(p, &m) || snapshot_duplicate(f, si, p))
         return 0;
     if (f->snapshot_segment != NO_SEGMENT)
-        return f->snapshot_segment != si || m.template_id == TP_EOBI_PRODUCT_SUMMARY ||
+        return !snapshot_same_pass(f, si, p) || m.template_id == TP_EOBI_PRODUCT_SUMMARY ||
                m.msg_seq_num > f->segments[si].snapshot_msg_seq;
     return m.template_id != TP_EOBI_PRODUCT_SUMMARY && seg->state == TP_EOBI_SEGMENT_RECOVERING &&
            !seg->snapshot_skipping;
@@ -1335,9 +1430,22 @@ static int held_pass_begins(const struct tp_eobi_feed *f, uint32_t si, uint32_t 
     return 0;
 }
 
+/* Whether a snapshot packet of segment si starts the pass the first held packet is in. */
+static int snapshot_starts_held_pass(const struct tp_eobi_feed *f, uint32_t si,
+                                     const struct tp_eobi_packet *p, const struct tp_eobi_msg *m)
+{
+    const struct tp_eobi_held_snapshot *h = &f->held_snapshots[0];
+
+    return h->segment == si && m->template_id == TP_EOBI_PRODUCT_SUMMARY &&
+           tp_eobi_packet_header_transact_time(f->snapshot_hold + h->offset) ==
+               tp_eobi_packet_header_transact_time(p->data);
+}
+
 /*
  * Whether a snapshot packet of segment si, behind the first n held packets, is what the hold
- * waits for (a packet after the next pass of its segment began belongs to that pass).
+ * waits for (a packet after the next pass of its segment began belongs to that pass). When the
+ * hold waits for the tail of the pass being applied, the start of the pass the hold is in,
+ * from the other line, ends the wait: that line lost the tail too.
  */
 static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
                                const struct tp_eobi_packet *p, uint32_t n)
@@ -1346,10 +1454,10 @@ static int snapshot_fills_hole(const struct tp_eobi_feed *f, uint32_t si,
 
     if (!first_framed(p, &m))
         return 0;
-    if (f->snapshot_segment != NO_SEGMENT)
-        return f->snapshot_segment == si && m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
+    if (f->snapshot_segment != NO_SEGMENT && snapshot_same_pass(f, si, p))
+        return m.template_id != TP_EOBI_PRODUCT_SUMMARY &&
                m.msg_seq_num == f->segments[si].snapshot_msg_seq && !held_pass_begins(f, si, n);
-    return f->held_snapshots[0].segment == si && m.template_id == TP_EOBI_PRODUCT_SUMMARY;
+    return snapshot_starts_held_pass(f, si, p, &m) && !held_pass_begins(f, si, n);
 }
 
 /* Whether a packet is held already (the other line's copy of it). */
@@ -1515,7 +1623,8 @@ int tp_eobi_feed_snapshot_packet(struct tp_eobi_feed *f, const uint8_t *pkt, siz
         return -ENOSPC;
     }
     seg = &f->segments[si];
-    if (seg->holding && snapshot_reflects(&p, seg->next_seq))
+    if (seg->holding && seg->state == TP_EOBI_SEGMENT_HEALTHY &&
+        snapshot_reflects(&p, seg->next_seq))
         hold_expire(f, si, rx_tsc); /* the hole is in the snapshot here: no need to wait */
     if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
         /* Nothing in it can change a healthy segment: not even read. */

@@ -67,30 +67,38 @@
  *     the low 32 bits of the ApplSeqNums; a rejection gives 0, 0), the segment is RECOVERING and
  *     its incremental packets from then on are buffered (TP_EOBI_FEED_BUFFER_BYTES and
  *     TP_EOBI_FEED_BUFFER_PACKETS per feed; when full, the segment's buffer restarts at the next
- *     packet, counted in buffer_overflow: a later snapshot must cover it).
+ *     packet, counted in buffer_overflow: a later snapshot must cover it). A hole in the buffered
+ *     run waits for the other line as a HEALTHY segment's hole does (tp_eobi_feed_arbitrate;
+ *     filled: buffer_filled); when the wait is over, only the run after the last hole is kept
+ *     and a snapshot must reach it. A snapshot that ends while the hole still waits applies the
+ *     packets before the hole, and the segment holds the rest as a HEALTHY one.
  *   - snapshot: a segment's snapshot is a ProductSummary (LastMsgSeqNumProcessed L: the last
  *     ApplSeqNum it reflects; trading status), then per instrument an InstrumentSummary (status,
- *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums. Both
- *     snapshot lines' packets may be handed over: the second copy of a packet of the snapshot
- *     being applied (its messages before the next one expected; a ProductSummary: of the same
- *     LastMsgSeqNumProcessed and TransactTime) is dropped (snapshot_duplicates), so a packet lost
- * on one line is taken from the other. A snapshot packet of a HEALTHY segment is not read
- * (snapshots_ignored), but a snapshot that reflects the hole a segment holds for the other line
- * ends that wait (a gap, recovered from it at once). A snapshot is skipped when L + 1 is below the
- * segment's resume_seq (it predates the gap: snapshots_old; at its end too, when a packet was lost
- * while it came, the segment waits for the next one); otherwise it is applied as it arrives:
- * each instrument's books are cleared (CLEAR record; volume, last trade and statistics kept) and
- * rebuilt from its orders, status and statistics entries; its volume and last trade are the
- * snapshot's (MDEntryType 66 TradeVolume, 2 Trade: the trades lost on both lines included, counted
- * in volume_adopted). No snapshot message counts trades: after a loss on both lines the book's
- * trade count is the trades seen, a lower bound.
+ *     statistics, TotNoOrders) and TotNoOrders SnapshotOrders, in consecutive MsgSeqNums from 1.
+ *     Every packet of a pass carries the pass's TransactTime, and the next pass is sent later:
+ *     MsgSeqNums restart at each pass, so the TransactTime is what tells a packet of the pass
+ *     being applied from the next pass's (a packet of another pass means the pass being
+ *     applied lost its tail). Both snapshot lines' packets may be handed over: the second copy
+ *     of a packet of the snapshot being applied (of its pass, its messages before the next one
+ *     expected; a ProductSummary: of the same LastMsgSeqNumProcessed) is dropped
+ *     (snapshot_duplicates), so a packet lost on one line is taken from the other. A snapshot
+ * packet of a HEALTHY segment is not read (snapshots_ignored), but a snapshot that reflects the
+ * hole a segment holds for the other line ends that wait (a gap, recovered from it at once). A
+ * snapshot is skipped when L + 1 is below the segment's resume_seq (it predates the gap:
+ * snapshots_old; at its end too, when a packet was lost while it came, the segment waits for the
+ * next one); otherwise it is applied as it arrives: each instrument's books are cleared (CLEAR
+ * record; volume, last trade and statistics kept) and rebuilt from its orders, status and
+ * statistics entries; its volume and last trade are the snapshot's (MDEntryType 66 TradeVolume, 2
+ * Trade: the trades lost on both lines included, counted in volume_adopted). No snapshot message
+ * counts trades: after a loss on both lines the book's trade count is the trades seen, a lower
+ * bound.
  *   - end of a snapshot: it is whole when its last packet has CompletionIndicator complete (1),
  *     no MsgSeqNum was skipped and every instrument's order count was reached. Then the
  *     instruments of the segment it did not name are cleared, the buffered packets after L are
  *     applied in order (those at or below L are dropped), and the segment is HEALTHY at the next
  *     ApplSeqNum: sink->stale(instr, 0, 0, 0) for each of its instruments, then end_of_event. A
- *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or
- *     tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
+ *     snapshot cut short (by the next ProductSummary, a snapshot packet of another segment or pass,
+ *     or tp_eobi_feed_snapshot_end before its completing packet) or not whole is counted
  *     (snapshots_broken) and leaves the segment RECOVERING, its books stale, for the next cycle.
  * tp_eobi_feed_recovering says how many segments wait for a snapshot: the caller joins the
  * snapshot group while it is not 0 and may leave it when it is.
@@ -162,7 +170,7 @@ struct tp_eobi_segment {
     /*
      * RECOVERING: a snapshot must reflect every packet before resume_seq (0: any snapshot will
      * do); the buffer holds the segment's packets buffered_first .. buffered_last, one after the
-     * other from resume_seq (0: none buffered).
+     * other from resume_seq (0: none buffered), but for the holes it is holding for.
      */
     uint64_t resume_seq;
     uint64_t buffered_first;
@@ -175,7 +183,8 @@ struct tp_eobi_segment {
     uint32_t instruments;      /* instruments bound to the segment */
     uint32_t first_security;   /* its instruments: a list through securities[] (slot + 1) */
     uint8_t status;            /* product-level trading status (enum tp_trading_status) */
-    uint8_t holding;           /* HEALTHY, waiting for the other line to fill next_seq */
+    uint8_t holding;           /* waiting for the other line: HEALTHY, to fill next_seq;
+                                * RECOVERING, to fill a hole in the buffered run */
     uint8_t snapshot_skipping; /* the rest of its snapshot pass is not read (old or broken) */
     uint8_t reserved;
     /* holding: since when (rx TSC), and the highest ApplSeqNum known to exist (held packets
@@ -234,6 +243,7 @@ struct tp_eobi_feed_counters {
     uint64_t gaps;                /* segments that went RECOVERING */
     uint64_t buffered;            /* incremental packets buffered while RECOVERING */
     uint64_t buffer_overflow;     /* buffers restarted because the buffer was full */
+    uint64_t buffer_filled;       /* holes in a recovering segment's buffer the other line filled */
     uint64_t snapshots;           /* segment snapshots applied whole: segments recovered */
     uint64_t snapshots_old;       /* snapshots that predate the buffered packets: skipped */
     uint64_t snapshots_broken;    /* snapshots with a message or order missing: not trusted */
@@ -331,11 +341,14 @@ void tp_eobi_feed_snapshot_end(struct tp_eobi_feed *f);
  * (counted in gaps_filled), and a heartbeat past the segment's last packet waits the same way;
  * the hole becomes a gap only when the wait is over (seen by the next packet of the segment or
  * by tp_eobi_feed_poll) or the buffer is full; the held packets then wait for the snapshot.
+ * A RECOVERING segment's buffer waits the same way for a hole in its run (buffer_filled).
  * The snapshot stream is arbitrated the same way: a snapshot packet of a recovering segment that
  * does not continue the stream (a MsgSeqNum skipped, the pass's tail or ProductSummary missing)
  * is held with every snapshot packet after it, in arrival order (counted in snapshot_held; at
  * most TP_EOBI_SNAPSHOT_HOLD_PACKETS and _BYTES), until the other line's copy of what is
- * missing comes (snapshot_filled: the held packets then apply in order) or the wait is over (at
+ * missing comes (snapshot_filled: the held packets then apply in order; when the tail of the
+ * pass being applied is missing, the other line's ProductSummary of the pass the held packets
+ * are in fills it: that line lost the tail too) or the wait is over (at
  * the next snapshot packet, tp_eobi_feed_poll, tp_eobi_feed_snapshot_end or a full hold:
  * snapshot_given_up; that pass is broken, the rest of it is not read, the held packets after it
  * apply). The other line's copies of held packets are dropped (snapshot_duplicates).

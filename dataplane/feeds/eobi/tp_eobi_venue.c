@@ -23,6 +23,7 @@ static const struct tp_venue_counter decode_counters[] = {
     COUNTER(duplicates),
     COUNTER(gaps),
     COUNTER(buffer_overflow),
+    COUNTER(buffer_filled), /* holes of a recovering segment the other line filled */
     COUNTER(snapshots),
     COUNTER(snapshots_broken),
     COUNTER(execution_mismatch),
