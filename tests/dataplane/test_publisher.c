@@ -1620,6 +1620,18 @@ static size_t ring_records_kept(struct fixture *f, uint8_t *out, size_t cap, uin
     return used;
 }
 
+/* The fixture's publisher parameters, with an output. */
+static struct tp_publisher_params output_params(struct fixture *f,
+                                                const struct tp_pub_output *output)
+{
+    return (struct tp_publisher_params){.bus = &f->bus,
+                                        .books = f->books,
+                                        .registry = f->registry,
+                                        .instruments = 16,
+                                        .depth = 4,
+                                        .output = output};
+}
+
 /* The same calls to two sinks. */
 static void both_changes(const struct tp_feed_sink *s, const struct tp_feed_info *info,
                          const struct tp_book_change *c, int n)
@@ -1655,12 +1667,7 @@ static void expect_output_matches_ring(struct fixture *f, uint16_t refuse)
     assert_non_null(ring);
     kept->refuse = refuse;
     struct tp_pub_output output = {.claim = keep_claim, .commit = keep_commit, .ctx = kept};
-    struct tp_publisher_params pp = {.bus = &f->bus,
-                                     .books = f->books,
-                                     .registry = f->registry,
-                                     .instruments = 16,
-                                     .depth = 4,
-                                     .output = &output};
+    struct tp_publisher_params pp = output_params(f, &output);
     struct tp_publisher *out_pub =
         aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
     assert_non_null(out_pub);
@@ -1716,12 +1723,7 @@ static void test_output_needs_stateless_bus(void **state)
     struct fixture *f = *state;
     struct kept_records kept = {0};
     struct tp_pub_output output = {.claim = keep_claim, .commit = keep_commit, .ctx = &kept};
-    struct tp_publisher_params pp = {.bus = &f->bus,
-                                     .books = f->books,
-                                     .registry = f->registry,
-                                     .instruments = 16,
-                                     .depth = 4,
-                                     .output = &output};
+    struct tp_publisher_params pp = output_params(f, &output);
     assert_int_equal(tp_publisher_init(f->pub, &pp), -EINVAL);
 }
 
