@@ -156,30 +156,64 @@ int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t 
     return 0;
 }
 
-int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const void *message,
-                        uint32_t length)
+/* A record's bytes in the file: its prefix and message, padded to the alignment. */
+static size_t record_size(uint32_t length)
 {
-    size_t size = (TP_EVENT_FILE_RECORD_HDR + (size_t)length + TP_EVENT_FILE_ALIGN - 1) &
-                  ~(size_t)(TP_EVENT_FILE_ALIGN - 1);
+    return (TP_EVENT_FILE_RECORD_HDR + (size_t)length + TP_EVENT_FILE_ALIGN - 1) &
+           ~(size_t)(TP_EVENT_FILE_ALIGN - 1);
+}
 
-    if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH || length > TP_EVENT_FILE_MAX_MESSAGE)
-        return -EINVAL;
-    if (w->error != 0)
-        return w->error;
-    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size && flush_buffer(w, true) != 0)
-        return w->error;
-    uint8_t *r = w->buf + w->used;
-    static const uint8_t zeros[TP_EVENT_FILE_ALIGN];
-    /* The last aligned word zeroed first: the message covers what is not padding. */
-    memcpy(r + size - TP_EVENT_FILE_ALIGN, zeros, TP_EVENT_FILE_ALIGN);
-    store_u32(r, length);
-    store_u16(r + 4, topic);
-    store_u16(r + 6, 0);
-    memcpy(r + TP_EVENT_FILE_RECORD_HDR, message, length);
+_Static_assert(TP_EVENT_FILE_RECORD_HDR == 8 && TP_EVENT_FILE_ALIGN == 8, "record prefix layout");
+
+/* The record's prefix at r, for a record of `size` bytes: the last aligned word zeroed first (the
+ * message covers what is not padding), then (length, topic, zero) as one word. */
+static uint8_t *put_prefix(uint8_t *r, size_t size, uint16_t topic, uint32_t length)
+{
+    tpout_store_u64(r + size - TP_EVENT_FILE_ALIGN, 0);
+    tpout_store_u64(r, length | (uint64_t)topic << 32);
+    return r + TP_EVENT_FILE_RECORD_HDR;
+}
+
+/* A claim that needs room first: out of line, so that the others save no registers. */
+__attribute__((noinline)) static uint8_t *claim_after_flush(struct tp_event_file_writer *w,
+                                                            uint16_t topic, uint32_t length)
+{
+    if (flush_buffer(w, true) != 0)
+        return NULL;
+    return put_prefix(w->buf + w->used, record_size(length), topic, length);
+}
+
+uint8_t *tp_event_file_claim(struct tp_event_file_writer *w, uint16_t topic, uint32_t length)
+{
+    size_t size = record_size(length);
+
+    if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH || length > TP_EVENT_FILE_MAX_MESSAGE ||
+        w->error != 0)
+        return NULL;
+    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size)
+        return claim_after_flush(w, topic, length);
+    return put_prefix(w->buf + w->used, size, topic, length);
+}
+
+void tp_event_file_commit(struct tp_event_file_writer *w)
+{
+    size_t size = record_size(tpout_load_u32(w->buf + w->used));
     w->last = w->used;
     w->used += size;
     w->bytes += size;
     w->records++;
+}
+
+int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const void *message,
+                        uint32_t length)
+{
+    if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH || length > TP_EVENT_FILE_MAX_MESSAGE)
+        return -EINVAL;
+    uint8_t *m = tp_event_file_claim(w, topic, length);
+    if (m == NULL)
+        return w->error;
+    memcpy(m, message, length);
+    tp_event_file_commit(w);
     return 0;
 }
 

@@ -134,8 +134,9 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *p)
 
 int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
 {
+    /* An output's records have no bus sequence for a state entry to name. */
     if (mem == NULL || p->bus == NULL || p->books == NULL || p->registry == NULL ||
-        tp_publisher_memsize(p) == 0)
+        tp_publisher_memsize(p) == 0 || (p->output != NULL && p->bus->state != NULL))
         return -EINVAL;
     struct tp_publisher *pub = mem;
     memset(mem, 0, tp_publisher_memsize(p));
@@ -174,9 +175,21 @@ int tp_publisher_init(void *mem, const struct tp_publisher_params *p)
     return 0;
 }
 
-/* ---- the ring: one claimed record at a time ------------------------------------------------ */
+/* ---- the ring, or the output: one claimed record at a time --------------------------------- */
 
-static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
+/*
+ * The functions below that take `out` write to the output (tp_publisher_params.output) when it is
+ * true, to the ring when false. The sink's paths pass a constant (the sink of a publisher with an
+ * output has callbacks of its own), so the daemon's data path has no test of its own for it; the
+ * rarer paths pass uses_output().
+ */
+static inline bool uses_output(const struct tp_publisher *pub)
+{
+    return pub->params.output != NULL;
+}
+
+__attribute__((always_inline)) static inline void commit_pending_to(struct tp_publisher *pub,
+                                                                    bool out, uint8_t extra_flags)
 {
     uint8_t *rec = pub->pending;
     if (rec == NULL)
@@ -184,11 +197,20 @@ static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
     if (extra_flags != 0) { /* claim wrote the rest, and the ring header */
         uint8_t flags = pub->pending_flags | extra_flags;
         rec[HDR + TPOUT_BOOK_UPDATE_FLAGS_OFFSET] = flags;
-        tp_ring_claimed_header(rec)->flags = flags;
+        if (!out)
+            tp_ring_claimed_header(rec)->flags = flags;
     }
-    pub->last_sequence = tp_ring_commit_record(&pub->params.bus->ring, rec);
+    if (out)
+        pub->params.output->commit(pub->params.output->ctx);
+    else
+        pub->last_sequence = tp_ring_commit_record(&pub->params.bus->ring, rec);
     pub->pending = NULL;
     pub->counters.records++;
+}
+
+static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
+{
+    commit_pending_to(pub, uses_output(pub), extra_flags);
 }
 
 /* Moves the ring's shared tail outside an rx burst. Out of line: inside one (the data path) it
@@ -204,11 +226,17 @@ __attribute__((noinline)) static void flush_outside_burst(struct tp_publisher *p
  * state entries of the event are written, so an entry's bus_sequence never falls behind a record
  * a reader may have consumed at its cursor.
  */
-static void end_event_records(struct tp_publisher *pub)
+__attribute__((always_inline)) static inline void end_event_records_to(struct tp_publisher *pub,
+                                                                       bool out)
 {
-    commit_pending(pub, TP_PUB_F_END_OF_EVENT);
+    commit_pending_to(pub, out, TP_PUB_F_END_OF_EVENT);
     if (!pub->in_burst)
         flush_outside_burst(pub);
+}
+
+static void end_event_records(struct tp_publisher *pub)
+{
+    end_event_records_to(pub, uses_output(pub));
 }
 
 void tp_publisher_begin_burst(struct tp_publisher *pub)
@@ -314,18 +342,28 @@ _Static_assert(TPOUT_BOOK_UPDATE_RPT_SEQ_OFFSET == TPOUT_BOOK_UPDATE_INSTRUMENT_
  * Claims a record of block + group bytes for instrument id, which the bus wants, with `flags`
  * (the instrument's own included), and writes the ring's record header (all but the sequence,
  * which the commit stores), the SBE message header and the event header. Returns the block
- * start (after the message header) or NULL when the record is too large (counted).
+ * start (after the message header) or NULL when the record is too large (counted), or when the
+ * output does not take it.
  */
 __attribute__((always_inline)) static inline uint8_t *
-claim_wanted(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
-             uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
+claim_wanted_to(struct tp_publisher *pub, bool out, uint32_t id, uint16_t template_id,
+                uint16_t block_len, uint32_t extra_len, uint16_t topic, uint8_t flags,
+                const struct tp_feed_info *info)
 {
     struct tp_bus_writer *bus = pub->params.bus;
-    commit_pending(pub, 0);
-    uint8_t *rec =
-        tp_ring_claim_record(&bus->ring, HDR + block_len + extra_len, TP_REC_SBE, topic, id, flags);
-    if (rec == NULL)
-        return tp_bus_claim_refused(bus, id); /* too large */
+    commit_pending_to(pub, out, 0);
+    uint8_t *rec;
+    if (out) {
+        rec =
+            pub->params.output->claim(pub->params.output->ctx, topic, HDR + block_len + extra_len);
+        if (rec == NULL)
+            return NULL;
+    } else {
+        rec = tp_ring_claim_record(&bus->ring, HDR + block_len + extra_len, TP_REC_SBE, topic, id,
+                                   flags);
+        if (rec == NULL)
+            return tp_bus_claim_refused(bus, id); /* too large */
+    }
     tpout_store_u64(rec, message_header(block_len, template_id));
     uint8_t *b = rec + HDR;
     tpout_store_u64(b + TPOUT_BOOK_UPDATE_VENUE_SEQ_OFFSET, info->packet_seq);
@@ -337,6 +375,14 @@ claim_wanted(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16
     pub->pending = rec;
     pub->pending_flags = flags;
     return b;
+}
+
+__attribute__((always_inline)) static inline uint8_t *
+claim_wanted(struct tp_publisher *pub, uint32_t id, uint16_t template_id, uint16_t block_len,
+             uint32_t extra_len, uint16_t topic, uint8_t flags, const struct tp_feed_info *info)
+{
+    return claim_wanted_to(pub, uses_output(pub), id, template_id, block_len, extra_len, topic,
+                           flags, info);
 }
 
 /* claim_wanted for any instrument: NULL when the bus does not want it (counted) or too large. */
@@ -370,11 +416,11 @@ static inline bool orders_are_depth(struct tp_publisher *pub, uint32_t id)
 }
 
 /* Notes that event `event` (the current one, or ONE_CALL_EVENT) changed instrument id
- * (< params.instruments). */
-__attribute__((always_inline)) static inline void mark_event(struct tp_publisher *pub, uint32_t id,
-                                                             uint64_t event)
+ * (< params.instruments). With an output (`out`) there is no state table. */
+__attribute__((always_inline)) static inline void mark_event_to(struct tp_publisher *pub, bool out,
+                                                                uint32_t id, uint64_t event)
 {
-    if (pub->state == NULL) { /* no entry to write (an event file's bus) */
+    if (out || pub->state == NULL) { /* no entry to write (an event file's bus) */
         if (event != ONE_CALL_EVENT)
             pub->marked_event = event;
         return;
@@ -389,6 +435,12 @@ __attribute__((always_inline)) static inline void mark_event(struct tp_publisher
      * so the miss overlaps the encoding of the event's records. */
     if (id < pub->state_instruments)
         __builtin_prefetch(tp_state_entry_at(pub->state, id), 1);
+}
+
+__attribute__((always_inline)) static inline void mark_event(struct tp_publisher *pub, uint32_t id,
+                                                             uint64_t event)
+{
+    mark_event_to(pub, false, id, event);
 }
 
 /* Notes that the current event changed instrument id (< params.instruments). */
@@ -828,15 +880,15 @@ static inline bool order_with_one_level(const struct tp_publisher *pub,
  * was claimed.
  */
 __attribute__((always_inline)) static inline bool
-publish_order_with_level(struct tp_publisher *pub, const struct tp_book_change *c,
+publish_order_with_level(struct tp_publisher *pub, bool out, const struct tp_book_change *c,
                          uint8_t end_flags, uint64_t event, const struct tp_feed_info *info)
 {
     uint32_t id = c->instrument;
-    uint8_t *b = claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
-                              TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
-                              TP_RECORD_ORDER_DEPTH, pub->flags[id] | end_flags, info);
-    write_order_event(pub, b, c, 1, true);
-    mark_event(pub, id, event);
+    uint8_t *b = claim_wanted_to(pub, out, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                                 TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
+                                 TP_RECORD_ORDER_DEPTH, pub->flags[id] | end_flags, info);
+    write_order_event(pub, b, c, 1, !out); /* an output has no state entry to note it for */
+    mark_event_to(pub, out, id, event);
     return b != NULL;
 }
 
@@ -846,13 +898,14 @@ publish_order_with_level(struct tp_publisher *pub, const struct tp_book_change *
  * on_any_changes. Its own function, so gcc keeps this path's values in registers and its sizes
  * constant.
  */
-__attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
-                                                const struct tp_feed_info *info,
-                                                const struct tp_book_change *c, uint32_t n)
+__attribute__((always_inline)) static inline void orders_to(struct tp_publisher *pub, bool out,
+                                                            const struct tp_feed_info *info,
+                                                            const struct tp_book_change *c,
+                                                            uint32_t n)
 {
     const struct tp_book_change *end = c + n;
     while (order_with_one_level(pub, c, end)) {
-        publish_order_with_level(pub, c, 0, pub->event, info);
+        publish_order_with_level(pub, out, c, 0, pub->event, info);
         c += 2;
         if (c == end)
             return;
@@ -860,6 +913,20 @@ __attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
             break;
     }
     on_any_changes(pub, info, c, (uint32_t)(end - c));
+}
+
+__attribute__((noinline)) static void on_orders(struct tp_publisher *pub,
+                                                const struct tp_feed_info *info,
+                                                const struct tp_book_change *c, uint32_t n)
+{
+    orders_to(pub, false, info, c, n);
+}
+
+__attribute__((noinline)) static void on_orders_output(struct tp_publisher *pub,
+                                                       const struct tp_feed_info *info,
+                                                       const struct tp_book_change *c, uint32_t n)
+{
+    orders_to(pub, true, info, c, n);
 }
 
 /*
@@ -904,26 +971,26 @@ static inline bool aggregated_level_of_venue_book(struct tp_publisher *pub,
  * notes as the general loop, with the sizes constant, the bounds and interest tested once and no
  * kind dispatch.
  */
-__attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
-                                                       const struct tp_feed_info *info,
-                                                       const struct tp_book_change *c, uint32_t n)
+__attribute__((always_inline)) static inline void
+venue_records_to(struct tp_publisher *pub, bool out, const struct tp_feed_info *info,
+                 const struct tp_book_change *c, uint32_t n)
 {
     for (const struct tp_book_change *end = c + n; c < end; c++) {
         uint32_t id = c->instrument;
         if (venue_level(pub, c)) {
             uint8_t flags = (c->book == TP_BOOK_IMPLIED ? TP_PUB_F_IMPLIED : 0) | pub->flags[id];
-            uint8_t *b =
-                claim_wanted(pub, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID, TPOUT_BOOK_UPDATE_BLOCK_LENGTH,
-                             GROUP_HDR + LEVEL_ENTRY, TP_TOPIC_DEPTH, flags, info);
+            uint8_t *b = claim_wanted_to(pub, out, id, TPOUT_BOOK_UPDATE_TEMPLATE_ID,
+                                         TPOUT_BOOK_UPDATE_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
+                                         TP_TOPIC_DEPTH, flags, info);
             if (b != NULL) {
                 write_level_group(b, 1);
                 write_one_level(b, c);
             }
             pub->parts[id] |= level_parts(pub, c);
         } else if (venue_order(pub, c)) {
-            uint8_t *b =
-                claim_wanted(pub, id, TPOUT_ORDER_EVENT_TEMPLATE_ID, TPOUT_ORDER_EVENT_BLOCK_LENGTH,
-                             GROUP_HDR, TP_TOPIC_ORDERS, pub->flags[id], info);
+            uint8_t *b = claim_wanted_to(pub, out, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                                         TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR, TP_TOPIC_ORDERS,
+                                         pub->flags[id], info);
             write_order_event(pub, b, c, 0, false);
             /* The aggregated levels it changed follow it: skipped, as below, with no more tests
              * of the instrument (venue_order made them). */
@@ -943,18 +1010,46 @@ __attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
     }
 }
 
+__attribute__((noinline)) static void on_venue_records(struct tp_publisher *pub,
+                                                       const struct tp_feed_info *info,
+                                                       const struct tp_book_change *c, uint32_t n)
+{
+    venue_records_to(pub, false, info, c, n);
+}
+
+__attribute__((noinline)) static void on_venue_records_output(struct tp_publisher *pub,
+                                                              const struct tp_feed_info *info,
+                                                              const struct tp_book_change *c,
+                                                              uint32_t n)
+{
+    venue_records_to(pub, true, info, c, n);
+}
+
 /*
  * The sink's changes callback: a call that starts with an order of an order-only book goes to
  * on_orders (ITCH's), the others (MDP3's) to on_venue_records, each jumped to with no frame here.
  */
+__attribute__((always_inline)) static inline void changes_to(struct tp_publisher *pub, bool out,
+                                                             const struct tp_feed_info *info,
+                                                             const struct tp_book_change *c,
+                                                             uint32_t n)
+{
+    if (n != 0 && order_of_order_book(pub, c))
+        (out ? on_orders_output : on_orders)(pub, info, c, n);
+    else
+        (out ? on_venue_records_output : on_venue_records)(pub, info, c, n);
+}
+
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
-    struct tp_publisher *pub = ctx;
-    if (n != 0 && order_of_order_book(pub, c))
-        on_orders(pub, info, c, n);
-    else
-        on_venue_records(pub, info, c, n);
+    changes_to(ctx, false, info, c, n);
+}
+
+static void on_changes_output(void *ctx, const struct tp_feed_info *info,
+                              const struct tp_book_change *c, uint32_t n)
+{
+    changes_to(ctx, true, info, c, n);
 }
 
 /* ---- state table ---------------------------------------------------------------------------- */
@@ -1148,12 +1243,22 @@ event_ended(struct tp_publisher *pub, const struct tp_feed_info *info, bool publ
     event_done(pub, info, published);
 }
 
+__attribute__((always_inline)) static inline void
+end_of_event_to(struct tp_publisher *pub, bool out, const struct tp_feed_info *info)
+{
+    bool published = pub->pending != NULL;
+    end_event_records_to(pub, out);
+    event_ended(pub, info, published);
+}
+
 static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
 {
-    struct tp_publisher *pub = ctx;
-    bool published = pub->pending != NULL;
-    end_event_records(pub);
-    event_ended(pub, info, published);
+    end_of_event_to(ctx, false, info);
+}
+
+static void on_end_of_event_output(void *ctx, const struct tp_feed_info *info)
+{
+    end_of_event_to(ctx, true, info);
 }
 
 /*
@@ -1162,22 +1267,36 @@ static void on_end_of_event(void *ctx, const struct tp_feed_info *info)
  * claimed with the end-of-event flag and committed at once, with nothing rewritten, and its venue
  * fields go straight to its instrument's one_call (ONE_CALL_EVENT), not through the log.
  */
-static void on_event_changes(void *ctx, const struct tp_feed_info *info,
-                             const struct tp_book_change *c, uint32_t n)
+__attribute__((always_inline)) static inline void
+event_changes_to(struct tp_publisher *pub, bool out, const struct tp_feed_info *info,
+                 const struct tp_book_change *c, uint32_t n)
 {
-    struct tp_publisher *pub = ctx;
     if (n == 2 && order_of_order_book(pub, c) && order_with_one_level(pub, c, c + 2)) {
         bool published =
-            publish_order_with_level(pub, c, TP_PUB_F_END_OF_EVENT, ONE_CALL_EVENT, info);
-        pub->one_call[c->instrument] = event_info(info);
-        commit_pending(pub, 0); /* flagged already: end_event_records without the rewrite */
+            publish_order_with_level(pub, out, c, TP_PUB_F_END_OF_EVENT, ONE_CALL_EVENT, info);
+        if (!out) /* an output's bus has no state entry to take them */
+            pub->one_call[c->instrument] = event_info(info);
+        /* flagged already: end_event_records without the rewrite */
+        commit_pending_to(pub, out, 0);
         if (!pub->in_burst)
             flush_outside_burst(pub);
         event_done(pub, info, published);
         return;
     }
-    on_changes(ctx, info, c, n);
-    on_end_of_event(ctx, info);
+    changes_to(pub, out, info, c, n);
+    end_of_event_to(pub, out, info);
+}
+
+static void on_event_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_book_change *c, uint32_t n)
+{
+    event_changes_to(ctx, false, info, c, n);
+}
+
+static void on_event_changes_output(void *ctx, const struct tp_feed_info *info,
+                                    const struct tp_book_change *c, uint32_t n)
+{
+    event_changes_to(ctx, true, info, c, n);
 }
 
 static void on_instrument(void *ctx, uint32_t id)
@@ -1286,13 +1405,14 @@ void tp_publisher_select(struct tp_publisher *pub, uint8_t venue, uint32_t chann
 
 struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub)
 {
+    bool out = uses_output(pub);
     return (struct tp_feed_sink){.ctx = pub,
-                                 .changes = on_changes,
-                                 .end_of_event = on_end_of_event,
+                                 .changes = out ? on_changes_output : on_changes,
+                                 .end_of_event = out ? on_end_of_event_output : on_end_of_event,
                                  .instrument = on_instrument,
                                  .stale = on_stale,
                                  .orders_incomplete = on_orders_incomplete,
-                                 .event_changes = on_event_changes};
+                                 .event_changes = out ? on_event_changes_output : on_event_changes};
 }
 
 void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_event type,

@@ -40,6 +40,8 @@
  *    wait of a packet held behind a gap is not in it: tp_publisher_held records the wait in
  *    the gap-wait histogram, and until tp_publisher_held_applied the latency counts from the
  *    release, not from an earlier rx_tsc (records keep the packet's own rx_tsc).
+ *  - With an output (tp_publisher_params.output) the same records, byte for byte, go to it
+ *    instead of the ring, at the same points (claimed, then committed).
  * Single thread (the data lcore of the channel); no allocation after init, no syscalls.
  */
 #ifndef TP_PUBLISH_PUBLISHER_H
@@ -68,6 +70,22 @@ struct tp_histogram;
 
 #define TP_PUB_LATENCY_EVERY 8u /* a power of two */
 
+/*
+ * Where the records go instead of the bus's ring (tickplane-replay --events: straight into an
+ * event file's buffer, with no ring to copy them out of). claim gives room for one tpout message
+ * of `length` bytes of `topic` (enum tp_topic, or TP_RECORD_ORDER_DEPTH), or NULL when the
+ * output does not take it (the output counts it); commit completes the message claimed last,
+ * whose flags the publisher may change until then. One claimed message at a time, committed
+ * before the next claim (or never, when the capture ends inside an event, as on the bus). The
+ * bus still decides which instruments are published; nothing goes into its ring, and no
+ * sequence numbers a state entry (give such a bus no state table).
+ */
+struct tp_pub_output {
+    uint8_t *(*claim)(void *ctx, uint16_t topic, uint32_t length);
+    void (*commit)(void *ctx);
+    void *ctx;
+};
+
 struct tp_publisher_params {
     struct tp_bus_writer *bus; /* open: its state table (or none) stays the same from init */
     const struct tp_books *books;
@@ -77,6 +95,7 @@ struct tp_publisher_params {
     struct tp_histogram *latency;  /* receive-to-publish, TSC ticks; may be NULL */
     struct tp_histogram *gap_wait; /* held packets' wait behind a gap, TSC ticks; may be NULL */
     uint64_t (*clock)(void);       /* TSC now (rte_rdtsc in the daemon); NULL: no latency */
+    const struct tp_pub_output *output; /* NULL: the bus's ring (the daemon) */
 };
 
 struct tp_publisher_counters {

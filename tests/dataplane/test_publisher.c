@@ -4,6 +4,7 @@
  * actions mapped to tpout (DELETE_FROM, DELETE_THRU, CLEAR), recovery flags, no-interest skips.
  * A real bus (segments in /dev/shm) is written and read back with the ring reader.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1565,6 +1566,167 @@ static void test_venue_path_matches_general_path(void **state)
     assert_int_equal(st.asks[1].orders, 2);
 }
 
+/* An output (tp_pub_output) that keeps each record as an event file does: u32 length, u16 topic,
+ * u16 zero, the message padded to 8 bytes. It refuses the topic `refuse` (with one added: 0
+ * refuses none). */
+struct kept_records {
+    uint8_t buf[1 << 16];
+    size_t used;
+    uint32_t claims;
+    uint32_t commits;
+    uint16_t refuse;
+};
+
+static uint8_t *keep_claim(void *ctx, uint16_t topic, uint32_t length)
+{
+    struct kept_records *k = ctx;
+    k->claims++;
+    if (topic + 1u == k->refuse)
+        return NULL;
+    assert_true(k->used + 8 + length + 8 <= sizeof(k->buf));
+    memcpy(k->buf + k->used, &length, 4);
+    memcpy(k->buf + k->used + 4, &topic, 2);
+    memset(k->buf + k->used + 6, 0, 2 + ((length + 7) & ~7u));
+    return k->buf + k->used + 8;
+}
+
+static void keep_commit(void *ctx)
+{
+    struct kept_records *k = ctx;
+    uint32_t length;
+    memcpy(&length, k->buf + k->used, 4);
+    k->used += 8 + ((length + 7) & ~7u);
+    k->commits++;
+}
+
+/* Every record of the ring so far, kept as keep_claim keeps them, but those of topic `skip` + 1. */
+static size_t ring_records_kept(struct fixture *f, uint8_t *out, size_t cap, uint16_t skip)
+{
+    const struct tp_ring_record *rec;
+    uint64_t lost;
+    size_t used = 0;
+    while (tp_ring_read(&f->reader, &rec, &lost) == TP_RING_RECORD) {
+        uint32_t length = rec->length - TP_RING_RECORD_HEADER;
+        uint16_t topic = rec->topic;
+        if (topic + 1u == skip)
+            continue;
+        assert_true(used + 8 + length + 8 <= cap);
+        memcpy(out + used, &length, 4);
+        memcpy(out + used + 4, &topic, 2);
+        memset(out + used + 6, 0, 2 + ((length + 7) & ~7u));
+        memcpy(out + used + 8, tp_ring_payload(rec), length);
+        used += 8 + ((length + 7) & ~7u);
+    }
+    return used;
+}
+
+/* The fixture's publisher parameters, with an output. */
+static struct tp_publisher_params output_params(struct fixture *f,
+                                                const struct tp_pub_output *output)
+{
+    return (struct tp_publisher_params){.bus = &f->bus,
+                                        .books = f->books,
+                                        .registry = f->registry,
+                                        .instruments = 16,
+                                        .depth = 4,
+                                        .output = output};
+}
+
+/* The same calls to two sinks. */
+static void both_changes(const struct tp_feed_sink *s, const struct tp_feed_info *info,
+                         const struct tp_book_change *c, int n)
+{
+    for (int i = 0; i < 2; i++)
+        s[i].changes(s[i].ctx, info, c, (uint32_t)n);
+}
+
+static void both_end(const struct tp_feed_sink *s, const struct tp_feed_info *info)
+{
+    for (int i = 0; i < 2; i++)
+        s[i].end_of_event(s[i].ctx, info);
+}
+
+static void both_event(const struct tp_feed_sink *s, const struct tp_feed_info *info,
+                       const struct tp_book_change *c, int n)
+{
+    for (int i = 0; i < 2; i++)
+        s[i].event_changes(s[i].ctx, info, c, (uint32_t)n);
+}
+
+/*
+ * A publisher with an output gives it the ring's records byte for byte, each committed before the
+ * next claim, across every path (a definition, ITCH's one-call orders, two-call events with a
+ * stale mark inside, trades, executions, a channel event); with a topic refused, the others are
+ * the ring's still. A publisher with an output and a state table is refused.
+ */
+static void expect_output_matches_ring(struct fixture *f, uint16_t refuse)
+{
+    struct kept_records *kept = calloc(1, sizeof(*kept));
+    uint8_t *ring = malloc(sizeof(kept->buf));
+    assert_non_null(kept);
+    assert_non_null(ring);
+    kept->refuse = refuse;
+    struct tp_pub_output output = {.claim = keep_claim, .commit = keep_commit, .ctx = kept};
+    struct tp_publisher_params pp = output_params(f, &output);
+    struct tp_publisher *out_pub =
+        aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
+    assert_non_null(out_pub);
+    assert_int_equal(tp_publisher_init(out_pub, &pp), 0);
+    tp_publisher_select(out_pub, 1, 7);
+    struct tp_feed_sink s[2] = {f->sink, tp_publisher_sink(out_pub)};
+
+    for (int i = 0; i < 2; i++)
+        s[i].instrument(s[i].ctx, 0);
+    struct tp_book_change c[TP_BOOK_CHANGES_MAX];
+    struct tp_feed_info info = {.rx_tsc = 1234, .packet_seq = 42, .venue_time = 99};
+    both_event(s, &info, c, test_books_add(f->books, 1, 0, 100000000000, 300, c));
+    both_event(s, &info, c, test_books_add(f->books, 2, 1, 101000000000, 200, c));
+    info.packet_seq++;
+    both_changes(s, &info, c, test_books_add(f->books, 3, 0, 99000000000, 10, c));
+    for (int i = 0; i < 2; i++)
+        s[i].stale(s[i].ctx, 0, 1, 5, 9);
+    both_changes(s, &info, c, test_books_trade(f->books, 100500000000, 25, c));
+    both_end(s, &info);
+    info.packet_seq++;
+    both_event(s, &info, c, test_books_execute(f->books, 1, 100, 1, c));
+    both_event(s, &info, c, test_books_replace(f->books, 2, 5, 102000000000, 50, c));
+    for (int i = 0; i < 2; i++)
+        s[i].stale(s[i].ctx, 0, 0, 0, 0);
+    tp_publisher_channel_event(f->pub, TP_PUB_CHANNEL_GAP, 7, 9, 5);
+    tp_publisher_channel_event(out_pub, TP_PUB_CHANNEL_GAP, 7, 9, 5);
+
+    size_t ring_used = ring_records_kept(f, ring, sizeof(kept->buf), refuse);
+    assert_true(ring_used > 0);
+    assert_int_equal(kept->used, ring_used);
+    assert_memory_equal(kept->buf, ring, ring_used);
+    assert_int_equal(kept->commits, tp_publisher_counters(f->pub)->records -
+                                        (refuse ? kept->claims - kept->commits : 0));
+    assert_true(refuse == 0 ? kept->claims == kept->commits : kept->claims > kept->commits);
+
+    free(out_pub);
+    free(ring);
+    free(kept);
+}
+
+static void test_output_matches_ring(void **state)
+{
+    expect_output_matches_ring(*state, 0);
+}
+
+static void test_output_refusing_a_topic(void **state)
+{
+    expect_output_matches_ring(*state, TP_RECORD_ORDER_DEPTH + 1);
+}
+
+static void test_output_needs_stateless_bus(void **state)
+{
+    struct fixture *f = *state;
+    struct kept_records kept = {0};
+    struct tp_pub_output output = {.claim = keep_claim, .commit = keep_commit, .ctx = &kept};
+    struct tp_publisher_params pp = output_params(f, &output);
+    assert_int_equal(tp_publisher_init(f->pub, &pp), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1590,6 +1752,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_call_matches_two_calls_in_bursts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_takes_last_event_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_venue_path_matches_general_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_matches_ring, setup_stateless,
+                                        teardown_stateless),
+        cmocka_unit_test_setup_teardown(test_output_refusing_a_topic, setup_stateless,
+                                        teardown_stateless),
+        cmocka_unit_test_setup_teardown(test_output_needs_stateless_bus, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +19,15 @@
 #include "tickplane/tickplane.h"
 #include "tpout_sbe.h"
 
-/*
- * Small enough to stay in the caches between the publisher's stores and the copy into the file
- * (with 64 MiB every record was written to memory and read back: 2.8x the replay's CPU time, 2.0x
- * with this), far larger than what one sink call publishes (drained at a quarter).
- */
-#define EVENTS_RING_BYTES (256u << 10)
-#define EVENTS_MAX_RECORD 8192u /* as the daemon's bus: a DELETE_FROM of 255 levels is ~6 KiB */
+/* The bus's record limit, as the daemon's: a DELETE_FROM of 255 levels is ~6 KiB. The records
+ * go to the file, not to the ring: it is as small as the bus allows, and never written. */
+#define EVENTS_MAX_RECORD  8192u
+#define EVENTS_MAX_MESSAGE (EVENTS_MAX_RECORD - TP_RING_RECORD_HEADER)
+#define EVENTS_RING_BYTES  (8u * EVENTS_MAX_RECORD)
 
 struct replay_events {
-    struct tp_bus_writer bus;
-    uint64_t drained; /* ring position up to which records are in the file */
+    struct tp_bus_writer bus; /* its interest: the instruments published */
+    struct tp_pub_output output;
     struct tp_publisher *pub;
     struct tp_feed_sink pub_sink;
     struct tp_event_file_writer file;
@@ -37,82 +36,77 @@ struct replay_events {
     uint32_t topics;
     struct replay_log *log;
     const uint64_t *key;
-    /* Records wait in the ring for a drain: no selection (the last record of each event has its
-     * flag already) and no worker's log (whose records are keyed by the message at the drain). */
-    bool batched;
+    /* A selection or a worker's log: each venue event's end is marked on what the file keeps. */
+    bool mark_ends;
+    bool discard; /* the record claimed is of a topic left out (in scratch) */
     struct replay_events_counters counters;
+    alignas(8) uint8_t scratch[EVENTS_MAX_MESSAGE];
 };
 
 /*
- * Copies every record committed past the last drain into the file. This process is the ring's
- * only writer and reader, on one thread: the records are read in place, from the position the
- * last drain stopped at up to the writer's tail (what a bus reader would copy and validate first).
- * A wrap's padding, or a tail too short for a header, goes to the lap's end.
+ * The publisher's output (publisher.h): each record is encoded where it stays, in the event file
+ * writer's buffer or in the worker's log, and committed there. Nothing is copied, and nothing can
+ * be lost between the publisher and the file: what remains is what the bus refuses too (a
+ * record over its size, counted) and write errors (the writer's).
  */
-static void drain(struct replay_events *e)
+static bool fits_bus(struct replay_events *e, uint32_t length)
 {
-    const struct tp_ring_writer *w = &e->bus.ring;
-    const uint8_t *data = w->shared->data;
+    if (length <= EVENTS_MAX_MESSAGE)
+        return true;
+    e->counters.too_large++;
+    return false;
+}
 
-    if (w->tail - e->drained > w->capacity) { /* cannot happen: one sink call is far smaller */
-        e->counters.lost++;
-        e->drained = w->tail;
-        return;
-    }
-    while (e->drained < w->tail) {
-        uint64_t at = e->drained & w->mask, to_end = w->capacity - at;
-        const struct tp_ring_record *rec = (const struct tp_ring_record *)(data + at);
-        if (to_end < TP_RING_RECORD_HEADER || rec->type == TP_REC_PADDING) {
-            e->drained += to_end;
-            continue;
-        }
-        e->drained += TP_RING_ALIGN_UP(rec->length);
-        if (e->batched && rec->type == TP_REC_SBE) { /* every topic, straight to the file */
-            tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
-                                rec->length - TP_RING_RECORD_HEADER);
-            continue;
-        }
-        uint32_t topics = rec->topic == TP_RECORD_ORDER_DEPTH
-                              ? TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)
-                              : TP_TOPIC_BIT(rec->topic);
-        if (rec->type != TP_REC_SBE || !(topics & e->topics)) {
-            e->counters.skipped++;
-            continue;
-        }
-        if (e->log != NULL)
-            replay_log_record(e->log, *e->key, rec->topic, tp_ring_payload(rec),
-                              rec->length - TP_RING_RECORD_HEADER);
-        else
-            tp_event_file_write(&e->file, rec->topic, tp_ring_payload(rec),
-                                rec->length - TP_RING_RECORD_HEADER);
-    }
+static uint8_t *claim_file(void *ctx, uint16_t topic, uint32_t length)
+{
+    struct replay_events *e = ctx;
+    return fits_bus(e, length) ? tp_event_file_claim(&e->file, topic, length) : NULL;
+}
+
+static void commit_file(void *ctx)
+{
+    struct replay_events *e = ctx;
+    tp_event_file_commit(&e->file);
+}
+
+/* Whether the selection keeps a record of this topic. */
+static bool topic_selected(const struct replay_events *e, uint16_t topic)
+{
+    uint32_t topics = topic == TP_RECORD_ORDER_DEPTH
+                          ? TP_TOPIC_BIT(TP_TOPIC_ORDERS) | TP_TOPIC_BIT(TP_TOPIC_DEPTH)
+                          : TP_TOPIC_BIT(topic);
+    return (topics & e->topics) != 0;
 }
 
 /*
- * The publisher works in one long rx burst (tp_publisher_begin_burst): its shared tail, counters
- * and state bookkeeping move when the records are drained, not at each venue event's end (the
- * records are the same either way). Drained when a quarter of the ring is used.
+ * With a selection or a worker's log. A record of a topic left out is encoded all the same, into
+ * scratch, and dropped at its commit, so that the publisher goes the way it goes on the bus (a
+ * claimed record holds its event open) whatever the file keeps.
  */
-static void drain_burst(struct replay_events *e)
+static uint8_t *claim_selected(void *ctx, uint16_t topic, uint32_t length)
 {
-    tp_publisher_end_burst(e->pub);
-    drain(e);
-    tp_publisher_begin_burst(e->pub);
+    struct replay_events *e = ctx;
+    if (!fits_bus(e, length))
+        return NULL;
+    if (!topic_selected(e, topic)) {
+        e->counters.skipped++;
+        e->discard = true;
+        return e->scratch;
+    }
+    return e->log != NULL ? replay_log_claim(e->log, topic, length)
+                          : tp_event_file_claim(&e->file, topic, length);
 }
 
-static void drain_when_due(struct replay_events *e)
+/* A worker's log keys each record by the message being replayed when it is complete. */
+static void commit_selected(void *ctx)
 {
-    if (e->bus.ring.tail - e->drained > EVENTS_RING_BYTES / 4)
-        drain_burst(e);
-}
-
-/* After a definition or a stale mark: a worker's log keys the records by the message now. */
-static void drain_record(struct replay_events *e)
-{
-    if (e->batched)
-        drain_when_due(e);
+    struct replay_events *e = ctx;
+    if (e->discard)
+        e->discard = false;
+    else if (e->log != NULL)
+        replay_log_commit(e->log, *e->key);
     else
-        drain(e);
+        tp_event_file_commit(&e->file);
 }
 
 int replay_events_parse_topics(const char *s, uint32_t *out)
@@ -137,21 +131,12 @@ int replay_events_parse_topics(const char *s, uint32_t *out)
     return *out ? 0 : -EINVAL;
 }
 
-static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
-                       uint32_t n)
-{
-    struct replay_events *e = ctx;
-    e->pub_sink.changes(e->pub_sink.ctx, info, c, n);
-    /* An event may span many calls (MDP3): what is committed of it so far goes now and then. */
-    drain_when_due(e);
-}
-
 /*
  * A venue event ended. Its last record carries endOfEvent, unless the selection left it out
  * (another topic, or an instrument not selected: not even published): then the last record the
  * file kept gets the flag, so the events a reader sees stay delimited (a book is consistent at
  * each end). Without a selection the file's records are the bus's, byte for byte: the last
- * record has the flag already, and the records wait in the ring for a drain.
+ * record has the flag already.
  */
 static void mark_end_of_event(uint8_t *message)
 {
@@ -168,11 +153,8 @@ void replay_events_end_of_event(struct tp_event_file_writer *file)
 
 static void end_event(struct replay_events *e)
 {
-    if (e->batched) {
-        drain_when_due(e);
+    if (!e->mark_ends)
         return;
-    }
-    drain(e);
     /* A worker's event that kept a record of its own ends in it: the merge puts nothing between
      * a worker's entries of one key. Else the merge marks the file's last record. */
     uint8_t *own = e->log != NULL ? replay_log_last_message(e->log, *e->key) : NULL;
@@ -199,6 +181,13 @@ static void on_event_changes(void *ctx, const struct tp_feed_info *info,
     end_event(e);
 }
 
+static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
+                       uint32_t n)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.changes(e->pub_sink.ctx, info, c, n);
+}
+
 static void on_instrument(void *ctx, uint32_t id)
 {
     struct replay_events *e = ctx;
@@ -214,14 +203,12 @@ static void on_instrument(void *ctx, uint32_t id)
     /* One venue per capture: the events carry it. */
     tp_publisher_select(e->pub, def.venue, 0);
     e->pub_sink.instrument(e->pub_sink.ctx, id);
-    drain_record(e);
 }
 
 static void on_stale(void *ctx, uint32_t id, int stale, uint32_t expected, uint32_t got)
 {
     struct replay_events *e = ctx;
     e->pub_sink.stale(e->pub_sink.ctx, id, stale, expected, got);
-    drain_record(e);
 }
 
 struct tp_feed_sink replay_events_sink(struct replay_events *e)
@@ -272,7 +259,13 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
     e->registry = p->registry;
     e->symbols = p->symbols;
     e->topics = p->topics ? p->topics : TP_TOPICS_BUILTIN;
-    e->batched = p->symbols == NULL && (e->topics & TP_TOPICS_BUILTIN) == TP_TOPICS_BUILTIN;
+    bool selection = p->symbols != NULL || (e->topics & TP_TOPICS_BUILTIN) != TP_TOPICS_BUILTIN;
+    e->log = p->log;
+    e->key = p->key;
+    e->mark_ends = selection || p->log != NULL;
+    e->output = (struct tp_pub_output){.claim = e->mark_ends ? claim_selected : claim_file,
+                                       .commit = e->mark_ends ? commit_selected : commit_file,
+                                       .ctx = e};
     if (mkdtemp(dir) == NULL) {
         rc = -errno;
         snprintf(err, err_len, "a private bus in /dev/shm: %s", strerror(-rc));
@@ -305,7 +298,8 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
                                      .books = p->books,
                                      .registry = p->registry,
                                      .instruments = p->instruments,
-                                     .depth = 10};
+                                     .depth = 10,
+                                     .output = &e->output};
     size_t size = (tp_publisher_memsize(&pp) + 63) & ~(size_t)63;
     e->pub = size ? aligned_alloc(64, size) : NULL;
     if (e->pub == NULL || tp_publisher_init(e->pub, &pp) != 0) {
@@ -316,9 +310,8 @@ int replay_events_open(struct replay_events **out, const struct replay_events_pa
         return -ENOMEM;
     }
     e->pub_sink = tp_publisher_sink(e->pub);
-    e->log = p->log;
-    e->key = p->key;
-    e->batched = e->batched && p->log == NULL;
+    /* One long rx burst: the bus's tail and counters (unused: its ring stays empty) move at the
+     * close, not at each venue event's end. */
     tp_publisher_begin_burst(e->pub);
     rc = p->log != NULL ? 0 : tp_event_file_writer_open(&e->file, p->file, p->file_flags);
     if (rc != 0) {
@@ -337,16 +330,17 @@ int replay_events_close(struct replay_events *e, struct replay_events_counters *
     int rc;
 
     tp_publisher_end_burst(e->pub);
-    drain(e);
     rc = e->log != NULL ? 0 : tp_event_file_finish(&e->file);
     e->counters.records = e->file.records;
     e->counters.bytes = e->file.bytes;
     if (rc != 0)
         snprintf(err, err_len, "writing the event file: %s", strerror(-rc));
-    else if (e->counters.lost != 0) {
-        snprintf(err, err_len, "%llu records were overwritten on the bus before they were written",
-                 (unsigned long long)e->counters.lost);
-        rc = -EPIPE;
+    else if (e->counters.too_large != 0) {
+        snprintf(err, err_len,
+                 "%llu records were over the bus's size of %u bytes, left out as on "
+                 "the bus",
+                 (unsigned long long)e->counters.too_large, EVENTS_MAX_RECORD);
+        rc = -EMSGSIZE;
     }
     if (out != NULL)
         *out = e->counters;

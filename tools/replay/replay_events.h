@@ -2,12 +2,12 @@
  * tickplane-replay --events: the records the data plane would publish for a capture, written to
  * an event file (tickplane/event_file.h).
  *
- * The records are made by the daemon's own publisher (dataplane/publish) on a bus of this process
- * (segments created in a private directory and unlinked at once), so a file holds the very
- * records, byte for byte, a strategy reads from the bus of a live session; they are copied from
- * the ring into the file when a quarter of it is used (with a selection, at each venue event's
- * end too), long before the ring could wrap. The bus has no
- * conflated state table (a file has no use for one).
+ * The records are made by the daemon's own publisher (dataplane/publish), which encodes each one
+ * straight into the event file writer's buffer (or a worker's log) through its output
+ * (tp_pub_output) instead of the bus's ring, so a file holds the very records, byte for byte, a
+ * strategy reads from the bus of a live session. The publisher still takes a bus of this process
+ * (segments created in a private directory and unlinked at once) for its interest: which
+ * instruments are published. The bus has no conflated state table (a file has no use for one).
  *
  * Promises:
  *  - Selection by symbol glob (control/util/glob.h): instruments that do not match are not
@@ -17,8 +17,9 @@
  *    an OrderEvent carrying level changes (TP_RECORD_ORDER_DEPTH) is kept when ORDERS or DEPTH is.
  *  - With a selection, the last record kept of each venue event carries endOfEvent (the one
  *    that had it may be left out); without one, every record is the bus's, byte for byte.
- *  - A record lost between the ring and the file (impossible by construction) or a write error
- *    is reported by replay_events_close, never silently.
+ *  - No record can be lost on its way to the file: it is encoded where it stays. A write error,
+ *    or a record over the bus's record size (8 KiB, which the bus would refuse as well; no
+ *    capture makes one), is reported by replay_events_close, never silently.
  */
 #ifndef TP_REPLAY_EVENTS_H
 #define TP_REPLAY_EVENTS_H
@@ -49,10 +50,10 @@ struct replay_events_params {
 };
 
 struct replay_events_counters {
-    uint64_t records; /* written to the file */
-    uint64_t bytes;   /* of the file */
-    uint64_t skipped; /* read from the bus, not of a selected topic */
-    uint64_t lost;    /* read from the bus too late (must stay 0) */
+    uint64_t records;   /* written to the file */
+    uint64_t bytes;     /* of the file */
+    uint64_t skipped;   /* published, not of a selected topic */
+    uint64_t too_large; /* published, over the bus's record size: left out (must stay 0) */
 };
 
 struct replay_events;
@@ -65,14 +66,14 @@ int replay_events_parse_topics(const char *list, uint32_t *topics);
 int replay_events_open(struct replay_events **out, const struct replay_events_params *p, char *err,
                        size_t err_len);
 
-/* The sink to hand to the replay: the publisher's, then a copy of what it published. */
+/* The sink to hand to the replay: the publisher's, writing into the file. */
 struct tp_feed_sink replay_events_sink(struct replay_events *e);
 
 /* Sets endOfEvent on the last record of the file so far (if it has one). */
 void replay_events_end_of_event(struct tp_event_file_writer *file);
 
 /* Writes what is left and the file's record count; frees everything. 0, or a negative errno
- * (write error, -EPIPE for records lost) with a reason in err. */
+ * (write error, -EMSGSIZE for records too large) with a reason in err. */
 int replay_events_close(struct replay_events *e, struct replay_events_counters *out, char *err,
                         size_t err_len);
 

@@ -87,19 +87,30 @@ static uint8_t *reserve(struct replay_log *l, uint64_t size)
     }
 }
 
-static void put(struct replay_log *l, uint64_t key, enum replay_log_kind kind, uint16_t topic,
-                const void *message, uint32_t length)
+/* An entry of `length` message bytes, reserved: its key is written when it is committed. */
+static uint8_t *claim(struct replay_log *l, enum replay_log_kind kind, uint16_t topic,
+                      uint32_t length)
 {
     uint64_t size =
         (sizeof(struct replay_log_entry) + length + ENTRY_ALIGN - 1) & ~(uint64_t)(ENTRY_ALIGN - 1);
     uint8_t *at = reserve(l, size);
-    struct replay_log_entry e = {.key = key, .length = length, .topic = topic, .kind = kind};
+    struct replay_log_entry e = {.length = length, .topic = topic, .kind = kind};
 
     memcpy(at, &e, sizeof(e));
-    if (length)
-        memcpy(at + sizeof(e), message, length);
+    return at + sizeof(e);
+}
+
+uint8_t *replay_log_claim(struct replay_log *l, uint16_t topic, uint32_t length)
+{
+    return claim(l, REPLAY_LOG_RECORD, topic, length);
+}
+
+void replay_log_commit(struct replay_log *l, uint64_t key)
+{
+    struct replay_log_entry *e = (struct replay_log_entry *)(l->ring + (l->written & l->mask));
+    e->key = key;
     l->last = l->written;
-    l->written += size;
+    l->written += (sizeof(*e) + e->length + ENTRY_ALIGN - 1) & ~(uint64_t)(ENTRY_ALIGN - 1);
 }
 
 uint8_t *replay_log_last_message(struct replay_log *l, uint64_t key)
@@ -110,15 +121,10 @@ uint8_t *replay_log_last_message(struct replay_log *l, uint64_t key)
     return e->kind == REPLAY_LOG_RECORD && e->key == key ? (uint8_t *)(e + 1) : NULL;
 }
 
-void replay_log_record(struct replay_log *l, uint64_t key, uint16_t topic, const void *message,
-                       uint32_t length)
-{
-    put(l, key, REPLAY_LOG_RECORD, topic, message, length);
-}
-
 void replay_log_end_of_event(struct replay_log *l, uint64_t key)
 {
-    put(l, key, REPLAY_LOG_END_OF_EVENT, 0, NULL, 0);
+    claim(l, REPLAY_LOG_END_OF_EVENT, 0, 0);
+    replay_log_commit(l, key);
 }
 
 void replay_log_publish(struct replay_log *l, uint64_t done)

@@ -31,10 +31,13 @@ struct replay_log;
 int replay_log_open(struct replay_log **out, size_t bytes);
 void replay_log_close(struct replay_log *l);
 
-/* Writer: a record, or the end of a venue event, made at `key`. */
-void replay_log_record(struct replay_log *l, uint64_t key, uint16_t topic, const void *message,
-                       uint32_t length);
+/* Writer: the end of a venue event, made at `key`. */
 void replay_log_end_of_event(struct replay_log *l, uint64_t key);
+/* Writer: a record, written in place (the publisher encodes straight into the log): room for a
+ * message of `length` bytes, then replay_log_commit makes it an entry made at `key` (the key when
+ * the record is complete). A claim not committed is not written. */
+uint8_t *replay_log_claim(struct replay_log *l, uint16_t topic, uint32_t length);
+void replay_log_commit(struct replay_log *l, uint64_t key);
 /* Writer: the message of the last entry if it is a record made at `key` that the reader cannot
  * see yet (so it may still change in place: the end of its event marked in it, which is where
  * the merge would mark it), else NULL. */

@@ -382,7 +382,7 @@ int replay_threads_run(struct replay_threads *t, int *events_rc, char *err, size
     for (uint32_t i = 0; i < t->workers; i++) {
         if (t->workers > 1) {
             t->events_out.skipped += w[i].events.skipped;
-            t->events_out.lost += w[i].events.lost;
+            t->events_out.too_large += w[i].events.too_large;
         }
         rc = rc ? rc : w[i].rc;
         if (*events_rc == 0 && w[i].events_rc != 0) {

@@ -111,6 +111,16 @@ int tp_event_file_write(struct tp_event_file_writer *w, uint16_t topic, const vo
                         uint32_t length);
 
 /*
+ * One record written in place (tickplane-replay --events encodes its records straight into the
+ * buffer): room for a `length`-byte message of `topic`, where the caller writes it, then
+ * tp_event_file_commit adds the record (after a claim that gave room, before any other call). A
+ * claim not committed is not written (the next claim takes its place). NULL for a length
+ * tp_event_file_write refuses, or after a write error (the writer's error).
+ */
+uint8_t *tp_event_file_claim(struct tp_event_file_writer *w, uint16_t topic, uint32_t length);
+void tp_event_file_commit(struct tp_event_file_writer *w);
+
+/*
  * The SBE message of the last record written, still in the writer's buffer (a flush keeps the
  * last record), so that its flags can still change (a selection that dropped its event's last
  * record marks the event's end on it); NULL before the first record.

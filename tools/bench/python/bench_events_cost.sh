@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What --events costs tickplane-replay: the same session replayed without it, with its records
-# encoded but none kept (--topics definitions: the publisher's cost), into /dev/null (the copy
-# into the file, no I/O) and into a file on tmpfs (the page cache's cost too). One JSON line each:
-# median wall and CPU ns/msg of REPEAT runs and the ratio to the plain replay's CPU time. One
+# encoded but none kept (--topics definitions: the publisher's cost), into /dev/null (encoded
+# into the writer's buffer, no I/O) and into a file on tmpfs (the page cache's cost too). One
+# JSON line each: median wall and CPU ns/msg of REPEAT runs and the ratio to the plain replay's CPU time. One
 # worker (--threads 1): the cost of the records themselves, not of the workers' logs and merge.
 # usage: bench_events_cost.sh REPLAY SESSION [REPEAT] [OUT_DIR]
 set -euo pipefail
