@@ -25,10 +25,15 @@
  *                                   its "protocol", defaults, channel and recovery keys, memory
  *                                   and files; control/config/venues/config_venues.c lists them
  *   tools/sim/<venue>_feed.*        its simulator session; tools/sim/sim_<venue>.c: its
- *                                   tickplane-sim options and run (struct sim_venue), listed
- *                                   in tools/sim/sim_venues.c
- *   tools/dump/dump_<venue>.c       its tickplane-dump printer and options (struct dump_venue),
- *                                   listed in tools/dump/dump_venues.c
+ *                                   tickplane-sim options and run (struct sim_venue)
+ *   tools/dump/dump_<venue>.c       its tickplane-dump printer and options (struct dump_venue)
+ *   tools/replay/replay_<venue>.c   its tickplane-replay table (struct replay_venue): --venue
+ *                                   name, auto detection, its feed state, the path of its
+ *                                   packets, its summary counters, what its books say (stale)
+ *   meson.build `venues`            the tools' one list of the venues: the build adds each
+ *                                   one's tools files above, and the tools list their tables
+ *                                   from it (dump_venues.c, sim_venues.c, replay_venues.c,
+ *                                   through TP_VENUES in tools/common/tool_venues.h.in)
  *
  * The channel (dataplane/daemon/channel.h) runs a venue's channels from this table: it asks it
  * for the arbiter's rules, picks its packet path by framing and its gap handling by recovery,

@@ -45,8 +45,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (pcap == NULL && (pcap = malloc(PCAP_MAX)) == NULL)
         abort();
-    static const enum replay_venue venues[] = {REPLAY_VENUE_ITCH, REPLAY_VENUE_MDP3,
-                                               REPLAY_VENUE_EOBI};
     size_t len = put_pcap_header(pcap), at = 1;
     uint64_t ns = 0, datagrams = 0;
     while (at + 4 <= size) {
@@ -85,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tp_instrument_filter filter;
     tp_instrument_filter_init(&filter);
     struct replay_params p = {.format = REPLAY_FORMAT_PCAP,
-                              .venue = venues[(data[0] & 0x7f) % 3],
+                              .venue = replay_venues[(data[0] & 0x7f) % REPLAY_VENUES],
                               .instruments = 16,
                               .orders = 256,
                               .levels = 8,

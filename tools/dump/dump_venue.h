@@ -1,6 +1,7 @@
 /*
  * dump_venue.h - what tickplane-dump knows of a venue, one table per venue (dump_<venue>.c), all
- * listed in dump_venues.c: adding a venue to the dump is adding its file and its list entry.
+ * listed in dump_venues.c from the build's venues (tool_venues.h): adding a venue to the dump is
+ * adding its file and its name to the top meson.build's `venues`.
  *
  * A venue has a --proto / --map name, prints one UDP payload of its flows, may take options of
  * its own (--eobi-release) and may read a file format of its own instead of a capture
@@ -11,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tool_venues.h"
 
 struct dump_out;
 struct dump_source;
@@ -41,11 +44,11 @@ struct dump_venue {
     const struct dump_venue_file *file; /* NULL: captures only */
 };
 
-extern const struct dump_venue dump_venue_mdp3;
-extern const struct dump_venue dump_venue_itch;
-extern const struct dump_venue dump_venue_eobi;
+/* Each venue's table, dump_venue_<name> (dump_<name>.c), one for each of the build's venues. */
+#define DUMP_VENUE_DECLARE(name) extern const struct dump_venue dump_venue_##name;
+TP_VENUES(DUMP_VENUE_DECLARE)
 
-/* The venues in the order the usage text lists them, NULL-terminated. */
+/* The venues in the build's order (tool_venues.h), as the usage lists them, NULL-terminated. */
 extern const struct dump_venue *const dump_venues[];
 
 /* The venue named name, or NULL. */

@@ -1,12 +1,13 @@
 /*
- * dump_venues.c - the list of tickplane-dump's venues.
+ * dump_venues.c - the list of tickplane-dump's venues: the build's (tool_venues.h).
  */
 #include <string.h>
 
 #include "dump_venue.h"
+#include "tool_venues.h"
 
-const struct dump_venue *const dump_venues[] = {&dump_venue_mdp3, &dump_venue_itch,
-                                                &dump_venue_eobi, NULL};
+#define DUMP_VENUE(name) &dump_venue_##name,
+const struct dump_venue *const dump_venues[] = {TP_VENUES(DUMP_VENUE) NULL};
 
 const struct dump_venue *dump_venue_find(const char *name)
 {

@@ -67,7 +67,7 @@
  *
  * A pcap's packets take the daemon's channel path for their venue: ITCH and MDP3 incrementals
  * go through the data plane's line arbiter with the daemon's rules (replay_mold.h,
- * replay_mdp3.h), EOBI's through the venue's feed ops, which follow each market segment's
+ * replay_mdp3_channel.h), EOBI's through the venue's feed ops, which follow each market segment's
  * ApplSeqNum. A gap no line fills, a capture that starts late, a sequence jump or a session
  * change the venue would not make is reported on stderr with the packet's number and offset
  * ("tickplane-replay: packet N (offset O): ..."), and books that may have missed messages are
@@ -111,7 +111,7 @@
 struct options {
     const char *path;
     enum replay_format format;
-    enum replay_venue venue;
+    const struct replay_venue *venue; /* --venue; NULL: told by the capture */
     uint32_t depth;
     uint32_t instruments;
     uint32_t orders;
@@ -136,7 +136,7 @@ struct options {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue itch|mdp3|eobi]\n"
+            "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue %s]\n"
             "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
             " [--levels N]\n"
             "         [--filter include|exclude:symbol|group:GLOB]... [--repeat N] [--quiet]"
@@ -159,7 +159,8 @@ static void usage(FILE *out)
             "               (capture time; default MoldUDP64 1000 ms, MDP3 20 us).\n"
             "  Packets take the daemon's arbitration: a sequence jump, a gap no line fills\n"
             "  or a session change is reported on stderr with the packet's number and\n"
-            "  offset, and the books that may have missed messages are \"stale\" in the JSON.\n");
+            "  offset, and the books that may have missed messages are \"stale\" in the JSON.\n",
+            replay_venue_names());
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -223,10 +224,8 @@ static int parse_options(int argc, char **argv, struct options *o)
                                                         : (rc = -EINVAL, REPLAY_FORMAT_AUTO);
             break;
         case 'v':
-            o->venue = !strcmp(optarg, "itch")   ? REPLAY_VENUE_ITCH
-                       : !strcmp(optarg, "mdp3") ? REPLAY_VENUE_MDP3
-                       : !strcmp(optarg, "eobi") ? REPLAY_VENUE_EOBI
-                                                 : (rc = -EINVAL, REPLAY_VENUE_AUTO);
+            o->venue = replay_venue_find(optarg);
+            rc = o->venue == NULL ? -EINVAL : 0;
             break;
         case 'd':
             rc = parse_u32(optarg, &o->depth);
@@ -381,8 +380,8 @@ static void print_books(FILE *out, const struct replay_threads *t, uint32_t dept
         print_string(out, in->symbol);
         fprintf(out, ",\"locate\":%u,\"security_id\":%" PRId32 ",\"status\":\"%s\"",
                 in->itch_locate, in->security_id, status_name(bk->status));
-        bool stale = in->venue == TP_VENUE_CME_MDP3 ? tp_mdp3_feed_state(&r->mdp3, id)->stale
-                                                    : r->instrument_stale[id] != 0;
+        const struct replay_venue *v = replay_venue_of_instrument(in->venue);
+        bool stale = v != NULL && v->stale != NULL ? v->stale(r, id) : r->instrument_stale[id] != 0;
         fprintf(out, ",\"stale\":%s", stale ? "true" : "false");
         fprintf(out, ",\"volume\":%" PRId64 ",\"trades\":%" PRIu64 ",\"last_price9\":%" PRId64,
                 bk->volume, bk->trades, bk->last_price);
@@ -403,10 +402,9 @@ static void print_books(FILE *out, const struct replay_threads *t, uint32_t dept
             fprintf(out, ",\"%sasks\":", prefix);
             print_side(out, b, id, TP_BOOK_ORDERS, TP_SIDE_ASK, depth);
             fprintf(out, ",\"live_orders\":%" PRIu32, tp_books_orders(b, id));
-            /* An MDP3 order view holds the venue's orders only once a 53 (or a reset) filled it. */
-            if (in->venue == TP_VENUE_CME_MDP3)
+            if (v != NULL && v->orders_incomplete != NULL)
                 fprintf(out, ",\"orders_incomplete\":%s",
-                        tp_mdp3_feed_state(&r->mdp3, id)->orders_complete ? "false" : "true");
+                        v->orders_incomplete(r, id) ? "true" : "false");
         }
         fprintf(
             out,

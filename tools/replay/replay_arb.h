@@ -25,8 +25,9 @@ struct replay;
 /*
  * How long a gap waits for the other line's copy, in capture time, by default. MoldUDP64: 1 s.
  * MDP3: 20 us (the daemon's channels default to 500: gap_wait_us). The snapshot loop's packets
- * that come while incrementals wait behind a gap wait with them (replay_mdp3.h). Measured on the
- * simulator's captures (packets 3 us apart), final books right or flagged stale in every case:
+ * that come while incrementals wait behind a gap wait with them (replay_mdp3_channel.h). Measured
+ * on the simulator's captures (packets 3 us apart), final books right or flagged stale in every
+ * case:
  *   - packets lost on both lines (--both-loss 0.02): waits of 20, 100, 200, 500 and 1000 us
  *     found 3, 5, 26, 106 and 0 order books different from their order-level snapshot (each
  *     flagged, then adopted); the 3 are the books whose order-only packets were lost;

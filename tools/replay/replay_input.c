@@ -7,21 +7,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "binaryfile.h"
-#include "eobi.h"
-#include "itch50.h"
-#include "mdp3_packet.h"
-#include "moldudp64.h"
 #include "net_build.h"
-#include "net_bytes.h"
 #include "net_parse.h"
 #include "pcap_reader.h"
 #include "replay_input.h"
 #include "replay_arb.h"
-#include "replay_mdp3.h"
-#include "replay_mold.h"
 #include "table_memory.h"
-#include "tp_venue.h"
 
 #define PCAP_LINKTYPE_ETHERNET 1
 #define REPLAY_FRAME_MAX       262144 /* libpcap's largest frame */
@@ -93,10 +84,10 @@ static void count_stale(void *ctx, uint32_t instrument, int stale, uint32_t expe
     (void)expected;
     (void)got;
     r->stale += stale != 0;
-    /* ITCH books the feed flags stay flagged (MDP3's state says when a snapshot repaired one);
-     * EOBI's feed says when its snapshot did (stale 0). */
+    /* A flagged book stays flagged unless the venue's feed says when a snapshot repaired it
+     * (stale 0); a venue may keep its own state instead (replay_venue.stale). */
     if (r->instrument_stale != NULL && instrument < r->instruments &&
-        (stale || r->venue == REPLAY_VENUE_EOBI))
+        (stale || (r->venue != NULL && r->venue->snapshot_clears_stale)))
         r->instrument_stale[instrument] = stale != 0;
 }
 
@@ -173,11 +164,8 @@ void replay_set_output(struct replay *r, const struct tp_feed_sink *output)
                                .stale = tee_stale,
                                .event_changes = tee_event_changes};
     r->output = output;
-    if (output != NULL) {
-        r->itch.sink = tee;
-        r->mdp3.sink = tee;
-        r->eobi->sink = tee;
-    }
+    for (const struct replay_venue *const *v = replay_venues; output != NULL && *v != NULL; v++)
+        (*v)->set_sink(r, &tee);
 }
 
 int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *data, size_t len)
@@ -204,7 +192,6 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     size_t books_size = tp_books_memsize(&bp);
     size_t reg_rounded = (reg_size + 63) & ~(size_t)63;
     size_t books_rounded = (books_size + 63) & ~(size_t)63;
-    int rc;
 
     memset(r, 0, sizeof(*r));
     r->data = data;
@@ -221,18 +208,18 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
     r->verify_checksum = !p->no_checksum;
     if (r->format == REPLAY_FORMAT_AUTO)
         r->format = replay_is_pcap(data, len) ? REPLAY_FORMAT_PCAP : REPLAY_FORMAT_BINARYFILE;
-    r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? REPLAY_VENUE_ITCH : p->venue;
+    /* A file of its own format is the venue's that has one, whatever --venue says. */
+    r->venue = r->format == REPLAY_FORMAT_BINARYFILE ? replay_venue_of_file() : p->venue;
     if (reg_size == 0 || books_size == 0)
         return -EINVAL;
-    /* A worker of a threaded replay takes ITCH only (replay_threads.h): no MDP3 state. */
-    r->table_bytes =
-        reg_rounded + books_rounded + (p->share ? 0 : tp_mdp3_feed_memsize(p->instruments));
+    r->table_bytes = reg_rounded + books_rounded;
+    for (const struct replay_venue *const *v = replay_venues; *v != NULL; v++)
+        r->table_bytes += (*v)->table_bytes ? (*v)->table_bytes(p) : 0;
     r->mem = tp_table_memory(r->table_bytes, true);
     if (!r->mem)
         return -ENOMEM;
     r->instrument_stale = calloc(p->instruments, 1);
-    if (r->instrument_stale == NULL || replay_mold_open(r) != 0 ||
-        (p->share == NULL && replay_mdp3_open(r) != 0))
+    if (r->instrument_stale == NULL)
         return -ENOMEM;
     r->registry = r->mem;
     r->books = (struct tp_books *)((char *)r->mem + reg_rounded);
@@ -240,38 +227,27 @@ int replay_open(struct replay *r, const struct replay_params *p, const uint8_t *
         return -EINVAL;
     for (uint32_t i = bp.first_id; p->no_changes && i < bp.first_id + bp.instruments; i++)
         tp_books_set_emit(r->books, i, 0);
-    rc = tp_itch_feed_init(&r->itch, r->registry, r->books, p->filter, 0,
-                           p->digest ? &digest_sink : &sink);
-    if (rc == 0 && p->share == NULL)
-        rc = tp_mdp3_feed_init(&r->mdp3, (char *)r->mem + reg_rounded + books_rounded, r->registry,
-                               r->books, p->filter, 0,
-                               p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP,
-                               p->digest ? &digest_sink : &sink);
-    r->eobi = tp_table_memory(sizeof(*r->eobi), false);
-    if (rc == 0 && r->eobi == NULL)
-        rc = -ENOMEM;
-    if (rc == 0)
-        rc = tp_eobi_feed_init(r->eobi, r->registry, r->books, p->filter, 0,
-                               p->digest ? &digest_sink : &sink);
-    if (rc == 0)
-        rc = tp_eobi_feed_set_release(r->eobi, (enum tp_eobi_release)p->eobi_release);
-    if (r->share != NULL)
-        r->share->priority = r->itch.next_priority; /* the feed's first */
-    return rc;
+    /* Every venue's feed, whatever the capture: the summary gives each one's counters. */
+    char *tables = (char *)r->mem + reg_rounded + books_rounded;
+    for (const struct replay_venue *const *v = replay_venues; *v != NULL; v++) {
+        int rc = (*v)->open(r, p, tables, p->digest ? &digest_sink : &sink);
+        if (rc != 0)
+            return rc;
+        tables += (*v)->table_bytes ? (*v)->table_bytes(p) : 0;
+    }
+    return 0;
 }
 
 void replay_close(struct replay *r)
 {
+    for (const struct replay_venue *const *v = replay_venues; *v != NULL; v++)
+        (*v)->close(r);
     if (r->mem)
         munmap(r->mem, r->table_bytes);
     r->mem = NULL;
-    if (r->eobi)
-        munmap(r->eobi, sizeof(*r->eobi));
-    r->eobi = NULL;
     free(r->instrument_stale);
     r->instrument_stale = NULL;
     replay_arb_close(r);
-    replay_mdp3_close(r);
 }
 
 const char *replay_error(const struct replay *r, int err)
@@ -287,160 +263,6 @@ const char *replay_error(const struct replay *r, int err)
     default:
         return strerror(-err);
     }
-}
-
-/*
- * BinaryFILE: the fastest path, and the one the benchmark measures. Messages are framed a burst
- * at a time and handed to the feed's burst call, which prefetches each message's order slot and
- * best levels some messages before applying it.
- */
-#define BURST 256
-
-static int run_binaryfile(struct replay *r)
-{
-    struct tp_binfile_reader rd;
-    struct tp_feed_info info = {0};
-    const uint8_t *msg[BURST];
-    uint16_t len[BURST];
-    int rc = 1;
-
-    if (r->share != NULL && r->share->handoff != NULL && !r->share->lead) {
-        replay_share_follow(r);
-        return 0;
-    }
-    if (r->share != NULL && r->share->handoff != NULL) {
-        size_t at;
-        if (replay_share_frame(r, &at) == 0)
-            return 0;
-        r->error_offset = at;
-        return REPLAY_EFRAME;
-    }
-    tp_binfile_reader_init(&rd, r->data, r->len);
-    while (r->share != NULL && rc == 1) {
-        uint32_t n = 0;
-        while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
-            n++;
-        replay_share_burst(r, msg, len, n, &info);
-        r->messages += n;
-        r->offset = rd.offset;
-        if (r->progress && (r->messages / BURST) % REPLAY_PROGRESS_EVERY == 0)
-            r->progress(r->progress_ctx, r);
-    }
-    if (r->share != NULL)
-        replay_share_flush(r);
-    while (rc == 1) {
-        uint32_t n = 0;
-        while (n < BURST && (rc = tp_binfile_next(&rd, &msg[n], &len[n])) == 1)
-            n++;
-        tp_itch_feed_burst(&r->itch, msg, len, n, &info);
-        r->messages += n;
-        r->offset = rd.offset;
-        if (r->progress && (r->messages / BURST) % REPLAY_PROGRESS_EVERY == 0)
-            r->progress(r->progress_ctx, r);
-    }
-    if (rc < 0) {
-        r->error_offset = rd.offset;
-        return REPLAY_EFRAME;
-    }
-    return 0;
-}
-
-/*
- * Does a UDP payload look like MoldUDP64: blocks that fill the packet exactly, each a valid ITCH
- * message? (The session name is not checked: captures may zero it.)
- */
-int replay_looks_like_mold(const struct tp_udp_view *u)
-{
-    struct tp_mold_packet pkt;
-    const uint8_t *msg;
-    uint16_t len;
-    int rc;
-
-    if (tp_mold_parse(&pkt, u->payload, u->payload_len) < 0)
-        return 0;
-    while ((rc = tp_mold_next(&pkt, &msg, &len)) == 1)
-        if (tp_itch_check(msg, len) < 0)
-            return 0;
-    return rc == 0;
-}
-
-/* What an EOBI flow's first packet says it is: a snapshot when its first message is a snapshot
- * template. */
-static enum replay_line_kind eobi_kind(const struct tp_udp_view *u)
-{
-    const uint8_t *d = u->payload;
-    size_t first = u->payload_len >= TP_EOBI_PACKET_HEADER_LEN ? tp_eobi_body_len(d) : 0;
-    uint16_t t = first + TP_EOBI_MESSAGE_HEADER_LEN <= u->payload_len && first >= 4
-                     ? tp_eobi_template_id(d + first)
-                     : 0;
-    return t >= TP_EOBI_PRODUCT_SUMMARY && t <= TP_EOBI_SNAPSHOT_ORDER ? REPLAY_KIND_SNAPSHOT
-                                                                       : REPLAY_KIND_INCREMENTAL;
-}
-
-/* A market segment that just went RECOVERING: why, on the warnings stream. */
-static void eobi_gap(struct replay *r, const struct tp_udp_view *u, uint64_t expected,
-                     uint64_t record, size_t offset)
-{
-    int32_t segment = tp_eobi_packet_header_market_segment_id(u->payload);
-    uint64_t seq = tp_eobi_packet_header_appl_seq_num(u->payload);
-    if (expected == 0)
-        replay_warn(r,
-                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
-                    " starts at ApplSeqNum %" PRIu64 ": its books are incomplete (flagged "
-                    "stale until its snapshot)",
-                    record, offset, segment, seq);
-    else if (seq > expected)
-        replay_warn(r,
-                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
-                    " ApplSeqNum %" PRIu64 ", expected %" PRIu64
-                    ": packets lost on every line (books flagged stale "
-                    "until its snapshot)",
-                    record, offset, segment, seq, expected);
-    else
-        replay_warn(r,
-                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
-                    " ApplSeqNum %" PRIu64
-                    " reset its sequence or could not be applied (books flagged stale until its "
-                    "snapshot)",
-                    record, offset, segment, seq);
-}
-
-/*
- * An EOBI packet down the daemon's path for its venue (its channel's segments path, through
- * tp_venue_eobi's feed ops): an incremental line's packet to the feed, which follows each market
- * segment's ApplSeqNum and skips the other line's copy; a snapshot line's while a segment waits
- * for its snapshot. A segment that goes stale is reported with the packet's number.
- */
-static void eobi_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts, uint64_t record,
-                        size_t offset)
-{
-    const struct tp_venue_feed_ops *feed = tp_venue_eobi.feed;
-    enum replay_line_role role = replay_lines_role(&r->lines, u, eobi_kind(u));
-    uint64_t before = feed->messages(r->eobi), gaps = r->eobi->counters.gaps,
-             implausible = r->eobi->counters.implausible;
-    const struct tp_eobi_segment *seg =
-        u->payload_len >= TP_EOBI_PACKET_HEADER_LEN
-            ? tp_eobi_feed_segment(r->eobi, tp_eobi_packet_header_market_segment_id(u->payload))
-            : NULL;
-    uint64_t expected = seg != NULL && seg->state == TP_EOBI_SEGMENT_HEALTHY ? seg->next_seq : 0;
-    int rc = 0;
-    if (role == REPLAY_ROLE_INCR_A || role == REPLAY_ROLE_INCR_B)
-        rc = feed->packet(r->eobi, u->payload, u->payload_len, ts);
-    else if ((role == REPLAY_ROLE_SNAP_A || role == REPLAY_ROLE_SNAP_B) &&
-             feed->recovering(r->eobi) > 0)
-        rc = feed->snapshot(r->eobi, u->payload, u->payload_len, ts);
-    r->bad_packets += rc == -EBADMSG;
-    r->messages += feed->messages(r->eobi) - before;
-    if (r->eobi->counters.gaps != gaps)
-        eobi_gap(r, u, expected, record, offset);
-    if (r->eobi->counters.implausible != implausible)
-        replay_warn(r,
-                    "packet %" PRIu64 " (offset %zu): market segment %" PRId32
-                    " ApplSeqNum %" PRIu64 " dropped as implausible (%" PRIu64
-                    " beyond the segment's highest, unconfirmed)",
-                    record, offset, tp_eobi_packet_header_market_segment_id(u->payload),
-                    tp_eobi_packet_header_appl_seq_num(u->payload),
-                    tp_eobi_packet_header_appl_seq_num(u->payload) - seg->highest_seq);
 }
 
 /*
@@ -466,17 +288,10 @@ static int run_pcap(struct replay *r)
             } else if (r->verify_checksum && !tp_udp_checksum_ok(&u)) {
                 r->bad_checksum++;
             } else {
-                if (r->venue == REPLAY_VENUE_AUTO)
-                    r->venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
-                /* The channel's arbiter follows the venue's sequencing (tp_venue.h). */
-                if (r->venue == REPLAY_VENUE_MDP3 && !r->mdp3_started)
-                    replay_mdp3_start(r);
-                if (r->venue == REPLAY_VENUE_ITCH)
-                    replay_mold_packet(r, &u, rec.ts_ns, r->packets, at);
-                else if (r->venue == REPLAY_VENUE_EOBI)
-                    eobi_packet(r, &u, rec.ts_ns, r->packets, at);
-                else
-                    replay_mdp3_packet(r, &u, rec.ts_ns, r->packets, at);
+                if (r->venue == NULL)
+                    r->venue = replay_venue_detect(&u);
+                if (r->venue != NULL)
+                    r->venue->packet(r, &u, rec.ts_ns, r->packets, at);
             }
             at = r->offset = tp_pcap_reader_offset(&rd);
             if (r->progress && (r->packets & (REPLAY_PROGRESS_EVERY - 1)) == 0)
@@ -486,10 +301,8 @@ static int run_pcap(struct replay *r)
             tp_pcap_reader_why(&rd, r->pcap_why, sizeof(r->pcap_why));
     }
     tp_pcap_reader_close(&rd);
-    if (r->venue == REPLAY_VENUE_ITCH)
-        replay_mold_finish(r);
-    else if (r->venue == REPLAY_VENUE_MDP3)
-        replay_mdp3_finish(r);
+    if (r->venue != NULL && r->venue->finish != NULL)
+        r->venue->finish(r);
     if (r->share != NULL)
         replay_share_flush(r);
     return st == TP_PCAP_END ? 0 : REPLAY_EPCAP;
@@ -497,31 +310,23 @@ static int run_pcap(struct replay *r)
 
 int replay_run(struct replay *r)
 {
-    return r->format == REPLAY_FORMAT_PCAP ? run_pcap(r) : run_binaryfile(r);
+    if (r->format == REPLAY_FORMAT_PCAP)
+        return run_pcap(r);
+    return r->venue != NULL ? r->venue->run_file(r) : -ENOTSUP;
 }
 
 /* The sums over the workers of a threaded replay of what each counts of its own instruments;
  * the framing's counters are every worker's alike. */
-static void sum_counters(struct replay *sum, struct tp_itch_feed_counters *c, uint64_t *recent,
-                         uint64_t *spilled, const struct replay *part, uint32_t parts)
+static void sum_counters(struct replay *sum, uint64_t *recent, uint64_t *spilled,
+                         const struct replay *part, uint32_t parts)
 {
-    memset(c, 0, sizeof(*c));
     *recent = *spilled = 0;
     for (uint32_t i = 0; i < parts; i++) {
         const struct replay *p = &part[i];
-        const struct tp_itch_feed_counters *f = &p->itch.counters;
         for (uint32_t k = 0; k < REPLAY_CHANGE_KINDS; k++)
             sum->changes[k] += p->changes[k];
         sum->events += p->events;
         sum->stale += p->stale;
-        c->malformed += f->malformed;
-        c->unknown_instrument += f->unknown_instrument;
-        c->rejected += f->rejected;
-        c->definitions += f->definitions;
-        c->filtered += f->filtered;
-        c->registry_full += f->registry_full;
-        c->broken_trades += f->broken_trades;
-        c->ignored += f->ignored;
         *recent += tp_books_recent_orders(p->books);
         *spilled += tp_books_totals(p->books)->orders_spilled;
     }
@@ -530,15 +335,12 @@ static void sum_counters(struct replay *sum, struct tp_itch_feed_counters *c, ui
 void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
 {
     static struct replay sum;
-    struct tp_itch_feed_counters itch;
-    const struct tp_itch_feed_counters *c = &itch;
     uint64_t recent, spilled;
     const struct replay *r = &part[0];
-    const struct tp_mdp3_feed_counters *m = &r->mdp3.counters;
 
     memset(sum.changes, 0, sizeof(sum.changes));
     sum.events = sum.stale = 0;
-    sum_counters(&sum, &itch, &recent, &spilled, part, parts);
+    sum_counters(&sum, &recent, &spilled, part, parts);
     fprintf(out,
             "{\"messages\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"not_udp\":%" PRIu64
             ",\"bad_checksum\":%" PRIu64 ",\"bad_packets\":%" PRIu64 ",\"duplicates\":%" PRIu64
@@ -555,36 +357,7 @@ void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts)
             sum.changes[TP_CHANGE_LEVEL], sum.changes[TP_CHANGE_ORDER],
             sum.changes[TP_CHANGE_TRADE], sum.changes[TP_CHANGE_CLEAR],
             sum.changes[TP_CHANGE_STATUS], sum.changes[TP_CHANGE_STAT], sum.events, sum.stale);
-    fprintf(out,
-            ",\"itch\":{\"malformed\":%" PRIu64 ",\"unknown_instrument\":%" PRIu64
-            ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64 ",\"filtered\":%" PRIu64
-            ",\"registry_full\":%" PRIu64 ",\"broken_trades\":%" PRIu64 ",\"ignored\":%" PRIu64 "}",
-            c->malformed, c->unknown_instrument, c->rejected, c->definitions, c->filtered,
-            c->registry_full, c->broken_trades, c->ignored);
-    fprintf(out,
-            ",\"mdp3\":{\"packets\":%" PRIu64 ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64
-            ",\"other_schema\":%" PRIu64 ",\"unknown_template\":%" PRIu64
-            ",\"unknown_instrument\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64
-            ",\"filtered\":%" PRIu64 ",\"registry_full\":%" PRIu64 ",\"rpt_seq_gaps\":%" PRIu64
-            ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
-            ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
-            ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
-            ",\"refusal_marks\":%" PRIu64 ",\"order_snapshot_mismatch\":%" PRIu64 "}",
-            m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
-            m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
-            m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
-            m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events,
-            m->refusal_marks, m->order_snapshot_mismatch);
-    const struct tp_eobi_feed_counters *e = &r->eobi->counters;
-    fprintf(out,
-            ",\"eobi\":{\"packets\":%" PRIu64 ",\"snapshot_packets\":%" PRIu64
-            ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"rejected\":%" PRIu64
-            ",\"definitions\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
-            ",\"buffered\":%" PRIu64 ",\"snapshots\":%" PRIu64 ",\"snapshots_old\":%" PRIu64
-            ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32
-            ",\"release_mismatch\":%" PRIu64 ",\"implausible\":%" PRIu64 "}}",
-            e->packets, e->snapshot_packets, e->messages, e->malformed, e->rejected, e->definitions,
-            e->duplicates, e->gaps, e->buffered, e->snapshots, e->snapshots_old,
-            e->snapshots_broken, tp_eobi_feed_recovering(r->eobi), e->release_mismatch,
-            e->implausible);
+    for (const struct replay_venue *const *v = replay_venues; *v != NULL; v++)
+        (*v)->print_counters(out, part, parts);
+    fputc('}', out);
 }

@@ -1,7 +1,8 @@
 /*
- * Replay session: the registry, books and venue feed of one capture, and the loop that frames
- * the capture's messages (BinaryFILE, or pcap of MoldUDP64 / MDP3 / EOBI packets) into the feed.
- * The feed and book code is the data plane's own (dataplane/feeds, dataplane/books).
+ * Replay session: the registry, books and venues' feeds of one capture, and the loop that hands
+ * the capture's packets to its venue (replay_venue.h), or has the venue read a file of its own
+ * format (BinaryFILE). The feed and book code is the data plane's own (dataplane/feeds,
+ * dataplane/books).
  */
 #ifndef TP_REPLAY_INPUT_H
 #define TP_REPLAY_INPUT_H
@@ -16,20 +17,14 @@
 #include "replay_digest.h"
 #include "replay_lines.h"
 #include "replay_share.h"
+#include "replay_venue.h"
 #include "tp_books.h"
+#include "tp_feed_sink.h"
 #include "tp_instrument_filter.h"
 #include "tp_instruments.h"
-#include "tp_eobi_feed.h"
-#include "tp_itch_feed.h"
-#include "tp_mdp3_feed.h"
 
+/* BINARYFILE: the file format of the venue that has one (replay_venue_of_file). */
 enum replay_format { REPLAY_FORMAT_AUTO = 0, REPLAY_FORMAT_BINARYFILE, REPLAY_FORMAT_PCAP };
-enum replay_venue {
-    REPLAY_VENUE_AUTO = 0,
-    REPLAY_VENUE_ITCH,
-    REPLAY_VENUE_MDP3,
-    REPLAY_VENUE_EOBI
-};
 
 /* Errors of replay_open / replay_run beyond errno values. */
 #define REPLAY_EPCAP  (-1000) /* a pcap or pcapng this tool does not read (not Ethernet, cut) */
@@ -37,7 +32,7 @@ enum replay_venue {
 
 struct replay_params {
     enum replay_format format;
-    enum replay_venue venue;
+    const struct replay_venue *venue; /* what a pcap carries; NULL: told by its first datagram */
     uint32_t instruments;
     uint32_t orders;
     uint32_t recent_orders; /* recent-order window slots (tp_books_params; 0: the default) */
@@ -61,16 +56,6 @@ struct replay_params {
 
 #define REPLAY_PROGRESS_EVERY 4096u /* a power of two */
 
-/* An MDP3 side loop's packet that waits for the incrementals held behind a gap. */
-struct replay_mdp3_waiting {
-    const uint8_t *payload; /* in the mapped capture */
-    uint64_t ts;
-    uint64_t record;
-    size_t offset;
-    uint16_t len;
-    uint8_t role; /* enum replay_line_role */
-};
-
 /* Room for every record kind (enum tp_change_kind), a power of two. */
 #define REPLAY_CHANGE_KINDS 8
 _Static_assert(TP_CHANGE_STAT < REPLAY_CHANGE_KINDS, "a change kind beyond the replay's counts");
@@ -81,11 +66,10 @@ struct replay {
     size_t table_bytes; /* registry + books */
     struct tp_instruments *registry;
     struct tp_books *books;
-    struct tp_itch_feed itch;
-    struct tp_mdp3_feed mdp3;
-    struct tp_eobi_feed *eobi; /* EOBI (--venue eobi): incremental and snapshot packets */
+    /* Each venue's feed state, by its slot (replay_venue.h): every venue's is open. */
+    void *venue_state[REPLAY_VENUES];
     enum replay_format format;
-    enum replay_venue venue;
+    const struct replay_venue *venue; /* the capture's; NULL until its first datagram tells it */
     bool verify_checksum;
     const uint8_t *data;
     size_t len;
@@ -99,10 +83,9 @@ struct replay {
     uint64_t duplicates;   /* packets already seen (the other line) */
     uint64_t record;       /* the pcap record being framed (1-based), and its byte offset */
     size_t record_offset;
-    /* Line arbitration, MoldUDP64 (replay_mold.h) or MDP3 (replay_mdp3.h). */
+    /* Line arbitration, of the venues whose channels arbitrate their lines (replay_arb.h). */
     struct tp_arb *arb;
     uint64_t gap_wait_ns;
-    uint32_t line_a_group;     /* destination of line A */
     uint64_t corrupt;          /* packets dropped as implausible (jump, stray session) */
     uint64_t gaps_given_up;    /* gaps neither line filled */
     uint64_t sessions;         /* new sessions taken */
@@ -128,16 +111,8 @@ struct replay {
     /* Called every REPLAY_PROGRESS_EVERY packets or bursts when set (replay_progress.h). */
     void (*progress)(void *ctx, const struct replay *r);
     void *progress_ctx;
-    /* MDP3 and EOBI: which flow is which line. */
+    /* Which flow is which line (--lines; venues whose flows are told apart by template). */
     struct replay_lines lines;
-    /* MDP3 (replay_mdp3.h): the latest packet of the snapshot loop and of the MBO snapshot
-     * loop, and of the definition loop (done once it came round). */
-    uint32_t mdp3_snap_last_seq[2];
-    uint32_t mdp3_def_last_seq;
-    bool mdp3_definitions_done;
-    bool mdp3_started; /* the arbiter follows MDP3's sequencing (replay_mdp3_start) */
-    struct replay_mdp3_waiting *mdp3_waiting; /* REPLAY_HELD_MAX of them */
-    uint32_t mdp3_n_waiting;
 };
 
 /* Allocates and prepares the tables for a capture in memory. 0 or a negative error. */
@@ -157,15 +132,12 @@ void replay_close(struct replay *r);
 /* Is this capture a pcap or pcapng (by its magic)? */
 int replay_is_pcap(const uint8_t *data, size_t len);
 
-/* Does a UDP payload look like MoldUDP64 (blocks that fill it exactly, each a valid ITCH
- * message)? How a pcap of unknown venue is told apart from MDP3. */
-int replay_looks_like_mold(const struct tp_udp_view *u);
-
 /* A message for an error of replay_open / replay_run. */
 const char *replay_error(const struct replay *r, int err);
 
-/* The feed and framing counters as one JSON object: of `parts` replays of one capture that
- * applied the messages of disjoint instruments (replay_threads.h), their sums; else parts 1. */
+/* The framing counters and every venue's feed's (replay_venue.print_counters) as one JSON object:
+ * of `parts` replays of one capture that applied the messages of disjoint instruments
+ * (replay_threads.h), their sums; else parts 1. */
 void replay_print_counters(FILE *out, const struct replay *part, uint32_t parts);
 
 #endif /* TP_REPLAY_INPUT_H */

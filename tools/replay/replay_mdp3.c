@@ -1,188 +1,104 @@
 /*
- * MDP3 packets down the daemon's channel path: see replay_mdp3.h.
+ * tickplane-replay's MDP3 venue (replay_venue.h): CME MDP 3.0 packets, every one that is not
+ * MoldUDP64 when no --venue is given, down the daemon's MDP3 channel path (replay_mdp3_channel.h).
  */
 #include "replay_mdp3.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "mdp3_packet.h"
-#include "replay_arb.h"
-#include "replay_input.h"
-#include "tp_venue.h"
+#include "replay_mdp3_channel.h"
+#include "tp_instruments.h"
 
-/* A feed call on packet `record`: its messages counted, a snapshot the audit found different
- * reported. */
-static void feed(struct replay *r, const uint8_t *payload, uint16_t len, uint64_t ts)
+/* The last venue auto detection asks before it: a payload ITCH's test refused is taken as MDP3's
+ * (its packets have no magic to tell them by). */
+static bool looks_like(const struct tp_udp_view *u)
 {
-    uint64_t before = r->mdp3.counters.messages;
-    uint64_t mismatches = r->mdp3.counters.snapshot_mismatch;
-    uint64_t order_mismatches = r->mdp3.counters.order_snapshot_mismatch;
-    int rc = tp_mdp3_feed_packet(&r->mdp3, payload, len, ts);
-    r->bad_packets += rc < 0;
-    r->messages += r->mdp3.counters.messages - before;
-    if (r->mdp3.counters.order_snapshot_mismatch != order_mismatches)
-        replay_warn_book(
-            r,
-            "packet %" PRIu64 " (offset %zu): an order-level snapshot (53) differs from "
-            "its order book at the same LastMsgSeqNumProcessed (the book was wrong; the "
-            "snapshot replaced it)",
-            r->record, r->record_offset);
-    else if (r->mdp3.counters.snapshot_mismatch != mismatches)
-        replay_warn_book(r,
-                         "packet %" PRIu64 " (offset %zu): a snapshot differs from its book at the "
-                         "same RptSeq (the book was wrong; the snapshot replaced it)",
-                         r->record, r->record_offset);
+    (void)u;
+    return true;
 }
 
-/* A delivered incremental. */
-static void apply(struct replay *r, const uint8_t *payload, uint16_t len, uint32_t skip,
-                  uint64_t ts)
+/* A worker of a threaded replay takes ITCH only (replay_threads.h): no MDP3 state. */
+static size_t table_bytes(const struct replay_params *p)
 {
-    (void)skip; /* one sequence a packet: nothing to pass over */
-    feed(r, payload, len, ts);
+    return p->share ? 0 : tp_mdp3_feed_memsize(p->instruments);
 }
 
-/* The instruments that missed a loss find it by RptSeq: nothing to flag here. */
-static void lost(struct replay *r)
+static int open_venue(struct replay *r, const struct replay_params *p, void *tables,
+                      const struct tp_feed_sink *sink)
 {
-    (void)r;
+    struct replay_mdp3 *m = aligned_alloc(64, (sizeof(*m) + 63) & ~(size_t)63);
+    r->venue_state[REPLAY_SLOT_mdp3] = m;
+    if (m == NULL)
+        return -ENOMEM;
+    memset(m, 0, sizeof(*m));
+    if (p->share != NULL)
+        return 0;
+    if (replay_mdp3_channel_open(m) != 0)
+        return -ENOMEM;
+    return tp_mdp3_feed_init(&m->feed, tables, r->registry, r->books, p->filter, 0,
+                             p->orders ? TP_BOOK_TYPE_MBP_MBO : TP_BOOK_TYPE_MBP, sink);
 }
 
-static const struct replay_arb_venue mdp3_venue = {
-    .unit = "MsgSeqNum",
-    .items = "packets",
-    .apply = apply,
-    .lost = lost,
-    .lost_books = "the books that missed them go stale by RptSeq",
-    .late_books = "books without a snapshot go stale by RptSeq",
+static void set_sink(struct replay *r, const struct tp_feed_sink *sink)
+{
+    replay_mdp3_of(r)->feed.sink = *sink;
+}
+
+static void close_venue(struct replay *r)
+{
+    struct replay_mdp3 *m = replay_mdp3_of(r);
+    if (m != NULL)
+        replay_mdp3_channel_close(m);
+    free(m);
+    r->venue_state[REPLAY_SLOT_mdp3] = NULL;
+}
+
+static void print_counters(FILE *out, const struct replay *part, uint32_t parts)
+{
+    const struct tp_mdp3_feed_counters *m = &replay_mdp3_of(&part[0])->feed.counters;
+    (void)parts; /* one worker (replay_threads.h) */
+    fprintf(out,
+            ",\"mdp3\":{\"packets\":%" PRIu64 ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64
+            ",\"other_schema\":%" PRIu64 ",\"unknown_template\":%" PRIu64
+            ",\"unknown_instrument\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"definitions\":%" PRIu64
+            ",\"filtered\":%" PRIu64 ",\"registry_full\":%" PRIu64 ",\"rpt_seq_gaps\":%" PRIu64
+            ",\"stale_skipped\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"snapshots\":%" PRIu64
+            ",\"snapshots_old\":%" PRIu64 ",\"snapshots_audited\":%" PRIu64
+            ",\"snapshot_mismatch\":%" PRIu64 ",\"channel_resets\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"refusal_marks\":%" PRIu64 ",\"order_snapshot_mismatch\":%" PRIu64 "}",
+            m->packets, m->messages, m->malformed, m->other_schema, m->unknown_template,
+            m->unknown_instrument, m->rejected, m->definitions, m->filtered, m->registry_full,
+            m->rpt_seq_gaps, m->stale_skipped, m->duplicates, m->snapshots, m->snapshots_old,
+            m->snapshots_audited, m->snapshot_mismatch, m->channel_resets, m->events,
+            m->refusal_marks, m->order_snapshot_mismatch);
+}
+
+/* An instrument's RptSeq state says whether its book is behind (until a snapshot rebuilt it). */
+static bool stale(const struct replay *r, uint32_t id)
+{
+    return tp_mdp3_feed_state(&replay_mdp3_of(r)->feed, id)->stale;
+}
+
+/* An order view holds the venue's orders only once a 53 (or a reset) filled it. */
+static bool orders_incomplete(const struct replay *r, uint32_t id)
+{
+    return !tp_mdp3_feed_state(&replay_mdp3_of(r)->feed, id)->orders_complete;
+}
+
+const struct replay_venue replay_venue_mdp3 = {
+    .name = "mdp3",
+    .looks_like = looks_like,
+    .registry_venue = TP_VENUE_CME_MDP3,
+    .table_bytes = table_bytes,
+    .open = open_venue,
+    .set_sink = set_sink,
+    .close = close_venue,
+    .packet = replay_mdp3_packet,
+    .finish = replay_mdp3_finish,
+    .print_counters = print_counters,
+    .stale = stale,
+    .orders_incomplete = orders_incomplete,
 };
-
-int replay_mdp3_open(struct replay *r)
-{
-    r->mdp3_waiting = calloc(REPLAY_HELD_MAX, sizeof(*r->mdp3_waiting));
-    return r->mdp3_waiting != NULL ? 0 : -ENOMEM;
-}
-
-void replay_mdp3_start(struct replay *r)
-{
-    /* The daemon's channel expects MsgSeqNum 1 first; the arbiter exists (replay_open). */
-    replay_arb_open(r, tp_venue_mdp3.sequence, 1);
-    r->mdp3_started = true;
-}
-
-void replay_mdp3_close(struct replay *r)
-{
-    free(r->mdp3_waiting);
-    r->mdp3_waiting = NULL;
-}
-
-/* What a flow's first packet says it is, by its first message's template. */
-static enum replay_line_kind kind_of(const uint8_t *payload, uint16_t len)
-{
-    struct tp_mdp3_packet p;
-    struct tp_mdp3_msg m;
-    if (tp_mdp3_packet_init(&p, payload, len) != 0 || tp_mdp3_packet_next(&p, &m) != 1)
-        return REPLAY_KIND_INCREMENTAL;
-    switch (m.template_id) {
-    case MKTDATA_SNAPSHOT_FULL_REFRESH52_TEMPLATE_ID:
-        return REPLAY_KIND_SNAPSHOT;
-    case MKTDATA_SNAPSHOT_FULL_REFRESH_ORDER_BOOK53_TEMPLATE_ID:
-        return REPLAY_KIND_SNAPSHOT_MBO;
-    case MKTDATA_MD_INSTRUMENT_DEFINITION_FUTURE54_TEMPLATE_ID:
-    case MKTDATA_MD_INSTRUMENT_DEFINITION_OPTION55_TEMPLATE_ID:
-    case MKTDATA_MD_INSTRUMENT_DEFINITION_SPREAD56_TEMPLATE_ID:
-        return REPLAY_KIND_DEFINITION;
-    default:
-        return REPLAY_KIND_INCREMENTAL;
-    }
-}
-
-/* The instrument definition loop, until it comes round (the daemon then leaves its lines). */
-static void definition(struct replay *r, const uint8_t *payload, uint16_t len, uint64_t ts)
-{
-    uint32_t seq = mktdata_load_u32(payload);
-    if (r->mdp3_definitions_done)
-        return;
-    if (seq <= r->mdp3_def_last_seq) {
-        r->mdp3_definitions_done = seq == 1;
-        return;
-    }
-    r->mdp3_def_last_seq = seq;
-    feed(r, payload, len, ts);
-}
-
-/* A snapshot loop's packet (`mbo`: the MBO snapshot loop), each MsgSeqNum once. */
-static void snapshot(struct replay *r, const uint8_t *payload, uint16_t len, uint64_t ts, bool mbo)
-{
-    uint32_t seq = mktdata_load_u32(payload);
-    if (seq == r->mdp3_snap_last_seq[mbo])
-        return; /* the other line's copy */
-    r->mdp3_snap_last_seq[mbo] = seq;
-    feed(r, payload, len, ts);
-}
-
-/* A packet of a side loop (snapshot, MBO snapshot, definitions) down its path. */
-static void side_packet(struct replay *r, const struct replay_mdp3_waiting *w)
-{
-    r->record = w->record;
-    r->record_offset = w->offset;
-    if (w->role == REPLAY_ROLE_DEF_A || w->role == REPLAY_ROLE_DEF_B)
-        definition(r, w->payload, w->len, w->ts);
-    else
-        snapshot(r, w->payload, w->len, w->ts,
-                 w->role == REPLAY_ROLE_SNAP_MBO_A || w->role == REPLAY_ROLE_SNAP_MBO_B);
-}
-
-/* The side packets that waited for the incrementals held behind a gap, once none is held. */
-static void side_flush(struct replay *r)
-{
-    for (uint32_t i = 0; i < r->mdp3_n_waiting; i++)
-        side_packet(r, &r->mdp3_waiting[i]);
-    r->mdp3_n_waiting = 0;
-}
-
-void replay_mdp3_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts, uint64_t record,
-                        size_t offset)
-{
-    /* Checked once, before any line's path, as the daemon does: the feed walks a packet's
-     * messages unchecked, and a packet that does not frame never reaches the arbiter. */
-    if (!tp_mdp3_packet_frames(u->payload, u->payload_len)) {
-        r->bad_packets++;
-        return;
-    }
-    enum replay_line_role role =
-        replay_lines_role(&r->lines, u, kind_of(u->payload, u->payload_len));
-    struct replay_mdp3_waiting w = {.payload = u->payload,
-                                    .len = u->payload_len,
-                                    .role = (uint8_t)role,
-                                    .ts = ts,
-                                    .record = record,
-                                    .offset = offset};
-    if (role == REPLAY_ROLE_UNMAPPED)
-        return; /* no line of the channel: counted (replay_lines.unmapped) */
-    if (role == REPLAY_ROLE_INCR_A || role == REPLAY_ROLE_INCR_B) {
-        struct tp_arb_pkt ap = {.seq = mktdata_load_u32(u->payload), .count = 1};
-        r->record = record;
-        r->record_offset = offset;
-        replay_arb_offer(r, &mdp3_venue, role == REPLAY_ROLE_INCR_B ? TP_LINE_B : TP_LINE_A, &ap,
-                         u->payload, u->payload_len, ts, record, offset);
-        if (!tp_arb_holding(r->arb))
-            side_flush(r);
-        return;
-    }
-    /* The incrementals received before a loop's packet come first, as in the daemon (which
-     * applies those pending first): those held behind a gap too, or a snapshot taken after them
-     * would be applied before them. */
-    if (tp_arb_holding(r->arb) && r->mdp3_n_waiting < REPLAY_HELD_MAX)
-        r->mdp3_waiting[r->mdp3_n_waiting++] = w;
-    else
-        side_packet(r, &w);
-}
-
-void replay_mdp3_finish(struct replay *r)
-{
-    replay_arb_finish(r, &mdp3_venue);
-    side_flush(r);
-}

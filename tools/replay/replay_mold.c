@@ -6,6 +6,7 @@
 #include "moldudp64.h"
 #include "replay_arb.h"
 #include "replay_input.h"
+#include "replay_itch.h"
 
 /* Every ITCH instrument defined by now may have missed messages: flagged stale for good. */
 static void mark_stale(struct replay *r)
@@ -44,7 +45,7 @@ static void apply(struct replay *r, const uint8_t *payload, uint16_t len, uint32
         if (r->share != NULL)
             replay_share_message(r, msg, n, &info);
         else
-            tp_itch_feed_message(&r->itch, msg, n, &info);
+            tp_itch_feed_message(replay_itch_feed(r), msg, n, &info);
         r->messages++;
     }
 }
@@ -67,12 +68,13 @@ int replay_mold_open(struct replay *r)
 
 static enum tp_line line_of(struct replay *r, const struct tp_udp_view *u)
 {
+    struct replay_itch *it = replay_itch_of(r);
     uint32_t dst = u->key.dst_ip;
     if ((dst >> 28) != 0xe)
         return TP_LINE_RECOVERY;
-    if (r->line_a_group == 0)
-        r->line_a_group = dst;
-    return dst == r->line_a_group ? TP_LINE_A : TP_LINE_B;
+    if (it->line_a_group == 0)
+        it->line_a_group = dst;
+    return dst == it->line_a_group ? TP_LINE_A : TP_LINE_B;
 }
 
 void replay_mold_packet(struct replay *r, const struct tp_udp_view *u, uint64_t ts, uint64_t record,

@@ -12,6 +12,7 @@
 #include "net_bytes.h"
 #include "tp_books_prefetch.h"
 #include "replay_input.h"
+#include "replay_itch.h"
 #include "replay_log.h"
 
 #define SHARE_PUBLISH_EVERY 256u /* messages, a power of two */
@@ -21,10 +22,11 @@ static void apply_first(struct replay *r)
 {
     struct replay_share *s = r->share;
     struct replay_share_pending *p = &s->pending[s->first];
+    struct tp_itch_feed *f = replay_itch_feed(r);
 
-    r->itch.next_priority = p->priority;
+    f->next_priority = p->priority;
     s->key = p->seq;
-    tp_itch_feed_message(&r->itch, p->msg, p->len, &p->info);
+    tp_itch_feed_message(f, p->msg, p->len, &p->info);
     s->first = (s->first + 1) & (REPLAY_SHARE_AHEAD - 1);
     s->waiting--;
 }
@@ -103,7 +105,7 @@ static inline __attribute__((always_inline)) void enqueue(struct replay *r, cons
 /* A stock directory: every registry defines it, the books holding its id configure it. */
 static void directory(struct replay *r, const uint8_t *msg, uint16_t len, struct tp_feed_info *info)
 {
-    struct tp_itch_feed *f = &r->itch;
+    struct tp_itch_feed *f = replay_itch_feed(r);
     struct tp_itch_feed_counters before = f->counters;
 
     replay_share_flush(r); /* the messages before it see the locates as they were */
@@ -123,7 +125,7 @@ static inline __attribute__((always_inline)) void
 share_message(struct replay *r, const uint8_t *msg, uint16_t len, struct tp_feed_info *info)
 {
     struct replay_share *s = r->share;
-    struct tp_itch_feed *f = &r->itch;
+    struct tp_itch_feed *f = replay_itch_feed(r);
     uint32_t id = TP_INSTRUMENT_NONE;
     unsigned cls = len >= 3 ? type_class[msg[0]] : 0;
 
@@ -231,7 +233,7 @@ void replay_share_burst(struct replay *r, const uint8_t *const *msg, const uint1
 
     while (n > 0) {
         uint32_t run = n < SHARE_RUN ? n : SHARE_RUN;
-        uint32_t sorted = sort_out(s, &r->itch, msg, len, run, &o);
+        uint32_t sorted = sort_out(s, replay_itch_feed(r), msg, len, run, &o);
         for (uint32_t j = 0; j < o.mine; j++)
             enqueue(r, msg[o.at[j]], len[o.at[j]], o.id[j], o.order[j], o.priority[j],
                     s->seq + o.at[j] + 1, info);
@@ -418,7 +420,7 @@ int replay_share_frame(struct replay *r, size_t *error_offset)
         slot->messages = n;
         slot->first_seq = s->seq;
         slot->last = rc != 1;
-        while ((at = hand_out(s, &r->itch, h->owner_of, slot, at)) < n) {
+        while ((at = hand_out(s, replay_itch_feed(r), h->owner_of, slot, at)) < n) {
             /* A stock directory: the lead's messages before it first, then every worker's. */
             struct handoff_entry *e = &slot->entry[at];
             own = enqueue_own(r, slot, own, &info);

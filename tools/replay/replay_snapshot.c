@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "glimpse.h"
+#include "replay_itch.h"
 #include "replay_mold.h"
 #include "soupbintcp.h"
 
@@ -55,7 +56,7 @@ int replay_snapshot_load(struct replay *r, const uint8_t *data, size_t len, char
             snprintf(err, err_size, "malformed snapshot message at byte %zu", at);
             return -EBADMSG;
         }
-        tp_itch_feed_message(&r->itch, p.payload, p.payload_len, &info);
+        tp_itch_feed_message(replay_itch_feed(r), p.payload, p.payload_len, &info);
         r->snapshot_messages++;
     }
     snprintf(err, err_size, "the session ends before the snapshot message 'G'");

@@ -9,7 +9,6 @@
 
 #include "binaryfile.h"
 #include "itch50.h"
-#include "moldudp64.h"
 #include "net_build.h"
 #include "pcap_reader.h"
 #include "tickplane/event_file.h"
@@ -36,11 +35,13 @@ struct census {
     uint64_t *messages; /* by id */
 };
 
-static void census_message(struct census *c, const uint8_t *msg, uint16_t len)
+/* One message more, while the sample is not full. */
+static bool census_message(void *ctx, const uint8_t *msg, uint16_t len)
 {
+    struct census *c = ctx;
     c->seen++;
     if (len < 3)
-        return;
+        return c->seen < PLAN_SAMPLE;
     uint16_t locate = tp_itch_stock_locate(msg);
     if (msg[0] == TP_ITCH_STOCK_DIRECTORY) {
         if (c->id_of[locate] == 0 && c->ids < c->capacity)
@@ -48,10 +49,12 @@ static void census_message(struct census *c, const uint8_t *msg, uint16_t len)
     } else if (c->id_of[locate] != 0) {
         c->messages[c->id_of[locate] - 1]++;
     }
+    return c->seen < PLAN_SAMPLE;
 }
 
-/* The ITCH messages of a pcap, both lines' copies alike; 0, or -1 if it is not MoldUDP64. */
-static int census_pcap(struct census *c, enum replay_venue venue, bool verify_checksum,
+/* The messages of a pcap, both lines' copies alike; 0, or -1 if its venue does not split its
+ * captures over workers (replay_venue.each_message). */
+static int census_pcap(struct census *c, const struct replay_venue *venue, bool verify_checksum,
                        const uint8_t *data, size_t len)
 {
     struct tp_pcap_reader rd;
@@ -62,26 +65,20 @@ static int census_pcap(struct census *c, enum replay_venue venue, bool verify_ch
         st = TP_PCAP_EMAGIC;
     while (st == TP_PCAP_OK && (st = tp_pcap_reader_next(&rd, &rec)) == TP_PCAP_OK) {
         struct tp_udp_view u;
-        struct tp_mold_packet pkt;
-        const uint8_t *msg;
-        uint16_t n;
         /* The venue is told from the first datagram the replay takes, as replay_run does. */
         if (tp_net_parse_udp(rec.data, rec.caplen, 0, &u) != 0 ||
             (verify_checksum && !tp_udp_checksum_ok(&u)))
             continue;
-        if (venue == REPLAY_VENUE_AUTO)
-            venue = replay_looks_like_mold(&u) ? REPLAY_VENUE_ITCH : REPLAY_VENUE_MDP3;
-        if (venue != REPLAY_VENUE_ITCH)
+        if (venue == NULL)
+            venue = replay_venue_detect(&u);
+        if (venue == NULL || venue->each_message == NULL)
             break;
-        if (tp_mold_parse(&pkt, u.payload, u.payload_len) != TP_MOLD_MESSAGES)
-            continue;
-        while (c->seen < PLAN_SAMPLE && tp_mold_next(&pkt, &msg, &n) == 1)
-            census_message(c, msg, n);
+        venue->each_message(&u, census_message, c);
         if (c->seen == PLAN_SAMPLE)
             break;
     }
     tp_pcap_reader_close(&rd);
-    return venue == REPLAY_VENUE_ITCH ? 0 : -1;
+    return venue != NULL && venue->each_message != NULL ? 0 : -1;
 }
 
 /*
@@ -115,9 +112,9 @@ uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
     c->capacity = p->instruments;
     int pcap = p->format == REPLAY_FORMAT_PCAP ||
                (p->format == REPLAY_FORMAT_AUTO && replay_is_pcap(data, len));
-    int itch = 1;
+    int split = 1;
     if (pcap) {
-        itch = census_pcap(c, p->venue, !p->no_checksum, data, len) == 0;
+        split = census_pcap(c, p->venue, !p->no_checksum, data, len) == 0;
     } else {
         struct tp_binfile_reader rd;
         const uint8_t *msg;
@@ -126,7 +123,7 @@ uint32_t replay_threads_plan(struct replay_share *share, uint32_t threads,
         while (c->seen < PLAN_SAMPLE && tp_binfile_next(&rd, &msg, &l) == 1)
             census_message(c, msg, l);
     }
-    if (itch && c->ids >= 2) {
+    if (split && c->ids >= 2) {
         /* Every id weighs one more than its messages: windows of idle instruments stay apart. */
         uint64_t total = 0, acc = 0;
         n = threads < c->ids ? threads : c->ids;

@@ -16,8 +16,9 @@
  * With an event file each worker publishes into a log (replay_log.h) and the calling thread
  * merges the logs into the file in the order a single thread publishes.
  *
- * Not split: MDP3 (a channel's recovery, its snapshot loop and resets, is channel-wide, and its
- * packets mix instruments) and captures with fewer than two instruments: one worker.
+ * Not split: the pcaps of a venue without replay_venue.each_message, such as MDP3 (a channel's
+ * recovery, its snapshot loop and resets, is channel-wide, and its packets mix instruments), and
+ * captures with fewer than two instruments: one worker.
  */
 #ifndef TP_REPLAY_THREADS_H
 #define TP_REPLAY_THREADS_H

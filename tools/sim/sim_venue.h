@@ -1,7 +1,8 @@
 /*
  * sim_venue.h - what tickplane-sim knows of a venue, one table per venue (sim_<venue>.c), all
- * listed in sim_venues.c: adding a venue to the simulator is adding its session (<venue>_feed.*),
- * its sim_<venue>.c and its list entry.
+ * listed in sim_venues.c from the build's venues (tool_venues.h): adding a venue to the simulator
+ * is adding its session (<venue>_feed.*), its sim_<venue>.c and its name to the top meson.build's
+ * `venues`.
  *
  * A venue has the name the command line starts with, options of its own (parsed into its file's
  * settings), the smallest --packet-bytes its packets take, the implied levels its truth holds,
@@ -15,6 +16,7 @@
 
 #include "model.h"
 #include "sim_options.h"
+#include "tool_venues.h"
 
 /* An option of the venue's, with an argument: --NAME ARG. Another venue may take the same name
  * (--snapshot-every): each of them is given the value. */
@@ -38,11 +40,11 @@ struct sim_venue {
     void (*finish)(int rc);
 };
 
-extern const struct sim_venue sim_venue_itch;
-extern const struct sim_venue sim_venue_mdp3;
-extern const struct sim_venue sim_venue_eobi;
+/* Each venue's table, sim_venue_<name> (sim_<name>.c), one for each of the build's venues. */
+#define SIM_VENUE_DECLARE(name) extern const struct sim_venue sim_venue_##name;
+TP_VENUES(SIM_VENUE_DECLARE)
 
-/* The venues in the order the usage text lists them, NULL-terminated. */
+/* The venues in the build's order (tool_venues.h), as the usage lists them, NULL-terminated. */
 extern const struct sim_venue *const sim_venues[];
 
 /* The venue named name, or NULL. */

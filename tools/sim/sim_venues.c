@@ -1,12 +1,13 @@
 /*
- * sim_venues.c - the list of tickplane-sim's venues.
+ * sim_venues.c - the list of tickplane-sim's venues: the build's (tool_venues.h).
  */
 #include <string.h>
 
 #include "sim_venue.h"
+#include "tool_venues.h"
 
-const struct sim_venue *const sim_venues[] = {&sim_venue_itch, &sim_venue_mdp3, &sim_venue_eobi,
-                                              NULL};
+#define SIM_VENUE(name) &sim_venue_##name,
+const struct sim_venue *const sim_venues[] = {TP_VENUES(SIM_VENUE) NULL};
 
 const struct sim_venue *sim_venue_find(const char *name)
 {
