@@ -223,13 +223,13 @@ static void test_config_imports_cme_channel(void **state)
     assert_true(ch->snapshot[0].present && ch->snapshot[1].present);
     assert_int_equal(ch->snapshot[1].rx_port, 1);
     assert_int_equal(ch->snapshot[1].port, 15311);
-    assert_true(ch->definitions[0].present);
-    assert_false(ch->definitions[1].present);
+    assert_true(ch->proto.mdp3.definitions[0].present);
+    assert_false(ch->proto.mdp3.definitions[1].present);
     /* CME's SMBO feed becomes the MBO snapshot lines. */
-    assert_true(ch->snapshot_mbo[0].present);
-    assert_false(ch->snapshot_mbo[1].present);
-    assert_int_equal(ch->snapshot_mbo[0].group, 0xe0001f7au);
-    assert_int_equal(ch->snapshot_mbo[0].port, 16311);
+    assert_true(ch->proto.mdp3.snapshot_mbo[0].present);
+    assert_false(ch->proto.mdp3.snapshot_mbo[1].present);
+    assert_int_equal(ch->proto.mdp3.snapshot_mbo[0].group, 0xe0001f7au);
+    assert_int_equal(ch->proto.mdp3.snapshot_mbo[0].port, 16311);
 
     /* A channel id that is not in the file is one clear error. */
     char bad[2048];
