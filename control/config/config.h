@@ -17,11 +17,13 @@
 #ifndef TP_CONFIG_H
 #define TP_CONFIG_H
 
-#include "itch_snapshot_config.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "config_line.h"
+#include "config_venue_channel.h"
 
 /* Capacities of the fixed arrays (a config needing more is rejected with a clear error). */
 #define TP_CFG_NAME_MAX        64  /* names: ports, channels, groups (incl. NUL) */
@@ -46,7 +48,11 @@
 #define TP_CFG_MAX_VENUES       8
 #define TP_CFG_MAX_RULES        32 /* entitlement rules */
 
-/* Wire protocol of a channel. */
+/*
+ * Wire protocol of a channel: each venue's number (the tag of a channel's `proto`), the one line a
+ * venue adds to this file. The numbers are the data plane's (enum tp_channel_protocol, asserted
+ * where the daemon maps one to the other) and name venues on the bus, so they live in one list.
+ */
 enum tp_cfg_protocol {
     TP_CFG_PROTO_MDP3 = 1, /* CME MDP 3.0, SBE */
     TP_CFG_PROTO_ITCH = 2, /* Nasdaq TotalView-ITCH 5.0 over MoldUDP64 */
@@ -159,53 +165,28 @@ struct tp_cfg_lcore {
     uint32_t instruments;
 };
 
-/* One multicast line (A or B of incremental, snapshot or definition feed). */
-struct tp_cfg_line {
-    bool present;
-    uint32_t group;   /* multicast destination address */
-    uint16_t port;    /* UDP destination port */
-    int16_t vlan;     /* 802.1Q VLAN id, -1 = untagged / any */
-    uint32_t source;  /* SSM source address, 0 = any */
-    uint16_t rx_port; /* index into tp_config.ports */
-};
-
-enum { TP_CFG_LINE_A = 0, TP_CFG_LINE_B = 1 };
-
-/* Lines a channel may have: incremental, snapshot, definition and MBO snapshot, A and B. */
+/* Lines a channel may have, A and B: incremental, snapshot and its venue's (MDP3: definition
+ * and MBO snapshot). */
 #define TP_CFG_CHANNEL_LINES 8
 
 struct tp_cfg_channel {
     char name[TP_CFG_NAME_MAX];
-    enum tp_cfg_protocol protocol;
-    char venue[TP_CFG_VENUE_MAX]; /* default "CME" (mdp3), "NASDAQ" (itch), "EUREX" (eobi);
-                                     entitlements use it */
-    uint32_t venue_channel_id;    /* CME channel id (e.g. 310); 0 = none */
-    struct tp_cfg_line lines[2];  /* incremental / live feed, A and B (B optional) */
+    enum tp_cfg_protocol protocol; /* its venue, the tag of `proto` (0: refused) */
+    char venue[TP_CFG_VENUE_MAX];  /* default "CME" (mdp3), "NASDAQ" (itch), "EUREX" (eobi);
+                                      entitlements use it */
+    uint32_t venue_channel_id;     /* "id", or the imported channel's (CME: e.g. 310); 0 = none */
+    struct tp_cfg_line lines[2];   /* incremental / live feed, A and B (B optional) */
 
-    /* Recovery. MDP3: snapshot and instrument-definition lines. EOBI: snapshot lines (required).
-     * ITCH: MoldUDP64 re-request. */
+    /* Recovery. MDP3 and EOBI: the snapshot lines (EOBI: required); the rest is the venue's. */
     struct tp_cfg_line snapshot[2];
-    struct tp_cfg_line definitions[2];
-    /* MDP3: the order-level (MBO) snapshot lines, CME's SMBO feed (SnapshotFullRefreshOrderBook53):
-     * joined with the snapshot lines, they refill the order books a price-level snapshot empties.
-     */
-    struct tp_cfg_line snapshot_mbo[2];
-    uint32_t rerequest_host; /* MoldUDP64 re-request server */
-    uint16_t rerequest_port;
-    uint16_t rerequest_max_messages; /* per request, default 100 */
-    uint32_t gap_wait_us;            /* wait for the other line before recovering, default 500 */
-    uint32_t give_up_ms;             /* mark stale after this long in recovery, default 5000 */
+    uint32_t gap_wait_us; /* wait for the other line before recovering, default 500 */
+    uint32_t give_up_ms;  /* mark stale after this long in recovery, default 5000 */
     uint32_t
-        silence_ms;    /* both lines quiet this long flags the books (ITCH default 3000, MDP3 0) */
-    bool audit_always; /* MDP3: stay on the snapshot lines, every book audited each cycle */
-    char schema[TP_CFG_PATH_MAX];        /* MDP3 SBE schema file ("" = built-in) */
-    struct tp_cfg_itch_snapshot glimpse; /* ITCH: recovery.snapshot (GLIMPSE over SoupBinTCP) */
-    /* EOBI: "release", enum tp_eobi_release (default: the build's -Deobi_release) */
-    uint8_t eobi_release;
+        silence_ms; /* both lines quiet this long flags the books (ITCH default 3000, MDP3 0) */
 
-    /* Where lines/recovery came from when imported from CME's config.xml (file "" = not used). */
-    char cme_config_file[TP_CFG_PATH_MAX];
-    uint32_t cme_config_channel;
+    /* What only its venue's channels have (venues/config_<venue>.h): proto.mdp3, proto.itch or
+     * proto.eobi, by protocol. */
+    union tp_cfg_venue_channel proto;
 };
 
 struct tp_cfg_instruments {

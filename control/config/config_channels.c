@@ -126,11 +126,20 @@ static void release_venues(char *out, size_t size)
                                     tp_cfg_venues[v]->name);
 }
 
+/* A channel whose protocol was refused keeps no venue's part (config_venue.h): what a venue's
+ * reader put there only served to report its mistakes. */
+static void drop_refused(struct tp_cfg_channel *ch, const struct tp_cfg_venue *mine)
+{
+    if (mine == NULL)
+        memset(&ch->proto, 0, sizeof(ch->proto));
+}
+
 /* "release": the layout release of the venue's messages (two may run at once in a migration).
  * A channel whose protocol was refused has it read by the first venue that has releases. */
 static void parse_release(struct loader *ld, const char *path, const json_t *obj,
-                          struct tp_cfg_channel *ch, const struct tp_cfg_venue *venue)
+                          struct tp_cfg_channel *ch, const struct tp_cfg_venue *mine)
 {
+    const struct tp_cfg_venue *venue = mine;
     char child[TP_JW_PATH_MAX], name[16], why[128];
     tp_jw_path_key(child, path, "release");
     if (json_object_get(obj, "release") == NULL)
@@ -146,8 +155,9 @@ static void parse_release(struct loader *ld, const char *path, const json_t *obj
     }
     if (!tp_jw_string(ld->errs, path, obj, "release", sizeof(name), false, name))
         return;
-    if (venue->release(name, &ch->eobi_release, why, sizeof(why)) != 0)
+    if (venue->release(name, ch, why, sizeof(why)) != 0)
         tp_jw_error(ld->errs, child, "%s", why);
+    drop_refused(ch, mine);
 }
 
 /* The venues' own channel keys: read by the channel's venue (every venue when its protocol was
@@ -161,6 +171,7 @@ static void parse_venue_keys(struct loader *ld, const char *path, const json_t *
             continue;
         if (mine == NULL || mine == venue) {
             venue->parse_channel(ld, path, obj, ch);
+            drop_refused(ch, mine);
             continue;
         }
         for (const char *const *k = venue->channel_keys; *k != NULL; k++) {
@@ -194,7 +205,9 @@ static bool import_lines(struct loader *ld, const char *path, const json_t *obj,
             tp_jw_error(ld->errs, child, "only for protocol %s", venue->name);
             return false;
         }
-        if (!venue->import(ld, child, value, ch))
+        bool ok = venue->import(ld, child, value, ch);
+        drop_refused(ch, mine);
+        if (!ok)
             return false;
         *imported = true;
     }
@@ -215,9 +228,6 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     memset(ch, 0, sizeof(*ch));
     ch->gap_wait_us = 500;
     ch->give_up_ms = 5000;
-    for (unsigned v = 0; tp_cfg_venues[v] != NULL; v++)
-        if (tp_cfg_venues[v]->defaults != NULL)
-            tp_cfg_venues[v]->defaults(ch);
     channel_keys(keys);
     tp_jw_check_keys(ld->errs, path, obj, keys);
     char child[TP_JW_PATH_MAX];
@@ -226,6 +236,8 @@ static void parse_channel(struct loader *ld, const char *path, const json_t *obj
     if (tp_jw_enum(ld->errs, path, obj, "protocol", protocols, true, &proto))
         ch->protocol = tp_cfg_venues[proto]->protocol;
     const struct tp_cfg_venue *mine = proto < 0 ? NULL : tp_cfg_venues[proto];
+    if (mine != NULL && mine->defaults != NULL)
+        mine->defaults(ch);
     ch->silence_ms = mine == NULL ? 0 : mine->silence_ms;
     /* A refused protocol leaves the first venue's name (the document fails anyway). */
     snprintf(ch->venue, sizeof(ch->venue), "%s", (mine ? mine : tp_cfg_venues[0])->bus_name);
@@ -279,22 +291,30 @@ static void describe_line(const struct tp_cfg_line *l, char *buf, size_t size)
 unsigned channel_lines(const struct tp_cfg_channel *ch, const char *path,
                        struct line_ref refs[TP_CFG_CHANNEL_LINES])
 {
-    const struct {
+    struct {
         const struct tp_cfg_line *pair;
-        const char *name;
-    } kinds[] = {{ch->lines, "lines"},
-                 {ch->snapshot, "recovery.snapshot"},
-                 {ch->definitions, "recovery.definitions"},
-                 {ch->snapshot_mbo, "recovery.snapshot_mbo"}};
+        char path[TP_JW_PATH_MAX];
+    } kinds[TP_CFG_CHANNEL_LINES / 2];
+    char recovery[TP_JW_PATH_MAX];
+    tp_jw_path_key(recovery, path, "recovery");
+    kinds[0].pair = ch->lines;
+    tp_jw_path_key(kinds[0].path, path, "lines");
+    kinds[1].pair = ch->snapshot;
+    tp_jw_path_key(kinds[1].path, recovery, "snapshot");
+    unsigned n_kinds = 2;
+    const struct tp_cfg_venue *venue = tp_cfg_venue_get(ch->protocol);
+    for (const struct tp_cfg_venue_lines *vl = venue ? venue->recovery_lines : NULL;
+         vl != NULL && vl->key != NULL && n_kinds < TP_CFG_CHANNEL_LINES / 2; vl++) {
+        kinds[n_kinds].pair = (const struct tp_cfg_line *)((const char *)ch + vl->offset);
+        tp_jw_path_key(kinds[n_kinds++].path, recovery, vl->key);
+    }
     unsigned n = 0;
-    for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    for (unsigned k = 0; k < n_kinds; k++) {
         for (int side = 0; side < 2; side++) {
             if (!kinds[k].pair[side].present)
                 continue;
             refs[n].line = &kinds[k].pair[side];
-            char kind_path[TP_JW_PATH_MAX];
-            tp_jw_path_key(kind_path, path, kinds[k].name);
-            tp_jw_path_key(refs[n].path, kind_path, side ? "b" : "a");
+            tp_jw_path_key(refs[n].path, kinds[k].path, side ? "b" : "a");
             n++;
         }
     }

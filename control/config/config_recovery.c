@@ -67,10 +67,12 @@ void parse_recovery(struct loader *ld, const char *path, const json_t *obj,
         char child[TP_JW_PATH_MAX];
         tp_jw_path_key(child, path, "snapshot");
         parse_line_pair(ld, child, NULL, ch->snapshot, rx_ports, false);
-        tp_jw_path_key(child, path, "definitions");
-        parse_line_pair(ld, child, NULL, ch->definitions, rx_ports, false);
-        tp_jw_path_key(child, path, "snapshot_mbo");
-        parse_line_pair(ld, child, NULL, ch->snapshot_mbo, rx_ports, false);
+        for (const struct tp_cfg_venue_lines *vl = venue ? venue->recovery_lines : NULL;
+             vl != NULL && vl->key != NULL; vl++) {
+            tp_jw_path_key(child, path, vl->key);
+            parse_line_pair(ld, child, NULL, (struct tp_cfg_line *)((char *)ch + vl->offset),
+                            rx_ports, false);
+        }
         return;
     }
     const char *keys[RECOVERY_KEYS_MAX + 1] = {NULL};

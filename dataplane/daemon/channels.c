@@ -109,6 +109,13 @@ static int export_channel(struct tp_dp_slot *slot, struct tp_counters *area, con
     return rc;
 }
 
+/* The MoldUDP64 re-request server of an ITCH channel (config_itch.h), or NULL: none. */
+static const struct tp_cfg_itch_channel *rerequest_of(const struct tp_cfg_channel *cc)
+{
+    const struct tp_cfg_itch_channel *itch = &cc->proto.itch;
+    return cc->protocol == TP_CFG_PROTO_ITCH && itch->rerequest_host != 0 ? itch : NULL;
+}
+
 /* slot_of: the slot of each config channel. */
 /* The lines of config channel cc as the slot holds them. */
 static void slot_lines(const struct tp_daemon *d, const struct tp_cfg_channel *cc,
@@ -128,10 +135,11 @@ static void slot_lines(const struct tp_daemon *d, const struct tp_cfg_channel *c
             .port = l->rx_port,
         };
     }
-    if (cc->rerequest_host != 0) {
+    const struct tp_cfg_itch_channel *rerequest = rerequest_of(cc);
+    if (rerequest != NULL) {
         uint16_t port = cc->lines[0].rx_port;
-        s->rerequest = (struct tp_dp_rerequest_target){.server_ip = cc->rerequest_host,
-                                                       .server_port = cc->rerequest_port,
+        s->rerequest = (struct tp_dp_rerequest_target){.server_ip = rerequest->rerequest_host,
+                                                       .server_port = rerequest->rerequest_port,
                                                        .port = port,
                                                        .local_ip = d->ports[port].ip};
     }
@@ -161,6 +169,45 @@ static int slot_flows(struct tp_classifier *cls, const struct tp_dp_slot *s, uns
 }
 
 /*
+ * What a channel's own venue adds to its params, from its part of the config (config_<venue>.h):
+ * on the channels of other venues these fields keep prepare_channel's values, start_seq 1 and
+ * the others zero, which their paths do not read.
+ */
+typedef void venue_params_fn(const struct tp_cfg_channel *cc, struct tp_channel_params *p);
+
+static void mdp3_params(const struct tp_cfg_channel *cc, struct tp_channel_params *p)
+{
+    const struct tp_cfg_mdp3_channel *mdp3 = &cc->proto.mdp3;
+    p->mdp3_book_type = TP_BOOK_TYPE_MBP_MBO;
+    p->has_definitions = mdp3->definitions[0].present || mdp3->definitions[1].present;
+    p->has_snapshot_mbo = mdp3->snapshot_mbo[0].present || mdp3->snapshot_mbo[1].present;
+    p->audit_always = mdp3->audit_always;
+    p->replay_bytes = 4u << 20;
+}
+
+static void itch_params(const struct tp_cfg_channel *cc, struct tp_channel_params *p)
+{
+    const struct tp_cfg_itch_channel *itch = &cc->proto.itch;
+    /* With a snapshot service a late joiner adopts the stream and loads a snapshot; without, it
+     * re-requests from sequence 1. */
+    p->start_seq = itch->glimpse.present ? 0 : 1;
+    p->mold.max_messages = itch->rerequest_max_messages;
+    p->snapshot_messages = itch->glimpse.present ? itch->glimpse.buffer_messages : 0;
+    p->io.send_rerequest = rerequest_of(cc) != NULL ? tp_dp_send_rerequest : NULL;
+}
+
+static void eobi_params(const struct tp_cfg_channel *cc, struct tp_channel_params *p)
+{
+    p->layout = cc->proto.eobi.release;
+}
+
+static venue_params_fn *const venue_params[] = {
+    [TP_CFG_PROTO_MDP3] = mdp3_params,
+    [TP_CFG_PROTO_ITCH] = itch_params,
+    [TP_CFG_PROTO_EOBI] = eobi_params,
+};
+
+/*
  * Main lcore: everything an attach needs, allocated and registered here (never on the data
  * lcore): the channel in DPDK memory, its lines, re-request target and counters. 0 or -errno
  * with why in err; on error nothing stays allocated.
@@ -185,31 +232,20 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
         .held_max = d->held_max,
         .gap_wait_tsc = lc->tsc_hz * cc->gap_wait_us / 1000000,
         .silence_tsc = lc->tsc_hz * cc->silence_ms / 1000,
-        /* With a snapshot service a late joiner adopts the stream and loads a snapshot; without,
-         * it re-requests from sequence 1. */
-        .start_seq = cc->glimpse.present ? 0 : 1,
-        .mold = {.retry_tsc = lc->tsc_hz / 20,
-                 .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000,
-                 .max_messages = cc->rerequest_max_messages},
+        .start_seq = 1,
+        .mold = {.retry_tsc = lc->tsc_hz / 20, .give_up_tsc = lc->tsc_hz * cc->give_up_ms / 1000},
         .registry = dl->registry,
         .books = dl->books,
         .filter = &dl->filter,
         .itch_slot = itch_slot < 0 ? 0 : (uint16_t)itch_slot,
-        .mdp3_book_type = TP_BOOK_TYPE_MBP_MBO,
-        .layout = cc->eobi_release,
         .has_snapshot = cc->snapshot[0].present || cc->snapshot[1].present,
-        .has_definitions = cc->definitions[0].present || cc->definitions[1].present,
-        .has_snapshot_mbo = cc->snapshot_mbo[0].present || cc->snapshot_mbo[1].present,
-        .audit_always = cc->audit_always,
-        .replay_bytes = 4u << 20,
-        .snapshot_messages = cc->glimpse.present ? cc->glimpse.buffer_messages : 0,
         .publisher = lc->publisher,
         .io = {.ctx = lc,
                .view = tp_dp_mbuf_view,
                .release = tp_dp_mbuf_release,
-               .send_rerequest = cc->rerequest_host ? tp_dp_send_rerequest : NULL,
                .membership = tp_dp_membership},
     };
+    venue_params[cc->protocol](cc, &chp);
     memset(a, 0, sizeof(*a));
     a->channel = tp_daemon_alloc("channel", tp_channel_memsize(&chp), dl->socket);
     if (a->channel == NULL || tp_channel_init(a->channel, &chp) != 0) {
@@ -228,7 +264,7 @@ static int prepare_channel(struct tp_daemon *d, unsigned l, const struct tp_cfg_
                  cc->name);
         return -ENOSPC;
     }
-    if (cc->rerequest_host != 0 && d->ports[a->slot.rerequest.port].ip == 0)
+    if (rerequest_of(cc) != NULL && d->ports[a->slot.rerequest.port].ip == 0)
         tp_log(TP_LOG_GAP, TP_LOG_WARNING,
                "channel %s: port has no IPv4 address, re-requests cannot be answered", cc->name);
     return 0;

@@ -178,10 +178,13 @@ const struct tp_cfg_line *tp_daemon_channel_line(const struct tp_cfg_channel *ch
         return &ch->snapshot[role - TP_ROLE_SNAP_A];
     case TP_ROLE_DEF_A:
     case TP_ROLE_DEF_B:
-        return &ch->definitions[role - TP_ROLE_DEF_A];
+        return ch->protocol == TP_CFG_PROTO_MDP3 ? &ch->proto.mdp3.definitions[role - TP_ROLE_DEF_A]
+                                                 : NULL;
     case TP_ROLE_SMBO_A:
     case TP_ROLE_SMBO_B:
-        return &ch->snapshot_mbo[role - TP_ROLE_SMBO_A];
+        return ch->protocol == TP_CFG_PROTO_MDP3
+                   ? &ch->proto.mdp3.snapshot_mbo[role - TP_ROLE_SMBO_A]
+                   : NULL;
     default:
         return NULL;
     }

@@ -159,6 +159,13 @@ static void on_failed(void *ctx, enum tp_soup_fail why, bool final)
             final ? "; no attempt left, the channel's books stay stale" : "; retrying");
 }
 
+/* The snapshot service of a channel: ITCH's GLIMPSE (config_itch.h), or NULL. */
+static const struct tp_cfg_itch_snapshot *glimpse_of(const struct tp_cfg_channel *cc)
+{
+    const struct tp_cfg_itch_snapshot *g = &cc->proto.itch.glimpse;
+    return cc->protocol == TP_CFG_PROTO_ITCH && g->present ? g : NULL;
+}
+
 /*
  * The running channel of that name (a reload may have moved, replaced or removed it), if it
  * still has a snapshot service.
@@ -168,7 +175,7 @@ static struct tp_channel *channel_of(const struct tp_daemon *d, const struct sna
     for (unsigned c = 0; c < d->cfg->n_channels; c++) {
         const struct tp_cfg_channel *cc = &d->cfg->channels[c];
         if (strcmp(cc->name, sc->name) == 0)
-            return cc->glimpse.present ? tp_daemon_channel(d, c) : NULL;
+            return glimpse_of(cc) != NULL ? tp_daemon_channel(d, c) : NULL;
     }
     return NULL;
 }
@@ -178,8 +185,8 @@ int tp_daemon_snapshots_init(struct tp_daemon *d)
     const struct tp_config *cfg = d->cfg;
     memset(&snaps, 0, sizeof(snaps));
     for (unsigned c = 0; c < cfg->n_channels; c++) {
-        const struct tp_cfg_channel *cc = &cfg->channels[c];
-        if (!cc->glimpse.present)
+        const struct tp_cfg_itch_snapshot *glimpse = glimpse_of(&cfg->channels[c]);
+        if (glimpse == NULL)
             continue;
         if (snaps.pool == NULL) {
             snaps.pool =
@@ -201,24 +208,24 @@ int tp_daemon_snapshots_init(struct tp_daemon *d)
         struct snap_channel *sc = calloc(1, sizeof(*sc));
         if (sc == NULL)
             return -ENOMEM;
-        snprintf(sc->name, sizeof(sc->name), "%s", cc->name);
-        snprintf(sc->server, sizeof(sc->server), "%u.%u.%u.%u:%u", cc->glimpse.host >> 24,
-                 (cc->glimpse.host >> 16) & 255, (cc->glimpse.host >> 8) & 255,
-                 cc->glimpse.host & 255, cc->glimpse.port);
+        snprintf(sc->name, sizeof(sc->name), "%s", cfg->channels[c].name);
+        snprintf(sc->server, sizeof(sc->server), "%u.%u.%u.%u:%u", glimpse->host >> 24,
+                 (glimpse->host >> 16) & 255, (glimpse->host >> 8) & 255, glimpse->host & 255,
+                 glimpse->port);
         sc->ring = dl->lc.snapshots;
         sc->ch = channel_of(d, sc);
-        sc->retry_ms = cc->glimpse.retry_ms;
+        sc->retry_ms = glimpse->retry_ms;
         struct tp_glimpse_params gp = {
-            .soup = {.addr = cc->glimpse.host,
-                     .port = cc->glimpse.port,
-                     .connect_timeout_ms = cc->glimpse.connect_timeout_ms,
-                     .login_timeout_ms = cc->glimpse.login_timeout_ms},
-            .attempts = cc->glimpse.attempts,
-            .retry_ms = cc->glimpse.retry_ms,
-            .snapshot_timeout_ms = cc->glimpse.snapshot_timeout_ms,
+            .soup = {.addr = glimpse->host,
+                     .port = glimpse->port,
+                     .connect_timeout_ms = glimpse->connect_timeout_ms,
+                     .login_timeout_ms = glimpse->login_timeout_ms},
+            .attempts = glimpse->attempts,
+            .retry_ms = glimpse->retry_ms,
+            .snapshot_timeout_ms = glimpse->snapshot_timeout_ms,
         };
-        memcpy(gp.soup.username, cc->glimpse.username, sizeof(gp.soup.username));
-        memcpy(gp.soup.password, cc->glimpse.password, sizeof(gp.soup.password));
+        memcpy(gp.soup.username, glimpse->username, sizeof(gp.soup.username));
+        memcpy(gp.soup.password, glimpse->password, sizeof(gp.soup.password));
         struct tp_glimpse_sink sink = {.ctx = sc,
                                        .begin = on_begin,
                                        .message = on_message,

@@ -1,7 +1,8 @@
 /*
  * CME config.xml reader: the fixture, malformed documents (each with its message), every truncated
- * prefix of the fixture (no crash, no acceptance), CME's real autocert file when it is present, and
- * a JSON channel that imports its lines from the fixture.
+ * prefix of the fixture (no crash, no acceptance), CME's real autocert file when it is present, a
+ * JSON channel that imports its lines from the fixture, and a CME channel id given twice, by hand
+ * or by import.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -223,13 +224,13 @@ static void test_config_imports_cme_channel(void **state)
     assert_true(ch->snapshot[0].present && ch->snapshot[1].present);
     assert_int_equal(ch->snapshot[1].rx_port, 1);
     assert_int_equal(ch->snapshot[1].port, 15311);
-    assert_true(ch->definitions[0].present);
-    assert_false(ch->definitions[1].present);
+    assert_true(ch->proto.mdp3.definitions[0].present);
+    assert_false(ch->proto.mdp3.definitions[1].present);
     /* CME's SMBO feed becomes the MBO snapshot lines. */
-    assert_true(ch->snapshot_mbo[0].present);
-    assert_false(ch->snapshot_mbo[1].present);
-    assert_int_equal(ch->snapshot_mbo[0].group, 0xe0001f7au);
-    assert_int_equal(ch->snapshot_mbo[0].port, 16311);
+    assert_true(ch->proto.mdp3.snapshot_mbo[0].present);
+    assert_false(ch->proto.mdp3.snapshot_mbo[1].present);
+    assert_int_equal(ch->proto.mdp3.snapshot_mbo[0].group, 0xe0001f7au);
+    assert_int_equal(ch->proto.mdp3.snapshot_mbo[0].port, 16311);
 
     /* A channel id that is not in the file is one clear error. */
     char bad[2048];
@@ -252,6 +253,70 @@ static void test_config_imports_cme_channel(void **state)
     free(errs);
 }
 
+/*
+ * Two channels, "one" (mdp3) and "two" (of second_protocol), each with CME's channel 310: 'i'
+ * imports it from the fixture ("cme_config"), 'h' writes "id": 310 and lines of its own.
+ */
+static int load_pair(char first, char second, const char *second_protocol, struct tp_config *cfg,
+                     struct tp_config_errors *errs)
+{
+    char how[2][256];
+    const char which[2] = {first, second};
+    for (int i = 0; i < 2; i++) {
+        if (which[i] == 'i')
+            snprintf(how[i], sizeof(how[i]),
+                     "\"cme_config\": {\"file\": \"cme-config.xml\", \"channel\": 310}");
+        else
+            snprintf(how[i], sizeof(how[i]),
+                     "\"id\": 310, \"lines\": {\"a\": {\"group\": \"239.9.9.%d\", "
+                     "\"port\": 999}}",
+                     i);
+    }
+    char json[2048];
+    snprintf(json, sizeof(json),
+             "{\"eal\": {\"lcores\": \"0-1\"},"
+             " \"ports\": [{\"name\": \"a\", \"vdev\": \"net_null0\"}],"
+             " \"lcores\": [{\"lcore\": 1, \"poll\": [{\"port\": \"a\"}],"
+             "              \"channels\": [\"one\", \"two\"]}],"
+             " \"channels\": [{\"name\": \"one\", \"protocol\": \"mdp3\", %s},"
+             "                {\"name\": \"two\", \"protocol\": \"%s\", %s}]}",
+             how[0], second_protocol, how[1]);
+    return tp_config_load_string(json, TP_TEST_FIXTURES, cfg, errs);
+}
+
+/* A CME channel id taken twice is refused at the key that gave the second: "id", or the
+ * "cme_config" that imported it; another venue's channel may carry the same number. */
+static void test_duplicate_cme_channel_id(void **state)
+{
+    (void)state;
+    struct tp_config *cfg = malloc(sizeof(*cfg));
+    struct tp_config_errors *errs = malloc(sizeof(*errs));
+    const char *const dup = "CME channel 310 is already channels[0]";
+    /* Each first error (two imports also share their lines: those come after). */
+    const struct {
+        char first, second;
+        unsigned errors;
+        const char *path;
+    } cases[] = {{'h', 'h', 1, "channels[1].id"},
+                 {'i', 'i', 0, "channels[1].cme_config"},
+                 {'i', 'h', 1, "channels[1].id"},
+                 {'h', 'i', 1, "channels[1].cme_config"}};
+    for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        assert_int_equal(load_pair(cases[c].first, cases[c].second, "mdp3", cfg, errs), -EINVAL);
+        if (cases[c].errors != 0)
+            assert_int_equal(errs->count, cases[c].errors);
+        assert_string_equal(errs->items[0].path, cases[c].path);
+        assert_string_equal(errs->items[0].message, dup);
+    }
+
+    /* The ids are the venue's: a Nasdaq channel 310 beside CME's is no duplicate. */
+    assert_int_equal(load_pair('i', 'h', "itch", cfg, errs), 0);
+    assert_int_equal(cfg->channels[0].venue_channel_id, 310);
+    assert_int_equal(cfg->channels[1].venue_channel_id, 310);
+    free(cfg);
+    free(errs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_every_truncation_is_refused),
         cmocka_unit_test(test_real_cme_file_when_present),
         cmocka_unit_test(test_config_imports_cme_channel),
+        cmocka_unit_test(test_duplicate_cme_channel_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,8 +141,8 @@ static void test_base_is_valid(void **state)
     assert_false(c1->lines[1].present);
     assert_int_equal(c1->lines[0].vlan, 100);
     assert_int_equal(c1->lines[0].source, 0x0a020001u);
-    assert_int_equal(c1->rerequest_host, 0x0a000005u);
-    assert_int_equal(c1->rerequest_port, 17000);
+    assert_int_equal(c1->proto.itch.rerequest_host, 0x0a000005u);
+    assert_int_equal(c1->proto.itch.rerequest_port, 17000);
     assert_int_equal(c1->give_up_ms, 2000);
     assert_int_equal(cfg->n_lcores, 1);
     assert_int_equal(cfg->lcores[0].lcore_id, 1);
@@ -327,7 +327,7 @@ static void test_itch_snapshot(void **state)
              "\"attempts\": 5, \"buffer_messages\": 4096}",
              cred);
     assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot", json), 0);
-    const struct tp_cfg_itch_snapshot *g = &cfg->channels[1].glimpse;
+    const struct tp_cfg_itch_snapshot *g = &cfg->channels[1].proto.itch.glimpse;
     assert_true(g->present);
     assert_int_equal(g->host, 0x0a000006u);
     assert_int_equal(g->port, 9100);
@@ -336,7 +336,7 @@ static void test_itch_snapshot(void **state)
     assert_int_equal(g->attempts, 5);
     assert_int_equal(g->buffer_messages, 4096);
     assert_int_equal(g->login_timeout_ms, 2000); /* default */
-    assert_false(cfg->channels[0].glimpse.present);
+    assert_false(cfg->channels[0].proto.itch.glimpse.present);
 
     /* Readable by the group: refused, naming the path. */
     assert_int_equal(chmod(cred, 0640), 0);
@@ -1110,9 +1110,9 @@ static void test_recovery_audit_always(void **state)
 {
     (void)state;
     assert_int_equal(load_mutated(0), 0);
-    assert_false(cfg->channels[0].audit_always);
+    assert_false(cfg->channels[0].proto.mdp3.audit_always);
     assert_int_equal(load_mutated(1, "channels[0].recovery.audit_always", "true"), 0);
-    assert_true(cfg->channels[0].audit_always);
+    assert_true(cfg->channels[0].proto.mdp3.audit_always);
     assert_int_equal(load_mutated(1, "channels[0].recovery.audit_always", "1"), -EINVAL);
     expect_error(1, "channels[0].recovery.audit_always", "expected a boolean, got integer");
     assert_int_equal(load_mutated(1, "channels[1].recovery.audit_always", "true"), -EINVAL);
@@ -1125,14 +1125,14 @@ static void test_recovery_snapshot_mbo(void **state)
 {
     (void)state;
     assert_int_equal(load_mutated(0), 0);
-    assert_false(cfg->channels[0].snapshot_mbo[0].present);
+    assert_false(cfg->channels[0].proto.mdp3.snapshot_mbo[0].present);
     const char *mbo = "{\"a\": {\"group\": \"224.0.31.23\", \"port\": 14312},"
                       " \"b\": {\"group\": \"224.0.32.23\", \"port\": 15312}}";
     assert_int_equal(load_mutated(1, "channels[0].recovery.snapshot_mbo", mbo), 0);
-    assert_true(cfg->channels[0].snapshot_mbo[0].present);
-    assert_true(cfg->channels[0].snapshot_mbo[1].present);
-    assert_int_equal(cfg->channels[0].snapshot_mbo[0].group, 0xe0001f17u);
-    assert_int_equal(cfg->channels[0].snapshot_mbo[1].port, 15312);
+    assert_true(cfg->channels[0].proto.mdp3.snapshot_mbo[0].present);
+    assert_true(cfg->channels[0].proto.mdp3.snapshot_mbo[1].present);
+    assert_int_equal(cfg->channels[0].proto.mdp3.snapshot_mbo[0].group, 0xe0001f17u);
+    assert_int_equal(cfg->channels[0].proto.mdp3.snapshot_mbo[1].port, 15312);
     assert_int_equal(load_mutated(1, "channels[1].recovery.snapshot_mbo", mbo), -EINVAL);
     expect_error(1, "channels[1].recovery.snapshot_mbo", "only for protocol mdp3");
     assert_int_equal(load_mutated(1, "channels[0].recovery.snapshot_mbo", "{}"), -EINVAL);
@@ -1197,7 +1197,7 @@ static void test_eobi_channel(void **state)
     assert_int_equal(ch->snapshot[0].group, 0xe0007212u);
     assert_int_equal(ch->snapshot[1].group, 0xe0007213u);
     assert_int_equal(ch->snapshot[1].port, 59001);
-    assert_false(ch->definitions[0].present || ch->definitions[1].present);
+    assert_false(ch->proto.mdp3.definitions[0].present || ch->proto.mdp3.definitions[1].present);
     assert_int_equal(ch->silence_ms, 0);
     assert_int_equal(ch->gap_wait_us, 500); /* a hole waits for the other line */
     assert_int_equal(load_with_eobi("channels[2].recovery.gap_wait_us", "2000"), 0);
@@ -1248,11 +1248,11 @@ static void test_eobi_release(void **state)
 {
     (void)state;
     assert_int_equal(load_with_eobi(NULL, NULL), 0);
-    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_DEFAULT);
+    assert_int_equal(cfg->channels[2].proto.eobi.release, TP_EOBI_RELEASE_DEFAULT);
     assert_int_equal(load_with_eobi("channels[2].release", "\"7.0\""), 0);
-    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_7_0);
+    assert_int_equal(cfg->channels[2].proto.eobi.release, TP_EOBI_RELEASE_7_0);
     assert_int_equal(load_with_eobi("channels[2].release", "\"6.0\""), 0);
-    assert_int_equal(cfg->channels[2].eobi_release, TP_EOBI_RELEASE_6_0);
+    assert_int_equal(cfg->channels[2].proto.eobi.release, TP_EOBI_RELEASE_6_0);
 
     assert_int_equal(load_with_eobi("channels[2].release", "\"8.0\""), -EINVAL);
     expect_error(1, "channels[2].release", "unknown T7 release \"8.0\" (known: 6.0, 7.0)");

@@ -198,6 +198,28 @@ static void test_tables_agree_with_data_plane(void **state)
         assert_non_null(tp_cfg_venue_get((enum tp_cfg_protocol)tp_venues[i]->protocol));
 }
 
+/* Each venue's recovery line pairs are pairs of its part of the channel (proto), are keys of its
+ * recovery section, and fit, with the common lines and snapshot pairs, in TP_CFG_CHANNEL_LINES. */
+static void test_recovery_lines_are_the_venues(void **state)
+{
+    (void)state;
+    const size_t proto = offsetof(struct tp_cfg_channel, proto);
+    for (const struct tp_cfg_venue *const *v = tp_cfg_venues; *v != NULL; v++) {
+        unsigned pairs = 2;
+        for (const struct tp_cfg_venue_lines *l = (*v)->recovery_lines; l != NULL && l->key != NULL;
+             l++, pairs++) {
+            assert_true(l->offset >= proto);
+            assert_true(l->offset + 2 * sizeof(struct tp_cfg_line) <=
+                        proto + sizeof(union tp_cfg_venue_channel));
+            bool listed = false;
+            for (const char *const *k = (*v)->recovery_keys; k != NULL && *k != NULL; k++)
+                listed |= strcmp(*k, l->key) == 0;
+            assert_true(listed);
+        }
+        assert_true(2 * pairs <= TP_CFG_CHANNEL_LINES);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_other_venues_keys_refused),
         cmocka_unit_test(test_unknown_protocol_lists_every_venue),
         cmocka_unit_test(test_tables_agree_with_data_plane),
+        cmocka_unit_test(test_recovery_lines_are_the_venues),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

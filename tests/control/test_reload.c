@@ -108,6 +108,26 @@ static void test_channel_removed(void **state)
     assert_int_equal(diff.n_unchanged, 2);
 }
 
+/* A change of a field only its venue has (the channel's proto) changes the channel, and only it. */
+static void test_venue_part_changed(void **state)
+{
+    (void)state;
+    assert_int_equal(diff_with(1, "channels[1].recovery", "{\"audit_always\": true}"), 0);
+    assert_int_equal(diff.n_changed, 1);
+    assert_int_equal(diff.changed[0].new_index, 1);
+    assert_int_equal(diff.n_unchanged, 2);
+    assert_int_equal(diff_with(1, "channels[2].recovery", "{\"max_messages\": 7}"), 0);
+    assert_int_equal(diff.n_changed, 1);
+    assert_int_equal(diff.changed[0].new_index, 2);
+    assert_int_equal(diff_with(1, "channels[2].recovery", "{\"rerequest\": \"10.0.0.1:5000\"}"), 0);
+    assert_int_equal(diff.n_changed, 1);
+    assert_int_equal(diff.changed[0].new_index, 2);
+    /* The same lines under another protocol are another channel's config. */
+    assert_int_equal(diff_with(1, "channels[2].protocol", "\"mdp3\""), 0);
+    assert_int_equal(diff.n_changed, 1);
+    assert_int_equal(diff.changed[0].new_index, 2);
+}
+
 static void test_channel_changed(void **state)
 {
     (void)state;
@@ -273,10 +293,11 @@ static void test_prepare_and_result_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identical_is_empty), cmocka_unit_test(test_channel_added),
-        cmocka_unit_test(test_channel_removed),    cmocka_unit_test(test_channel_changed),
-        cmocka_unit_test(test_live_sections),      cmocka_unit_test(test_restart_needed),
-        cmocka_unit_test(test_instrument_windows), cmocka_unit_test(test_prepare_and_result_json),
+        cmocka_unit_test(test_identical_is_empty),      cmocka_unit_test(test_channel_added),
+        cmocka_unit_test(test_channel_removed),         cmocka_unit_test(test_venue_part_changed),
+        cmocka_unit_test(test_channel_changed),         cmocka_unit_test(test_live_sections),
+        cmocka_unit_test(test_restart_needed),          cmocka_unit_test(test_instrument_windows),
+        cmocka_unit_test(test_prepare_and_result_json),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

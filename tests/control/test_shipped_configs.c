@@ -58,7 +58,7 @@ static void test_af_packet(void **state)
     assert_int_equal(cfg->ports[0].kind, TP_CFG_PORT_VDEV);
     assert_string_equal(cfg->ports[0].dev_name, "net_af_packet0");
     assert_int_equal(cfg->channels[0].protocol, TP_CFG_PROTO_ITCH);
-    assert_int_not_equal(cfg->channels[0].rerequest_port, 0);
+    assert_int_not_equal(cfg->channels[0].proto.itch.rerequest_port, 0);
 }
 
 static void test_eobi(void **state)

@@ -5,16 +5,17 @@
  */
 #include <stdio.h>
 
+#include "config_eobi.h"
 #include "config_loader.h"
 #include "config_venue.h"
 #include "eobi_release.h"
 
 static void defaults(struct tp_cfg_channel *ch)
 {
-    ch->eobi_release = TP_EOBI_RELEASE_DEFAULT;
+    ch->proto.eobi.release = TP_EOBI_RELEASE_DEFAULT;
 }
 
-static int release(const char *name, uint8_t *out, char *why, size_t why_size)
+static int release(const char *name, struct tp_cfg_channel *ch, char *why, size_t why_size)
 {
     int r = tp_eobi_release_parse(name);
     if (r < 0) {
@@ -22,7 +23,7 @@ static int release(const char *name, uint8_t *out, char *why, size_t why_size)
                  TP_EOBI_RELEASE_NAMES);
         return r;
     }
-    *out = (uint8_t)r;
+    ch->proto.eobi.release = (uint8_t)r;
     return 0;
 }
 
