@@ -208,11 +208,6 @@ __attribute__((always_inline)) static inline void commit_pending_to(struct tp_pu
     pub->counters.records++;
 }
 
-static inline void commit_pending(struct tp_publisher *pub, uint8_t extra_flags)
-{
-    commit_pending_to(pub, uses_output(pub), extra_flags);
-}
-
 /* Moves the ring's shared tail outside an rx burst. Out of line: inside one (the data path) it
  * is a test, and inlined it cost its callers' frames registers. */
 __attribute__((noinline)) static void flush_outside_burst(struct tp_publisher *pub)
