@@ -133,11 +133,12 @@ static void print_counters(FILE *out, const struct replay *part, uint32_t parts)
             ",\"eobi\":{\"packets\":%" PRIu64 ",\"snapshot_packets\":%" PRIu64
             ",\"messages\":%" PRIu64 ",\"malformed\":%" PRIu64 ",\"rejected\":%" PRIu64
             ",\"definitions\":%" PRIu64 ",\"duplicates\":%" PRIu64 ",\"gaps\":%" PRIu64
-            ",\"buffered\":%" PRIu64 ",\"snapshots\":%" PRIu64 ",\"snapshots_old\":%" PRIu64
-            ",\"snapshots_broken\":%" PRIu64 ",\"recovering\":%" PRIu32
-            ",\"release_mismatch\":%" PRIu64 ",\"implausible\":%" PRIu64 "}",
+            ",\"buffered\":%" PRIu64 ",\"buffer_filled\":%" PRIu64 ",\"snapshots\":%" PRIu64
+            ",\"snapshots_old\":%" PRIu64 ",\"snapshots_broken\":%" PRIu64
+            ",\"recovering\":%" PRIu32 ",\"release_mismatch\":%" PRIu64 ",\"implausible\":%" PRIu64
+            "}",
             e->packets, e->snapshot_packets, e->messages, e->malformed, e->rejected, e->definitions,
-            e->duplicates, e->gaps, e->buffered, e->snapshots, e->snapshots_old,
+            e->duplicates, e->gaps, e->buffered, e->buffer_filled, e->snapshots, e->snapshots_old,
             e->snapshots_broken, tp_eobi_feed_recovering(f), e->release_mismatch, e->implausible);
 }
 
