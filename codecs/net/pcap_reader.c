@@ -355,9 +355,11 @@ int tp_pcap_reader_open(struct tp_pcap_reader *r, FILE *f, uint32_t max_frame, u
 int tp_pcap_reader_open_memory(struct tp_pcap_reader *r, const void *data, size_t len,
                                uint32_t max_frame, uint32_t max_frames)
 {
+    static const uint8_t no_bytes[1];
     memset(r, 0, sizeof(*r));
-    r->mem = data;
-    r->mem_len = len;
+    /* r->mem tells memory from file reading: an empty file's mapping has no address */
+    r->mem = data != NULL ? data : no_bytes;
+    r->mem_len = data != NULL ? len : 0;
     return open_capture(r, max_frame, max_frames);
 }
 

@@ -544,6 +544,18 @@ static void test_no_frames(void **state)
     }
 }
 
+/* An empty file maps to no address: in memory it is a short header, like an empty stream. */
+static void test_empty_memory(void **state)
+{
+    (void)state;
+    struct tp_pcap_reader r;
+    assert_int_equal(tp_pcap_reader_open_memory(&r, NULL, 0, 1500, 10), TP_PCAP_EHEADER);
+    struct tp_pcap_record rec;
+    assert_int_equal(tp_pcap_reader_next(&r, &rec), TP_PCAP_EHEADER);
+    assert_int_equal(tp_pcap_reader_offset(&r), 0);
+    tp_pcap_reader_close(&r);
+}
+
 /* A stream that cannot be read (a directory) is an I/O error with the system's reason. */
 static void test_read_error(void **state)
 {
@@ -573,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_oversized_frame),
         cmocka_unit_test(test_too_many_frames),
         cmocka_unit_test(test_no_frames),
+        cmocka_unit_test(test_empty_memory),
         cmocka_unit_test(test_read_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
