@@ -136,11 +136,21 @@ uint8_t *tp_event_file_last_message(struct tp_event_file_writer *w)
     return w->records && w->buf ? w->buf + w->last + TP_EVENT_FILE_RECORD_HDR : NULL;
 }
 
+/* The largest record, and the buffer's size: a flush keeps the last record at its front, so
+ * after one the buffer must still hold a largest record behind a largest record. Records that
+ * small never pass TP_EVENT_FILE_WRITE_BUFFER, and the bytes past it are never touched. */
+#define LARGEST_RECORD                                                                             \
+    ((TP_EVENT_FILE_RECORD_HDR + TP_EVENT_FILE_MAX_MESSAGE + TP_EVENT_FILE_ALIGN - 1) &            \
+     ~(TP_EVENT_FILE_ALIGN - 1))
+#define WRITE_BUFFER_BYTES                                                                         \
+    (TP_EVENT_FILE_WRITE_BUFFER > 2 * LARGEST_RECORD ? TP_EVENT_FILE_WRITE_BUFFER                  \
+                                                     : 2 * LARGEST_RECORD)
+
 int tp_event_file_writer_open(struct tp_event_file_writer *w, FILE *f, uint32_t flags)
 {
     memset(w, 0, sizeof(*w));
     w->file = f;
-    w->buf = malloc(TP_EVENT_FILE_WRITE_BUFFER);
+    w->buf = malloc(WRITE_BUFFER_BYTES);
     if (w->buf == NULL)
         return w->error = -ENOMEM;
     uint8_t *h = w->buf;
@@ -190,7 +200,7 @@ uint8_t *tp_event_file_claim(struct tp_event_file_writer *w, uint16_t topic, uin
     if (length < TPOUT_MESSAGE_HEADER_ENCODED_LENGTH || length > TP_EVENT_FILE_MAX_MESSAGE ||
         w->error != 0)
         return NULL;
-    if (TP_EVENT_FILE_WRITE_BUFFER - w->used < size)
+    if (w->used + size > TP_EVENT_FILE_WRITE_BUFFER)
         return claim_after_flush(w, topic, length);
     return put_prefix(w->buf + w->used, size, topic, length);
 }

@@ -146,6 +146,42 @@ static void test_uncommitted_claim_and_last_message(void **state)
     free(data);
 }
 
+/* The largest records, back to back: each flush keeps the one before it in the buffer, and all
+ * of them read back whole (ASan sees a claim past the buffer). */
+static void test_largest_records(void **state)
+{
+    (void)state;
+    FILE *f = tmpfile();
+    struct tp_event_file_writer w;
+    static uint8_t m[TP_EVENT_FILE_MAX_MESSAGE];
+    assert_non_null(f);
+    assert_int_equal(tp_event_file_writer_open(&w, f, 0), 0);
+    for (unsigned i = 0; i < 5; i++) {
+        uint32_t length = i == 2 ? 8 : TP_EVENT_FILE_MAX_MESSAGE;
+        uint8_t *at = tp_event_file_claim(&w, (uint16_t)i, length);
+        assert_non_null(at);
+        fill_message(at, length, i);
+        tp_event_file_commit(&w);
+    }
+    assert_int_equal(tp_event_file_finish(&w), 0);
+    size_t len;
+    uint8_t *data = file_bytes(f, &len);
+    fclose(f);
+    struct tp_event_file_reader r;
+    struct tp_event_file_record rec;
+    assert_int_equal(tp_event_file_open(&r, data, len), 0);
+    for (unsigned i = 0; i < 5; i++) {
+        uint32_t length = i == 2 ? 8 : TP_EVENT_FILE_MAX_MESSAGE;
+        assert_int_equal(tp_event_file_next(&r, &rec), 1);
+        assert_int_equal(rec.topic, i);
+        assert_int_equal(rec.length, length);
+        fill_message(m, length, i);
+        assert_memory_equal(rec.message, m, length);
+    }
+    assert_int_equal(tp_event_file_next(&r, &rec), 0);
+    free(data);
+}
+
 /* Lengths tp_event_file_write refuses are refused in place too; a write error ends the claims. */
 static void test_claim_refusals(void **state)
 {
@@ -168,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claimed_records_read_back),
         cmocka_unit_test(test_uncommitted_claim_and_last_message),
+        cmocka_unit_test(test_largest_records),
         cmocka_unit_test(test_claim_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

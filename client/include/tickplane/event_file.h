@@ -94,7 +94,7 @@ const char *tp_event_file_strerror(int err);
 #define TP_EVENT_FILE_WRITE_BUFFER (64u << 10)
 struct tp_event_file_writer {
     FILE *file;
-    uint8_t *buf; /* TP_EVENT_FILE_WRITE_BUFFER bytes, freed by tp_event_file_finish */
+    uint8_t *buf; /* flushed past TP_EVENT_FILE_WRITE_BUFFER bytes; freed by the finish */
     size_t used;
     size_t last; /* where the last record written starts in buf (kept there until the finish) */
     uint64_t records;
