@@ -32,12 +32,14 @@ for venue in itch mdp3; do
     [ $st -eq 1 ] && grep -q "truncated" "$work/err" || fail "$venue: dump ($st): $(cat "$work/err")"
 done
 
-# The config check of a preloaded port: the same plan from the pcapng as from the pcap.
+# The config check of a preloaded port: the same plan from the pcapng as from the pcap. The
+# control socket goes in the work directory: the demo's may not exist yet.
 for f in "$itch" "$work/itch.pcapng" "$work/cut.pcapng"; do
     python3 - "$config" "$f" "$work/$(basename "$f").json" <<'PY'
 import json, sys
 cfg = json.load(open(sys.argv[1]))
 cfg["ports"][0].update(pcap=sys.argv[2], preload=True)
+cfg["control"]["socket"] = sys.argv[3] + ".sock"
 json.dump(cfg, open(sys.argv[3], "w"))
 PY
 done
