@@ -1147,6 +1147,23 @@ static void test_implausible_jump(void **state)
     assert_int_equal(f->stale[id_of(f, SEC_A)], 1);
 }
 
+/*
+ * ApplSeqNum 0 is no packet's (the sequence counts from 1): refused as malformed, so a second one
+ * is not buffered beside the first and applied twice after a snapshot.
+ */
+static void test_appl_seq_num_zero(void **state)
+{
+    struct fixture *f = *state;
+
+    assert_int_equal(add_packet(f, SEG, 0, SEC_A, BUY, T0 + 1, 100.0, 1), -EBADMSG);
+    assert_int_equal(add_packet(f, SEG, 0, SEC_A, BUY, T0 + 1, 100.0, 1), -EBADMSG);
+    assert_int_equal(f->feed->counters.malformed, 2);
+    assert_int_equal(f->feed->n_buffered, 0);
+    assert_int_equal(add_packet(f, SEG, 1, SEC_A, BUY, T0 + 1, 100.0, 1), 0);
+    assert_int_equal(segment(f, SEG)->state, TP_EOBI_SEGMENT_HEALTHY);
+    expect_level(f, SEC_A, TP_SIDE_BID, 1, 100.0, 1, 1);
+}
+
 /* Malformed packets and messages: counted, nothing read outside, the segment recovers. */
 static void test_malformed(void **state)
 {
@@ -1208,6 +1225,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_heartbeat_gap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sequence_reset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_implausible_jump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_appl_seq_num_zero, setup, teardown),
         cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

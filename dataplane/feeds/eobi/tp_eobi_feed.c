@@ -1036,6 +1036,11 @@ int tp_eobi_feed_packet(struct tp_eobi_feed *f, const uint8_t *pkt, size_t len, 
         tp_eobi_template_id(pkt + p.pos) == TP_EOBI_HEARTBEAT)
         return heartbeats(f, si, &p, rx_tsc);
     seq = tp_eobi_packet_header_appl_seq_num(pkt);
+    if (__builtin_expect(seq == 0, 0)) {
+        /* ApplSeqNum counts from 1; 0 is the buffer's "nothing buffered", and no packet's. */
+        f->counters.malformed++;
+        return -EBADMSG;
+    }
     if (implausible_jump(f, seg, pkt, seq))
         return 0;
     if (__builtin_expect(seg->holding, 0) && seg->state == TP_EOBI_SEGMENT_HEALTHY) {
