@@ -1335,6 +1335,12 @@ static int snapshot_apply(struct tp_eobi_feed *f, uint32_t si, struct tp_eobi_pa
     struct tp_eobi_msg m;
     int r;
 
+    /* Held packets applied before this one may have recovered the segment (snapshot_arbitrate):
+     * a second pass would recover it twice and miscount the segments that still recover. */
+    if (seg->state == TP_EOBI_SEGMENT_HEALTHY) {
+        f->counters.snapshots_ignored++;
+        return 0;
+    }
     if (snapshot_duplicate(f, si, p)) {
         f->counters.snapshot_duplicates++;
         return 0;
@@ -1520,10 +1526,7 @@ static void snapshot_apply_held(struct tp_eobi_feed *f, uint32_t i)
     struct tp_eobi_packet p;
 
     tp_eobi_packet_init(&p, pkt, h->len);
-    if (f->segments[h->segment].state != TP_EOBI_SEGMENT_HEALTHY)
-        snapshot_apply(f, h->segment, &p, pkt, h->rx_tsc);
-    else
-        f->counters.snapshots_ignored++;
+    snapshot_apply(f, h->segment, &p, pkt, h->rx_tsc);
     snapshot_unhold(f, i);
 }
 
