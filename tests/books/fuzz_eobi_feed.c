@@ -10,9 +10,10 @@
  * even one without. A truncated last block is handed over as it is. The books are tiny (8
  * instruments, 64 orders, 4 levels a side) so capacity refusals happen often. Sanitizers catch any
  * read outside a packet; after each input the feed's bookkeeping is checked: its RECOVERING and
- * holding counts are the segments' in that state, the buffer's bytes are its packets', every
- * buffered packet belongs to a RECOVERING segment or is held (above next_seq, in ApplSeqNum order)
- * by a HEALTHY one, live orders within capacity, levels within their limit.
+ * holding counts are the segments' in that state, only a HEALTHY or RECOVERING segment holds,
+ * the buffer's bytes are its packets', each segment's buffered packets are in ApplSeqNum order
+ * and belong to a RECOVERING segment or are held (above next_seq) by a HEALTHY one, live orders
+ * within capacity, levels within their limit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -47,7 +48,9 @@ static void check(const struct tp_eobi_feed *f, const struct tp_books *books)
         const struct tp_eobi_segment *seg = &f->segments[i];
         recovering += seg->used && seg->state == TP_EOBI_SEGMENT_RECOVERING;
         holding += seg->holding;
-        if (seg->holding && seg->state != TP_EOBI_SEGMENT_HEALTHY)
+        /* A RECOVERING segment holds a hole in its buffer as a HEALTHY one holds a gap. */
+        if (seg->holding && (!seg->used || (seg->state != TP_EOBI_SEGMENT_HEALTHY &&
+                                            seg->state != TP_EOBI_SEGMENT_RECOVERING)))
             abort();
         last_held[i] = 0;
     }
@@ -58,9 +61,9 @@ static void check(const struct tp_eobi_feed *f, const struct tp_books *books)
         const struct tp_eobi_segment *seg = &f->segments[r->segment];
         if (r->offset != bytes)
             abort();
-        if (seg->state != TP_EOBI_SEGMENT_RECOVERING &&
-            (!seg->holding || r->appl_seq_num <= seg->next_seq ||
-             r->appl_seq_num <= last_held[r->segment]))
+        if (r->appl_seq_num <= last_held[r->segment] ||
+            (seg->state != TP_EOBI_SEGMENT_RECOVERING &&
+             (!seg->holding || r->appl_seq_num <= seg->next_seq)))
             abort();
         last_held[r->segment] = r->appl_seq_num;
         bytes += r->len;
