@@ -63,7 +63,8 @@ struct tp_feed_sink {
      * call. tp_order_change_expand() of each, in order, gives the records event_changes would
      * have been given. The ITCH feed calls it for the order messages (A, F, E, C, X, D, U) when it
      * is set, and event_changes (or changes + end_of_event) for the others; the other feeds never
-     * call it. For a sink that reads few of the records' fields: a consumer of whole records
+     * call it. For a sink that reads few of the records' fields, or encodes its own form of them
+     * (the publisher with an output: tickplane-replay --events): a consumer of whole records
      * leaves it NULL and the feed writes the records itself, as fast as before it existed.
      */
     void (*order_changes)(void *ctx, const struct tp_feed_info *info,

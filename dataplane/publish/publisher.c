@@ -664,6 +664,32 @@ static const uint8_t order_action[] = {[TP_ORDER_ADD] = 0,
                                        [TP_ORDER_MODIFY] = 1};
 
 /*
+ * Writes the block of the OrderEvent claimed at b for an order with an ORDER record's fields, and
+ * the header of its levels group of k entries. Returns where the first entry goes.
+ */
+__attribute__((always_inline)) static inline uint8_t *
+write_order_block(uint8_t *b, uint64_t order_id, uint64_t priority, int64_t price, int64_t qty,
+                  uint32_t count, uint8_t side, uint8_t action, uint32_t k)
+{
+    /* quantity: displayed (add, modify), executed (execute), 0 (delete); remainingQuantity: what
+     * the order has left in every case. An execution's record carries what traded in count,
+     * printing or not. */
+    int64_t remaining = action == TP_ORDER_DELETE ? 0 : qty;
+    int64_t quantity = action == TP_ORDER_EXECUTE ? (int64_t)count : remaining;
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, order_id);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, priority);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)price);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET, (uint64_t)quantity);
+    /* side, action and six padding bytes in one store */
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_SIDE_OFFSET,
+                    (side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)order_action[action] << 8);
+    tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
+    /* the levels group: (blockLength, numInGroup), then the entries */
+    tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
+    return b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + GROUP_HDR;
+}
+
+/*
  * Fills the OrderEvent claimed at b (NULL: refused) for ORDER record c, carrying the k level
  * changes that follow it, each also noted for the state entry (note_depth_level) when `tracked`.
  * Returns k, the level records it took.
@@ -677,22 +703,8 @@ write_order_event(struct tp_publisher *pub, uint8_t *b, const struct tp_book_cha
             note_depth_level(pub, &c[j]); /* the state entry follows the books all the same */
         return k;
     }
-    /* quantity: displayed (add, modify), executed (execute), 0 (delete); remainingQuantity: what
-     * the order has left in every case. An execution's record carries what traded in count,
-     * printing or not. */
-    int64_t remaining = c->action == TP_ORDER_DELETE ? 0 : c->qty;
-    int64_t qty = c->action == TP_ORDER_EXECUTE ? (int64_t)c->count : remaining;
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_ORDER_ID_OFFSET, c->order_id);
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRIORITY_OFFSET, c->aux);
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_PRICE_OFFSET, (uint64_t)c->price);
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_QUANTITY_OFFSET, (uint64_t)qty);
-    /* side, action and six padding bytes in one store */
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_SIDE_OFFSET,
-                    (c->side == TP_SIDE_ASK ? 1u : 0u) | (uint64_t)order_action[c->action] << 8);
-    tpout_store_u64(b + TPOUT_ORDER_EVENT_REMAINING_QUANTITY_OFFSET, (uint64_t)remaining);
-    /* the levels group: (blockLength, numInGroup), then the entries */
-    tpout_store_u32(b + TPOUT_ORDER_EVENT_BLOCK_LENGTH, LEVEL_ENTRY | k << 16);
-    uint8_t *e = b + TPOUT_ORDER_EVENT_BLOCK_LENGTH + GROUP_HDR;
+    uint8_t *e = write_order_block(b, c->order_id, c->aux, c->price, c->qty, c->count, c->side,
+                                   c->action, k);
     for (const struct tp_book_change *l = c + 1; l <= c + k; l++, e += LEVEL_ENTRY) {
         /* order_level took NEW, CHANGE and DELETE only: their tpout actions have their values */
         write_level(e, l->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)l->level, l->action, l->price,
@@ -721,22 +733,30 @@ static uint32_t publish_order(struct tp_publisher *pub, const struct tp_book_cha
     return write_order_event(pub, b, c, k, tracked);
 }
 
-static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
-                          const struct tp_feed_info *info)
+/* A Trade of instrument id; `aggressor` is the side of the order that took liquidity. */
+__attribute__((always_inline)) static inline void
+publish_trade_of(struct tp_publisher *pub, uint32_t id, int64_t price, int64_t qty,
+                 uint64_t trade_id, uint8_t aggressor, const struct tp_feed_info *info)
 {
-    uint8_t *b = claim(pub, c->instrument, TPOUT_TRADE_TEMPLATE_ID, TPOUT_TRADE_BLOCK_LENGTH, 0,
+    uint8_t *b = claim(pub, id, TPOUT_TRADE_TEMPLATE_ID, TPOUT_TRADE_BLOCK_LENGTH, 0,
                        TP_TOPIC_TRADES, 0, info);
     if (b == NULL)
         return;
-    tpout_store_u64(b + TPOUT_TRADE_PRICE_OFFSET, (uint64_t)c->price);
-    tpout_store_u64(b + TPOUT_TRADE_QUANTITY_OFFSET, (uint64_t)c->qty);
-    tpout_store_u64(b + TPOUT_TRADE_TRADE_ID_OFFSET, c->aux);
+    tpout_store_u64(b + TPOUT_TRADE_PRICE_OFFSET, (uint64_t)price);
+    tpout_store_u64(b + TPOUT_TRADE_QUANTITY_OFFSET, (uint64_t)qty);
+    tpout_store_u64(b + TPOUT_TRADE_TRADE_ID_OFFSET, trade_id);
     tpout_store_u32(b + TPOUT_TRADE_ORDER_COUNT_OFFSET, (uint32_t)TPOUT_COUNT_NULL_VALUE);
-    b[TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET] = c->side == TP_SIDE_BID   ? 1
-                                           : c->side == TP_SIDE_ASK ? 2
-                                                                    : 0;
+    b[TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET] = aggressor == TP_SIDE_BID   ? 1
+                                           : aggressor == TP_SIDE_ASK ? 2
+                                                                      : 0;
     memset(b + TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET + 1, 0,
            TPOUT_TRADE_BLOCK_LENGTH - TPOUT_TRADE_AGGRESSOR_SIDE_OFFSET - 1);
+}
+
+static void publish_trade(struct tp_publisher *pub, const struct tp_book_change *c,
+                          const struct tp_feed_info *info)
+{
+    publish_trade_of(pub, c->instrument, c->price, c->qty, c->aux, c->side, info);
 }
 
 static void publish_status(struct tp_publisher *pub, uint32_t id, uint8_t status,
@@ -1294,6 +1314,90 @@ static void on_event_changes_output(void *ctx, const struct tp_feed_info *info,
     event_changes_to(ctx, true, info, c, n);
 }
 
+/*
+ * Whether order change oc goes on on_order_changes_output's own path: the order of a known
+ * instrument the bus wants, whose depth is its orders, with the one level it changed (1 to 255:
+ * order_level). The others take the records' path.
+ */
+static inline bool order_change_direct(const struct tp_publisher *pub,
+                                       const struct tp_order_change *oc)
+{
+    uint32_t id = oc->instrument;
+    return id < pub->known_instruments && pub->depth_kind[id] == DEPTH_ORDERS &&
+           pub->params.bus->interest[id] != 0 && oc->action < sizeof(order_action) &&
+           oc->level - 1u < 255u && oc->level_action < 3;
+}
+
+/* The OrderEvent of order change oc (order_change_direct) with its level, claimed with
+ * `end_flags` added (order_with_one_level's record, for an output); whether it was claimed. */
+__attribute__((always_inline)) static inline bool
+publish_order_change(struct tp_publisher *pub, const struct tp_order_change *oc, uint8_t end_flags,
+                     const struct tp_feed_info *info)
+{
+    uint32_t id = oc->instrument;
+    uint8_t *b = claim_wanted_to(pub, true, id, TPOUT_ORDER_EVENT_TEMPLATE_ID,
+                                 TPOUT_ORDER_EVENT_BLOCK_LENGTH, GROUP_HDR + LEVEL_ENTRY,
+                                 TP_RECORD_ORDER_DEPTH, pub->flags[id] | end_flags, info);
+    if (b == NULL)
+        return false;
+    uint8_t *e = write_order_block(b, oc->order_id, oc->priority, oc->price, oc->qty, oc->count,
+                                   oc->side, oc->action, 1);
+    write_level(e, oc->side == TP_SIDE_ASK ? 1 : 0, (uint8_t)oc->level, oc->level_action, oc->price,
+                (int64_t)(oc->level_size >> TP_ORDER_CHANGE_COUNT_BITS),
+                (uint32_t)(oc->level_size & ((1u << TP_ORDER_CHANGE_COUNT_BITS) - 1)));
+    return true;
+}
+
+/*
+ * The sink's order_changes callback of a publisher with an output (an ITCH order message's
+ * changes, unexpanded: tp_order_change.h): the records event_changes publishes for their
+ * expansion, byte for byte, encoded from the order changes with no records written in between.
+ * A change off the common path (order_change_direct) has the message's changes expanded and
+ * published as records. The output's bus has no state table: nothing is noted for an entry.
+ */
+/* on_order_changes_output's way for changes off its path: expanded, as records. Out of line, so
+ * that the records' room is not in the common path's frame. */
+__attribute__((noinline)) static void order_changes_as_records(struct tp_publisher *pub,
+                                                               const struct tp_feed_info *info,
+                                                               const struct tp_order_change *oc,
+                                                               uint32_t n)
+{
+    struct tp_book_change records[6];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        k += tp_order_change_expand(&oc[i], &records[k]);
+    event_changes_to(pub, true, info, records, k);
+}
+
+static void on_order_changes_output(void *ctx, const struct tp_feed_info *info,
+                                    const struct tp_order_change *oc, uint32_t n)
+{
+    struct tp_publisher *pub = ctx;
+    const struct tp_order_change *last = &oc[n - 1];
+    if (!order_change_direct(pub, oc) || (n > 1 && !order_change_direct(pub, last))) {
+        order_changes_as_records(pub, info, oc, n);
+        return;
+    }
+    if (n == 1 && !(oc->flags & TP_ORDER_CHANGE_F_TRADE)) {
+        /* ITCH's commonest event, as event_changes_to's one-call path: claimed flagged as the
+         * event's last and committed at once. */
+        bool published = publish_order_change(pub, oc, TP_PUB_F_END_OF_EVENT, info);
+        commit_pending_to(pub, true, 0);
+        if (!pub->in_burst)
+            flush_outside_burst(pub);
+        event_done(pub, info, published);
+        return;
+    }
+    for (const struct tp_order_change *c = oc; c <= last; c++) {
+        publish_order_change(pub, c, 0, info);
+        if (c->flags & TP_ORDER_CHANGE_F_TRADE)
+            publish_trade_of(pub, c->instrument, c->trade_price, c->count, c->match,
+                             c->side == TP_SIDE_BID ? TP_SIDE_ASK : TP_SIDE_BID, info);
+        mark_event_to(pub, true, c->instrument, pub->event);
+    }
+    end_of_event_to(pub, true, info);
+}
+
 static void on_instrument(void *ctx, uint32_t id)
 {
     struct tp_publisher *pub = ctx;
@@ -1407,7 +1511,8 @@ struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub)
                                  .instrument = on_instrument,
                                  .stale = on_stale,
                                  .orders_incomplete = on_orders_incomplete,
-                                 .event_changes = out ? on_event_changes_output : on_event_changes};
+                                 .event_changes = out ? on_event_changes_output : on_event_changes,
+                                 .order_changes = out ? on_order_changes_output : NULL};
 }
 
 void tp_publisher_channel_event(struct tp_publisher *pub, enum tp_pub_channel_event type,

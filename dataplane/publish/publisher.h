@@ -112,7 +112,8 @@ size_t tp_publisher_memsize(const struct tp_publisher_params *params);
 int tp_publisher_init(void *mem, const struct tp_publisher_params *params);
 
 /* The sink to give the feed handler (ctx points at the publisher; every callback set, event_changes
- * included). */
+ * included, and order_changes for a publisher with an output: the same records, byte for byte,
+ * encoded from the unexpanded order changes). */
 struct tp_feed_sink tp_publisher_sink(struct tp_publisher *pub);
 
 /*

@@ -1718,6 +1718,105 @@ static void test_output_refusing_a_topic(void **state)
     expect_output_matches_ring(*state, TP_RECORD_ORDER_DEPTH + 1);
 }
 
+/* A publisher with an output (kept in *kept), its sink given the instrument definition. */
+static struct tp_publisher *output_publisher(struct fixture *f, struct kept_records *kept,
+                                             struct tp_pub_output *output)
+{
+    *output = (struct tp_pub_output){.claim = keep_claim, .commit = keep_commit, .ctx = kept};
+    struct tp_publisher_params pp = output_params(f, output);
+    struct tp_publisher *pub = aligned_alloc(64, (tp_publisher_memsize(&pp) + 63) & ~(size_t)63);
+    assert_non_null(pub);
+    assert_int_equal(tp_publisher_init(pub, &pp), 0);
+    tp_publisher_select(pub, 1, 7);
+    struct tp_feed_sink sink = tp_publisher_sink(pub);
+    sink.instrument(sink.ctx, 0);
+    return pub;
+}
+
+/*
+ * A publisher with an output takes an ITCH order message's changes unexpanded
+ * (tp_feed_sink.order_changes) and writes the records event_changes writes for their expansion,
+ * byte for byte: an add, a printable execution (with its trade), a replace, a deletion whose
+ * level was missing, an order of an instrument nobody defined (the last two off the direct
+ * path), and with recovery flags set.
+ */
+static void test_output_order_changes_match_records(void **state)
+{
+    struct fixture *f = *state;
+    struct kept_records *kept = calloc(2, sizeof(*kept));
+    assert_non_null(kept);
+    struct tp_pub_output outputs[2];
+    struct tp_publisher *direct = output_publisher(f, &kept[0], &outputs[0]);
+    struct tp_publisher *records = output_publisher(f, &kept[1], &outputs[1]);
+    struct tp_feed_sink s[2] = {tp_publisher_sink(direct), tp_publisher_sink(records)};
+    assert_non_null(s[0].order_changes);
+
+    const int64_t px = 1000000000;
+    const uint64_t level_of = (uint64_t)300 << TP_ORDER_CHANGE_COUNT_BITS | 2; /* 300, 2 orders */
+    const struct tp_order_change add = {.action = TP_ORDER_ADD,
+                                        .side = TP_SIDE_ASK,
+                                        .level_action = TP_LEVEL_NEW,
+                                        .level = 1,
+                                        .price = 101 * px,
+                                        .qty = 200,
+                                        .order_id = 11,
+                                        .priority = 5,
+                                        .level_size = level_of};
+    struct tp_order_change exec = add;
+    exec.action = TP_ORDER_EXECUTE;
+    exec.level_action = TP_LEVEL_CHANGE;
+    exec.flags = TP_ORDER_CHANGE_F_TRADE;
+    exec.count = 50;
+    exec.qty = 150;
+    exec.trade_price = 101 * px;
+    exec.match = 777;
+    struct tp_order_change replace[2] = {add, add};
+    replace[0].action = TP_ORDER_DELETE;
+    replace[0].level_action = TP_LEVEL_DELETE;
+    replace[0].level_size = 0;
+    replace[1].order_id = 12;
+    replace[1].price = 102 * px;
+    replace[1].level = 2;
+    struct tp_order_change no_level = add;
+    no_level.action = TP_ORDER_DELETE;
+    no_level.level = 0;
+    struct tp_order_change undefined = add;
+    undefined.instrument = 9;
+
+    struct {
+        const struct tp_order_change *oc;
+        uint32_t n;
+    } calls[] = {{&add, 1},       {&exec, 1}, {replace, 2}, {&no_level, 1},
+                 {&undefined, 1}, {&add, 1},  {&exec, 1}};
+    struct tp_feed_info info = {.rx_tsc = 1234, .packet_seq = 42, .venue_time = 99};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        if (i == 5) { /* the last two under recovery */
+            tp_publisher_set_flags(direct, 0, TP_PUB_F_STALE);
+            tp_publisher_set_flags(records, 0, TP_PUB_F_STALE);
+        }
+        struct tp_book_change c[6];
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < calls[i].n; j++)
+            k += tp_order_change_expand(&calls[i].oc[j], &c[k]);
+        s[0].order_changes(s[0].ctx, &info, calls[i].oc, calls[i].n);
+        s[1].event_changes(s[1].ctx, &info, c, k);
+        info.packet_seq++;
+    }
+
+    /* add, exec + trade, two orders, no-level order, three more with the flag change's status */
+    assert_true(kept[0].commits >= 8);
+    assert_int_equal(kept[0].commits, kept[1].commits);
+    assert_int_equal(kept[0].used, kept[1].used);
+    assert_memory_equal(kept[0].buf, kept[1].buf, kept[1].used);
+    assert_int_equal(tp_publisher_counters(direct)->events, tp_publisher_counters(records)->events);
+    assert_int_equal(tp_publisher_counters(direct)->records,
+                     tp_publisher_counters(records)->records);
+
+    free(direct);
+    free(records);
+    free(kept);
+}
+
 static void test_output_needs_stateless_bus(void **state)
 {
     struct fixture *f = *state;
@@ -1755,6 +1854,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_matches_ring, setup_stateless,
                                         teardown_stateless),
         cmocka_unit_test_setup_teardown(test_output_refusing_a_topic, setup_stateless,
+                                        teardown_stateless),
+        cmocka_unit_test_setup_teardown(test_output_order_changes_match_records, setup_stateless,
                                         teardown_stateless),
         cmocka_unit_test_setup_teardown(test_output_needs_stateless_bus, setup, teardown),
     };

@@ -181,6 +181,14 @@ static void on_event_changes(void *ctx, const struct tp_feed_info *info,
     end_event(e);
 }
 
+static void on_order_changes(void *ctx, const struct tp_feed_info *info,
+                             const struct tp_order_change *oc, uint32_t n)
+{
+    struct replay_events *e = ctx;
+    e->pub_sink.order_changes(e->pub_sink.ctx, info, oc, n);
+    end_event(e);
+}
+
 static void on_changes(void *ctx, const struct tp_feed_info *info, const struct tp_book_change *c,
                        uint32_t n)
 {
@@ -218,7 +226,9 @@ struct tp_feed_sink replay_events_sink(struct replay_events *e)
                                  .end_of_event = on_end_of_event,
                                  .instrument = on_instrument,
                                  .stale = on_stale,
-                                 .event_changes = on_event_changes};
+                                 .event_changes = on_event_changes,
+                                 .order_changes =
+                                     e->pub_sink.order_changes ? on_order_changes : NULL};
 }
 
 /* The bus is private to this process: its names go as soon as it is mapped. */

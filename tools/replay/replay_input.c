@@ -60,8 +60,8 @@ static void count_event_changes(void *ctx, const struct tp_feed_info *info,
 
 /*
  * An ITCH order message's changes unexpanded, and its event's end (tp_feed_sink.order_changes):
- * counted as the records they stand for, which nothing here reads whole (--digest and --events
- * take the records: their sinks leave order_changes NULL).
+ * counted as the records they stand for, which nothing here reads whole (--digest takes the
+ * records: its sinks leave order_changes NULL).
  */
 static void count_order_changes(void *ctx, const struct tp_feed_info *info,
                                 const struct tp_order_change *oc, uint32_t n)
@@ -141,6 +141,14 @@ static void tee_event_changes(void *ctx, const struct tp_feed_info *info,
     r->output->event_changes(r->output->ctx, info, c, n);
 }
 
+static void tee_order_changes(void *ctx, const struct tp_feed_info *info,
+                              const struct tp_order_change *oc, uint32_t n)
+{
+    struct replay *r = ctx;
+    count_order_changes(ctx, info, oc, n);
+    r->output->order_changes(r->output->ctx, info, oc, n);
+}
+
 static void tee_instrument(void *ctx, uint32_t instrument)
 {
     struct replay *r = ctx;
@@ -163,6 +171,10 @@ void replay_set_output(struct replay *r, const struct tp_feed_sink *output)
                                .instrument = tee_instrument,
                                .stale = tee_stale,
                                .event_changes = tee_event_changes};
+    /* An output that takes the order changes unexpanded (--events' publisher) gets them so, but
+     * under --digest, which hashes the records. */
+    if (output != NULL && output->order_changes != NULL && !r->digest_on)
+        tee.order_changes = tee_order_changes;
     r->output = output;
     for (const struct replay_venue *const *v = replay_venues; output != NULL && *v != NULL; v++)
         (*v)->set_sink(r, &tee);
