@@ -48,8 +48,10 @@
 #ifndef TP_EOBI_RELEASE_H
 #define TP_EOBI_RELEASE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "eobi.h"
@@ -78,6 +80,19 @@ static inline int tp_eobi_release_parse(const char *name)
 
 /* The names of the releases, for messages: "6.0, 7.0". */
 #define TP_EOBI_RELEASE_NAMES "6.0, 7.0"
+
+/* The release a tool's option names into *release: 0, or -EINVAL with why in err. */
+static inline int tp_eobi_release_option(const char *name, enum tp_eobi_release *release, char *err,
+                                         size_t errlen)
+{
+    int r = tp_eobi_release_parse(name);
+    if (r < 0) {
+        snprintf(err, errlen, "unknown T7 release '%s' (known: %s)", name, TP_EOBI_RELEASE_NAMES);
+        return -EINVAL;
+    }
+    *release = (enum tp_eobi_release)r;
+    return 0;
+}
 
 #define TP_EOBI70_MD_ENTRY_LEN         24
 #define TP_EOBI70_NO_MD_ENTRIES_OFFSET 40

@@ -103,6 +103,12 @@ def main():
     _, wrong = replay(replay_tool, pcap, '--eobi-release', '6.0')
     assert wrong['release_mismatch'] > wrong['packets'] // 2, wrong
     assert wrong['snapshots'] == 0 and wrong['recovering'] > 0, wrong
+    # The option is the EOBI venue's own (replay_venue.options): a release it does not know is
+    # refused before anything is read, with the releases it knows.
+    bad = subprocess.run([replay_tool, '--venue', 'eobi', '--eobi-release', '8.0', pcap],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == '', (bad.returncode, bad.stdout)
+    assert "--eobi-release: unknown T7 release '8.0' (known: 6.0, 7.0)" in bad.stderr, bad.stderr
 
     print('replay_eobi_vs_sim: %d instruments, %d gaps on both lines repaired by %d snapshots' %
           (len(truth['instruments']), e['gaps'], e['snapshots']))

@@ -82,16 +82,10 @@ static void dump_eobi_packet(struct dump_out *d, const struct dump_source *s,
 
 static int set_release(const char *value, char *err, size_t errlen)
 {
-    int release = tp_eobi_release_parse(value);
-    if (release < 0) {
-        snprintf(err, errlen, "unknown T7 release '%s' (known: %s)", value, TP_EOBI_RELEASE_NAMES);
-        return -EINVAL;
-    }
-    eobi_release = (enum tp_eobi_release)release;
-    return 0;
+    return tp_eobi_release_option(value, &eobi_release, err, errlen);
 }
 
-static const struct dump_venue_option eobi_options[] = {
+static const struct tool_venue_option eobi_options[] = {
     {.name = "eobi-release", .arg = "6.0|7.0", .set = set_release},
 };
 

@@ -13,18 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tool_venue_option.h"
 #include "tool_venues.h"
 
 struct dump_out;
 struct dump_source;
-
-/* An option of the venue's, with an argument: --NAME ARG. */
-struct dump_venue_option {
-    const char *name;
-    const char *arg; /* the argument in the usage text: "6.0|7.0" */
-    /* Takes the option's value; 0, or -EINVAL with a message in err (errlen bytes). */
-    int (*set)(const char *value, char *err, size_t errlen);
-};
 
 /* A file of the venue's own format, read instead of a capture: --FLAG FILE. */
 struct dump_venue_file {
@@ -39,7 +32,7 @@ struct dump_venue {
     const char *name; /* --proto, --map and each line's "proto": "itch" */
     void (*packet)(struct dump_out *d, const struct dump_source *s, const uint8_t *payload,
                    size_t len);
-    const struct dump_venue_option *options;
+    const struct tool_venue_option *options; /* --NAME ARG of its own */
     unsigned n_options;
     const struct dump_venue_file *file; /* NULL: captures only */
 };

@@ -42,7 +42,7 @@
 
 /* The venues' options in one list, as getopt_long numbers them. */
 struct venue_options {
-    const struct dump_venue_option *option[VENUE_OPTIONS_MAX];
+    const struct tool_venue_option *option[VENUE_OPTIONS_MAX];
     const struct dump_venue_file *file[VENUE_OPTIONS_MAX];
     unsigned n_options, n_files;
 };

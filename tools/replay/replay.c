@@ -95,7 +95,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "eobi_release.h"
 #include "replay_events.h"
 #include "replay_input.h"
 #include "replay_progress.h"
@@ -128,13 +127,34 @@ struct options {
     uint32_t topics;
     const char *snapshot; /* --snapshot FILE */
     uint32_t threads;
-    int eobi_release;
     struct tp_instrument_filter filter;
     struct replay_lines lines; /* --lines */
 };
 
+/* getopt_long's number of a venue's option (replay_venue.options): this + its place in the
+ * venues' list of them. */
+#define OPT_VENUE_OPTION  256
+#define VENUE_OPTIONS_MAX 16
+
+/* The venues' options in one list, in the venues' order. */
+static unsigned venue_options(const struct tool_venue_option **out)
+{
+    unsigned n = 0;
+    for (const struct replay_venue *const *v = replay_venues; *v != NULL; v++)
+        for (unsigned i = 0; i < (*v)->n_options && n < VENUE_OPTIONS_MAX; i++)
+            out[n++] = &(*v)->options[i];
+    return n;
+}
+
 static void usage(FILE *out)
 {
+    const struct tool_venue_option *venue_option[VENUE_OPTIONS_MAX];
+    unsigned n_venue_options = venue_options(venue_option);
+    char venue_usage[512] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < n_venue_options && used < sizeof(venue_usage); i++)
+        used += (size_t)snprintf(venue_usage + used, sizeof(venue_usage) - used, " [--%s %s]",
+                                 venue_option[i]->name, venue_option[i]->arg);
     fprintf(out,
             "usage: tickplane-replay [--format auto|binaryfile|pcap] [--venue %s]\n"
             "         [--depth N] [--instruments N] [--orders N] [--recent-orders N]"
@@ -144,7 +164,7 @@ static void usage(FILE *out)
             "         [--lines incr-a|incr-b|snap-a|snap-b|snap-mbo-a|snap-mbo-b|def-a|def-b"
             "=GROUP:PORT,...]\n"
             "         [--events FILE [--symbols GLOB] [--topics depth,trades,orders,status,"
-            "definitions]] [--snapshot GLIMPSE] [--threads N] [--eobi-release 6.0|7.0] FILE\n"
+            "definitions]] [--snapshot GLIMPSE] [--threads N]%s FILE\n"
             "       tickplane-replay --version\n"
             "  --threads N  workers (default: the machine's cores), each applying its share\n"
             "               of the instruments (a BinaryFILE framed once); books,\n"
@@ -160,7 +180,7 @@ static void usage(FILE *out)
             "  Packets take the daemon's arbitration: a sequence jump, a gap no line fills\n"
             "  or a session change is reported on stderr with the packet's number and\n"
             "  offset, and the books that may have missed messages are \"stale\" in the JSON.\n",
-            replay_venue_names());
+            replay_venue_names(), venue_usage);
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -178,32 +198,40 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    static const struct option longs[] = {{"format", required_argument, NULL, 'f'},
-                                          {"venue", required_argument, NULL, 'v'},
-                                          {"depth", required_argument, NULL, 'd'},
-                                          {"instruments", required_argument, NULL, 'i'},
-                                          {"orders", required_argument, NULL, 'o'},
-                                          {"levels", required_argument, NULL, 'l'},
-                                          {"filter", required_argument, NULL, 'F'},
-                                          {"repeat", required_argument, NULL, 'r'},
-                                          {"quiet", no_argument, NULL, 'q'},
-                                          {"no-changes", no_argument, NULL, 'n'},
-                                          {"no-checksum", no_argument, NULL, 'c'},
-                                          {"digest", no_argument, NULL, 'D'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"version", no_argument, NULL, 'V'},
-                                          {"recent-orders", required_argument, NULL, 'w'},
-                                          {"gap-wait-ms", required_argument, NULL, 'g'},
-                                          {"events", required_argument, NULL, 'E'},
-                                          {"symbols", required_argument, NULL, 'S'},
-                                          {"topics", required_argument, NULL, 'T'},
-                                          {"snapshot", required_argument, NULL, 'G'},
-                                          {"threads", required_argument, NULL, 't'},
-                                          {"lines", required_argument, NULL, 'L'},
-                                          {"gap-wait-us", required_argument, NULL, 'u'},
-                                          {"eobi-release", required_argument, NULL, 'R'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option shared[] = {{"format", required_argument, NULL, 'f'},
+                                           {"venue", required_argument, NULL, 'v'},
+                                           {"depth", required_argument, NULL, 'd'},
+                                           {"instruments", required_argument, NULL, 'i'},
+                                           {"orders", required_argument, NULL, 'o'},
+                                           {"levels", required_argument, NULL, 'l'},
+                                           {"filter", required_argument, NULL, 'F'},
+                                           {"repeat", required_argument, NULL, 'r'},
+                                           {"quiet", no_argument, NULL, 'q'},
+                                           {"no-changes", no_argument, NULL, 'n'},
+                                           {"no-checksum", no_argument, NULL, 'c'},
+                                           {"digest", no_argument, NULL, 'D'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {"version", no_argument, NULL, 'V'},
+                                           {"recent-orders", required_argument, NULL, 'w'},
+                                           {"gap-wait-ms", required_argument, NULL, 'g'},
+                                           {"events", required_argument, NULL, 'E'},
+                                           {"symbols", required_argument, NULL, 'S'},
+                                           {"topics", required_argument, NULL, 'T'},
+                                           {"snapshot", required_argument, NULL, 'G'},
+                                           {"threads", required_argument, NULL, 't'},
+                                           {"lines", required_argument, NULL, 'L'},
+                                           {"gap-wait-us", required_argument, NULL, 'u'}};
+    enum { N_SHARED = sizeof(shared) / sizeof(shared[0]) };
+    const struct tool_venue_option *venue_option[VENUE_OPTIONS_MAX];
+    unsigned n_venue_options = venue_options(venue_option);
+    struct option longs[N_SHARED + VENUE_OPTIONS_MAX + 1];
+    memcpy(longs, shared, sizeof(shared));
+    for (unsigned i = 0; i < n_venue_options; i++)
+        longs[N_SHARED + i] = (struct option){venue_option[i]->name, required_argument, NULL,
+                                              OPT_VENUE_OPTION + (int)i};
+    longs[N_SHARED + n_venue_options] = (struct option){NULL, 0, NULL, 0};
     int c, rc = 0, which = 0;
+    char why[160];
 
     memset(o, 0, sizeof(*o));
     o->depth = 5;
@@ -212,7 +240,6 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->levels = 256;
     o->repeat = 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    o->eobi_release = TP_EOBI_RELEASE_DEFAULT;
     o->threads = cores < 1 ? 1 : cores > REPLAY_THREADS_MAX ? REPLAY_THREADS_MAX : (uint32_t)cores;
     tp_instrument_filter_init(&o->filter);
     while ((c = getopt_long(argc, argv, "", longs, &which)) != -1) {
@@ -282,7 +309,6 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->snapshot = optarg;
             break;
         case 'L': {
-            char why[160];
             rc = replay_lines_parse(&o->lines, optarg, why, sizeof(why));
             if (rc != 0) {
                 fprintf(stderr, "tickplane-replay: --lines: %s\n", why);
@@ -290,10 +316,6 @@ static int parse_options(int argc, char **argv, struct options *o)
             }
             break;
         }
-        case 'R':
-            o->eobi_release = tp_eobi_release_parse(optarg);
-            rc = o->eobi_release < 0 ? -EINVAL : 0;
-            break;
         case 't':
             rc = parse_u32(optarg, &o->threads);
             rc = rc ? rc : (o->threads == 0 || o->threads > REPLAY_THREADS_MAX ? -EINVAL : 0);
@@ -305,7 +327,14 @@ static int parse_options(int argc, char **argv, struct options *o)
             tp_version_print(stdout, "tickplane-replay");
             exit(0);
         default:
-            return -EINVAL;
+            if (c < OPT_VENUE_OPTION || c >= OPT_VENUE_OPTION + (int)n_venue_options)
+                return -EINVAL;
+            rc = venue_option[c - OPT_VENUE_OPTION]->set(optarg, why, sizeof(why));
+            if (rc != 0) {
+                fprintf(stderr, "tickplane-replay: --%s: %s\n", longs[which].name, why);
+                return rc;
+            }
+            break;
         }
         if (rc) {
             fprintf(stderr, "tickplane-replay: bad value for --%s: %s\n", longs[which].name,
@@ -536,8 +565,7 @@ int main(int argc, char **argv)
                                                       .digest = o.digest,
                                                       .filter = &o.filter,
                                                       .gap_wait_ns = o.gap_wait_ns,
-                                                      .warnings = run == 0 ? stderr : NULL,
-                                                      .eobi_release = (uint8_t)o.eobi_release},
+                                                      .warnings = run == 0 ? stderr : NULL},
                                            .threads = o.threads};
         if (o.lines.given)
             tp.replay.lines = &o.lines;

@@ -6,15 +6,20 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "eobi.h"
+#include "eobi_release.h"
 #include "replay_arb.h"
 #include "replay_input.h"
 #include "table_memory.h"
 #include "tp_eobi_feed.h"
 #include "tp_venue.h"
+
+/* The T7 release of the capture's layouts (--eobi-release); packets of another are refused. */
+static enum tp_eobi_release eobi_release = TP_EOBI_RELEASE_DEFAULT;
 
 static struct tp_eobi_feed *replay_eobi_feed(const struct replay *r)
 {
@@ -30,7 +35,7 @@ static int open_venue(struct replay *r, const struct replay_params *p, void *tab
     if (f == NULL)
         return -ENOMEM;
     int rc = tp_eobi_feed_init(f, r->registry, r->books, p->filter, 0, sink);
-    return rc != 0 ? rc : tp_eobi_feed_set_release(f, (enum tp_eobi_release)p->eobi_release);
+    return rc != 0 ? rc : tp_eobi_feed_set_release(f, eobi_release);
 }
 
 static void set_sink(struct replay *r, const struct tp_feed_sink *sink)
@@ -142,6 +147,15 @@ static void print_counters(FILE *out, const struct replay *part, uint32_t parts)
             e->snapshots_broken, tp_eobi_feed_recovering(f), e->release_mismatch, e->implausible);
 }
 
+static int set_release(const char *value, char *err, size_t errlen)
+{
+    return tp_eobi_release_option(value, &eobi_release, err, errlen);
+}
+
+static const struct tool_venue_option eobi_options[] = {
+    {.name = "eobi-release", .arg = "6.0|7.0", .set = set_release},
+};
+
 const struct replay_venue replay_venue_eobi = {
     .name = "eobi",
     .registry_venue = TP_VENUE_EUREX_EOBI,
@@ -151,4 +165,6 @@ const struct replay_venue replay_venue_eobi = {
     .packet = packet,
     .print_counters = print_counters,
     .snapshot_clears_stale = true,
+    .options = eobi_options,
+    .n_options = sizeof(eobi_options) / sizeof(eobi_options[0]),
 };

@@ -51,7 +51,6 @@ struct replay_params {
     /* A worker of a threaded replay (replay_threads.h): its books hold the instrument ids
      * [share->first_id, share->end_id) and it applies only their messages. NULL: every one. */
     struct replay_share *share;
-    uint8_t eobi_release; /* EOBI: the T7 release of the capture's layouts (enum tp_eobi_release) */
 };
 
 #define REPLAY_PROGRESS_EVERY 4096u /* a power of two */

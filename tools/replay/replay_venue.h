@@ -7,7 +7,8 @@
  * state (opened for every replay, since the summary gives every venue's counters), the path of
  * its UDP packets (the daemon's channel path for it) and what is left to do at the end of the
  * capture, its counters in the summary JSON, and what the printed books say of its instruments
- * (stale, an order view's "orders_incomplete"). A venue may read a file format of its own instead
+ * (stale, an order view's "orders_incomplete"), and its own command-line options. A venue may read
+ * a file format of its own instead
  * of a pcap (--format binaryfile: ITCH's BinaryFILE) and may split its captures over threads
  * (replay_threads.h).
  */
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tool_venue_option.h"
 #include "tool_venues.h"
 
 struct replay;
@@ -65,6 +67,10 @@ struct replay_venue {
     bool (*stale)(const struct replay *r, uint32_t id);
     /* Does its order view lack orders from before the capture? NULL: the venue does not say. */
     bool (*orders_incomplete)(const struct replay *r, uint32_t id);
+    /* Options of its own (--NAME ARG), parsed into its file's settings before any replay opens,
+     * which every replay of the process then takes. */
+    const struct tool_venue_option *options;
+    unsigned n_options;
 };
 
 /* Each venue's table, replay_venue_<name> (replay_<name>.c), one for each of the build's venues. */
