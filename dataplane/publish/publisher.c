@@ -1348,13 +1348,6 @@ publish_order_change(struct tp_publisher *pub, const struct tp_order_change *oc,
     return true;
 }
 
-/*
- * The sink's order_changes callback of a publisher with an output (an ITCH order message's
- * changes, unexpanded: tp_order_change.h): the records event_changes publishes for their
- * expansion, byte for byte, encoded from the order changes with no records written in between.
- * A change off the common path (order_change_direct) has the message's changes expanded and
- * published as records. The output's bus has no state table: nothing is noted for an entry.
- */
 /* on_order_changes_output's way for changes off its path: expanded, as records. Out of line, so
  * that the records' room is not in the common path's frame. */
 __attribute__((noinline)) static void order_changes_as_records(struct tp_publisher *pub,
@@ -1369,6 +1362,13 @@ __attribute__((noinline)) static void order_changes_as_records(struct tp_publish
     event_changes_to(pub, true, info, records, k);
 }
 
+/*
+ * The sink's order_changes callback of a publisher with an output (an ITCH order message's
+ * changes, unexpanded: tp_order_change.h): the records event_changes publishes for their
+ * expansion, byte for byte, encoded from the order changes with no records written in between.
+ * A change off the common path (order_change_direct) has the message's changes expanded and
+ * published as records. The output's bus has no state table: nothing is noted for an entry.
+ */
 static void on_order_changes_output(void *ctx, const struct tp_feed_info *info,
                                     const struct tp_order_change *oc, uint32_t n)
 {
